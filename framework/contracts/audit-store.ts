@@ -1,0 +1,52 @@
+import { BatonError } from './errors.js';
+import { token } from './token.js';
+export { StoreUnavailableError } from './errors.js';
+
+/**
+ * The sealed record of one committed authority transfer, field for field as an operator sees it
+ * (seed 003, "The audit record"). `id` is the transfer identity (its Idempotency-Key);
+ * `commit_term`/`commit_index` are the Raft position that decided the move; `epoch` is the
+ * fencing epoch the move minted.
+ */
+export interface AuditRecord {
+  id: string;
+  authority: string;
+  source: string;
+  target: string;
+  actor: string;
+  reason: string;
+  barrier: number;
+  epoch: number;
+  commit_term: number;
+  commit_index: number;
+}
+
+/**
+ * A member's durable audit trail. Identity is `(authority, commit_index)`: writing the same
+ * record again changes nothing and succeeds, which is what lets a projection be retried after
+ * a crash. A different record under an existing identity is refused with AuditConflictError,
+ * because a sealed record never changes. Any failure to read or write raises
+ * StoreUnavailableError (the API answers 503 rather than guess).
+ */
+export interface AuditStore {
+  /** Stores the record; `created` is false when the identical record was already there. */
+  put(record: AuditRecord): Promise<{ created: boolean }>;
+  /** The record with this transfer id, if any. */
+  byId(id: string): Promise<AuditRecord | undefined>;
+  /** The record of the authority's most recent transfer (highest commit_index). */
+  latest(authority: string): Promise<AuditRecord | undefined>;
+  /** The authority's records, newest first (descending commit_index), at most `limit` (default 100). */
+  list(authority: string, options?: { limit?: number }): Promise<AuditRecord[]>;
+}
+
+export const AUDIT_STORE = token<AuditStore>('AuditStore');
+
+/** A different record already holds this (authority, commit_index), or this id. */
+export class AuditConflictError extends BatonError {
+  constructor(readonly record: AuditRecord, why: string) {
+    super(
+      'audit_conflict',
+      `audit record ${record.id} (${record.authority} @ ${record.commit_index}) conflicts with a stored one: ${why}`,
+    );
+  }
+}

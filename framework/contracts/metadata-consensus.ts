@@ -1,0 +1,153 @@
+import { BatonError } from './errors.js';
+import type { MemberId } from './peer-transport.js';
+import { token } from './token.js';
+
+/** Where an entry sits in the replicated log. */
+export interface LogPosition {
+  term: number;
+  index: number;
+}
+
+/** What `apply` may know besides the command: where it sits and who voted at that point. */
+export interface ApplyContext {
+  position: LogPosition;
+  /** The voting members in force at this log index, sorted. */
+  voters: readonly MemberId[];
+}
+
+/**
+ * The deterministic state machine a variant replicates. `apply` mutates `state` in place and
+ * returns the command's result; it must be a function of (state, command, ctx) alone: no I/O,
+ * no clock, no randomness, so every member reaches the same state from the same log.
+ * A rejected command is a *result* (e.g. `{ok: false, reason}`), never a throw: a throw from
+ * apply is a bug and stops the member rather than let replicas diverge.
+ *
+ * Commands, results and snapshots must be JSON-serialisable: they cross the network and disks.
+ */
+export interface StateMachine<S, C, R> {
+  initial(): S;
+  apply(state: S, command: C, ctx: ApplyContext): R;
+  /**
+   * Called when a membership change is applied (a voter added or removed), so a state machine
+   * that keeps per-voter obligations (seed 003: audits "until every voter present at commit has
+   * stored it or left the membership") can release them. Same purity rules as `apply`.
+   */
+  membershipChanged?(state: S, ctx: ApplyContext): void;
+  /** A JSON-serialisable deep copy of the state. */
+  snapshot(state: S): unknown;
+  restore(snapshot: unknown): S;
+}
+
+/** The token under which a host registers its variant's state machine for the consensus plugin. */
+export const STATE_MACHINE = token<StateMachine<any, any, any>>('StateMachine');
+
+/** The committed decision for one proposal. */
+export interface Receipt<R> {
+  /** The log position that decided it (the original one when replayed). */
+  position: LogPosition;
+  result: R;
+  /** True when this is the earlier decision for the same idempotency key, not a new append. */
+  replayed: boolean;
+}
+
+export interface ProposeOptions {
+  /**
+   * Makes the proposal idempotent: the first commit under a key is the decision, and every
+   * later proposal with the same key and the same command returns that decision (even through
+   * another leader, even after a snapshot). The same key with a different command is refused
+   * with NotAppendedError('key_reused').
+   */
+  idempotencyKey?: string;
+  signal?: AbortSignal;
+  /** Give up waiting after this long (implementation default otherwise). */
+  timeoutMs?: number;
+}
+
+/** The local state as applied so far. Treat `state` as read-only. */
+export interface AppliedView<S> {
+  state: S;
+  applied: LogPosition;
+}
+
+/** One applied entry, as passed to watchers. */
+export interface AppliedEntry<C, R> {
+  position: LogPosition;
+  command: C;
+  result: R;
+}
+
+export interface Leadership {
+  self: MemberId;
+  isLeader: boolean;
+  /** The leader this member currently follows, if it knows one. */
+  leader?: MemberId;
+  term: number;
+}
+
+export interface Membership {
+  voters: MemberId[];
+}
+
+/**
+ * One replicated state machine. Proposals work on any member (followers forward to the
+ * leader). Failures say whether the command can have been appended, because callers decide
+ * differently: NotAppendedError means it certainly was not (retry freely, or give up cleanly);
+ * OutcomeUnknownError means it may have been (retry with the same idempotency key to learn the
+ * decision).
+ */
+export interface MetadataConsensus<S, C, R> {
+  propose(command: C, options?: ProposeOptions): Promise<Receipt<R>>;
+  /** A linearizable view: includes every write committed before the call. */
+  read(options?: { signal?: AbortSignal; timeoutMs?: number }): Promise<AppliedView<S>>;
+  /** The local applied view, without a round trip (may lag the leader). */
+  view(): AppliedView<S>;
+  /** Calls `fn` after every apply on this member, in log order. Returns the unsubscribe. */
+  watch(fn: (view: AppliedView<S>, entry: AppliedEntry<C, R>) => void): () => void;
+  leadership(): Leadership;
+  onLeadership(fn: (leadership: Leadership) => void): () => void;
+  membership(): Membership;
+  /** Adds one voter (one change at a time); resolves once the change is committed. */
+  addVoter(member: MemberId, options?: { signal?: AbortSignal }): Promise<void>;
+  removeVoter(member: MemberId, options?: { signal?: AbortSignal }): Promise<void>;
+}
+
+export const METADATA_CONSENSUS = token<MetadataConsensus<any, any, any>>('MetadataConsensus');
+
+export type NotAppendedReason =
+  | 'key_reused'
+  | 'queue_saturated'
+  | 'no_leader'
+  | 'membership_change_in_progress'
+  | 'stopped';
+
+/** The command was certainly not appended to the log. Safe to retry or abandon. */
+export class NotAppendedError extends BatonError {
+  constructor(
+    readonly reason: NotAppendedReason,
+    detail: string,
+  ) {
+    super(`not_appended.${reason}`, `proposal was not appended (${reason}): ${detail}`);
+  }
+}
+
+export type OutcomeUnknownReason = 'leadership_lost' | 'timeout' | 'aborted' | 'stopped';
+
+/**
+ * The command may have been appended and may yet commit. Retry with the same idempotency key
+ * to learn the decision; never assume either outcome.
+ */
+export class OutcomeUnknownError extends BatonError {
+  constructor(
+    readonly reason: OutcomeUnknownReason,
+    detail: string,
+  ) {
+    super(`outcome_unknown.${reason}`, `proposal outcome unknown (${reason}): ${detail}`);
+  }
+}
+
+/** A linearizable read could not be served (no leader, no quorum in time). Nothing changed. */
+export class ReadUnavailableError extends BatonError {
+  constructor(detail: string) {
+    super('read_unavailable', `linearizable read unavailable: ${detail}`);
+  }
+}

@@ -1,0 +1,44 @@
+import { z } from 'zod';
+import { CLOCK } from '../contracts/clock.js';
+import { LOGGER } from '../contracts/logger.js';
+import { RNG } from '../contracts/rng.js';
+import { createPinoLogger } from './pino-logger.js';
+import { definePlugin } from './plugin.js';
+import { SystemClock } from './system-clock.js';
+import { SystemRng } from './system-rng.js';
+
+export const systemClockPlugin = definePlugin({
+  id: 'system-clock',
+  description: 'Wall-clock time and Node timers.',
+  provides: [CLOCK],
+  options: z.object({}).strict(),
+  register: (ctx) => ctx.provide(CLOCK, { useFactory: () => new SystemClock() }),
+});
+
+export const systemRngPlugin = definePlugin({
+  id: 'system-rng',
+  description: 'Cryptographic randomness from the operating system.',
+  provides: [RNG],
+  options: z.object({}).strict(),
+  register: (ctx) => ctx.provide(RNG, { useFactory: () => new SystemRng() }),
+});
+
+export const pinoLoggerPlugin = definePlugin({
+  id: 'pino-logger',
+  description: 'Structured logs with pino; human-readable on a terminal.',
+  provides: [LOGGER],
+  options: z
+    .object({
+      level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+      pretty: z.boolean().optional(),
+    })
+    .strict(),
+  register: (ctx) => ctx.provide(LOGGER, { useFactory: () => createPinoLogger(ctx.options) }),
+});
+
+/** The defaults every host starts from: real time, real randomness, pino. */
+export const systemDefaults = [
+  { plugin: systemClockPlugin },
+  { plugin: systemRngPlugin },
+  { plugin: pinoLoggerPlugin },
+] as const;
