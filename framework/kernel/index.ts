@@ -6,3 +6,4 @@ export * from './system-clock.js';
 export * from './system-rng.js';
 export * from './pino-logger.js';
 export * from './system-plugins.js';
+export * from './catalog.js';
