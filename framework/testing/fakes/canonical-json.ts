@@ -1,0 +1,22 @@
+/**
+ * JSON with object keys sorted at every depth, so two commands that are equal as values get the
+ * same text whatever order their keys were written in. Used as the fingerprint that tells "the
+ * same command retried" from "a different command under a reused idempotency key".
+ */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(sortKeys(value));
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value !== null && typeof value === 'object') {
+    const source = value as Record<string, unknown>;
+    const sorted: Record<string, unknown> = {};
+    for (const key of Object.keys(source).sort()) {
+      // Mirror JSON.stringify: undefined members are absent, not null.
+      if (source[key] !== undefined) sorted[key] = sortKeys(source[key]);
+    }
+    return sorted;
+  }
+  return value;
+}

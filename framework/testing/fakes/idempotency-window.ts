@@ -1,0 +1,62 @@
+import type { LogPosition } from '../../contracts/metadata-consensus.js';
+
+/** The committed decision remembered for one idempotency key. */
+export interface RememberedDecision<R> {
+  fingerprint: string;
+  position: LogPosition;
+  result: R;
+}
+
+/** The JSON form of a window, as carried in a snapshot (oldest first). */
+export type IdempotencyWindowSnapshot<R> = Array<[string, RememberedDecision<R>]>;
+
+/**
+ * The bounded map from idempotency key to the decision committed under it. It is part of the
+ * replicated state (and of snapshots), so a retry finds the decision wherever it lands. When
+ * full, the oldest key is forgotten: a retry that comes later than `capacity` keyed proposals
+ * is treated as new, which is why the capacity should dwarf any caller's retry horizon.
+ */
+export class IdempotencyWindow<R> {
+  private readonly decisions = new Map<string, RememberedDecision<R>>();
+
+  constructor(readonly capacity: number) {
+    if (!Number.isInteger(capacity) || capacity < 1) {
+      throw new RangeError(
+        `idempotency window capacity must be a positive integer, got ${capacity}`,
+      );
+    }
+  }
+
+  get size(): number {
+    return this.decisions.size;
+  }
+
+  lookup(key: string): RememberedDecision<R> | undefined {
+    return this.decisions.get(key);
+  }
+
+  remember(key: string, decision: RememberedDecision<R>): void {
+    this.decisions.set(key, decision);
+    while (this.decisions.size > this.capacity) {
+      const oldest = this.decisions.keys().next().value as string;
+      this.decisions.delete(oldest);
+    }
+  }
+
+  snapshot(): IdempotencyWindowSnapshot<R> {
+    return [...this.decisions.entries()].map(([key, d]) => [
+      key,
+      {
+        fingerprint: d.fingerprint,
+        position: { ...d.position },
+        result: structuredClone(d.result),
+      },
+    ]);
+  }
+
+  static restore<R>(capacity: number, entries: IdempotencyWindowSnapshot<R>): IdempotencyWindow<R> {
+    const window = new IdempotencyWindow<R>(capacity);
+    for (const [key, decision] of entries) window.remember(key, decision);
+    return window;
+  }
+}

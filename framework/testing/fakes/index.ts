@@ -1,0 +1,5 @@
+// Fakes for unit tests: a single-member consensus and the small state machine the suites use.
+export * from './local-consensus.js';
+export * from './kv-state-machine.js';
+export * from './canonical-json.js';
+export * from './idempotency-window.js';
