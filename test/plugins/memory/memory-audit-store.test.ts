@@ -1,0 +1,31 @@
+import test from 'ava';
+import { StoreUnavailableError } from '../../../framework/contracts/audit-store.js';
+import { auditRecord, auditStoreSuite } from '../../../framework/testing/audit-store-suite.js';
+import { MemoryAuditStore } from '../../../plugins/memory/memory-audit-store.js';
+
+auditStoreSuite({
+  test,
+  name: 'memory audit store',
+  factory: () => {
+    const store = new MemoryAuditStore();
+    return {
+      store,
+      makeUnavailable: () => store.failWith(new StoreUnavailableError('memory audit store', 'taken down by the test')),
+      restore: () => store.failWith(undefined),
+    };
+  },
+});
+
+test('memory audit store › a record with a non-integer commit_index is refused', async (t) => {
+  const store = new MemoryAuditStore();
+  for (const commit_index of [-1, 1.5, Number.NaN, '7' as unknown as number]) {
+    await t.throwsAsync(store.put(auditRecord({ commit_index })), { instanceOf: TypeError, message: /commit_index/ });
+  }
+  t.deepEqual(await store.list('proj'), []);
+});
+
+test('memory audit store › a record with a missing text field is refused', async (t) => {
+  const store = new MemoryAuditStore();
+  const { actor: _actor, ...withoutActor } = auditRecord();
+  await t.throwsAsync(store.put(withoutActor as never), { instanceOf: TypeError, message: /actor/ });
+});

@@ -1,0 +1,37 @@
+import test from 'ava';
+import { AUDIT_STORE } from '../../../framework/contracts/audit-store.js';
+import { OBJECT_STORE } from '../../../framework/contracts/object-store.js';
+import { WiringError } from '../../../framework/kernel/wiring-error.js';
+import { createHost } from '../../../framework/kernel/host.js';
+import { auditRecord } from '../../../framework/testing/audit-store-suite.js';
+import { MemoryAuditStore } from '../../../plugins/memory/memory-audit-store.js';
+import { MemoryObjectStore } from '../../../plugins/memory/memory-object-store.js';
+import { memoryAuditStorePlugin, memoryObjectStorePlugin } from '../../../plugins/memory/plugins.js';
+
+test('memory plugins › a host provides one working store per token', async (t) => {
+  const host = createHost().add(memoryObjectStorePlugin).add(memoryAuditStorePlugin).build();
+  await host.start();
+  t.teardown(() => host.stop());
+  const objects = host.get(OBJECT_STORE);
+  const audit = host.get(AUDIT_STORE);
+  t.true(objects instanceof MemoryObjectStore);
+  t.true(audit instanceof MemoryAuditStore);
+  t.is(host.get(OBJECT_STORE), objects, 'one instance per host');
+  await objects.put('k', new Uint8Array([1, 2, 3]));
+  t.deepEqual(await objects.get('k'), new Uint8Array([1, 2, 3]));
+  t.deepEqual(await audit.put(auditRecord()), { created: true });
+});
+
+test('memory plugins › two hosts do not share data', async (t) => {
+  const first = createHost().add(memoryObjectStorePlugin).build();
+  const second = createHost().add(memoryObjectStorePlugin).build();
+  await first.get(OBJECT_STORE).put('k', new Uint8Array([1]));
+  t.is(await second.get(OBJECT_STORE).get('k'), undefined);
+});
+
+test('memory plugins › unknown options are refused, naming the plugin', (t) => {
+  const error = t.throws(() => createHost().add(memoryObjectStorePlugin, { dir: '/tmp' }).build(), {
+    instanceOf: WiringError,
+  });
+  t.regex(error!.message, /memory-object-store/);
+});
