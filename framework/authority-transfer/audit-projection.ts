@@ -1,0 +1,133 @@
+import type { AuditRecord, AuditStore } from '../contracts/audit-store.js';
+import type { Clock, Timer } from '../contracts/clock.js';
+import type { Logger } from '../contracts/logger.js';
+import type { MetadataConsensus } from '../contracts/metadata-consensus.js';
+import type { MemberId } from '../contracts/peer-transport.js';
+import type { OwnershipCommand, OwnershipResult, OwnershipState } from './ownership.js';
+
+export type OwnershipConsensus = MetadataConsensus<OwnershipState, OwnershipCommand, OwnershipResult>;
+
+export interface AuditProjectionOptions {
+  /** First delay before retrying a failed projection; doubles up to `maxRetryDelayMs`. */
+  retryDelayMs?: number;
+  maxRetryDelayMs?: number;
+}
+
+/**
+ * Moves sealed records from the replicated state into this member's durable audit store, then
+ * acknowledges in consensus. The order is the point: the acknowledgement is proposed only after
+ * the store write resolved, so a crash between the two leaves this member's projection pending
+ * (the store's (authority, commit_index) identity makes the repeat harmless) and never makes the
+ * record vanish from consensus before it is durable here.
+ *
+ * Triggers: a commit that names this member among its voters, this member becoming leader
+ * (seed 003: "a node projects its pending records when it becomes leader"), and a retry timer
+ * after a failure.
+ */
+export class AuditProjection {
+  private readonly inFlight = new Map<string, Promise<void>>();
+  private readonly unsubscribe: (() => void)[] = [];
+  private retryTimer: Timer | undefined;
+  private retryAttempt = 0;
+  private stopped = false;
+  private readonly retryDelayMs: number;
+  private readonly maxRetryDelayMs: number;
+
+  constructor(
+    private readonly consensus: OwnershipConsensus,
+    private readonly store: AuditStore,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+    options: AuditProjectionOptions = {},
+  ) {
+    this.retryDelayMs = options.retryDelayMs ?? 500;
+    this.maxRetryDelayMs = options.maxRetryDelayMs ?? 30_000;
+  }
+
+  get self(): MemberId {
+    return this.consensus.leadership().self;
+  }
+
+  start(): void {
+    this.stopped = false;
+    this.unsubscribe.push(
+      this.consensus.onLeadership((leadership) => {
+        if (leadership.isLeader) void this.projectPending();
+      }),
+      this.consensus.watch((_view, entry) => {
+        const { command, result } = entry;
+        if (command.type !== 'commit_planned_transfer' || !result.ok || !('record' in result)) return;
+        const pending = _view.state.pending[result.record.id];
+        if (pending?.awaiting.includes(this.self)) void this.projectInBackground(result.record);
+      }),
+    );
+    if (this.consensus.leadership().isLeader) void this.projectPending();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    for (const off of this.unsubscribe.splice(0)) off();
+    this.retryTimer?.cancel();
+    this.retryTimer = undefined;
+  }
+
+  /**
+   * Stores the record and then acknowledges it. Rejects (StoreUnavailableError...) only when the
+   * store write failed: the caller answers 503. A failed acknowledgement is retried later; the
+   * record is already durable here, which is what the caller needed.
+   */
+  project(record: AuditRecord): Promise<void> {
+    const running = this.inFlight.get(record.id);
+    if (running) return running;
+    const work = this.storeThenAck(record).finally(() => this.inFlight.delete(record.id));
+    this.inFlight.set(record.id, work);
+    return work;
+  }
+
+  /** Projects every pending record still awaiting this member. Failures arm a retry. */
+  async projectPending(): Promise<void> {
+    if (this.stopped) return;
+    const { state } = this.consensus.view();
+    const mine = Object.values(state.pending).filter((p) => p.awaiting.includes(this.self));
+    let failed = false;
+    for (const pending of mine) {
+      try {
+        await this.project(pending.record);
+      } catch (error) {
+        failed = true;
+        this.log.warn({ transfer: pending.record.id, err: (error as Error).message }, 'audit projection failed; will retry');
+      }
+    }
+    if (failed) this.scheduleRetry();
+    else this.retryAttempt = 0;
+  }
+
+  private projectInBackground(record: AuditRecord): Promise<void> {
+    return this.project(record).catch((error) => {
+      this.log.warn({ transfer: record.id, err: (error as Error).message }, 'audit projection failed; will retry');
+      this.scheduleRetry();
+    });
+  }
+
+  private async storeThenAck(record: AuditRecord): Promise<void> {
+    await this.store.put(record);
+    try {
+      // No idempotency key: a repeated acknowledgement is a no-op in the state machine, and
+      // keys for acks would crowd transfer receipts out of the idempotency window.
+      await this.consensus.propose({ type: 'ack_audit', id: record.id, member: this.self });
+    } catch (error) {
+      this.log.warn({ transfer: record.id, err: (error as Error).message }, 'audit acknowledgement not committed; will retry');
+      this.scheduleRetry();
+    }
+  }
+
+  private scheduleRetry(): void {
+    if (this.stopped || this.retryTimer) return;
+    const delay = Math.min(this.maxRetryDelayMs, this.retryDelayMs * 2 ** Math.min(this.retryAttempt, 20));
+    this.retryAttempt++;
+    this.retryTimer = this.clock.setTimer(delay, () => {
+      this.retryTimer = undefined;
+      void this.projectPending();
+    });
+  }
+}

@@ -1,0 +1,335 @@
+import type { AuditRecord, AuditStore } from '../contracts/audit-store.js';
+import type { Clock, Timer } from '../contracts/clock.js';
+import type { Logger } from '../contracts/logger.js';
+import { NotAppendedError } from '../contracts/metadata-consensus.js';
+import type { AuditProjection, OwnershipConsensus } from './audit-projection.js';
+import { awaitCatchUp } from './catch-up.js';
+import type { ChangeFeed } from './change-feed.js';
+import type { FrontierProbe } from './frontier-probe.js';
+import type { CommitPlannedTransferResult } from './ownership.js';
+import { PlanRegistry } from './plan-registry.js';
+import { DEFAULT_REPROBE_SCHEDULE, type ReprobeSchedule } from './reprobe-schedule.js';
+import {
+  AuditProjectionError,
+  CatchUpTimeoutError,
+  CommitRefusedError,
+  IdempotencyKeyMismatchError,
+  InvalidTransferRequestError,
+  MoveRefusedError,
+  TransferCancelledError,
+  TransferCommittedError,
+  TransferCommittingError,
+  TransferInProgressError,
+  TransferNotFoundError,
+  TransferOutcomeUnknownError,
+} from './transfer-errors.js';
+import { TransferPlan, type PlanState, type TransferRequest } from './transfer-plan.js';
+
+export interface PlannedTransferOptions {
+  /** How long a transfer may wait for the target to reach the barrier (seed: about 5 minutes). */
+  budgetMs: number;
+  /** How long one probe may take before it reads as no frontier (seed: ten seconds). */
+  probeTimeoutMs: number;
+  schedule: ReprobeSchedule;
+  /** How many abandoned authorities a repeated cancel stays idempotent for (seed: 256). */
+  abandonedWindow: number;
+}
+
+export const DEFAULT_PLANNED_TRANSFER_OPTIONS: PlannedTransferOptions = {
+  budgetMs: 5 * 60_000,
+  probeTimeoutMs: 10_000,
+  schedule: DEFAULT_REPROBE_SCHEDULE,
+  abandonedWindow: 256,
+};
+
+export interface PlannedTransferDeps {
+  consensus: OwnershipConsensus;
+  audit: AuditStore;
+  projection: AuditProjection;
+  probe: FrontierProbe;
+  feed: ChangeFeed;
+  clock: Clock;
+  log: Logger;
+}
+
+/** What GET /availability/v1/transfers/{authority} shows of a transfer in flight. */
+export interface TransferStatus {
+  id: string;
+  authority: string;
+  source: string;
+  target: string;
+  actor: string;
+  reason: string;
+  state: PlanState;
+  barrier: number;
+  frontier: number | null;
+  last_reading_age_ms: number | null;
+  age_ms: number;
+  deadline_in_ms: number;
+  outcome_unknown: boolean;
+}
+
+/**
+ * Planned transfers (seed 003): a catch-up gate, a claim, one consensus commit that seals the
+ * audit, and its projection. Each public method answers promptly from the plan; only the run
+ * (start) waits on the probe and the consensus, and never while holding the plan.
+ */
+export class PlannedTransferEngine {
+  readonly registry: PlanRegistry;
+  private readonly options: PlannedTransferOptions;
+  private readonly expiries = new Map<TransferPlan, Timer>();
+
+  constructor(
+    private readonly deps: PlannedTransferDeps,
+    options: Partial<PlannedTransferOptions> = {},
+  ) {
+    this.options = { ...DEFAULT_PLANNED_TRANSFER_OPTIONS, ...options };
+    this.registry = new PlanRegistry(this.options.abandonedWindow);
+  }
+
+  /**
+   * Runs a transfer to its single outcome: the sealed record (committed and stored here), or a
+   * typed error. Duplicate requests under the same key share one run and one move.
+   */
+  async start(request: TransferRequest): Promise<AuditRecord> {
+    validate(request);
+    const attached = this.attach(request);
+    if (attached) return attached;
+    const sealed = await this.findSealed(request.id);
+    if (sealed) {
+      assertSameTransfer(request, sealed);
+      return this.projectForAnswer(sealed);
+    }
+    // Another request may have registered while we read the audit: decide again, synchronously.
+    const raced = this.attach(request);
+    if (raced) return raced;
+    const current = this.deps.consensus.view().state.authorities[request.authority];
+    if (!current) {
+      throw new MoveRefusedError(
+        request.authority,
+        'unknown_authority',
+        `${request.authority} has no home yet; establish it with a transfer_authority command`,
+      );
+    }
+    if (current.home !== request.source) {
+      throw new MoveRefusedError(
+        request.authority,
+        'source_not_home',
+        `its home is ${current.home} (epoch ${current.epoch}), not ${request.source}`,
+      );
+    }
+    const now = this.deps.clock.now();
+    // The barrier is this member's own serial: every write it has acknowledged so far.
+    const plan = new TransferPlan(request, this.deps.feed.serial(), now, now + this.options.budgetMs);
+    this.registry.register(plan);
+    return this.launch(plan);
+  }
+
+  /**
+   * Cancels the authority's transfer. Resolves when it was abandoned (204), including a repeated
+   * cancel within the abandoned window; throws TransferCommittedError (409) when the move
+   * committed or is committing, TransferNotFoundError (404), or StoreUnavailableError /
+   * ReadUnavailableError (503) when the audit cannot be read.
+   */
+  async cancel(authority: string): Promise<void> {
+    const plan = this.registry.get(authority);
+    if (plan) {
+      if (plan.abandon('cancelled by an administrator')) {
+        this.forgetExpiry(plan);
+        this.registry.abandon(plan);
+        this.deps.log.info({ transfer: plan.id, authority }, 'transfer cancelled');
+        return;
+      }
+      if (plan.state === 'Committing' && !plan.unresolved) throw new TransferCommittingError(authority, plan.id);
+      // Claimed and left without a known outcome: only the durable audit knows.
+      const sealed = await this.findSealed(plan.id);
+      if (sealed) {
+        this.registry.resolve(plan);
+        throw new TransferCommittedError(authority, sealed.id);
+      }
+      throw new TransferNotFoundError(authority);
+    }
+    if (this.registry.abandoned.get(authority) !== undefined) return;
+    const committed = await this.latestSealed(authority);
+    if (committed) throw new TransferCommittedError(authority, committed.id);
+    throw new TransferNotFoundError(authority);
+  }
+
+  status(authority: string): TransferStatus | undefined {
+    const plan = this.registry.get(authority);
+    if (!plan) return undefined;
+    const now = this.deps.clock.now();
+    const r = plan.request;
+    return {
+      id: r.id,
+      authority: r.authority,
+      source: r.source,
+      target: r.target,
+      actor: r.actor,
+      reason: r.reason,
+      state: plan.state,
+      barrier: plan.barrier,
+      frontier: plan.frontier ?? null,
+      last_reading_age_ms: plan.lastReadingAt === undefined ? null : now - plan.lastReadingAt,
+      age_ms: now - plan.createdAt,
+      deadline_in_ms: Math.max(0, plan.deadline - now),
+      outcome_unknown: plan.unresolved,
+    };
+  }
+
+  /** Abandons every plan still waiting (host shutdown); their runs answer 409. */
+  stop(): void {
+    for (const plan of [...this.registry.all()]) {
+      if (plan.abandon('the node is shutting down')) this.registry.abandon(plan);
+    }
+    for (const timer of this.expiries.values()) timer.cancel();
+    this.expiries.clear();
+  }
+
+  /** Joins the registered plan for this authority, if any: same key shares it, another is refused. */
+  private attach(request: TransferRequest): Promise<AuditRecord> | undefined {
+    const plan = this.registry.get(request.authority);
+    if (!plan) return undefined;
+    if (plan.id !== request.id) throw new TransferInProgressError(request.authority, plan.id);
+    if (!plan.sameRequest(request)) {
+      throw new IdempotencyKeyMismatchError(request.id, `it moves ${describe(plan.request)}`);
+    }
+    return (plan.run as Promise<AuditRecord> | undefined) ?? this.launch(plan);
+  }
+
+  private launch(plan: TransferPlan): Promise<AuditRecord> {
+    this.forgetExpiry(plan);
+    const run = this.drive(plan).finally(() => {
+      if (plan.run === run) plan.run = undefined;
+      this.armExpiry(plan);
+    });
+    plan.run = run;
+    return run;
+  }
+
+  private async drive(plan: TransferPlan): Promise<AuditRecord> {
+    if (plan.state === 'AwaitingCatchUp') {
+      const outcome = await awaitCatchUp(plan, {
+        clock: this.deps.clock,
+        probe: this.deps.probe,
+        origin: this.deps.feed.self,
+        probeTimeoutMs: this.options.probeTimeoutMs,
+        schedule: this.options.schedule,
+      });
+      if (outcome === 'timed_out' && plan.abandon('catch-up budget exhausted')) {
+        this.registry.abandon(plan);
+        this.deps.log.info({ transfer: plan.id, barrier: plan.barrier, frontier: plan.frontier }, 'transfer timed out');
+        throw new CatchUpTimeoutError(plan.id, plan.authority, plan.barrier, plan.frontier, this.options.budgetMs);
+      }
+    }
+    if (plan.state === 'Committing') return this.commit(plan);
+    // The claim: the only step taken under the plan lock, a synchronous check-and-set.
+    if (!plan.claim()) throw new TransferCancelledError(plan.id, plan.authority);
+    return this.commit(plan);
+  }
+
+  private async commit(plan: TransferPlan): Promise<AuditRecord> {
+    let result: CommitPlannedTransferResult;
+    try {
+      const receipt = await this.deps.consensus.propose(plan.command(), { idempotencyKey: plan.id });
+      result = receipt.result as CommitPlannedTransferResult;
+    } catch (error) {
+      if (error instanceof NotAppendedError) {
+        if (error.reason === 'key_reused') {
+          // The key already decided a transfer (a retry through another member, with its own
+          // barrier): that decision is the answer if it is this move.
+          const sealed = await this.findSealed(plan.id).catch(() => undefined);
+          if (sealed && plan.sameRequest({ ...sealed })) return this.settle(plan, sealed);
+        }
+        plan.release();
+        throw new CommitRefusedError(plan.id, error.reason, error);
+      }
+      plan.unresolved = true;
+      this.deps.log.warn({ transfer: plan.id, err: (error as Error).message }, 'transfer outcome unknown');
+      throw new TransferOutcomeUnknownError(plan.id, error);
+    }
+    if (!result.ok) {
+      this.registry.resolve(plan);
+      throw new MoveRefusedError(plan.authority, result.reason, `the ownership state refused the move (${result.reason}, home ${result.home ?? 'none'})`);
+    }
+    return this.settle(plan, result.record);
+  }
+
+  private settle(plan: TransferPlan, record: AuditRecord): Promise<AuditRecord> {
+    plan.markCommitted();
+    this.registry.resolve(plan);
+    this.deps.log.info({ transfer: record.id, authority: record.authority, epoch: record.epoch }, 'transfer committed');
+    return this.projectForAnswer(record);
+  }
+
+  private async projectForAnswer(record: AuditRecord): Promise<AuditRecord> {
+    try {
+      await this.deps.projection.project(record);
+    } catch (error) {
+      throw new AuditProjectionError(record.id, error);
+    }
+    return record;
+  }
+
+  /** The sealed record of transfer `id`: pending in consensus (linearizable read) or stored. */
+  private async findSealed(id: string): Promise<AuditRecord | undefined> {
+    const { state } = await this.deps.consensus.read();
+    return state.pending[id]?.record ?? (await this.deps.audit.byId(id));
+  }
+
+  private async latestSealed(authority: string): Promise<AuditRecord | undefined> {
+    const { state } = await this.deps.consensus.read();
+    let latest: AuditRecord | undefined;
+    for (const { record } of Object.values(state.pending)) {
+      if (record.authority === authority && (!latest || record.commit_index > latest.commit_index)) latest = record;
+    }
+    return latest ?? (await this.deps.audit.latest(authority));
+  }
+
+  /**
+   * A plan left Ready after a refusal has no run: it stays cancellable and resumable under its
+   * key until its deadline, then it is abandoned so it cannot block the authority forever.
+   */
+  private armExpiry(plan: TransferPlan): void {
+    if (plan.run || (plan.state !== 'Ready' && plan.state !== 'AwaitingCatchUp')) return;
+    if (this.registry.get(plan.authority) !== plan) return;
+    const delay = Math.max(0, plan.deadline - this.deps.clock.now());
+    this.expiries.set(
+      plan,
+      this.deps.clock.setTimer(delay, () => {
+        this.expiries.delete(plan);
+        if (!plan.run && plan.abandon('budget exhausted while Ready')) this.registry.abandon(plan);
+      }),
+    );
+  }
+
+  private forgetExpiry(plan: TransferPlan): void {
+    this.expiries.get(plan)?.cancel();
+    this.expiries.delete(plan);
+  }
+}
+
+function validate(request: TransferRequest): void {
+  for (const field of ['id', 'authority', 'source', 'target', 'actor'] as const) {
+    if (typeof request[field] !== 'string' || request[field].length === 0) {
+      throw new InvalidTransferRequestError(`${field} must be a non-empty string`);
+    }
+  }
+  if (typeof request.reason !== 'string') throw new InvalidTransferRequestError('reason must be a string');
+  if (request.source === request.target) {
+    throw new InvalidTransferRequestError(`source and target are both ${request.source}: a transfer moves between two datacenters`);
+  }
+}
+
+function assertSameTransfer(request: TransferRequest, sealed: AuditRecord): void {
+  const same =
+    sealed.authority === request.authority &&
+    sealed.source === request.source &&
+    sealed.target === request.target &&
+    sealed.reason === request.reason;
+  if (!same) throw new IdempotencyKeyMismatchError(request.id, `it committed ${describe(sealed)}`);
+}
+
+function describe(r: { authority: string; source: string; target: string; reason: string }): string {
+  return `${r.authority} from ${r.source} to ${r.target} (reason ${JSON.stringify(r.reason)})`;
+}

@@ -1,0 +1,184 @@
+import { BatonError } from '../contracts/errors.js';
+
+/**
+ * The typed errors of the authority-transfer variant. Each carries the HTTP status the seed
+ * assigns it, so the routers answer problem+json without a lookup table that can drift.
+ */
+export abstract class TransferError extends BatonError {
+  abstract readonly status: number;
+}
+
+/** The transfer was cancelled before its claim; its run answers 409 and moves nothing. */
+export class TransferCancelledError extends TransferError {
+  readonly status = 409;
+  constructor(readonly id: string, readonly authority: string) {
+    super('transfer_cancelled', `transfer ${id} of ${authority} was cancelled before it committed; nothing moved`);
+  }
+}
+
+/** The target did not reach the barrier within the budget; no audit was written. */
+export class CatchUpTimeoutError extends TransferError {
+  readonly status = 504;
+  constructor(
+    readonly id: string,
+    readonly authority: string,
+    readonly barrier: number,
+    readonly frontier: number | undefined,
+    budgetMs: number,
+  ) {
+    super(
+      'catch_up_timeout',
+      `target did not apply through barrier ${barrier} within ${budgetMs} ms (last frontier: ${frontier ?? 'none'}); ` +
+        `nothing moved and no audit was written: let the target catch up and reissue with Idempotency-Key ${id}`,
+    );
+  }
+}
+
+/** Another transfer for this authority is still running. */
+export class TransferInProgressError extends TransferError {
+  readonly status = 409;
+  constructor(readonly authority: string, readonly runningId: string) {
+    super(
+      'transfer_in_progress',
+      `a transfer of ${authority} is already running (Idempotency-Key ${runningId}): wait for it or cancel it first`,
+    );
+  }
+}
+
+/** The Idempotency-Key already names a transfer with a different request. */
+export class IdempotencyKeyMismatchError extends TransferError {
+  readonly status = 422;
+  constructor(readonly id: string, detail: string) {
+    super(
+      'idempotency_key_mismatch',
+      `Idempotency-Key ${id} already names a different transfer (${detail}): use a new key for a new request`,
+    );
+  }
+}
+
+/** The move committed but this member's audit store did not take the sealed record. */
+export class AuditProjectionError extends TransferError {
+  readonly status = 503;
+  constructor(readonly id: string, cause: unknown) {
+    super(
+      'audit_projection_failed',
+      `transfer ${id} committed but its audit record could not be stored: ${(cause as Error)?.message ?? cause}; ` +
+        `the record stays pending: retry with Idempotency-Key ${id}`,
+      { cause },
+    );
+  }
+}
+
+/** The commit may or may not have happened (leadership loss, timeout): the key resolves it. */
+export class TransferOutcomeUnknownError extends TransferError {
+  readonly status = 503;
+  constructor(readonly id: string, cause: unknown) {
+    super(
+      'transfer_outcome_unknown',
+      `transfer ${id} may have committed: ${(cause as Error)?.message ?? cause}; retry with Idempotency-Key ${id} to learn the outcome`,
+      { cause },
+    );
+  }
+}
+
+/** The consensus refused the command before appending it; the plan is Ready again. */
+export class CommitRefusedError extends TransferError {
+  readonly status: number;
+  constructor(readonly id: string, readonly reason: string, cause: unknown) {
+    super(
+      `commit_refused.${reason}`,
+      `transfer ${id} was not submitted (${reason}): ${(cause as Error)?.message ?? cause}; ` +
+        `the transfer is Ready again: retry with Idempotency-Key ${id} or cancel it`,
+      { cause },
+    );
+    this.status = reason === 'key_reused' ? 422 : 503;
+  }
+}
+
+/** The ownership state refused the move (the source is no longer the authority's home...). */
+export class MoveRefusedError extends TransferError {
+  readonly status = 409;
+  constructor(readonly authority: string, readonly reason: string, detail: string) {
+    super(`move_refused.${reason}`, `cannot move ${authority}: ${detail}`);
+  }
+}
+
+/** Mode dc has no ownership consensus: transfer requests are not served. */
+export class OwnershipUnavailableError extends TransferError {
+  readonly status = 503;
+  constructor(detail: string) {
+    super('ownership_unavailable', detail);
+  }
+}
+
+/** The request is malformed; the message says which field and why. */
+export class InvalidTransferRequestError extends TransferError {
+  readonly status = 400;
+  constructor(detail: string) {
+    super('invalid_request', detail);
+  }
+}
+
+export class TransferNotFoundError extends TransferError {
+  readonly status = 404;
+  constructor(readonly authority: string) {
+    super('transfer_not_found', `no transfer of ${authority} is registered or committed`);
+  }
+}
+
+/** A committed transfer cannot be cancelled: the move stands. */
+export class TransferCommittedError extends TransferError {
+  readonly status = 409;
+  constructor(readonly authority: string, readonly id: string | undefined) {
+    super(
+      'transfer_committed',
+      `the transfer of ${authority}${id ? ` (${id})` : ''} already committed; the move stands and cannot be cancelled`,
+    );
+  }
+}
+
+/** A claimed transfer is being submitted to consensus: cancel is refused from the claim onward. */
+export class TransferCommittingError extends TransferError {
+  readonly status = 409;
+  constructor(readonly authority: string, readonly id: string) {
+    super(
+      'transfer_committing',
+      `the transfer of ${authority} (${id}) is committing and can no longer be cancelled; its outcome follows shortly`,
+    );
+  }
+}
+
+/** A write was offered under an epoch that is no longer the authority's current one. */
+export class StaleEpochError extends TransferError {
+  readonly status = 409;
+  constructor(readonly authority: string, readonly offered: number, readonly current: number | undefined) {
+    super(
+      'stale_epoch',
+      `write to ${authority} under epoch ${offered} is stale (current epoch ${current ?? 'none'}): it is rejected and never finalised`,
+    );
+  }
+}
+
+/** A write arrived at a datacenter that is not the authority's home. */
+export class NotHomeError extends TransferError {
+  readonly status = 421;
+  constructor(readonly authority: string, readonly datacenter: string, readonly home: string | undefined) {
+    super(
+      'not_home',
+      home
+        ? `${authority} lives in ${home}, not ${datacenter}: send the write to its home`
+        : `${authority} has no home yet: establish it with a transfer_authority command`,
+    );
+  }
+}
+
+/** The failover path moves only an authority whose source the tracker calls Dead. */
+export class SourceNotDeadError extends TransferError {
+  readonly status = 409;
+  constructor(readonly source: string, readonly state: string) {
+    super(
+      'source_not_dead',
+      `source ${source} is ${state}, not Dead: a failover moves only a dead home; use a planned transfer (POST /availability/v1/transfers)`,
+    );
+  }
+}

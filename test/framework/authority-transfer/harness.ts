@@ -1,0 +1,52 @@
+import { AuditProjection } from '../../../framework/authority-transfer/audit-projection.js';
+import { ChangeFeed } from '../../../framework/authority-transfer/change-feed.js';
+import type { OwnershipCommand, OwnershipResult, OwnershipState } from '../../../framework/authority-transfer/ownership.js';
+import { OwnershipStateMachine } from '../../../framework/authority-transfer/ownership-state-machine.js';
+import {
+  PlannedTransferEngine,
+  type PlannedTransferOptions,
+} from '../../../framework/authority-transfer/planned-transfer-engine.js';
+import type { TransferRequest } from '../../../framework/authority-transfer/transfer-plan.js';
+import { createSilentLogger } from '../../../framework/kernel/pino-logger.js';
+import { LocalConsensus } from '../../../framework/testing/fakes/local-consensus.js';
+import { VirtualClock } from '../../../framework/testing/sim/virtual-clock.js';
+import { MemoryAuditStore } from '../../../plugins/memory/memory-audit-store.js';
+import { ScriptedFrontierProbe } from './scripted-frontier-probe.js';
+
+export type OwnershipLocalConsensus = LocalConsensus<OwnershipState, OwnershipCommand, OwnershipResult>;
+
+/** One member's planned-transfer engine over fakes: single-member consensus, memory audit, scripted probe. */
+export function engineHarness(options: { self?: string; voters?: string[]; engine?: Partial<PlannedTransferOptions> } = {}) {
+  const self = options.self ?? 'east-1';
+  const clock = new VirtualClock();
+  const consensus: OwnershipLocalConsensus = new LocalConsensus(new OwnershipStateMachine(), {
+    self,
+    voters: options.voters ?? [self],
+    clock,
+  });
+  const audit = new MemoryAuditStore();
+  const log = createSilentLogger();
+  const projection = new AuditProjection(consensus, audit, clock, log);
+  const probe = new ScriptedFrontierProbe(clock);
+  const feed = new ChangeFeed(self);
+  const engine = new PlannedTransferEngine({ consensus, audit, projection, probe, feed, clock, log }, options.engine);
+  projection.start();
+  return { self, clock, consensus, audit, projection, probe, feed, engine, log };
+}
+
+/** Establishes `authority` at `home` through the raw command, as a bootstrap or failover would. */
+export async function establish(consensus: OwnershipLocalConsensus, authority: string, home: string): Promise<void> {
+  await consensus.propose({ type: 'transfer_authority', authority, target: home });
+}
+
+export function request(overrides: Partial<TransferRequest> = {}): TransferRequest {
+  return { id: '5f0c-drain-proj', authority: 'proj', source: 'east', target: 'west', actor: 'olivia', reason: 'drain east', ...overrides };
+}
+
+/** Settles a promise into a value or an error, so a test can inspect either without racing. */
+export function settle<T>(promise: Promise<T>): Promise<{ ok: true; value: T } | { ok: false; error: unknown }> {
+  return promise.then(
+    (value) => ({ ok: true as const, value }),
+    (error) => ({ ok: false as const, error }),
+  );
+}
