@@ -1,0 +1,48 @@
+import { z } from 'zod';
+import { ID_PATTERN } from './model.js';
+import type { StreamCommand } from './commands.js';
+
+/**
+ * The shape every command must have before `apply` looks at it. Commands arrive from the log,
+ * which other members wrote, so `apply` checks them rather than trusting the type.
+ */
+const id = z.string().regex(ID_PATTERN);
+const count = z.number().int().nonnegative();
+const epoch = z.number().int().positive();
+const producerMark = z.object({ seq: count, first: count, count: count });
+
+export const streamCommandSchema = z.discriminatedUnion('type', [
+  z.object({
+    type: z.literal('register-node'),
+    node: id,
+    address: z.string().min(1).max(2048),
+    slots: z.number().int().positive(),
+  }),
+  z.object({ type: z.literal('create-stream'), stream: id, node: id.optional() }),
+  z.object({
+    type: z.literal('transfer'),
+    stream: id,
+    target: id,
+    reason: z.enum(['admin', 'drain', 'rebalance']).optional(),
+  }),
+  z.object({
+    type: z.literal('close'),
+    stream: id,
+    node: id,
+    epoch,
+    tail: count,
+    producers: z.record(id, producerMark),
+  }),
+  z.object({ type: z.literal('complete'), stream: id, source: id, target: id, epoch }),
+  z.object({ type: z.literal('reopen'), stream: id, node: id, epoch }),
+  z.object({ type: z.literal('drain'), node: id, maxInFlight: z.number().int().positive().optional() }),
+  z.object({ type: z.literal('undrain'), node: id }),
+  z.object({ type: z.literal('rebalance'), maxInFlight: z.number().int().positive().optional() }),
+]);
+
+export function parseCommand(raw: unknown): { ok: true; command: StreamCommand } | { ok: false; message: string } {
+  const parsed = streamCommandSchema.safeParse(raw);
+  if (parsed.success) return { ok: true, command: parsed.data as StreamCommand };
+  const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(command)'}: ${i.message}`);
+  return { ok: false, message: `malformed command: ${issues.join('; ')}` };
+}

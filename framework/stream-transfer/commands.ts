@@ -1,0 +1,60 @@
+import type { NodeId, PlannedMove, ProducerMark, StreamId, TransferReason } from './model.js';
+
+/**
+ * The commands of the stream-transfer state machine. Each one is idempotent: applying it again
+ * after it took effect answers `{ok: true, duplicate: true}` and changes nothing, which is what
+ * makes every watcher retry safe.
+ */
+export type StreamCommand =
+  | { type: 'register-node'; node: NodeId; address: string; slots: number }
+  | { type: 'create-stream'; stream: StreamId; node?: NodeId }
+  | { type: 'transfer'; stream: StreamId; target: NodeId; reason?: TransferReason }
+  | {
+      type: 'close';
+      stream: StreamId;
+      node: NodeId;
+      epoch: number;
+      tail: number;
+      producers: Record<string, ProducerMark>;
+    }
+  | { type: 'complete'; stream: StreamId; source: NodeId; target: NodeId; epoch: number }
+  | { type: 'reopen'; stream: StreamId; node: NodeId; epoch: number }
+  | { type: 'drain'; node: NodeId; maxInFlight?: number }
+  | { type: 'undrain'; node: NodeId }
+  | { type: 'rebalance'; maxInFlight?: number };
+
+export type RejectReason =
+  | 'invalid_command'
+  | 'unknown_stream'
+  | 'unknown_node'
+  | 'stream_exists'
+  | 'no_free_slots'
+  | 'node_draining'
+  | 'already_transferring'
+  | 'already_owner'
+  | 'not_owner'
+  | 'stale_epoch'
+  | 'not_closed_at_epoch'
+  | 'no_pending_transfer'
+  | 'transfer_mismatch'
+  | 'transfer_pending'
+  | 'tail_mismatch';
+
+export interface Rejected {
+  ok: false;
+  reason: RejectReason;
+  message: string;
+}
+
+export interface Accepted {
+  ok: true;
+  /** The command had already taken effect; nothing changed. */
+  duplicate?: boolean;
+  /** Where a created stream was placed, or the epoch a completion/reopen opened. */
+  node?: NodeId;
+  epoch?: number;
+  /** The moves a rebalance planned. */
+  moves?: PlannedMove[];
+}
+
+export type StreamResult = Accepted | Rejected;

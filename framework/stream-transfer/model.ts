@@ -1,0 +1,93 @@
+/**
+ * The replicated metadata of the stream-transfer variant: which nodes exist, which node owns
+ * each stream at which epoch, and which transfers are pending. Everything here is plain JSON,
+ * because it crosses the network and the disk inside the MetadataConsensus log and snapshots.
+ */
+
+export type NodeId = string;
+export type StreamId = string;
+
+/** Stream, node and producer ids: short, printable, safe inside object keys and URLs. */
+export const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+export interface NodeRecord {
+  id: NodeId;
+  /** Base URL of the node's HTTP API, handed to clients in 409 hints. */
+  address: string;
+  /** How many streams the node may own (pending incoming transfers count against it). */
+  slots: number;
+  /** A draining node receives no new placements and gives away every stream it owns. */
+  draining: boolean;
+  /** Transfers the drain keeps in flight at once. */
+  drainInFlight: number;
+}
+
+/** The last batch a producer appended to a stream, so a retry of it is answered, not re-appended. */
+export interface ProducerMark {
+  seq: number;
+  /** Offset of the batch's first record. */
+  first: number;
+  count: number;
+}
+
+export interface StreamRecord {
+  id: StreamId;
+  owner: NodeId;
+  /**
+   * The owner's session number. Each open is a new epoch (creation opens epoch 1); at most one
+   * node accepts appends at a given epoch, and epochs of a stream only grow.
+   */
+  epoch: number;
+  /** `closed` once the owner recorded its close at `epoch`; nothing is appended until reopened. */
+  state: 'open' | 'closed';
+  /** Offset the next record gets: exact when closed, a lower bound while open. */
+  tail: number;
+  /** Producer marks as of the last close; what carries deduplication across a handoff. */
+  producers: Record<string, ProducerMark>;
+}
+
+export type TransferReason = 'admin' | 'drain' | 'rebalance';
+
+/** A transfer in progress: the stream's source and target, keyed by stream id. */
+export interface PendingTransfer {
+  stream: StreamId;
+  source: NodeId;
+  target: NodeId;
+  /** The stream's epoch when the transfer was accepted; the target will open at a later one. */
+  epoch: number;
+  reason: TransferReason;
+  /** Log index of the command that created it (ordering, and age for operators). */
+  since: number;
+}
+
+/** One planned move of a rebalance, started when the in-flight bound allows. */
+export interface PlannedMove {
+  stream: StreamId;
+  target: NodeId;
+}
+
+export interface RebalanceRun {
+  /** Moves not started yet, in plan order. */
+  queue: PlannedMove[];
+  maxInFlight: number;
+  planned: number;
+  started: number;
+  /** Moves dropped because they were no longer valid when their turn came. */
+  skipped: number;
+}
+
+export interface StreamMetadata {
+  nodes: Record<NodeId, NodeRecord>;
+  streams: Record<StreamId, StreamRecord>;
+  transfers: Record<StreamId, PendingTransfer>;
+  rebalance?: RebalanceRun;
+}
+
+/** Reads an own property only: ids like "constructor" must never reach Object.prototype. */
+export function own<T>(record: Record<string, T>, key: string): T | undefined {
+  return Object.hasOwn(record, key) ? record[key] : undefined;
+}
+
+export function emptyMetadata(): StreamMetadata {
+  return { nodes: {}, streams: {}, transfers: {} };
+}
