@@ -95,34 +95,12 @@ export class PlannedTransferEngine {
     validate(request);
     const attached = this.attach(request);
     if (attached) return attached;
-    const sealed = await this.findSealed(request.id);
-    if (sealed) {
-      assertSameTransfer(request, sealed);
-      return this.projectForAnswer(sealed);
-    }
-    // Another request may have registered while we read the audit: decide again, synchronously.
-    const raced = this.attach(request);
-    if (raced) return raced;
-    const current = this.deps.consensus.view().state.authorities[request.authority];
-    if (!current) {
-      throw new MoveRefusedError(
-        request.authority,
-        'unknown_authority',
-        `${request.authority} has no home yet; establish it with a transfer_authority command`,
-      );
-    }
-    if (current.home !== request.source) {
-      throw new MoveRefusedError(
-        request.authority,
-        'source_not_home',
-        `its home is ${current.home} (epoch ${current.epoch}), not ${request.source}`,
-      );
-    }
     const now = this.deps.clock.now();
-    // The barrier is this member's own serial: every write it has acknowledged so far.
+    // The barrier is this member's own serial: every write it has acknowledged so far. The plan
+    // is registered before anything is awaited, so a cancel right after the POST finds it.
     const plan = new TransferPlan(request, this.deps.feed.serial(), now, now + this.options.budgetMs);
     this.registry.register(plan);
-    return this.launch(plan);
+    return this.launch(plan, true);
   }
 
   /**
@@ -197,14 +175,46 @@ export class PlannedTransferEngine {
     return (plan.run as Promise<AuditRecord> | undefined) ?? this.launch(plan);
   }
 
-  private launch(plan: TransferPlan): Promise<AuditRecord> {
+  private launch(plan: TransferPlan, fresh = false): Promise<AuditRecord> {
     this.forgetExpiry(plan);
-    const run = this.drive(plan).finally(() => {
+    const run = (fresh ? this.admit(plan) : this.drive(plan)).finally(() => {
       if (plan.run === run) plan.run = undefined;
       this.armExpiry(plan);
     });
     plan.run = run;
     return run;
+  }
+
+  /**
+   * A new plan first learns whether its key already decided a move (a retry after a commit, a
+   * lost answer, a failed projection): that decision is the answer. Otherwise the authority must
+   * live at the source, read linearizably so a retry never misreads a stale home.
+   */
+  private async admit(plan: TransferPlan): Promise<AuditRecord> {
+    const request = plan.request;
+    let sealed: AuditRecord | undefined;
+    let home: { home: string; epoch: number } | undefined;
+    try {
+      const { state } = await this.deps.consensus.read();
+      sealed = state.pending[request.id]?.record ?? (await this.deps.audit.byId(request.id));
+      home = state.authorities[request.authority];
+    } catch (error) {
+      if (plan.abandon('the metadata store could not be read')) this.registry.resolve(plan);
+      throw error;
+    }
+    if (plan.isAbandoned()) throw new TransferCancelledError(plan.id, plan.authority);
+    if (sealed) {
+      if (plan.abandon('the key already decided a move')) this.registry.resolve(plan);
+      assertSameTransfer(request, sealed);
+      return this.projectForAnswer(sealed);
+    }
+    if (!home || home.home !== request.source) {
+      if (plan.abandon('the source is not the home')) this.registry.resolve(plan);
+      throw home
+        ? new MoveRefusedError(request.authority, 'source_not_home', `its home is ${home.home} (epoch ${home.epoch}), not ${request.source}`)
+        : new MoveRefusedError(request.authority, 'unknown_authority', `${request.authority} has no home yet; establish it with a transfer_authority command`);
+    }
+    return this.drive(plan);
   }
 
   private async drive(plan: TransferPlan): Promise<AuditRecord> {
