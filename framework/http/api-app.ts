@@ -1,0 +1,38 @@
+import Koa, { type Middleware } from 'koa';
+import type { Clock } from '../contracts/clock.js';
+import type { Logger } from '../contracts/logger.js';
+import type { Rng } from '../contracts/rng.js';
+import { authenticate, type BearerTokens } from './auth.js';
+import { problemHandling } from './problem-middleware.js';
+import type { ProblemMapper } from './problem-mapping.js';
+import { requestContext } from './request-context.js';
+
+export interface ApiAppOptions {
+  clock: Clock;
+  rng: Rng;
+  logger: Logger;
+  /** When given, `requireScope` works on every route of this app. */
+  tokens?: BearerTokens;
+  /** A variant's own error meanings, tried before the defaults. */
+  mappers?: readonly ProblemMapper[];
+  /** Runs around everything below the request id (the HTTP metrics middleware goes here). */
+  outer?: readonly Middleware[];
+}
+
+/**
+ * A koa app with the shared middleware in the one order that works: the request id first (so
+ * even an error answer carries it), then observers such as metrics (they see the final
+ * status), then problem handling, then authentication. Mount routers with `serveRouter`.
+ */
+export function createApiApp(options: ApiAppOptions): Koa {
+  const app = new Koa();
+  // Errors never reach koa's default handler (problemHandling answers them), but a failure
+  // while writing a response still would: log it through ours instead of stderr.
+  app.silent = true;
+  app.on('error', (error) => options.logger.error({ err: error }, 'response could not be written'));
+  app.use(requestContext({ clock: options.clock, rng: options.rng, logger: options.logger }));
+  for (const middleware of options.outer ?? []) app.use(middleware);
+  app.use(problemHandling({ logger: options.logger, mappers: options.mappers }));
+  if (options.tokens) app.use(authenticate(options.tokens));
+  return app;
+}

@@ -1,0 +1,139 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type Koa from 'koa';
+import type { Clock } from '../contracts/clock.js';
+import { BatonError } from '../contracts/errors.js';
+import type { Logger } from '../contracts/logger.js';
+import type { Lifecycle } from '../kernel/plugin.js';
+
+export interface HttpServerOptions {
+  app: Koa<any, any>;
+  /** 0 lets the OS choose a free port; `start` returns the one bound. */
+  port: number;
+  /** Defaults to 127.0.0.1: exposing a listener beyond loopback is a deliberate choice. */
+  host?: string;
+  /** Arms the drain deadline on stop. */
+  clock: Clock;
+  logger?: Logger;
+  /** Names the listener in logs and errors ("control", "public"). */
+  name?: string;
+  /** How long in-flight requests may run on after stop before their connections are cut. */
+  drainMs?: number;
+}
+
+export interface BoundAddress {
+  host: string;
+  port: number;
+  /** `http://host:port`, ready for fetch. */
+  url: string;
+}
+
+/** The listener could not bind: the port is taken, the address is not local, no permission. */
+export class HttpListenError extends BatonError {
+  constructor(name: string, host: string, port: number, cause: unknown) {
+    const code = (cause as NodeJS.ErrnoException)?.code;
+    const hint =
+      code === 'EADDRINUSE'
+        ? 'another process holds it: stop that process or configure another port'
+        : code === 'EADDRNOTAVAIL'
+          ? 'that address is not on this machine: configure a local address'
+          : code === 'EACCES'
+            ? 'binding needs privileges: use a port above 1023'
+            : (cause as Error)?.message ?? String(cause);
+    super('http_listen', `${name} listener cannot bind ${host}:${port}: ${hint}`, { cause });
+  }
+}
+
+const DEFAULT_DRAIN_MS = 5_000;
+
+/**
+ * A koa app on a Node HTTP server with an explicit lifecycle, so the host opens it after the
+ * things it serves and closes it before them. `stop` refuses new connections, closes idle
+ * keep-alive connections at once, lets in-flight requests finish (each then closes its
+ * connection), and cuts whatever is still open when the drain deadline passes.
+ */
+export class HttpServer implements Lifecycle {
+  private server?: Server;
+  private bound?: BoundAddress;
+  private stopping?: Promise<void>;
+  private readonly name: string;
+  /** Responses not yet finished: on stop they are told to close their connection when done. */
+  private readonly inFlight = new Set<ServerResponse>();
+
+  constructor(private readonly options: HttpServerOptions) {
+    this.name = options.name ?? 'http';
+  }
+
+  /** The bound address; only after start. */
+  get address(): BoundAddress {
+    if (!this.bound) throw new Error(`${this.name} listener is not started`);
+    return this.bound;
+  }
+
+  /** The host's lifecycle hook; `listen` is the same, returning the bound address. */
+  async start(): Promise<void> {
+    await this.listen();
+  }
+
+  async listen(): Promise<BoundAddress> {
+    if (this.server) throw new Error(`${this.name} listener was already started`);
+    const host = this.options.host ?? '127.0.0.1';
+    const server = createServer();
+    this.server = server;
+    // Registered before the app, so it sees every response before koa writes it.
+    server.on('request', (_req: IncomingMessage, res: ServerResponse) => {
+      if (this.stopping) res.shouldKeepAlive = false;
+      this.inFlight.add(res);
+      res.on('close', () => this.inFlight.delete(res));
+      res.on('finish', () => {
+        if (this.stopping) server.closeIdleConnections();
+      });
+    });
+    server.on('request', this.options.app.callback());
+    await new Promise<void>((resolve, reject) => {
+      const onError = (error: unknown) => reject(new HttpListenError(this.name, host, this.options.port, error));
+      server.once('error', onError);
+      server.listen(this.options.port, host, () => {
+        server.off('error', onError);
+        resolve();
+      });
+    }).catch((error) => {
+      this.server = undefined;
+      throw error;
+    });
+    server.on('error', (error) => this.options.logger?.error({ err: error }, `${this.name} listener failed`));
+    const info = server.address() as AddressInfo;
+    const urlHost = info.family === 'IPv6' ? `[${info.address}]` : info.address;
+    this.bound = { host: info.address, port: info.port, url: `http://${urlHost}:${info.port}` };
+    this.options.logger?.info({ listener: this.name, url: this.bound.url }, `${this.name} listener started`);
+    return this.bound;
+  }
+
+  /** Idempotent; resolves once every connection is closed. */
+  stop(): Promise<void> {
+    this.stopping ??= this.close();
+    return this.stopping;
+  }
+
+  private async close(): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    for (const res of this.inFlight) if (!res.headersSent) res.shouldKeepAlive = false;
+    server.closeIdleConnections();
+    const deadline = this.options.clock.setTimer(this.options.drainMs ?? DEFAULT_DRAIN_MS, () => {
+      this.options.logger?.warn({ listener: this.name }, 'drain deadline passed; closing open connections');
+      server.closeAllConnections();
+    });
+    try {
+      await closed;
+    } finally {
+      deadline.cancel();
+    }
+    this.options.logger?.info({ listener: this.name }, `${this.name} listener stopped`);
+  }
+}
+
+export function createHttpServer(options: HttpServerOptions): HttpServer {
+  return new HttpServer(options);
+}

@@ -1,0 +1,15 @@
+// The koa pieces both variants share: problem+json errors, auth scopes, JSON bodies with a
+// limit, validation, idempotency keys, request ids, the listener lifecycle.
+export * from './problem.js';
+export * from './problem-mapping.js';
+export * from './problem-middleware.js';
+export * from './invalid-fields.js';
+export * from './validate.js';
+export * from './json-body.js';
+export * from './auth.js';
+export * from './state.js';
+export * from './request-context.js';
+export * from './idempotency-key.js';
+export * from './routes.js';
+export * from './api-app.js';
+export * from './http-server.js';
