@@ -1,0 +1,6 @@
+export * from './types.js';
+export * from './storage.js';
+export * from './raft-log.js';
+export * from './progress.js';
+export * from './read-index.js';
+export * from './raft.js';

@@ -1,0 +1,118 @@
+import type { MemberId } from '../../../framework/contracts/peer-transport.js';
+
+/** "Nobody": no vote cast, no leader known. */
+export const NONE: MemberId = '';
+
+/**
+ * One log entry. `normal` entries carry the application's data (null for the no-op a new
+ * leader appends); `conf` entries carry one membership change.
+ */
+export interface Entry {
+  term: number;
+  index: number;
+  type: 'normal' | 'conf';
+  data: unknown;
+}
+
+/**
+ * One voter added or removed. `voters` is the full voter set once the change applies: a member
+ * that joins late, or restores a snapshot, learns the whole configuration from one entry.
+ */
+export interface ConfChange {
+  type: 'add' | 'remove';
+  member: MemberId;
+  voters: MemberId[];
+}
+
+/** What must be on disk before any message of the same Ready leaves the node. */
+export interface HardState {
+  term: number;
+  vote: MemberId;
+  commit: number;
+}
+
+export interface SnapshotMeta {
+  index: number;
+  term: number;
+  /** The voters in force at `index`. */
+  voters: MemberId[];
+}
+
+export interface Snapshot {
+  meta: SnapshotMeta;
+  data: unknown;
+}
+
+export type Role = 'follower' | 'pre-candidate' | 'candidate' | 'leader';
+
+export interface SoftState {
+  lead: MemberId;
+  role: Role;
+}
+
+export type MessageType =
+  | 'app'
+  | 'app-resp'
+  | 'heartbeat'
+  | 'heartbeat-resp'
+  | 'vote'
+  | 'vote-resp'
+  | 'pre-vote'
+  | 'pre-vote-resp'
+  | 'snap'
+  | 'timeout-now'
+  | 'read-index'
+  | 'read-index-resp';
+
+/**
+ * A message between cores. Fields are used per type, as in etcd's raftpb.Message:
+ * - app: index/logTerm locate the entry preceding `entries`; commit is the leader's commit.
+ * - app-resp: index is the follower's last matching index, or on reject the rejected index with
+ *   rejectHint/logTerm pointing at where the leader should probe next.
+ * - heartbeat(-resp): commit (capped at the follower's match), readSeq for ReadIndex quorums.
+ * - (pre-)vote: index/logTerm describe the candidate's last entry; context "transfer" marks a
+ *   campaign started by TimeoutNow, which bypasses the leader lease.
+ * - read-index(-resp): context identifies the read; index is the read's commit index.
+ */
+export interface Message {
+  type: MessageType;
+  from: MemberId;
+  to: MemberId;
+  term: number;
+  index?: number;
+  logTerm?: number;
+  entries?: Entry[];
+  commit?: number;
+  reject?: boolean;
+  rejectHint?: number;
+  snapshot?: Snapshot;
+  readSeq?: number;
+  context?: string;
+}
+
+/** A linearizable read became servable: once applied >= index, local state includes it. */
+export interface ReadState {
+  index: number;
+  context: string;
+}
+
+/**
+ * The work a core hands to its driver. The driver must, in order: persist `snapshot`, `entries`
+ * and `hardState` (synced), then send `messages`, then apply `committedEntries`, then call
+ * `advance()`. Messages are never sent before the state they depend on is durable.
+ */
+export interface Ready {
+  softState?: SoftState;
+  hardState?: HardState;
+  snapshot?: Snapshot;
+  entries: Entry[];
+  committedEntries: Entry[];
+  messages: Message[];
+  readStates: ReadState[];
+}
+
+export type ProposeRefusal = 'not_leader' | 'transferring' | 'conf_change_pending' | 'invalid_conf_change';
+
+export type ProposeOutcome =
+  | { ok: true; index: number; term: number }
+  | { ok: false; reason: ProposeRefusal; detail: string };
