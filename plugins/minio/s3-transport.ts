@@ -1,0 +1,32 @@
+import http from 'node:http';
+import https from 'node:https';
+import { SocketTimeoutError } from './s3-errors.js';
+
+/** The HTTP side of the S3 client: one keep-alive agent per store, and silent sockets abandoned. */
+export interface S3Transport {
+  agent: http.Agent;
+  transport: { request: typeof http.request };
+  close(): void;
+}
+
+/**
+ * Status codes the minio client turns into a bare "Retryable HTTP status" error without reading
+ * the body; the body is drained here so the socket returns to the pool instead of leaking.
+ */
+const UNREAD_STATUSES = new Set([408, 429, 499, 500, 502, 503, 504, 520]);
+
+export function createS3Transport(endpoint: URL, socketTimeoutMs: number): S3Transport {
+  const secure = endpoint.protocol === 'https:';
+  const agent = secure ? new https.Agent({ keepAlive: true }) : new http.Agent({ keepAlive: true });
+  const base = secure ? https.request : http.request;
+  const request = ((options: http.RequestOptions, callback?: (response: http.IncomingMessage) => void) => {
+    const req = base({ ...options, agent }, (response) => {
+      if (response.statusCode !== undefined && UNREAD_STATUSES.has(response.statusCode)) response.resume();
+      callback?.(response);
+    });
+    // An idle-socket deadline, not a total one: a large upload may take long but never sits silent.
+    req.setTimeout(socketTimeoutMs, () => req.destroy(new SocketTimeoutError(socketTimeoutMs)));
+    return req;
+  }) as typeof http.request;
+  return { agent, transport: { request }, close: () => agent.destroy() };
+}
