@@ -1,0 +1,273 @@
+import { createHash } from 'node:crypto';
+import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import {
+  AuditConflictError,
+  StoreUnavailableError,
+  type AuditRecord,
+  type AuditStore,
+} from '../../framework/contracts/audit-store.js';
+import { BatonError } from '../../framework/contracts/errors.js';
+import type { Lifecycle } from '../../framework/kernel/plugin.js';
+import { formatIssues } from '../../framework/kernel/zod-issues.js';
+import {
+  auditRecordSchema,
+  commitIndexOfFileName,
+  differingFields,
+  parsePositionFile,
+  parseRecordFile,
+  positionFileText,
+  recordFileName,
+  recordFileText,
+  type RecordPosition,
+} from './audit-record-file.js';
+import { errnoCode, syncDirectory, TempFiles } from './durable-file.js';
+import { encodeName } from './file-name-encoding.js';
+import { SerialQueue } from './serial-queue.js';
+
+const STORE = 'fs audit store';
+const DEFAULT_LIST_LIMIT = 100;
+/** Longer identities are named by their hash; the file inside still holds the full text. */
+const MAX_READABLE_NAME = 200;
+
+export interface FsAuditStoreOptions {
+  /** The store's directory (it uses `<dir>/audit/`); created on start. One process per directory. */
+  dir: string;
+}
+
+/**
+ * An AuditStore on the local file system, under `<dir>/audit/`:
+ * - `records/<authority>.a/<commit_index>.json`: the record, one file per identity
+ *   (authority, commit_index), so latest and list read one directory;
+ * - `ids/<id>.i`: the position of the record a transfer id names (the byId index);
+ * - `tmp/`: temp files, fsynced then renamed into place, so every file is whole or absent.
+ * A put writes the id's position first and the record second: a crash in between leaves a
+ * position with no record, which byId reads as absent and the next put of that id replaces.
+ * Puts run one at a time, since each decides from what it read. A file that cannot be read or
+ * parsed raises StoreUnavailableError: the store never answers from data it cannot trust.
+ */
+export class FsAuditStore implements AuditStore, Lifecycle {
+  readonly dir: string;
+  private readonly root: string;
+  private readonly recordsDir: string;
+  private readonly idsDir: string;
+  private readonly temps: TempFiles;
+  private readonly puts = new SerialQueue();
+  private opening: Promise<void> | undefined;
+
+  constructor(options: FsAuditStoreOptions) {
+    this.dir = resolve(options.dir);
+    this.root = join(this.dir, 'audit');
+    this.recordsDir = join(this.root, 'records');
+    this.idsDir = join(this.root, 'ids');
+    this.temps = new TempFiles(join(this.root, 'tmp'));
+  }
+
+  /** Creates the directories and clears temp files a crash left behind. */
+  async start(): Promise<void> {
+    await this.open();
+  }
+
+  async put(record: AuditRecord): Promise<{ created: boolean }> {
+    const parsed = auditRecordSchema.safeParse(record);
+    if (!parsed.success) {
+      throw new TypeError(`not an audit record:\n${formatIssues(parsed.error.issues, 'record')}`);
+    }
+    const checked = parsed.data;
+    return this.puts.run(async () => {
+      await this.open();
+      try {
+        return await this.putInOrder(checked);
+      } catch (error) {
+        throw this.unavailable(error, `cannot store audit record ${JSON.stringify(checked.id)}`);
+      }
+    });
+  }
+
+  async byId(id: string): Promise<AuditRecord | undefined> {
+    await this.open();
+    try {
+      return await this.recordById(id);
+    } catch (error) {
+      throw this.unavailable(error, `cannot read the audit record of transfer ${JSON.stringify(id)}`);
+    }
+  }
+
+  async latest(authority: string): Promise<AuditRecord | undefined> {
+    return (await this.history(authority, 1))[0];
+  }
+
+  async list(authority: string, options: { limit?: number } = {}): Promise<AuditRecord[]> {
+    const limit = options.limit ?? DEFAULT_LIST_LIMIT;
+    if (!Number.isInteger(limit) || limit < 1) {
+      throw new RangeError(`${STORE} list: limit must be a positive integer, got ${String(limit)}`);
+    }
+    return this.history(authority, limit);
+  }
+
+  private async putInOrder(record: AuditRecord): Promise<{ created: boolean }> {
+    const stored = await this.recordAt(record);
+    if (stored) {
+      const differences = differingFields(stored, record);
+      if (differences.length > 0) {
+        throw new AuditConflictError(record, `the stored record differs in ${differences.join(', ')}`);
+      }
+      return { created: false };
+    }
+    const holder = await this.recordById(record.id);
+    if (holder) {
+      throw new AuditConflictError(
+        record,
+        `transfer id ${record.id} already records ${holder.authority} @ ${holder.commit_index}`,
+      );
+    }
+    await this.writeFile(this.idsDir, this.idFileName(record.id), positionFileText(record.id, record));
+    const authorityDir = this.authorityDir(record.authority);
+    try {
+      await mkdir(authorityDir);
+      await syncDirectory(this.recordsDir);
+    } catch (error) {
+      if (errnoCode(error) !== 'EEXIST') throw error;
+    }
+    await this.writeFile(authorityDir, recordFileName(record.commit_index), recordFileText(record));
+    return { created: true };
+  }
+
+  /** The newest `limit` records of an authority, newest first. */
+  private async history(authority: string, limit: number): Promise<AuditRecord[]> {
+    await this.open();
+    try {
+      let names: string[];
+      try {
+        names = await readdir(this.authorityDir(authority));
+      } catch (error) {
+        if (errnoCode(error) !== 'ENOENT') throw error;
+        await this.checkRoot();
+        return [];
+      }
+      const indexes = names.flatMap((name) => commitIndexOfFileName(name) ?? []);
+      indexes.sort((a, b) => b - a);
+      const records: AuditRecord[] = [];
+      for (const commit_index of indexes.slice(0, limit)) {
+        const record = await this.recordAt({ authority, commit_index });
+        if (!record) throw new Error(`the record of ${authority} @ ${commit_index} vanished while being read`);
+        records.push(record);
+      }
+      return records;
+    } catch (error) {
+      throw this.unavailable(error, `cannot read the audit records of ${JSON.stringify(authority)}`);
+    }
+  }
+
+  private async recordById(id: string): Promise<AuditRecord | undefined> {
+    const text = await this.readText(join(this.idsDir, this.idFileName(id)));
+    if (text === undefined) return undefined;
+    const position = parseOrThrow(() => parsePositionFile(text), `the id index file of ${JSON.stringify(id)}`);
+    if (position.id !== id) throw new Error(`the id index file of ${JSON.stringify(id)} names ${JSON.stringify(position.id)}`);
+    const record = await this.recordAt(position);
+    // A position without its record (a put that crashed between its two writes), or one whose
+    // record belongs to another transfer: this id has no record.
+    return record?.id === id ? record : undefined;
+  }
+
+  /** The record at an identity, checked to be the one its file name promises. */
+  private async recordAt(position: RecordPosition): Promise<AuditRecord | undefined> {
+    const path = join(this.authorityDir(position.authority), recordFileName(position.commit_index));
+    const text = await this.readText(path);
+    if (text === undefined) return undefined;
+    const record = parseOrThrow(() => parseRecordFile(text), `audit record file ${path}`);
+    if (record.authority !== position.authority || record.commit_index !== position.commit_index) {
+      throw new Error(`audit record file ${path} holds ${record.authority} @ ${record.commit_index}`);
+    }
+    return record;
+  }
+
+  /** A file's text, or undefined when it does not exist (and the store's directory does). */
+  private async readText(path: string): Promise<string | undefined> {
+    try {
+      return await readFile(path, 'utf8');
+    } catch (error) {
+      if (errnoCode(error) !== 'ENOENT') throw error;
+      await this.checkRoot();
+      return undefined;
+    }
+  }
+
+  /** Replaces `dir/name` with `text` atomically and durably. */
+  private async writeFile(dir: string, name: string, text: string): Promise<void> {
+    const temp = await this.temps.write(Buffer.from(text, 'utf8'));
+    try {
+      await rename(temp, join(dir, name));
+    } catch (error) {
+      await rm(temp, { force: true }).catch(() => undefined);
+      throw error;
+    }
+    await syncDirectory(dir);
+  }
+
+  /** "Missing" is an answer only while the store's directories are there to give it. */
+  private async checkRoot(): Promise<void> {
+    for (const dir of [this.recordsDir, this.idsDir]) {
+      if (!(await stat(dir)).isDirectory()) throw new Error(`${dir} is not a directory`);
+    }
+  }
+
+  private authorityDir(authority: string): string {
+    return join(this.recordsDir, identityFileName(authority, 'a'));
+  }
+
+  private idFileName(id: string): string {
+    return identityFileName(id, 'i');
+  }
+
+  private open(): Promise<void> {
+    this.opening ??= this.prepare().catch((error) => {
+      this.opening = undefined;
+      throw this.unavailable(error, `cannot prepare the store directory ${this.root}`);
+    });
+    return this.opening;
+  }
+
+  private async prepare(): Promise<void> {
+    await mkdir(this.root, { recursive: true });
+    await this.temps.clear();
+    await mkdir(this.temps.dir);
+    for (const dir of [this.recordsDir, this.idsDir]) {
+      try {
+        await mkdir(dir);
+        await syncDirectory(this.root);
+      } catch (error) {
+        if (errnoCode(error) !== 'EEXIST') throw error;
+      }
+    }
+  }
+
+  private unavailable(error: unknown, what: string): BatonError {
+    if (error instanceof BatonError) return error;
+    const detail = error instanceof Error ? error.message : String(error);
+    return new StoreUnavailableError(
+      STORE,
+      `${what} (${detail}); check that ${this.root} exists, is a readable directory and its files are intact`,
+      { cause: error },
+    );
+  }
+}
+
+/**
+ * A portable file name for an identity: its escaped text (readable on disk), or for very long
+ * identities a hash. The two shapes have different suffixes, so they never collide.
+ */
+function identityFileName(identity: string, kind: string): string {
+  const readable = encodeName(identity);
+  if (readable.length <= MAX_READABLE_NAME) return `${readable}.${kind}`;
+  return `${createHash('sha256').update(identity, 'utf8').digest('hex')}.h${kind}`;
+}
+
+function parseOrThrow<T>(parse: () => T, what: string): T {
+  try {
+    return parse();
+  } catch (error) {
+    const detail = error instanceof Error ? error.message : String(error);
+    throw new Error(`${what} is corrupt: ${detail.slice(0, 300)}`, { cause: error });
+  }
+}
