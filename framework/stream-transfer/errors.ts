@@ -1,0 +1,78 @@
+import { BatonError } from '../contracts/errors.js';
+import type { RejectReason } from './commands.js';
+import type { NodeId, StreamId } from './model.js';
+
+/** The stream is not in the metadata. */
+export class StreamNotFoundError extends BatonError {
+  constructor(readonly stream: StreamId) {
+    super('stream_not_found', `stream ${stream} does not exist: create it with POST /v1/admin/streams`);
+  }
+}
+
+/**
+ * The request reached a node that does not serve the stream. Names the owner (or the
+ * owner-to-be while a transfer is pending), its address and the epoch it will serve, so the
+ * client retries there without a lookup.
+ */
+export class NotOwnerError extends BatonError {
+  constructor(
+    readonly stream: StreamId,
+    readonly owner: NodeId,
+    readonly address: string | undefined,
+    readonly epoch: number,
+    readonly transferring: boolean,
+  ) {
+    super(
+      'not_owner',
+      transferring
+        ? `stream ${stream} is moving to node ${owner} (epoch ${epoch}): send the request to ${address ?? owner}`
+        : `stream ${stream} is owned by node ${owner} (epoch ${epoch}): send the request to ${address ?? owner}`,
+    );
+  }
+}
+
+/** The stream did not become writable here within the parking deadline (seed: "up to 10 seconds"). */
+export class HandoffTimeoutError extends BatonError {
+  constructor(
+    readonly stream: StreamId,
+    readonly waitedMs: number,
+    readonly retryAfterSeconds: number,
+  ) {
+    super('handoff_timeout', `stream ${stream} did not settle within ${waitedMs} ms: retry in ${retryAfterSeconds} s`);
+  }
+}
+
+/** A producer sent a sequence number below the last one this stream accepted from it. */
+export class StaleProducerSequenceError extends BatonError {
+  constructor(
+    readonly stream: StreamId,
+    readonly producer: string,
+    readonly seq: number,
+    readonly lastSeq: number,
+  ) {
+    super(
+      'stale_producer_sequence',
+      `producer ${producer} sent seq ${seq} to stream ${stream}, but seq ${lastSeq} was already appended: sequence numbers must grow`,
+    );
+  }
+}
+
+/** The node cannot accept this append right now (buffer full, stopping, WAL down). */
+export class AppendUnavailableError extends BatonError {
+  constructor(
+    readonly stream: StreamId,
+    reason: string,
+  ) {
+    super('append_unavailable', `stream ${stream} cannot take appends right now: ${reason}; retry shortly`);
+  }
+}
+
+/** An admin command the metadata refused, with the state machine's reason. */
+export class CommandRejectedError extends BatonError {
+  constructor(
+    readonly reason: RejectReason,
+    message: string,
+  ) {
+    super(`rejected.${reason}`, message);
+  }
+}

@@ -1,0 +1,110 @@
+import { mkdir, open, readFile, rename, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+import { decodeEntries, encodeEntries } from './wal-codec.js';
+import { WalUnavailableError, type StreamWal, type WalEntry } from './wal.js';
+
+/**
+ * The WAL of a host: one append-only file in the node's WAL directory, fdatasync'ed before an
+ * append resolves. Concurrent appends are committed together (one write, one sync), which is
+ * what keeps a busy node from paying one sync per record.
+ */
+export class FileWal implements StreamWal {
+  private handle?: FileHandle;
+  private queue: { bytes: Uint8Array; resolve(): void; reject(error: unknown): void }[] = [];
+  private writing?: Promise<void>;
+  private closed = false;
+
+  private constructor(private readonly path: string) {}
+
+  static async open(dir: string): Promise<FileWal> {
+    await mkdir(dir, { recursive: true });
+    const wal = new FileWal(join(dir, 'streams.wal'));
+    await wal.truncateTornTail();
+    wal.handle = await open(wal.path, 'a');
+    return wal;
+  }
+
+  append(entries: readonly WalEntry[]): Promise<void> {
+    if (this.closed) return Promise.reject(new WalUnavailableError(`${this.path} is closed`));
+    if (entries.length === 0) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      this.queue.push({ bytes: encodeEntries(entries), resolve, reject });
+      this.writing ??= this.drain().finally(() => (this.writing = undefined));
+    });
+  }
+
+  async replay(): Promise<WalEntry[]> {
+    await this.writing;
+    return decodeEntries(await this.readAll()).entries;
+  }
+
+  async rewrite(entries: readonly WalEntry[]): Promise<void> {
+    await this.writing;
+    const temporary = `${this.path}.compact`;
+    const file = await open(temporary, 'w');
+    try {
+      await file.writeFile(encodeEntries(entries));
+      await file.sync();
+    } finally {
+      await file.close();
+    }
+    await this.handle?.close();
+    await rename(temporary, this.path);
+    this.handle = await open(this.path, 'a');
+    await this.handle.sync();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.writing;
+    await this.handle?.close();
+    this.handle = undefined;
+  }
+
+  private async drain(): Promise<void> {
+    while (this.queue.length > 0) {
+      const batch = this.queue;
+      this.queue = [];
+      try {
+        const handle = this.handle;
+        if (!handle) throw new WalUnavailableError(`${this.path} is not open`);
+        const total = batch.reduce((n, b) => n + b.bytes.length, 0);
+        const joined = new Uint8Array(total);
+        let at = 0;
+        for (const b of batch) {
+          joined.set(b.bytes, at);
+          at += b.bytes.length;
+        }
+        await handle.write(joined);
+        await handle.datasync();
+        for (const b of batch) b.resolve();
+      } catch (error) {
+        const failure = error instanceof WalUnavailableError ? error : new WalUnavailableError(String(error), { cause: error });
+        for (const b of batch) b.reject(failure);
+      }
+    }
+  }
+
+  private async readAll(): Promise<Uint8Array> {
+    try {
+      return await readFile(this.path);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return new Uint8Array(0);
+      throw new WalUnavailableError(`cannot read ${this.path}: ${(error as Error).message}`, { cause: error });
+    }
+  }
+
+  /** A crash may leave half an entry at the end; cut it so new appends start on a clean line. */
+  private async truncateTornTail(): Promise<void> {
+    const bytes = await this.readAll();
+    const { validBytes } = decodeEntries(bytes);
+    if (validBytes === bytes.length) return;
+    const file = await open(this.path, 'r+');
+    try {
+      await file.truncate(validBytes);
+      await file.sync();
+    } finally {
+      await file.close();
+    }
+  }
+}

@@ -1,0 +1,187 @@
+import type { Timer } from '../contracts/clock.js';
+import type { StreamCommand } from './commands.js';
+import { own, type StreamId, type StreamMetadata, type StreamRecord } from './model.js';
+import type { StreamNode } from './stream-node.js';
+
+/** The seed's retry cadence: "the watcher loop on every node retries once per second". */
+export const WATCHER_INTERVAL_MS = 1_000;
+
+type Action = { kind: 'none' } | { kind: 'run'; label: string; run: () => Promise<void> };
+
+const NONE: Action = { kind: 'none' };
+
+/**
+ * The loop on every node that turns the published metadata view into local steps (seed 000,
+ * "The handoff" and "Crashes"). There is no node-to-node call: the source sees the pending
+ * record and closes, flushes and proposes completion; the target sees the stream placed on it
+ * and opens at the next epoch; a restarted node finds its closes in its WAL and proposes them.
+ * It reacts to every apply at once, and re-examines everything once per second, so a step that
+ * failed (no leader, a store outage) is retried without anyone asking.
+ */
+export class HandoffWatcher {
+  private running = new Set<StreamId>();
+  /** After a failed step, the stream waits for the next once-per-second pass. */
+  private backoffUntil = new Map<StreamId, number>();
+  private timer?: Timer;
+  private scanQueued = false;
+  private stopped = true;
+  private unsubscribe?: () => void;
+
+  constructor(
+    private readonly node: StreamNode,
+    private readonly intervalMs = WATCHER_INTERVAL_MS,
+  ) {}
+
+  start(): void {
+    this.stopped = false;
+    this.unsubscribe = this.node.onChange(() => this.requestScan());
+    this.requestScan();
+    this.arm();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.unsubscribe?.();
+    this.timer?.cancel();
+  }
+
+  /** Steps in progress, for tests and progress displays. */
+  get busy(): number {
+    return this.running.size;
+  }
+
+  private arm(): void {
+    this.timer = this.node.clock.setTimer(this.intervalMs, () => {
+      if (this.stopped) return;
+      this.backoffUntil.clear();
+      this.scan();
+      this.arm();
+    });
+  }
+
+  /** Coalesces bursts of applies into one pass. */
+  private requestScan(): void {
+    if (this.scanQueued || this.stopped) return;
+    this.scanQueued = true;
+    queueMicrotask(() => {
+      this.scanQueued = false;
+      if (!this.stopped) this.scan();
+    });
+  }
+
+  private scan(): void {
+    if (this.node.isStopped) return this.stop();
+    const state = this.node.metadata();
+    const now = this.node.clock.now();
+    const candidates = new Set<StreamId>(this.node.localStreams());
+    for (const stream of Object.values(state.streams)) {
+      if (stream.owner === this.node.self) candidates.add(stream.id);
+    }
+    for (const t of Object.values(state.transfers)) if (t.source === this.node.self) candidates.add(t.stream);
+    for (const stream of candidates) {
+      if (this.running.has(stream)) continue;
+      if ((this.backoffUntil.get(stream) ?? 0) > now) continue;
+      const action = this.decide(state, stream);
+      if (action.kind === 'none') continue;
+      this.running.add(stream);
+      action
+        .run()
+        .catch((error) => {
+          this.backoffUntil.set(stream, this.node.clock.now() + this.intervalMs);
+          this.node.logger.warn({ stream, step: action.label, err: error }, 'handoff step failed; retrying within a second');
+        })
+        .finally(() => {
+          this.running.delete(stream);
+          // The step may have changed what this stream needs next.
+          this.requestScan();
+        });
+    }
+  }
+
+  /** The next local step for one stream, from the view and this node's own sessions. */
+  private decide(state: StreamMetadata, streamId: StreamId): Action {
+    const node = this.node;
+    const record = own(state.streams, streamId);
+    if (!record) return NONE;
+    const pending = own(state.transfers, streamId);
+    const session = node.session(streamId);
+    const closed = node.closedSession(streamId);
+
+    // A close this node remembers is settled once the metadata recorded it or moved past it.
+    if (closed && (record.epoch > closed.epoch || (record.epoch === closed.epoch && record.state === 'closed'))) {
+      return this.step('settle', () => node.settle(streamId, closed.epoch));
+    }
+    // A live session the metadata no longer backs (someone else owns a later epoch): retire it.
+    if (session && session.writable && (record.owner !== node.self || record.epoch !== session.epoch)) {
+      return this.step('retire', () => node.closeSession(streamId).then(() => undefined));
+    }
+    if (record.owner !== node.self) return NONE;
+
+    if (record.state === 'open') {
+      const mustClose = pending !== undefined && pending.source === node.self;
+      if (session && session.epoch === record.epoch && session.state !== 'dead') {
+        if (!mustClose) return NONE;
+        // Source: stop appends, flush, close at this epoch, record the close.
+        return this.step('close', async () => {
+          const done = await node.closeSession(streamId);
+          await this.propose({ type: 'close', node: node.self, ...done });
+        });
+      }
+      if (closed && closed.epoch === record.epoch) {
+        // A close from before a restart (or one whose proposal failed): record it now.
+        return this.step('close', () => this.propose({ type: 'close', node: node.self, ...closed }));
+      }
+      if (node.isOpening(streamId)) return NONE;
+      if (mustClose) {
+        // Never opened at this epoch here, so nothing was appended: close at the recorded tail.
+        return this.step('close', () => this.propose(closeAsRecorded(record, node.self)));
+      }
+      // Placed here and open in the metadata: open now (the pre-warm), before any request asks.
+      return this.step('open', () => node.openSession(streamId, record.epoch, record.tail, record.producers));
+    }
+
+    // Closed at record.epoch.
+    if (pending && pending.source === node.self) {
+      return this.step('complete', () =>
+        this.propose({ type: 'complete', stream: streamId, source: pending.source, target: pending.target, epoch: record.epoch }),
+      );
+    }
+    if (!pending) {
+      return this.step('reopen', () => this.propose({ type: 'reopen', stream: streamId, node: node.self, epoch: record.epoch }));
+    }
+    return NONE;
+  }
+
+  private step(label: string, run: () => Promise<void>): Action {
+    return { kind: 'run', label, run };
+  }
+
+  /**
+   * Proposes a step's command. A rejection is not retried by itself: the next pass re-decides
+   * from the view (a stale completion, say, simply has nothing left to do). Errors (no leader,
+   * outcome unknown) propagate so the stream backs off to the next once-per-second pass.
+   */
+  private async propose(command: StreamCommand): Promise<void> {
+    const receipt = await this.node.consensus.propose(command);
+    if (!receipt.result.ok) {
+      // Re-deciding at once would propose the same thing again: wait for the next pass.
+      throw new StepRefusedError(command, receipt.result.reason, receipt.result.message);
+    }
+  }
+}
+
+/** The metadata refused a step (a race the next pass resolves from the newer view). */
+export class StepRefusedError extends Error {
+  constructor(
+    readonly command: StreamCommand,
+    readonly reason: string,
+    message: string,
+  ) {
+    super(`${command.type} refused (${reason}): ${message}`);
+    this.name = 'StepRefusedError';
+  }
+}
+
+function closeAsRecorded(record: StreamRecord, self: string): StreamCommand {
+  return { type: 'close', stream: record.id, node: self, epoch: record.epoch, tail: record.tail, producers: record.producers };
+}

@@ -1,0 +1,321 @@
+import type { Clock, Timer } from '../contracts/clock.js';
+import type { Logger } from '../contracts/logger.js';
+import type { MetadataConsensus } from '../contracts/metadata-consensus.js';
+import type { ObjectStore } from '../contracts/object-store.js';
+import type { StreamCommand, StreamResult } from './commands.js';
+import { HandoffTimeoutError, NotOwnerError, StreamNotFoundError } from './errors.js';
+import { own, type NodeId, type PendingTransfer, type ProducerMark, type StreamId, type StreamMetadata } from './model.js';
+import { routeRequest } from './routing.js';
+import { SegmentReader, writeSegment, type StoredRecord } from './segments.js';
+import { SessionNotWritableError, StreamSession, type AppendResult, type ClosedSession } from './stream-session.js';
+import type { ProducerStamp, StreamWal } from './wal.js';
+import { recoverSessions } from './wal-recovery.js';
+
+export type StreamConsensus = MetadataConsensus<StreamMetadata, StreamCommand, StreamResult>;
+
+export interface StreamNodeOptions {
+  node: NodeId;
+  /** How long an append parks on a node that is about to serve the stream (seed: 10 s). */
+  parkTimeoutMs: number;
+  /** How often a parked request re-reads the view between metadata notifications. */
+  parkPollMs: number;
+  /** The Retry-After a client gets when parking times out. */
+  retryAfterSeconds: number;
+  maxBufferedBytes: number;
+  maxSegmentRecords: number;
+  maxProducers: number;
+}
+
+export const DEFAULT_STREAM_NODE_OPTIONS: Omit<StreamNodeOptions, 'node'> = {
+  parkTimeoutMs: 10_000,
+  parkPollMs: 25,
+  retryAfterSeconds: 1,
+  maxBufferedBytes: 64 * 1024 * 1024,
+  maxSegmentRecords: 10_000,
+  maxProducers: 1_000,
+};
+
+export interface StreamDescription {
+  stream: StreamId;
+  owner: NodeId;
+  address?: string;
+  epoch: number;
+  state: 'open' | 'closed';
+  /** Offset the next record gets (exact on the serving owner; the metadata's bound elsewhere). */
+  tail: number;
+  transfer?: PendingTransfer;
+}
+
+/** The node is stopped or crashed: nothing more is accepted. */
+export class NodeStoppedError extends Error {
+  constructor(node: NodeId) {
+    super(`stream node ${node} is stopped`);
+  }
+}
+
+/**
+ * One node of the stream-transfer variant: the sessions of the streams it owns, their WAL and
+ * flushes, request routing and parking, and recovery after a restart. What to open and close is
+ * decided by the HandoffWatcher from the metadata view; this class does the local work.
+ */
+export class StreamNode {
+  readonly self: NodeId;
+  readonly options: StreamNodeOptions;
+  private readonly sessions = new Map<StreamId, StreamSession>();
+  /** Sessions this node closed whose close the metadata has not recorded yet. */
+  private readonly closedSessions = new Map<StreamId, ClosedSession>();
+  private readonly opening = new Map<StreamId, Promise<void>>();
+  private readonly reader: SegmentReader;
+  private waiters = new Set<() => void>();
+  private unwatch?: () => void;
+  private listeners = new Set<() => void>();
+  private stopped = false;
+
+  constructor(
+    readonly consensus: StreamConsensus,
+    readonly store: ObjectStore,
+    readonly wal: StreamWal,
+    readonly clock: Clock,
+    readonly logger: Logger,
+    options: Partial<StreamNodeOptions> & { node: NodeId },
+  ) {
+    this.options = { ...DEFAULT_STREAM_NODE_OPTIONS, ...options };
+    this.self = this.options.node;
+    this.reader = new SegmentReader(store);
+  }
+
+  /** Replays the WAL: flushes what a crash left unflushed and closes those sessions at their epoch. */
+  async start(): Promise<void> {
+    const recovered = recoverSessions(await this.wal.replay());
+    for (const session of recovered.values()) {
+      if (session.status === 'settled') continue;
+      if (session.status === 'open') {
+        for (const pending of session.unflushed) {
+          const records = pending.bodies.map((body) => ({ body }));
+          await this.retryUntilDurable(() =>
+            writeSegment(this.store, {
+              stream: session.stream,
+              epoch: session.epoch,
+              first: pending.first,
+              records,
+              ...(pending.stamps ? { stamps: pending.stamps } : {}),
+            }),
+          );
+        }
+      }
+      this.closedSessions.set(session.stream, {
+        stream: session.stream,
+        epoch: session.epoch,
+        tail: session.next,
+        producers: session.producers,
+      });
+    }
+    // The log is now just the closes the metadata may not know yet.
+    await this.wal.rewrite([...this.closedSessions.values()].map((c) => ({ t: 'closed' as const, ...c })));
+    this.logger.info({ node: this.self, recovered: this.closedSessions.size }, 'stream node recovered its WAL');
+    this.unwatch = this.consensus.watch(() => this.changed());
+  }
+
+  /** Graceful stop: sessions are closed (flushed, recorded in the WAL) so a restart resumes cleanly. */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.unwatch?.();
+    await Promise.allSettled([...this.sessions.values()].map((s) => s.close()));
+    this.wakeAll();
+    await this.wal.close();
+  }
+
+  /** The process dies here: no flush, no WAL write, in-flight appends fail. For crash tests. */
+  crash(): void {
+    this.stopped = true;
+    this.unwatch?.();
+    for (const session of this.sessions.values()) session.kill(new NodeStoppedError(this.self));
+    this.wakeAll();
+  }
+
+  get isStopped(): boolean {
+    return this.stopped;
+  }
+
+  metadata(): StreamMetadata {
+    return this.consensus.view().state;
+  }
+
+  /** Called on every metadata change and session change: wakes parked requests and listeners. */
+  changed(): void {
+    this.wakeAll();
+    for (const listener of this.listeners) listener();
+  }
+
+  onChange(fn: () => void): () => void {
+    this.listeners.add(fn);
+    return () => void this.listeners.delete(fn);
+  }
+
+  // ---- data path ----------------------------------------------------------------------------
+
+  /**
+   * Appends a batch. Served when this node owns the stream and has it open; parked (up to the
+   * park timeout) when this node is about to serve it; refused with a hint otherwise.
+   */
+  async append(stream: StreamId, bodies: string[], producer?: ProducerStamp): Promise<AppendResult> {
+    const started = this.clock.now();
+    const deadline = started + this.options.parkTimeoutMs;
+    for (;;) {
+      if (this.stopped) throw new NodeStoppedError(this.self);
+      const route = routeRequest(this.metadata(), this.self, stream);
+      if (route.kind === 'missing') throw new StreamNotFoundError(stream);
+      if (route.kind === 'redirect') {
+        throw new NotOwnerError(stream, route.owner, route.address, route.epoch, route.transferring);
+      }
+      if (route.kind === 'serve') {
+        const session = this.sessions.get(stream);
+        if (session && session.epoch === route.epoch && session.writable) {
+          try {
+            return await session.append(bodies, producer);
+          } catch (error) {
+            if (!(error instanceof SessionNotWritableError)) throw error;
+            // The session began closing between routing and appending: route again.
+            continue;
+          }
+        }
+      }
+      const now = this.clock.now();
+      if (now >= deadline) {
+        throw new HandoffTimeoutError(stream, now - started, this.options.retryAfterSeconds);
+      }
+      await this.waitForChange(Math.min(this.options.parkPollMs, deadline - now));
+    }
+  }
+
+  /** Durable records from `from`, at most `limit`, straight from the object store (any node). */
+  async read(stream: StreamId, from: number, limit: number): Promise<StoredRecord[]> {
+    if (!own(this.metadata().streams, stream)) throw new StreamNotFoundError(stream);
+    return this.reader.read(stream, from, limit);
+  }
+
+  describe(stream: StreamId): StreamDescription {
+    const state = this.metadata();
+    const record = own(state.streams, stream);
+    if (!record) throw new StreamNotFoundError(stream);
+    const session = this.sessions.get(stream);
+    const serving = record.owner === this.self && session?.epoch === record.epoch && session.writable;
+    const transfer = own(state.transfers, stream);
+    return {
+      stream,
+      owner: record.owner,
+      address: own(state.nodes, record.owner)?.address,
+      epoch: record.epoch,
+      state: record.state,
+      tail: serving ? session.tail : record.tail,
+      ...(transfer ? { transfer } : {}),
+    };
+  }
+
+  // ---- what the watcher drives ----------------------------------------------------------------
+
+  session(stream: StreamId): StreamSession | undefined {
+    return this.sessions.get(stream);
+  }
+
+  closedSession(stream: StreamId): ClosedSession | undefined {
+    return this.closedSessions.get(stream);
+  }
+
+  isOpening(stream: StreamId): boolean {
+    return this.opening.has(stream);
+  }
+
+  /** Opens the stream here at `epoch` (the pre-warm), recording it in the WAL first. */
+  openSession(stream: StreamId, epoch: number, tail: number, producers: Record<string, ProducerMark>): Promise<void> {
+    const running = this.opening.get(stream);
+    if (running) return running;
+    const opening = (async () => {
+      if (this.stopped) throw new NodeStoppedError(this.self);
+      const session = await StreamSession.open(
+        stream,
+        epoch,
+        tail,
+        producers,
+        { wal: this.wal, store: this.store, clock: this.clock, logger: this.logger },
+        {
+          maxBufferedBytes: this.options.maxBufferedBytes,
+          maxSegmentRecords: this.options.maxSegmentRecords,
+          maxProducers: this.options.maxProducers,
+        },
+      );
+      if (this.stopped) {
+        session.kill(new NodeStoppedError(this.self));
+        throw new NodeStoppedError(this.self);
+      }
+      this.sessions.set(stream, session);
+      this.closedSessions.delete(stream);
+      this.logger.debug({ stream, epoch, tail }, 'stream opened');
+      this.changed();
+    })().finally(() => this.opening.delete(stream));
+    this.opening.set(stream, opening);
+    return opening;
+  }
+
+  /** Closes the live session (stop appends, flush, WAL) and remembers the close until it settles. */
+  async closeSession(stream: StreamId): Promise<ClosedSession> {
+    const session = this.sessions.get(stream);
+    if (!session) throw new Error(`stream ${stream} has no session on ${this.self} to close`);
+    const closed = await session.close();
+    if (this.sessions.get(stream) === session) {
+      this.closedSessions.set(stream, closed);
+      this.changed();
+    }
+    return closed;
+  }
+
+  /** The metadata recorded this close (or moved past it): forget it, durably. */
+  async settle(stream: StreamId, epoch: number): Promise<void> {
+    const closed = this.closedSessions.get(stream);
+    if (!closed || closed.epoch !== epoch) return;
+    await this.wal.append([{ t: 'settled', stream, epoch }]);
+    if (this.closedSessions.get(stream) === closed) this.closedSessions.delete(stream);
+    const session = this.sessions.get(stream);
+    if (session && session.epoch <= epoch && !session.writable) this.sessions.delete(stream);
+  }
+
+  /** Streams this node has any local state for (sessions or unsettled closes). */
+  localStreams(): StreamId[] {
+    return [...new Set([...this.sessions.keys(), ...this.closedSessions.keys()])];
+  }
+
+  // ---- internals ------------------------------------------------------------------------------
+
+  private waitForChange(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      let timer: Timer | undefined = undefined;
+      const wake = () => {
+        timer?.cancel();
+        this.waiters.delete(wake);
+        resolve();
+      };
+      this.waiters.add(wake);
+      timer = this.clock.setTimer(Math.max(1, ms), wake);
+    });
+  }
+
+  private wakeAll(): void {
+    const waiters = this.waiters;
+    this.waiters = new Set();
+    for (const wake of waiters) wake();
+  }
+
+  private async retryUntilDurable(write: () => Promise<void>): Promise<void> {
+    let delay = 20;
+    for (;;) {
+      try {
+        return await write();
+      } catch (error) {
+        this.logger.warn({ err: error, node: this.self }, 'recovery flush failed; retrying');
+        await this.clock.sleep(delay);
+        delay = Math.min(delay * 2, 1000);
+      }
+    }
+  }
+}

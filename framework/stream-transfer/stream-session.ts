@@ -1,0 +1,311 @@
+import type { Clock } from '../contracts/clock.js';
+import type { Logger } from '../contracts/logger.js';
+import type { ObjectStore } from '../contracts/object-store.js';
+import { AppendUnavailableError, StaleProducerSequenceError } from './errors.js';
+import type { ProducerMark, StreamId } from './model.js';
+import { writeSegment } from './segments.js';
+import type { BatchStamp, ProducerStamp, StreamWal, WalEntry } from './wal.js';
+
+/** What an acknowledged append returns: where its records landed, and in which epoch. */
+export interface AppendResult {
+  stream: StreamId;
+  epoch: number;
+  first: number;
+  count: number;
+  /** True when this is a retry of a batch already appended (the original offsets are returned). */
+  duplicate: boolean;
+}
+
+/** What a closed session leaves behind: the exact tail and the producer marks to hand over. */
+export interface ClosedSession {
+  stream: StreamId;
+  epoch: number;
+  tail: number;
+  producers: Record<string, ProducerMark>;
+}
+
+export interface SessionOptions {
+  /** Largest number of buffered (not yet durable) bytes before appends are refused with 503. */
+  maxBufferedBytes: number;
+  /** Most records in one segment object. */
+  maxSegmentRecords: number;
+  /** Producer marks remembered per stream (least recently used forgotten first). */
+  maxProducers: number;
+}
+
+interface Batch {
+  bodies: string[];
+  bytes: number;
+  producer?: ProducerStamp;
+  first?: number;
+  resolve(result: AppendResult): void;
+  reject(error: unknown): void;
+}
+
+/** Why a session stopped taking appends; the engine reroutes a request that meets it. */
+export class SessionNotWritableError extends Error {
+  constructor(readonly stream: StreamId, readonly status: string) {
+    super(`stream ${stream} session is ${status}`);
+  }
+}
+
+/**
+ * One stream's session on its owner, at one epoch. Appends go through a pipeline: queued, then
+ * logged (offsets assigned and written to the WAL), then durable (written as one segment to the
+ * ObjectStore), and only then acknowledged. Offsets are assigned at log time, so a failed WAL
+ * write leaves no hole. `close` stops new appends, drains the pipeline and records the close in
+ * the WAL; `kill` is a crash: nothing more is written, nothing more is acknowledged.
+ */
+export class StreamSession {
+  private status: 'open' | 'closing' | 'closed' | 'dead' = 'open';
+  private next: number;
+  private durable: number;
+  private readonly producers: Map<string, ProducerMark>;
+  /** Batches queued or in the pipeline, by producer: a retry joins the original's promise. */
+  private readonly inFlight = new Map<string, { seq: number; promise: Promise<AppendResult> }>();
+  private queue: Batch[] = [];
+  private bufferedBytes = 0;
+  private pumping?: Promise<void>;
+  private pendingFlushedMark?: WalEntry;
+  private closing?: Promise<ClosedSession>;
+  private killedBy?: Error;
+
+  constructor(
+    readonly stream: StreamId,
+    readonly epoch: number,
+    tail: number,
+    producers: Record<string, ProducerMark>,
+    private readonly deps: { wal: StreamWal; store: ObjectStore; clock: Clock; logger: Logger },
+    private readonly options: SessionOptions,
+  ) {
+    this.next = tail;
+    this.durable = tail;
+    this.producers = new Map(Object.entries(producers));
+  }
+
+  /** Opens a session: records it in the WAL before any append can be accepted. */
+  static async open(
+    stream: StreamId,
+    epoch: number,
+    tail: number,
+    producers: Record<string, ProducerMark>,
+    deps: { wal: StreamWal; store: ObjectStore; clock: Clock; logger: Logger },
+    options: SessionOptions,
+  ): Promise<StreamSession> {
+    await deps.wal.append([{ t: 'open', stream, epoch, next: tail, producers }]);
+    return new StreamSession(stream, epoch, tail, producers, deps, options);
+  }
+
+  get writable(): boolean {
+    return this.status === 'open';
+  }
+
+  get state(): 'open' | 'closing' | 'closed' | 'dead' {
+    return this.status;
+  }
+
+  /** Offset the next accepted record will get. */
+  get tail(): number {
+    return this.next;
+  }
+
+  /** Every offset below this is in the object store. */
+  get durableTail(): number {
+    return this.durable;
+  }
+
+  append(bodies: string[], producer?: ProducerStamp): Promise<AppendResult> {
+    if (this.status !== 'open') return Promise.reject(new SessionNotWritableError(this.stream, this.status));
+    if (producer) {
+      const running = this.inFlight.get(producer.id);
+      if (running && running.seq === producer.seq) return running.promise.then((r) => ({ ...r, duplicate: true }));
+      const mark = this.producers.get(producer.id);
+      const last = Math.max(mark?.seq ?? -1, running?.seq ?? -1);
+      if (mark && producer.seq === mark.seq && !(running && running.seq > mark.seq)) {
+        return Promise.resolve({
+          stream: this.stream,
+          epoch: this.epoch,
+          first: mark.first,
+          count: mark.count,
+          duplicate: true,
+        });
+      }
+      if (producer.seq <= last) {
+        return Promise.reject(new StaleProducerSequenceError(this.stream, producer.id, producer.seq, last));
+      }
+    }
+    const bytes = bodies.reduce((n, b) => n + b.length, 0);
+    if (this.bufferedBytes + bytes > this.options.maxBufferedBytes && this.bufferedBytes > 0) {
+      return Promise.reject(new AppendUnavailableError(this.stream, 'the node buffer is full while it flushes'));
+    }
+    const promise = new Promise<AppendResult>((resolve, reject) => {
+      this.queue.push({ bodies, bytes, producer, resolve, reject });
+    });
+    this.bufferedBytes += bytes;
+    if (producer) {
+      const entry = { seq: producer.seq, promise };
+      this.inFlight.set(producer.id, entry);
+      const forget = () => {
+        if (this.inFlight.get(producer.id) === entry) this.inFlight.delete(producer.id);
+      };
+      promise.then(forget, forget);
+    }
+    this.pump();
+    return promise;
+  }
+
+  /**
+   * Stops taking appends, makes everything already accepted durable, and records the close in
+   * the WAL. Idempotent: a second call returns the first one's outcome.
+   */
+  close(): Promise<ClosedSession> {
+    this.closing ??= this.closeOnce();
+    return this.closing;
+  }
+
+  /** The process died: stop without writing anything more; unacknowledged appends fail. */
+  kill(reason: Error): void {
+    this.status = 'dead';
+    this.killedBy = reason;
+    const queued = this.queue;
+    this.queue = [];
+    for (const batch of queued) batch.reject(reason);
+  }
+
+  producerMarks(): Record<string, ProducerMark> {
+    return Object.fromEntries(this.producers);
+  }
+
+  private async closeOnce(): Promise<ClosedSession> {
+    if (this.status === 'open') this.status = 'closing';
+    while (this.pumping) await this.pumping;
+    if (this.isDead()) throw new SessionNotWritableError(this.stream, 'dead');
+    const closed: ClosedSession = {
+      stream: this.stream,
+      epoch: this.epoch,
+      tail: this.next,
+      producers: this.producerMarks(),
+    };
+    await this.deps.wal.append([{ t: 'closed', ...closed }]);
+    this.status = 'closed';
+    return closed;
+  }
+
+  private pump(): void {
+    this.pumping ??= this.runPipeline().finally(() => {
+      this.pumping = undefined;
+      // Appends that arrived while the last cycle finished get their own cycle.
+      if (this.queue.length > 0 && !this.isDead()) this.pump();
+    });
+  }
+
+  private async runPipeline(): Promise<void> {
+    while (this.queue.length > 0 && !this.isDead()) {
+      const batches = this.takeBatches();
+      try {
+        await this.log(batches);
+      } catch (error) {
+        const failure = this.killedBy ?? new AppendUnavailableError(this.stream, `the WAL failed: ${(error as Error).message}`);
+        for (const b of batches) b.reject(failure);
+        this.release(batches);
+        continue;
+      }
+      await this.flush(batches);
+      if (this.isDead()) for (const b of batches) b.reject(this.killedBy);
+    }
+  }
+
+  /** Status can change while a step awaits; this reads it fresh (and keeps the compiler honest). */
+  private isDead(): boolean {
+    return this.status === 'dead';
+  }
+
+  private takeBatches(): Batch[] {
+    const taken: Batch[] = [];
+    let records = 0;
+    while (this.queue.length > 0) {
+      const batch = this.queue[0];
+      if (taken.length > 0 && records + batch.bodies.length > this.options.maxSegmentRecords) break;
+      taken.push(this.queue.shift()!);
+      records += batch.bodies.length;
+    }
+    return taken;
+  }
+
+  /** Assigns offsets and writes the batches to the WAL; offsets are only consumed if that worked. */
+  private async log(batches: Batch[]): Promise<void> {
+    let next = this.next;
+    const entries: WalEntry[] = [];
+    if (this.pendingFlushedMark) entries.push(this.pendingFlushedMark);
+    const stamps: BatchStamp[] = [];
+    for (const batch of batches) {
+      if (batch.producer) stamps.push({ ...batch.producer, first: next, count: batch.bodies.length });
+      next += batch.bodies.length;
+    }
+    entries.push({
+      t: 'records',
+      stream: this.stream,
+      epoch: this.epoch,
+      first: this.next,
+      bodies: batches.flatMap((b) => b.bodies),
+      ...(stamps.length > 0 ? { stamps } : {}),
+    });
+    await this.deps.wal.append(entries);
+    this.pendingFlushedMark = undefined;
+    let offset = this.next;
+    for (const batch of batches) {
+      batch.first = offset;
+      if (batch.producer) this.remember(batch.producer, offset, batch.bodies.length);
+      offset += batch.bodies.length;
+    }
+    this.next = next;
+  }
+
+  /**
+   * Writes the logged batches as one segment, retrying until it is durable: the records are in
+   * the WAL with their offsets, so they must reach the store before anything after them can.
+   */
+  private async flush(batches: Batch[]): Promise<void> {
+    if (batches.length === 0) return;
+    const first = batches[0].first!;
+    const records = batches.flatMap((b) => b.bodies.map((body) => ({ body })));
+    const stamps = batches.flatMap((b) => (b.producer ? [{ ...b.producer, first: b.first!, count: b.bodies.length }] : []));
+    let delay = 20;
+    for (;;) {
+      if (this.isDead()) return;
+      try {
+        await writeSegment(this.deps.store, {
+          stream: this.stream,
+          epoch: this.epoch,
+          first,
+          records,
+          ...(stamps.length > 0 ? { stamps } : {}),
+        });
+        break;
+      } catch (error) {
+        this.deps.logger.warn({ stream: this.stream, first, err: error }, 'segment flush failed; retrying');
+        await this.deps.clock.sleep(delay);
+        delay = Math.min(delay * 2, 1000);
+      }
+    }
+    if (this.isDead()) return;
+    this.durable = first + records.length;
+    this.pendingFlushedMark = { t: 'flushed', stream: this.stream, epoch: this.epoch, upTo: this.durable };
+    this.release(batches);
+    for (const batch of batches) {
+      batch.resolve({ stream: this.stream, epoch: this.epoch, first: batch.first!, count: batch.bodies.length, duplicate: false });
+    }
+  }
+
+  private release(batches: Batch[]): void {
+    for (const b of batches) this.bufferedBytes -= b.bytes;
+  }
+
+  private remember(producer: ProducerStamp, first: number, count: number): void {
+    this.producers.delete(producer.id);
+    this.producers.set(producer.id, { seq: producer.seq, first, count });
+    while (this.producers.size > this.options.maxProducers) {
+      this.producers.delete(this.producers.keys().next().value!);
+    }
+  }
+}

@@ -1,0 +1,124 @@
+import { setImmediate as macrotask } from 'node:timers/promises';
+import { createSilentLogger } from '../../../framework/kernel/pino-logger.js';
+import { DiskWal } from '../../../framework/stream-transfer/disk-wal.js';
+import { HandoffWatcher } from '../../../framework/stream-transfer/handoff-watcher.js';
+import type { StreamCommand, StreamResult } from '../../../framework/stream-transfer/commands.js';
+import type { StreamMetadata } from '../../../framework/stream-transfer/model.js';
+import { StreamStateMachine } from '../../../framework/stream-transfer/state-machine.js';
+import { StreamNode, type StreamNodeOptions } from '../../../framework/stream-transfer/stream-node.js';
+import { LocalConsensus } from '../../../framework/testing/fakes/local-consensus.js';
+import { SimDisk } from '../../../framework/testing/sim/disk.js';
+import { VirtualClock } from '../../../framework/testing/sim/virtual-clock.js';
+import { MemoryObjectStore } from '../../../plugins/memory/memory-object-store.js';
+
+interface Member {
+  node: StreamNode;
+  watcher: HandoffWatcher;
+  wal: DiskWal;
+  disk: SimDisk;
+}
+
+/**
+ * Several stream nodes in one process on virtual time: one shared metadata consensus (every
+ * node watches the same published view), one object store, and a simulated disk per node for
+ * its WAL, so a crash loses exactly what was not synced.
+ */
+export class Cluster {
+  readonly clock = new VirtualClock();
+  readonly consensus = new LocalConsensus<StreamMetadata, StreamCommand, StreamResult>(new StreamStateMachine());
+  readonly store = new MemoryObjectStore();
+  readonly logger = createSilentLogger();
+  private readonly members = new Map<string, Member>();
+  private readonly disks = new Map<string, SimDisk>();
+
+  constructor(private readonly nodeOptions: Partial<StreamNodeOptions> = {}) {}
+
+  async addNode(id: string, slots = 100): Promise<StreamNode> {
+    await this.must({ type: 'register-node', node: id, address: `http://${id}.test`, slots });
+    return this.startNode(id);
+  }
+
+  async startNode(id: string): Promise<StreamNode> {
+    let disk = this.disks.get(id);
+    if (!disk) {
+      disk = new SimDisk();
+      this.disks.set(id, disk);
+    }
+    const wal = new DiskWal(disk);
+    const node = new StreamNode(this.consensus, this.store, wal, this.clock, this.logger, { ...this.nodeOptions, node: id });
+    await node.start();
+    const watcher = new HandoffWatcher(node);
+    watcher.start();
+    this.members.set(id, { node, watcher, wal, disk });
+    return node;
+  }
+
+  node(id: string): StreamNode {
+    const member = this.members.get(id);
+    if (!member) throw new Error(`no node ${id} in this cluster`);
+    return member.node;
+  }
+
+  /** The process dies: no more writes from it, and its disk keeps only what was synced. */
+  crash(id: string): void {
+    const member = this.members.get(id)!;
+    member.watcher.stop();
+    member.node.crash();
+    member.wal.kill();
+    member.disk.crash();
+    this.members.delete(id);
+  }
+
+  async restart(id: string): Promise<StreamNode> {
+    return this.startNode(id);
+  }
+
+  async stopAll(): Promise<void> {
+    for (const member of this.members.values()) {
+      member.watcher.stop();
+      await member.node.stop();
+    }
+  }
+
+  get state(): StreamMetadata {
+    return this.consensus.view().state;
+  }
+
+  async must(command: StreamCommand): Promise<StreamResult> {
+    const receipt = await this.consensus.propose(command);
+    if (!receipt.result.ok) throw new Error(`${command.type} rejected: ${receipt.result.message}`);
+    return receipt.result;
+  }
+
+  /** Lets every pending promise chain run (real macrotask turns), without moving virtual time. */
+  async quiesce(turns = 5): Promise<void> {
+    for (let i = 0; i < turns; i++) await macrotask();
+  }
+
+  /**
+   * Runs the cluster until `condition` holds, moving virtual time in small steps; fails after
+   * `virtualMs` of virtual time, naming what it waited for.
+   */
+  async until(condition: () => boolean, what: string, virtualMs = 30_000, stepMs = 10): Promise<void> {
+    const deadline = this.clock.now() + virtualMs;
+    for (;;) {
+      await this.quiesce();
+      if (condition()) return;
+      if (this.clock.now() >= deadline) throw new Error(`timed out after ${virtualMs} virtual ms waiting for ${what}`);
+      this.clock.advance(stepMs);
+    }
+  }
+
+  /** Settles every pending transfer (fails if one does not settle within the virtual deadline). */
+  async settled(virtualMs = 30_000): Promise<void> {
+    await this.until(() => Object.keys(this.state.transfers).length === 0, 'every transfer to settle', virtualMs);
+  }
+
+  /** The stream is open on its owner, at the metadata's epoch. */
+  serving(stream: string): boolean {
+    const record = this.state.streams[stream];
+    if (!record || record.state !== 'open' || this.state.transfers[stream]) return false;
+    const session = this.members.get(record.owner)?.node.session(stream);
+    return session !== undefined && session.epoch === record.epoch && session.writable;
+  }
+}
