@@ -3,6 +3,8 @@ import type { Clock } from '../contracts/clock.js';
 import type { Logger } from '../contracts/logger.js';
 import type { Rng } from '../contracts/rng.js';
 import { authenticate, type BearerTokens } from './auth.js';
+import type { BatonMetrics } from './metrics.js';
+import { httpMetrics } from './metrics-http.js';
 import { problemHandling } from './problem-middleware.js';
 import type { ProblemMapper } from './problem-mapping.js';
 import { requestContext } from './request-context.js';
@@ -15,7 +17,10 @@ export interface ApiAppOptions {
   tokens?: BearerTokens;
   /** A variant's own error meanings, tried before the defaults. */
   mappers?: readonly ProblemMapper[];
-  /** Runs around everything below the request id (the HTTP metrics middleware goes here). */
+  /** When given, every request's duration is observed under `listener` (default "http"). */
+  metrics?: BatonMetrics;
+  listener?: string;
+  /** Runs around problem handling, below the request id: observers that need the final status. */
   outer?: readonly Middleware[];
 }
 
@@ -31,6 +36,7 @@ export function createApiApp(options: ApiAppOptions): Koa {
   app.silent = true;
   app.on('error', (error) => options.logger.error({ err: error }, 'response could not be written'));
   app.use(requestContext({ clock: options.clock, rng: options.rng, logger: options.logger }));
+  if (options.metrics) app.use(httpMetrics(options.metrics, options.clock, options.listener));
   for (const middleware of options.outer ?? []) app.use(middleware);
   app.use(problemHandling({ logger: options.logger, mappers: options.mappers }));
   if (options.tokens) app.use(authenticate(options.tokens));

@@ -1,5 +1,6 @@
 // The koa pieces both variants share: problem+json errors, auth scopes, JSON bodies with a
-// limit, validation, idempotency keys, request ids, the listener lifecycle.
+// limit, validation, idempotency keys, request ids, the listener lifecycle, Prometheus metrics
+// and the OpenAPI document.
 export * from './problem.js';
 export * from './problem-mapping.js';
 export * from './problem-middleware.js';
@@ -13,3 +14,11 @@ export * from './idempotency-key.js';
 export * from './routes.js';
 export * from './api-app.js';
 export * from './http-server.js';
+export * from './metrics.js';
+export * from './metrics-sources.js';
+export * from './metrics-http.js';
+export * from './metrics-plugin.js';
+export * from './openapi.js';
+export * from './openapi-paths.js';
+export * from './openapi-routes.js';
+export * from './openapi-coverage.js';

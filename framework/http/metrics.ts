@@ -1,0 +1,141 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { token } from '../contracts/token.js';
+
+/** What the consensus gauges show; `commitIndex` only when the implementation knows it. */
+export interface ConsensusReading {
+  term: number;
+  appliedIndex: number;
+  commitIndex?: number;
+  isLeader: boolean;
+}
+
+export interface BatonMetricsOptions {
+  /** Node process metrics (heap, event loop lag, GC). On by default; off in tight unit tests. */
+  defaultMetrics?: boolean;
+  /** Labels on every series, e.g. `{member: 'n1'}` when several hosts share a scrape target. */
+  labels?: Record<string, string>;
+}
+
+/** Seconds; wide enough for a parked open (10 s) and a catch-up budget (5 min). */
+const REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
+const TRANSFER_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
+
+/**
+ * The Prometheus metrics of one host, in a registry of its own: prom-client's global default
+ * registry would make two hosts in one process (tests, `baton up` in-process, benchmarks)
+ * collide on metric names. Counters and histograms are incremented by the variants; gauges
+ * that mirror state (consensus position, plans in flight) are read at scrape time from a
+ * source the variant binds, so they can never drift from the state they describe.
+ */
+export class BatonMetrics {
+  readonly registry = new Registry();
+  /** Transfers that reached an outcome (`committed`, `cancelled`, `timed_out`, `failed`...). */
+  readonly transfers: Counter<'outcome'>;
+  readonly transferDuration: Histogram<'outcome'>;
+  /** Transfers proposed or planned and not yet settled. */
+  readonly transfersInFlight: Gauge;
+  /** StoreUnavailableError raised by a store, by store and operation. */
+  readonly storeErrors: Counter<'store' | 'operation'>;
+  readonly httpRequestDuration: Histogram<'listener' | 'method' | 'route' | 'status'>;
+  readonly consensusTerm: Gauge;
+  readonly consensusCommitIndex: Gauge;
+  readonly consensusAppliedIndex: Gauge;
+  readonly consensusIsLeader: Gauge;
+
+  private inFlightSource?: () => number;
+  private consensusSource?: () => ConsensusReading;
+
+  constructor(options: BatonMetricsOptions = {}) {
+    const registers = [this.registry];
+    if (options.labels) this.registry.setDefaultLabels(options.labels);
+    if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+    // Collect callbacks read the bound sources; `metrics` is captured because prom-client
+    // calls them with the metric as `this`.
+    // eslint-disable-next-line @typescript-eslint/no-this-alias
+    const metrics = this;
+    this.transfers = new Counter({
+      name: 'baton_transfers_total',
+      help: 'Transfers that reached an outcome, by outcome.',
+      labelNames: ['outcome'],
+      registers,
+    });
+    this.transferDuration = new Histogram({
+      name: 'baton_transfer_duration_seconds',
+      help: 'Time from a transfer being accepted to its outcome, by outcome.',
+      labelNames: ['outcome'],
+      buckets: TRANSFER_BUCKETS,
+      registers,
+    });
+    this.transfersInFlight = new Gauge({
+      name: 'baton_transfers_in_flight',
+      help: 'Transfers accepted and not yet settled (pending transfers, in-flight plans).',
+      registers,
+      collect() {
+        if (metrics.inFlightSource) this.set(metrics.inFlightSource());
+      },
+    });
+    this.storeErrors = new Counter({
+      name: 'baton_store_errors_total',
+      help: 'Store operations that failed as unavailable, by store and operation.',
+      labelNames: ['store', 'operation'],
+      registers,
+    });
+    this.httpRequestDuration = new Histogram({
+      name: 'baton_http_request_duration_seconds',
+      help: 'HTTP request duration, by listener, method, route template and status.',
+      labelNames: ['listener', 'method', 'route', 'status'],
+      buckets: REQUEST_BUCKETS,
+      registers,
+    });
+    const consensusGauge = (name: string, help: string, read: (r: ConsensusReading) => number | undefined) =>
+      new Gauge({
+        name,
+        help,
+        registers,
+        collect() {
+          const reading = metrics.consensusSource?.();
+          const value = reading === undefined ? undefined : read(reading);
+          if (value !== undefined) this.set(value);
+        },
+      });
+    this.consensusTerm = consensusGauge('baton_consensus_term', 'Current consensus term.', (r) => r.term);
+    this.consensusCommitIndex = consensusGauge(
+      'baton_consensus_commit_index',
+      'Highest log index known committed.',
+      (r) => r.commitIndex,
+    );
+    this.consensusAppliedIndex = consensusGauge(
+      'baton_consensus_applied_index',
+      'Highest log index applied to the state machine on this member.',
+      (r) => r.appliedIndex,
+    );
+    this.consensusIsLeader = consensusGauge(
+      'baton_consensus_is_leader',
+      '1 when this member leads, 0 otherwise.',
+      (r) => (r.isLeader ? 1 : 0),
+    );
+  }
+
+  /** Counts one settled transfer and observes how long it took. */
+  recordTransfer(outcome: string, durationMs: number): void {
+    this.transfers.inc({ outcome });
+    this.transferDuration.observe({ outcome }, Math.max(0, durationMs) / 1000);
+  }
+
+  /** The in-flight gauge reads this at every scrape. */
+  observeTransfersInFlight(source: () => number): void {
+    this.inFlightSource = source;
+  }
+
+  /** The consensus gauges read this at every scrape. */
+  observeConsensus(source: () => ConsensusReading): void {
+    this.consensusSource = source;
+  }
+
+  /** The exposition text and its content type, as served at /metrics. */
+  async render(): Promise<{ contentType: string; body: string }> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+}
+
+export const METRICS = token<BatonMetrics>('Metrics');
