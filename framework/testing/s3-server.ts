@@ -28,7 +28,12 @@ interface S3rverObject {
 /** The part of s3rver's FilesystemStore that the fixed store below builds on. */
 interface FilesystemStoreBase {
   getResourcePath(bucket: string, key: string, resource: string): string;
-  putMetadata(bucket: string, key: string, metadata: Record<string, string>, md5: string): Promise<void>;
+  putMetadata(
+    bucket: string,
+    key: string,
+    metadata: Record<string, string>,
+    md5: string,
+  ): Promise<void>;
   putObject(object: S3rverObject): Promise<{ size: number; md5: string }>;
   deleteObject(bucket: string, key: string): Promise<void>;
 }
@@ -63,7 +68,9 @@ class ConsistentFilesystemStore extends FilesystemStore {
       await mkdir(dirname(objectPath), { recursive: true });
       const md5 = createHash('md5');
       let size = 0;
-      const source = Buffer.isBuffer(object.content) ? Readable.from([object.content]) : object.content;
+      const source = Buffer.isBuffer(object.content)
+        ? Readable.from([object.content])
+        : object.content;
       const measure = new Transform({
         transform(chunk: Buffer, _encoding, callback) {
           md5.update(chunk);

@@ -1,5 +1,9 @@
 // The MinIO/S3 plugin: an ObjectStore on the minio client.
 export { s3ObjectStorePlugin } from './plugin.js';
 export { S3ObjectStore } from './s3-object-store.js';
-export { s3ObjectStoreOptions, type S3ObjectStoreOptions, type S3ObjectStoreInput } from './options.js';
+export {
+  s3ObjectStoreOptions,
+  type S3ObjectStoreOptions,
+  type S3ObjectStoreInput,
+} from './options.js';
 export { encodeKey, decodeKey } from './object-key-codec.js';

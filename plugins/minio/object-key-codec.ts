@@ -56,7 +56,8 @@ function isKept(unit: number, atSegmentStart: boolean): boolean {
 function escape(unit: number): string {
   // `-`, `.` and `/` at a segment start fall in the first range's lead too (0x2d..0x2f): they
   // sort below every digit and letter, as they should.
-  const range = unit <= 0x2f ? ESCAPE_RANGES[0] : ESCAPE_RANGES.find((r) => unit >= r.from && unit <= r.to)!;
+  const range =
+    unit <= 0x2f ? ESCAPE_RANGES[0] : ESCAPE_RANGES.find((r) => unit >= r.from && unit <= r.to)!;
   return range.lead + unit.toString(16).padStart(4, '0');
 }
 
@@ -79,7 +80,7 @@ export function encodeKey(key: string, complete = true): string {
  */
 export function decodeKey(name: string): string | undefined {
   let key = '';
-  for (let i = 0; i < name.length; ) {
+  for (let i = 0; i < name.length;) {
     const ch = name[i];
     if (ch === TERMINATOR && i === name.length - 1 && name[i - 1] === '/') {
       i++;

@@ -28,7 +28,10 @@ export const s3ObjectStoreOptions = z
     /** Every object name starts with this, so several deployments can share one bucket. */
     keyPrefix: z
       .string()
-      .regex(/^([a-z0-9][a-z0-9._-]*\/)*$/, 'must be empty or lowercase path segments each ending with "/"')
+      .regex(
+        /^([a-z0-9][a-z0-9._-]*\/)*$/,
+        'must be empty or lowercase path segments each ending with "/"',
+      )
       .default(''),
     /** Bodies larger than this are uploaded in parts of this size (S3 allows 5 MiB to 5 GiB). */
     partSize: z

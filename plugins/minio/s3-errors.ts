@@ -51,5 +51,7 @@ export function describeS3Error(error: unknown): string {
   if (typeof code === 'string' && code in MISCONFIGURED) return `${MISCONFIGURED[code]} (${code})`;
   const status = /Retryable HTTP status: (\d+)/.exec(message)?.[1];
   if (status) return `the server answered HTTP ${status}`;
-  return typeof code === 'string' && code && !message.includes(code) ? `${code}: ${message}` : message;
+  return typeof code === 'string' && code && !message.includes(code)
+    ? `${code}: ${message}`
+    : message;
 }

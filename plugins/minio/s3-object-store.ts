@@ -76,7 +76,9 @@ export class S3ObjectStore implements ObjectStore, Lifecycle {
 
   /** Checks the bucket (creating it if asked) and, with conditionalPut 'auto', probes the server. */
   async start(): Promise<void> {
-    const exists = await this.attempt('checking the bucket', () => this.client.bucketExists(this.options.bucket));
+    const exists = await this.attempt('checking the bucket', () =>
+      this.client.bucketExists(this.options.bucket),
+    );
     if (!exists) {
       if (!this.options.createBucket) {
         throw new StoreUnavailableError(
@@ -109,10 +111,13 @@ export class S3ObjectStore implements ObjectStore, Lifecycle {
     const name = this.objectName(key);
     const body = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     if (!options.ifAbsent) {
-      await this.attempt(`storing ${JSON.stringify(key)}`, () => this.client.putObject(this.options.bucket, name, body));
+      await this.attempt(`storing ${JSON.stringify(key)}`, () =>
+        this.client.putObject(this.options.bucket, name, body),
+      );
       return;
     }
-    if (!this.supports.conditionalPut) throw new UnsupportedOperationError('put with ifAbsent', this.storeName);
+    if (!this.supports.conditionalPut)
+      throw new UnsupportedOperationError('put with ifAbsent', this.storeName);
     if (body.byteLength > SINGLE_PUT_LIMIT) {
       throw new UnsupportedOperationError('put with ifAbsent of a body over 5 GiB', this.storeName);
     }
@@ -170,7 +175,10 @@ export class S3ObjectStore implements ObjectStore, Lifecycle {
       throw new RangeError(`list limit must be a positive integer, got ${limit}`);
     }
     const namePrefix = this.options.keyPrefix + encodeKey(prefix, false);
-    const after = options.startAfter === undefined ? '' : this.options.keyPrefix + encodeKey(options.startAfter);
+    const after =
+      options.startAfter === undefined
+        ? ''
+        : this.options.keyPrefix + encodeKey(options.startAfter);
     return this.options.serverSortsListings
       ? this.listPaged(prefix, namePrefix, after, limit)
       : this.listWhole(prefix, namePrefix, after, limit);
@@ -181,7 +189,12 @@ export class S3ObjectStore implements ObjectStore, Lifecycle {
    * is the contract's startAfter. Each request asks for one key more than the page needs: seeing
    * it is how we know that `next` is due.
    */
-  private async listPaged(prefix: string, namePrefix: string, after: string, limit: number): Promise<ListPage> {
+  private async listPaged(
+    prefix: string,
+    namePrefix: string,
+    after: string,
+    limit: number,
+  ): Promise<ListPage> {
     const objects: ObjectInfo[] = [];
     let cursor = after;
     for (;;) {
@@ -198,7 +211,12 @@ export class S3ObjectStore implements ObjectStore, Lifecycle {
   }
 
   /** For servers that list out of order: one request for everything, sorted here. */
-  private async listWhole(prefix: string, namePrefix: string, after: string, limit: number): Promise<ListPage> {
+  private async listWhole(
+    prefix: string,
+    namePrefix: string,
+    after: string,
+    limit: number,
+  ): Promise<ListPage> {
     const page = await this.listNames(prefix, namePrefix, after, S3_PAGE_LIMIT);
     if (page.truncated) {
       throw new UnsupportedOperationError(
@@ -207,7 +225,9 @@ export class S3ObjectStore implements ObjectStore, Lifecycle {
       );
     }
     const all = page.items
-      .flatMap((item) => (item.key === undefined ? [] : [{ name: item.name, key: item.key, size: item.size }]))
+      .flatMap((item) =>
+        item.key === undefined ? [] : [{ name: item.name, key: item.key, size: item.size }],
+      )
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     const objects = all.slice(0, limit).map(({ key, size }) => ({ key, size }));
     return all.length > limit ? { objects, next: objects[objects.length - 1].key } : { objects };
@@ -221,7 +241,13 @@ export class S3ObjectStore implements ObjectStore, Lifecycle {
     const items = page.objects.flatMap((o) => {
       if (o.name === undefined) return [];
       const key = decodeKey(o.name.slice(this.options.keyPrefix.length));
-      return [{ name: o.name, key: key !== undefined && key.startsWith(prefix) ? key : undefined, size: Number(o.size) }];
+      return [
+        {
+          name: o.name,
+          key: key !== undefined && key.startsWith(prefix) ? key : undefined,
+          size: Number(o.size),
+        },
+      ];
     });
     return { items, truncated: page.isTruncated };
   }
@@ -253,7 +279,9 @@ export class S3ObjectStore implements ObjectStore, Lifecycle {
   private async probeConditionalPut(): Promise<boolean> {
     const name = `${this.options.keyPrefix}${PROBE_PREFIX}${this.rng.hex(8)}`;
     const body = Buffer.from('probe');
-    await this.attempt('probing create-only puts', () => this.client.putObject(this.options.bucket, name, body));
+    await this.attempt('probing create-only puts', () =>
+      this.client.putObject(this.options.bucket, name, body),
+    );
     try {
       return await this.attempt('probing create-only puts', async () => {
         try {
@@ -268,14 +296,17 @@ export class S3ObjectStore implements ObjectStore, Lifecycle {
         }
       });
     } finally {
-      await this.attempt('removing the probe', () => this.client.removeObject(this.options.bucket, name)).catch(
-        (error: unknown) => this.log.warn({ err: (error as Error).message, name }, 'could not remove the probe'),
+      await this.attempt('removing the probe', () =>
+        this.client.removeObject(this.options.bucket, name),
+      ).catch((error: unknown) =>
+        this.log.warn({ err: (error as Error).message, name }, 'could not remove the probe'),
       );
     }
   }
 
   private objectName(key: string): string {
-    if (typeof key !== 'string' || key.length === 0) throw new InvalidKeyError(String(key), 'a key must be a non-empty string');
+    if (typeof key !== 'string' || key.length === 0)
+      throw new InvalidKeyError(String(key), 'a key must be a non-empty string');
     const name = this.options.keyPrefix + encodeKey(key);
     if (Buffer.byteLength(name) > MAX_ENCODED_KEY_BYTES) {
       throw new InvalidKeyError(
@@ -301,13 +332,18 @@ export class S3ObjectStore implements ObjectStore, Lifecycle {
         },
       );
     } catch (error) {
-      if (error instanceof PreconditionFailedError || error instanceof UnsupportedOperationError) throw error;
+      if (error instanceof PreconditionFailedError || error instanceof UnsupportedOperationError)
+        throw error;
       if (error instanceof StoreUnavailableError) throw error;
       const kind = classifyS3Error(error);
       const after = kind === 'transient' ? ` after ${tries} ${tries === 1 ? 'try' : 'tries'}` : '';
-      throw new StoreUnavailableError(this.storeName, `${what} failed${after}: ${describeS3Error(error)}`, {
-        cause: error,
-      });
+      throw new StoreUnavailableError(
+        this.storeName,
+        `${what} failed${after}: ${describeS3Error(error)}`,
+        {
+          cause: error,
+        },
+      );
     }
   }
 }

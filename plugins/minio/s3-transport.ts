@@ -19,9 +19,13 @@ export function createS3Transport(endpoint: URL, socketTimeoutMs: number): S3Tra
   const secure = endpoint.protocol === 'https:';
   const agent = secure ? new https.Agent({ keepAlive: true }) : new http.Agent({ keepAlive: true });
   const base = secure ? https.request : http.request;
-  const request = ((options: http.RequestOptions, callback?: (response: http.IncomingMessage) => void) => {
+  const request = ((
+    options: http.RequestOptions,
+    callback?: (response: http.IncomingMessage) => void,
+  ) => {
     const req = base({ ...options, agent }, (response) => {
-      if (response.statusCode !== undefined && UNREAD_STATUSES.has(response.statusCode)) response.resume();
+      if (response.statusCode !== undefined && UNREAD_STATUSES.has(response.statusCode))
+        response.resume();
       callback?.(response);
     });
     // An idle-socket deadline, not a total one: a large upload may take long but never sits silent.

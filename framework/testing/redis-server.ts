@@ -1,0 +1,235 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Clock } from '../contracts/clock.js';
+import { SystemClock } from '../kernel/system-clock.js';
+
+export interface RedisServerOptions {
+  /** The redis-server executable (default: $REDIS_SERVER, else `redis-server` on the PATH). */
+  binary?: string;
+  /** Time source for start/stop deadlines (default: the system clock). */
+  clock?: Clock;
+  /** How long to wait for "Ready to accept connections" (default 10 s). */
+  startTimeoutMs?: number;
+  /** More `--name value` arguments for redis-server. */
+  extraArgs?: string[];
+}
+
+const HOST = '127.0.0.1';
+const PORT_ATTEMPTS = 5;
+
+/**
+ * A real redis-server for tests, spawned on a free loopback port with its own temporary
+ * directory. Data is kept in an append-only file synced on every write, so a server stopped (even
+ * with SIGKILL) and restarted on the same port comes back with everything it acknowledged:
+ * exactly what a client sees across a Redis restart in production.
+ */
+export class RedisServer {
+  private child?: ChildProcess;
+  private exited?: Promise<void>;
+
+  private constructor(
+    readonly port: number,
+    readonly dir: string,
+    private readonly options: Required<Omit<RedisServerOptions, 'extraArgs'>> & {
+      extraArgs: string[];
+    },
+  ) {}
+
+  static async start(options: RedisServerOptions = {}): Promise<RedisServer> {
+    const resolved = {
+      binary: options.binary ?? process.env.REDIS_SERVER ?? 'redis-server',
+      clock: options.clock ?? new SystemClock(),
+      startTimeoutMs: options.startTimeoutMs ?? 10_000,
+      extraArgs: options.extraArgs ?? [],
+    };
+    const dir = await mkdtemp(join(tmpdir(), 'baton-redis-'));
+    let lastError: unknown;
+    for (let attempt = 0; attempt < PORT_ATTEMPTS; attempt++) {
+      const server = new RedisServer(await freeLoopbackPort(), dir, resolved);
+      try {
+        await server.spawn();
+        return server;
+      } catch (error) {
+        lastError = error;
+        // Another process took the port between probing and binding: try another one.
+        if (!(error instanceof PortInUseError)) break;
+      }
+    }
+    await rm(dir, { recursive: true, force: true });
+    throw lastError;
+  }
+
+  get host(): string {
+    return HOST;
+  }
+
+  get url(): string {
+    return `redis://${HOST}:${this.port}`;
+  }
+
+  get running(): boolean {
+    return this.child !== undefined;
+  }
+
+  /**
+   * Stops the server. SIGTERM lets Redis finish and exit cleanly; SIGKILL is a crash (the
+   * append-only file still holds every acknowledged write). Stopping a stopped server does nothing.
+   */
+  async stop(signal: 'SIGTERM' | 'SIGKILL' = 'SIGTERM'): Promise<void> {
+    const child = this.child;
+    if (!child) return;
+    child.kill(signal);
+    const stopped = await this.within(this.exited!, 10_000);
+    if (!stopped) {
+      child.kill('SIGKILL');
+      await this.exited;
+    }
+  }
+
+  /** Starts the server again on the same port and directory, with the data it had. */
+  async restart(): Promise<void> {
+    await this.stop();
+    await this.spawn();
+  }
+
+  /** Stops the server and removes its directory. */
+  async close(): Promise<void> {
+    await this.stop();
+    await rm(this.dir, { recursive: true, force: true });
+  }
+
+  private async spawn(): Promise<void> {
+    if (this.child) throw new Error(`redis-server on port ${this.port} is already running`);
+    const args = [
+      '--port',
+      String(this.port),
+      '--bind',
+      HOST,
+      '--dir',
+      this.dir,
+      '--save',
+      '',
+      '--appendonly',
+      'yes',
+      '--appendfsync',
+      'always',
+      '--daemonize',
+      'no',
+      '--protected-mode',
+      'no',
+      '--logfile',
+      '',
+      ...this.options.extraArgs,
+    ];
+    const child = spawn(this.options.binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    const ready = new Promise<void>((resolve) => {
+      const onData = (chunk: Buffer) => {
+        output += chunk.toString('utf8');
+        if (output.includes('Ready to accept connections')) {
+          child.stdout?.off('data', onData);
+          resolve();
+        }
+      };
+      child.stdout?.on('data', onData);
+      child.stderr?.on('data', (chunk: Buffer) => void (output += chunk.toString('utf8')));
+    });
+    let spawnError: Error | undefined;
+    const exited = new Promise<void>((resolve) => {
+      const done = () => {
+        if (this.child === child) this.child = undefined;
+        liveChildren.delete(child);
+        resolve();
+      };
+      child.once('exit', done);
+      child.once('error', (error) => {
+        spawnError = error;
+        done();
+      });
+    });
+    this.child = child;
+    this.exited = exited;
+    watchForExit(child);
+
+    const abort = new AbortController();
+    const timedOut = this.options.clock.sleep(this.options.startTimeoutMs, abort.signal).then(
+      () => 'timeout' as const,
+      () => 'cancelled' as const,
+    );
+    const outcome = await Promise.race([
+      ready.then(() => 'ready' as const),
+      exited.then(() => 'exited' as const),
+      timedOut,
+    ]);
+    abort.abort();
+    if (outcome === 'ready') return;
+    await this.stop('SIGKILL');
+    if (spawnError) {
+      throw new Error(
+        `could not run ${this.options.binary} (${spawnError.message}): install Redis or set REDIS_SERVER to its path`,
+        { cause: spawnError },
+      );
+    }
+    if (/address already in use/i.test(output)) throw new PortInUseError(this.port);
+    throw new Error(
+      outcome === 'timeout'
+        ? `redis-server on port ${this.port} was not ready after ${this.options.startTimeoutMs} ms:\n${output}`
+        : `redis-server on port ${this.port} exited before it was ready:\n${output}`,
+    );
+  }
+
+  /** True when `promise` settled before the deadline. */
+  private async within(promise: Promise<unknown>, ms: number): Promise<boolean> {
+    const abort = new AbortController();
+    const deadline = this.options.clock.sleep(ms, abort.signal).then(
+      () => false,
+      () => false,
+    );
+    const settled = await Promise.race([promise.then(() => true), deadline]);
+    abort.abort();
+    return settled;
+  }
+}
+
+/** Servers still running when the test process exits are killed, never left behind. */
+const liveChildren = new Set<ChildProcess>();
+let exitHookInstalled = false;
+
+function watchForExit(child: ChildProcess): void {
+  liveChildren.add(child);
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.once('exit', () => {
+    for (const live of liveChildren) live.kill('SIGKILL');
+  });
+}
+
+class PortInUseError extends Error {
+  constructor(readonly port: number) {
+    super(`port ${port} is already in use`);
+  }
+}
+
+/**
+ * A loopback port that was free a moment ago. It is released before use, so another process can
+ * take it first; RedisServer.start retries on "address in use".
+ */
+export function freeLoopbackPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.unref();
+    probe.once('error', reject);
+    probe.listen(0, HOST, () => {
+      const address = probe.address();
+      if (address === null || typeof address === 'string') {
+        probe.close();
+        reject(new Error(`could not learn the port bound on ${HOST}`));
+        return;
+      }
+      probe.close(() => resolve(address.port));
+    });
+  });
+}

@@ -1,0 +1,193 @@
+import type { Redis } from 'ioredis';
+import {
+  AuditConflictError,
+  type AuditRecord,
+  type AuditStore,
+} from '../../framework/contracts/audit-store.js';
+import { StoreUnavailableError } from '../../framework/contracts/errors.js';
+import type { Logger } from '../../framework/contracts/logger.js';
+import type { Lifecycle } from '../../framework/kernel/plugin.js';
+import { decodeAuditRecord, encodeAuditRecord } from './audit-record-codec.js';
+import { PUT_AUDIT_RECORD_LUA, PutStatus } from './audit-scripts.js';
+import type { RedisAuditStoreOptions } from './options.js';
+import { createRedisClient, describeTarget } from './redis-client.js';
+import { STORE_NAME, toStoreError } from './redis-errors.js';
+
+const DEFAULT_LIST_LIMIT = 100;
+
+type PutScript = (
+  authorityKey: string,
+  byIdKey: string,
+  commitIndex: string,
+  id: string,
+  encoded: string,
+) => Promise<[number, string]>;
+
+/**
+ * The audit trail in Redis. Layout under the key prefix P:
+ * - `P audit:authority:<authority>`: sorted set of the authority's records, scored by
+ *   commit_index, so "latest" and "newest first" are one range read;
+ * - `P audit:by-id`: hash from transfer id to record, for lookups by id.
+ * Records are immutable, so keeping each one in both places never lets them disagree; the write
+ * script puts it in both at once or in neither.
+ */
+export class RedisAuditStore implements AuditStore, Lifecycle {
+  private readonly redis: Redis;
+  private readonly putScript: PutScript;
+  private readonly log: Logger;
+  private lastConnectionError?: Error;
+  private reachable = false;
+
+  constructor(
+    private readonly options: RedisAuditStoreOptions,
+    logger: Logger,
+  ) {
+    this.log = logger.child({ plugin: 'redis-audit-store', keyPrefix: options.keyPrefix });
+    this.redis = createRedisClient(options);
+    this.redis.defineCommand('batonPutAuditRecord', { numberOfKeys: 2, lua: PUT_AUDIT_RECORD_LUA });
+    const redis = this.redis as unknown as { batonPutAuditRecord: PutScript };
+    this.putScript = (...args) => redis.batonPutAuditRecord(...args);
+    this.redis.on('error', (error: Error) => {
+      this.lastConnectionError = error;
+      if (this.reachable) {
+        this.reachable = false;
+        this.log.warn({ err: error.message }, 'lost the connection to Redis; reconnecting');
+      }
+    });
+    this.redis.on('ready', () => {
+      if (!this.reachable) this.log.info({ target: describeTarget(options) }, 'connected to Redis');
+      this.reachable = true;
+    });
+    this.redis.on('close', () => {
+      if (this.reachable) this.log.warn('the connection to Redis closed; reconnecting');
+      this.reachable = false;
+    });
+  }
+
+  /** Connects and checks that Redis answers; a host fails to start rather than run blind. */
+  async start(): Promise<void> {
+    try {
+      await this.redis.connect();
+      await this.redis.ping();
+    } catch (error) {
+      this.redis.disconnect();
+      const why = this.lastConnectionError?.message ?? (error as Error).message;
+      throw new StoreUnavailableError(
+        STORE_NAME,
+        `cannot reach Redis at ${describeTarget(this.options)} (${why}): check that it runs and that url/host/port, credentials and tls are right`,
+        { cause: this.lastConnectionError ?? error },
+      );
+    }
+  }
+
+  async stop(): Promise<void> {
+    if (this.redis.status === 'end') return;
+    try {
+      await this.redis.quit();
+    } catch {
+      // Not connected: nothing to say goodbye to, just stop reconnecting.
+      this.redis.disconnect();
+    }
+  }
+
+  async put(record: AuditRecord): Promise<{ created: boolean }> {
+    const encoded = encodeAuditRecord(record);
+    let status: number;
+    let existing: string;
+    try {
+      [status, existing] = await this.putScript(
+        this.authorityKey(record.authority),
+        this.byIdKey(),
+        String(record.commit_index),
+        record.id,
+        encoded,
+      );
+    } catch (error) {
+      throw toStoreError(`storing audit record ${record.id}`, error);
+    }
+    switch (status) {
+      case PutStatus.Created:
+        return { created: true };
+      case PutStatus.AlreadyStored:
+        return { created: false };
+      case PutStatus.PositionTaken:
+        throw new AuditConflictError(
+          record,
+          `commit_index ${record.commit_index} of ${record.authority} already holds transfer ${this.describeStored(existing)}`,
+        );
+      case PutStatus.IdTaken:
+        throw new AuditConflictError(
+          record,
+          `transfer id ${record.id} is already recorded as ${this.describeStored(existing)}`,
+        );
+      default:
+        throw new StoreUnavailableError(
+          STORE_NAME,
+          `the write script answered an unknown status ${status}`,
+        );
+    }
+  }
+
+  async byId(id: string): Promise<AuditRecord | undefined> {
+    const text = await this.run(`reading audit record ${id}`, () =>
+      this.redis.hget(this.byIdKey(), id),
+    );
+    return text === null ? undefined : this.decode(text, this.byIdKey());
+  }
+
+  async latest(authority: string): Promise<AuditRecord | undefined> {
+    const key = this.authorityKey(authority);
+    const [text] = await this.run(`reading the latest audit record of ${authority}`, () =>
+      this.redis.zrevrange(key, 0, 0),
+    );
+    return text === undefined ? undefined : this.decode(text, key);
+  }
+
+  async list(authority: string, options: { limit?: number } = {}): Promise<AuditRecord[]> {
+    const limit = options.limit ?? DEFAULT_LIST_LIMIT;
+    if (!Number.isInteger(limit) || limit < 0) {
+      throw new RangeError(`list limit must be a non-negative integer, got ${limit}`);
+    }
+    if (limit === 0) return [];
+    const key = this.authorityKey(authority);
+    const texts = await this.run(`listing the audit records of ${authority}`, () =>
+      this.redis.zrevrange(key, 0, limit - 1),
+    );
+    return texts.map((text) => this.decode(text, key));
+  }
+
+  private async run<T>(operation: string, command: () => Promise<T>): Promise<T> {
+    try {
+      return await command();
+    } catch (error) {
+      throw toStoreError(operation, error);
+    }
+  }
+
+  private decode(text: string, key: string): AuditRecord {
+    const record = decodeAuditRecord(text);
+    if (!record) {
+      // Not something this store wrote: answering with a guess would be worse than a 503.
+      throw new StoreUnavailableError(
+        STORE_NAME,
+        `key ${key} holds a value that is not an audit record: another application may use the prefix ${this.options.keyPrefix}`,
+      );
+    }
+    return record;
+  }
+
+  private describeStored(text: string): string {
+    const stored = decodeAuditRecord(text);
+    return stored
+      ? `${stored.id} (${stored.authority} @ ${stored.commit_index})`
+      : 'an unreadable record';
+  }
+
+  private authorityKey(authority: string): string {
+    return `${this.options.keyPrefix}audit:authority:${authority}`;
+  }
+
+  private byIdKey(): string {
+    return `${this.options.keyPrefix}audit:by-id`;
+  }
+}

@@ -1,0 +1,160 @@
+import test from 'ava';
+import { Redis } from 'ioredis';
+import { AUDIT_STORE } from '../../../framework/contracts/audit-store.js';
+import { StoreUnavailableError } from '../../../framework/contracts/errors.js';
+import { LOGGER } from '../../../framework/contracts/logger.js';
+import { createHost } from '../../../framework/kernel/host.js';
+import { createSilentLogger } from '../../../framework/kernel/pino-logger.js';
+import { WiringError } from '../../../framework/kernel/wiring-error.js';
+import { auditRecord } from '../../../framework/testing/audit-store-suite.js';
+import { freeLoopbackPort, RedisServer } from '../../../framework/testing/redis-server.js';
+import { InvalidAuditRecordError } from '../../../plugins/redis/audit-record-codec.js';
+import { redisAuditStorePlugin } from '../../../plugins/redis/plugin.js';
+import { makeStore, openStore, timed } from './redis-fixture.js';
+
+let server: RedisServer;
+test.before(async () => {
+  server = await RedisServer.start();
+});
+test.after.always(async () => {
+  await server?.close();
+});
+
+test('stores sharing one Redis under different prefixes never see each other', async (t) => {
+  const east = await openStore(server, { keyPrefix: 'east:' });
+  const west = await openStore(server, { keyPrefix: 'west:' });
+  t.teardown(east.cleanup);
+  t.teardown(west.cleanup);
+  await east.store.put(auditRecord());
+  t.deepEqual(
+    await west.store.put(auditRecord({ epoch: 99 })),
+    { created: true },
+    'no conflict across prefixes',
+  );
+  t.is((await east.store.latest('proj'))?.epoch, 7);
+  t.is((await west.store.latest('proj'))?.epoch, 99);
+  t.deepEqual(await east.store.byId('5f0c-drain-proj'), auditRecord());
+});
+
+test('every key the store writes starts with its prefix', async (t) => {
+  const own = await RedisServer.start();
+  t.teardown(() => own.close());
+  const { store, cleanup } = await openStore(own, { keyPrefix: 'only-here:' });
+  t.teardown(cleanup);
+  await store.put(auditRecord());
+  await store.put(auditRecord({ id: 'x', authority: 'other', commit_index: 1 }));
+  const raw = new Redis(own.url);
+  t.teardown(() => raw.disconnect());
+  t.deepEqual((await raw.keys('*')).sort(), [
+    'only-here:audit:authority:other',
+    'only-here:audit:authority:proj',
+    'only-here:audit:by-id',
+  ]);
+});
+
+test('an invalid record is refused with InvalidAuditRecordError and nothing is written', async (t) => {
+  const { store, cleanup } = await openStore(server);
+  t.teardown(cleanup);
+  const bad = [
+    auditRecord({ commit_index: -1 }),
+    auditRecord({ commit_index: 1.5 }),
+    auditRecord({ epoch: Number.NaN }),
+    auditRecord({ id: '' }),
+    { ...auditRecord(), authority: undefined as unknown as string },
+  ];
+  for (const record of bad) {
+    const error = await t.throwsAsync(store.put(record), { instanceOf: InvalidAuditRecordError });
+    t.regex(error!.message, /fix these fields/);
+  }
+  t.deepEqual(await store.list('proj'), []);
+  t.is(await store.byId(auditRecord().id), undefined);
+});
+
+test('fields the contract does not know are not stored', async (t) => {
+  const { store, cleanup } = await openStore(server);
+  t.teardown(cleanup);
+  await store.put({ ...auditRecord(), extra: 'ignored' } as ReturnType<typeof auditRecord>);
+  t.deepEqual(await store.byId(auditRecord().id), auditRecord());
+  t.deepEqual(
+    await store.put(auditRecord()),
+    { created: false },
+    'the record without the extra field is the same',
+  );
+});
+
+test('a foreign value under the prefix is StoreUnavailableError naming the prefix, not a guess', async (t) => {
+  const { store, cleanup } = await openStore(server, { keyPrefix: 'shared-by-mistake:' });
+  t.teardown(cleanup);
+  const raw = new Redis(server.url);
+  t.teardown(() => raw.disconnect());
+  await raw.set('shared-by-mistake:audit:authority:proj', 'not a sorted set');
+  await raw.hset('shared-by-mistake:audit:by-id', 'weird', '{"not":"a record"}');
+  const put = await t.throwsAsync(store.put(auditRecord()), { instanceOf: StoreUnavailableError });
+  t.regex(put!.message, /keyPrefix/);
+  await t.throwsAsync(store.latest('proj'), { instanceOf: StoreUnavailableError });
+  const read = await t.throwsAsync(store.byId('weird'), { instanceOf: StoreUnavailableError });
+  t.regex(read!.message, /not an audit record/);
+});
+
+test('start fails with StoreUnavailableError naming the address when nothing listens', async (t) => {
+  const port = await freeLoopbackPort();
+  const store = makeStore(server, { url: `redis://127.0.0.1:${port}` });
+  const { result } = await timed(store.start());
+  t.is(result.status, 'rejected');
+  const error = (result as PromiseRejectedResult).reason;
+  t.true(error instanceof StoreUnavailableError, String(error));
+  t.regex(error.message, new RegExp(`127\\.0\\.0\\.1:${port}`));
+  t.regex(error.message, /ECONNREFUSED/);
+  await store.stop();
+});
+
+test('the plugin builds the store from options and the host starts and stops it', async (t) => {
+  const host = createHost()
+    .value(LOGGER, createSilentLogger())
+    .add(redisAuditStorePlugin, { host: server.host, port: server.port, keyPrefix: 'via-host:' })
+    .build();
+  await host.start();
+  t.teardown(() => host.stop());
+  const store = host.get(AUDIT_STORE);
+  t.deepEqual(await store.put(auditRecord()), { created: true });
+  t.deepEqual(await store.latest('proj'), auditRecord());
+  await host.stop();
+  await t.throwsAsync(
+    store.latest('proj'),
+    { instanceOf: StoreUnavailableError },
+    'stopped means disconnected',
+  );
+});
+
+test('invalid plugin options fail the build with the option path and what to do', (t) => {
+  const build = (options: unknown) => () =>
+    createHost()
+      .value(LOGGER, createSilentLogger())
+      .add(redisAuditStorePlugin, options, 'audit.options')
+      .build();
+  const noName = t.throws(build({ sentinels: [{ host: 'a', port: 26379 }] }), {
+    instanceOf: WiringError,
+  });
+  t.regex(noName!.message, /audit\.options\.name: .*set "name"/);
+  const badUrl = t.throws(build({ url: 'http://localhost:6379' }), { instanceOf: WiringError });
+  t.regex(badUrl!.message, /audit\.options\.url: must start with redis:\/\//);
+  const typo = t.throws(build({ prefix: 'x:' }), { instanceOf: WiringError });
+  t.regex(typo!.message, /prefix/);
+});
+
+test('ACL users: the right password works, a wrong one fails start with advice', async (t) => {
+  const acl = await RedisServer.start({
+    // redis-server joins the words after --user into one ACL rule.
+    extraArgs: ['--user', 'auditor', 'on', '>s3cret', '~*', '+@all', '--user', 'default', 'off'],
+  });
+  t.teardown(() => acl.close());
+  const good = makeStore(acl, { username: 'auditor', password: 's3cret' });
+  await good.start();
+  t.teardown(() => good.stop());
+  t.deepEqual(await good.put(auditRecord()), { created: true });
+
+  const bad = makeStore(acl, { username: 'auditor', password: 'wrong' });
+  const error = await t.throwsAsync(bad.start(), { instanceOf: StoreUnavailableError });
+  t.regex(error!.message, /WRONGPASS|credentials|password/i);
+  await bad.stop();
+});
