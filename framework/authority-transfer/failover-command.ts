@@ -1,0 +1,86 @@
+import type { LogPosition } from '../contracts/metadata-consensus.js';
+import type { OwnershipConsensus } from './audit-projection.js';
+import type { MemberTracker } from './member-tracker.js';
+import type { TransferAuthorityResult } from './ownership.js';
+import { InvalidTransferRequestError, MoveRefusedError, SourceNotDeadError } from './transfer-errors.js';
+
+export interface RawTransferRequest {
+  id: string;
+  authority: string;
+  target: string;
+  /** The home being failed away from; absent only to establish an authority without one. */
+  source?: string;
+}
+
+export interface RawTransferOutcome {
+  id: string;
+  authority: string;
+  source: string | null;
+  home: string;
+  epoch: number;
+  commit_term: number;
+  commit_index: number;
+  replayed: boolean;
+}
+
+/**
+ * The raw transfer_authority command (POST /availability/v1/commands): the unconditional move a
+ * failover commits, with no catch-up gate and no audit. Guarded so it is not a back door around
+ * the planned path: the source must be the current home and the tracker must call it Dead.
+ * An authority without a home is established by it (no source).
+ */
+export class FailoverCommands {
+  constructor(
+    private readonly consensus: OwnershipConsensus,
+    private readonly tracker: MemberTracker,
+  ) {}
+
+  async transfer(request: RawTransferRequest): Promise<RawTransferOutcome> {
+    const current = this.consensus.view().state.authorities[request.authority];
+    if (request.source === request.target) {
+      throw new InvalidTransferRequestError(`source and target are both ${request.target}`);
+    }
+    if (current && request.source === undefined && current.home !== request.target) {
+      throw new InvalidTransferRequestError(
+        `${request.authority} lives in ${current.home}: name it as source to fail it over`,
+      );
+    }
+    // Already at the target: either this very command committed before (the same key replays
+    // its decision) or another did, which the state machine refuses. Consensus tells which.
+    const maybeRetry = current !== undefined && current.home === request.target;
+    if (request.source !== undefined && !maybeRetry) {
+      if (current?.home !== request.source) {
+        throw new MoveRefusedError(request.authority, 'source_not_home', `its home is ${current?.home ?? 'none'}, not ${request.source}`);
+      }
+      const state = this.tracker.datacenterState(request.source);
+      if (state !== 'Dead') throw new SourceNotDeadError(request.source, state);
+    }
+    const receipt = await this.consensus.propose(
+      { type: 'transfer_authority', authority: request.authority, target: request.target, expectedSource: request.source },
+      { idempotencyKey: request.id },
+    );
+    const result = receipt.result as TransferAuthorityResult;
+    if (!result.ok) {
+      throw new MoveRefusedError(request.authority, result.reason, `the ownership state refused the move (home ${result.home ?? 'none'})`);
+    }
+    return outcome(request, result, receipt.position, receipt.replayed);
+  }
+}
+
+function outcome(
+  request: RawTransferRequest,
+  result: Extract<TransferAuthorityResult, { ok: true }>,
+  position: LogPosition,
+  replayed: boolean,
+): RawTransferOutcome {
+  return {
+    id: request.id,
+    authority: result.authority,
+    source: result.source ?? null,
+    home: result.home,
+    epoch: result.epoch,
+    commit_term: position.term,
+    commit_index: position.index,
+    replayed,
+  };
+}

@@ -1,0 +1,68 @@
+import { z } from 'zod';
+import { bearerTokensSchema } from '../http/auth.js';
+
+const listener = z
+  .object({
+    port: z.number().int().min(0).max(65535),
+    host: z.string().min(1).default('127.0.0.1'),
+  })
+  .strict();
+
+const rosterSchema = z.record(
+  z.string().min(1),
+  z
+    .object({
+      members: z.record(z.string().min(1), z.object({ public: z.url('a member public address is an http(s) URL') }).strict()),
+    })
+    .strict(),
+);
+
+/** The options of an authority node: who it is, where it listens, whom it knows, its budgets. */
+export const authorityNodeOptions = z
+  .object({
+    /** This member's id; the roster must list it. In mode ha it is also its consensus member id. */
+    self: z.string().min(1),
+    /** ha: shared ownership consensus, planned transfers. dc: no consensus; transfers answer 503. */
+    mode: z.enum(['ha', 'dc']).default('ha'),
+    roster: rosterSchema,
+    control: listener.default({ port: 7601, host: '127.0.0.1' }),
+    public: listener.default({ port: 7600, host: '127.0.0.1' }),
+    /** Bearer tokens of both listeners, with their principals and scopes. */
+    tokens: bearerTokensSchema.default([]),
+    /** Token this node presents to its peers' public servers (a token with the "peer" scope). */
+    peerToken: z.string().min(1).optional(),
+    transfers: z
+      .object({
+        budgetMs: z.number().int().min(1).default(5 * 60_000),
+        probeTimeoutMs: z.number().int().min(1).default(10_000),
+        reprobeInitialDelayMs: z.number().int().min(1).default(100),
+        reprobeMaxDelayMs: z.number().int().min(1).default(2_000),
+        abandonedWindow: z.number().int().min(0).default(256),
+      })
+      .strict()
+      .default({ budgetMs: 300_000, probeTimeoutMs: 10_000, reprobeInitialDelayMs: 100, reprobeMaxDelayMs: 2_000, abandonedWindow: 256 }),
+    tracker: z
+      .object({
+        suspectAfterMs: z.number().int().min(1).default(5_000),
+        deadAfterMs: z.number().int().min(1).default(30_000),
+      })
+      .strict()
+      .default({ suspectAfterMs: 5_000, deadAfterMs: 30_000 }),
+    feed: z
+      .object({
+        pullIntervalMs: z.number().int().min(1).default(500),
+        pullTimeoutMs: z.number().int().min(1).default(2_000),
+        batch: z.number().int().min(1).default(1_000),
+      })
+      .strict()
+      .default({ pullIntervalMs: 500, pullTimeoutMs: 2_000, batch: 1_000 }),
+  })
+  .strict()
+  .superRefine((options, ctx) => {
+    const listed = Object.values(options.roster).some((dc) => options.self in dc.members);
+    if (!listed) {
+      ctx.addIssue({ code: 'custom', path: ['self'], message: `member ${options.self} is not in the roster: list it under its datacenter` });
+    }
+  });
+
+export type AuthorityNodeOptions = z.output<typeof authorityNodeOptions>;

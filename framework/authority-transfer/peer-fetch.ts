@@ -1,0 +1,35 @@
+import type { Clock } from '../contracts/clock.js';
+
+export interface PeerFetchOptions {
+  clock: Clock;
+  timeoutMs: number;
+  signal?: AbortSignal;
+  /** Bearer token presented to the peer's public server. */
+  token?: string;
+}
+
+/**
+ * GET a peer's JSON over HTTP with a deadline on the injected clock (so simulations control
+ * it) and the caller's abort signal. Rejects on any failure: the callers decide that an error
+ * means "no reading", never a guess.
+ */
+export async function fetchPeerJson(url: string, options: PeerFetchOptions): Promise<unknown> {
+  const controller = new AbortController();
+  const onAbort = () => controller.abort(options.signal!.reason);
+  options.signal?.throwIfAborted();
+  options.signal?.addEventListener('abort', onAbort, { once: true });
+  const timer = options.clock.setTimer(options.timeoutMs, () =>
+    controller.abort(new Error(`no answer from ${url} within ${options.timeoutMs} ms`)),
+  );
+  try {
+    const response = await fetch(url, {
+      signal: controller.signal,
+      headers: options.token ? { authorization: `Bearer ${options.token}` } : {},
+    });
+    if (!response.ok) throw new Error(`${url} answered ${response.status}`);
+    return await response.json();
+  } finally {
+    timer.cancel();
+    options.signal?.removeEventListener('abort', onAbort);
+  }
+}

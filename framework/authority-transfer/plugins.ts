@@ -1,0 +1,79 @@
+import { z } from 'zod';
+import { AUDIT_STORE } from '../contracts/audit-store.js';
+import { CLOCK } from '../contracts/clock.js';
+import { IDENTITY_SUPPLIER } from '../contracts/identity-supplier.js';
+import { LOGGER } from '../contracts/logger.js';
+import { METADATA_CONSENSUS, STATE_MACHINE } from '../contracts/metadata-consensus.js';
+import { RNG } from '../contracts/rng.js';
+import { token } from '../contracts/token.js';
+import { definePlugin } from '../kernel/plugin.js';
+import { AuthorityNode } from './authority-node.js';
+import { FRONTIER_PROBE } from './frontier-probe.js';
+import { authorityNodeOptions } from './node-options.js';
+import { OwnershipStateMachine } from './ownership-state-machine.js';
+
+export const AUTHORITY_NODE = token<AuthorityNode>('authority-transfer.AuthorityNode');
+
+/** The ownership state machine, for whichever consensus plugin the host chooses to replicate it. */
+export const ownershipStateMachinePlugin = definePlugin({
+  id: 'ownership-state-machine',
+  description: 'The replicated ownership state of the authority-transfer variant.',
+  provides: [STATE_MACHINE],
+  options: z.object({}).strict(),
+  register: (ctx) => ctx.provide(STATE_MACHINE, { useFactory: () => new OwnershipStateMachine() }),
+});
+
+/**
+ * An authority node in mode ha: planned transfers over the shared ownership consensus, with the
+ * audit projected into the AuditStore. The probe is HTTP unless a host supplies FRONTIER_PROBE
+ * as a value (tests and simulations do).
+ */
+export const authorityNodeHaPlugin = definePlugin({
+  id: 'authority-node-ha',
+  description: 'Authority node, mode ha: ownership consensus, planned transfers, fencing, audit.',
+  provides: [AUTHORITY_NODE],
+  requires: [CLOCK, RNG, LOGGER, IDENTITY_SUPPLIER, METADATA_CONSENSUS, AUDIT_STORE],
+  options: authorityNodeOptions,
+  register: (ctx) =>
+    ctx.provide(AUTHORITY_NODE, {
+      useFactory: (resolve) =>
+        new AuthorityNode({
+          options: { ...ctx.options, mode: 'ha' },
+          clock: resolve(CLOCK),
+          rng: resolve(RNG),
+          log: resolve(LOGGER).child({ member: ctx.options.self }),
+          identity: resolve(IDENTITY_SUPPLIER),
+          consensus: resolve(METADATA_CONSENSUS),
+          audit: resolve(AUDIT_STORE),
+          probe: optional(resolve, FRONTIER_PROBE),
+        }),
+    }),
+});
+
+/** An authority node in mode dc: no ownership consensus; transfer requests answer 503. */
+export const authorityNodeDcPlugin = definePlugin({
+  id: 'authority-node-dc',
+  description: 'Authority node, mode dc: change feed and member tracker; no transfers.',
+  provides: [AUTHORITY_NODE],
+  requires: [CLOCK, RNG, LOGGER, IDENTITY_SUPPLIER],
+  options: authorityNodeOptions,
+  register: (ctx) =>
+    ctx.provide(AUTHORITY_NODE, {
+      useFactory: (resolve) =>
+        new AuthorityNode({
+          options: { ...ctx.options, mode: 'dc' },
+          clock: resolve(CLOCK),
+          rng: resolve(RNG),
+          log: resolve(LOGGER).child({ member: ctx.options.self }),
+          identity: resolve(IDENTITY_SUPPLIER),
+        }),
+    }),
+});
+
+function optional<T>(resolve: (t: typeof FRONTIER_PROBE) => T, t: typeof FRONTIER_PROBE): T | undefined {
+  try {
+    return resolve(t);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,26 @@
+import type { ProblemMapper } from '../http/problem-mapping.js';
+import { HttpProblem, retryAfter } from '../http/problem.js';
+import { TransferError } from './transfer-errors.js';
+
+/**
+ * Answers the variant's typed errors with the status each one carries, as problem+json. The
+ * problem type is the error code as a slug; the transfer id and authority travel as extension
+ * members so a client can retry under the right key without parsing the detail.
+ */
+export const transferProblemMapper: ProblemMapper = (error) => {
+  if (!(error instanceof TransferError)) return undefined;
+  const fields = error as unknown as Record<string, unknown>;
+  const extra: Record<string, unknown> = { code: error.code };
+  if (typeof fields.id === 'string') extra.transfer_id = fields.id;
+  if (typeof fields.authority === 'string') extra.authority = fields.authority;
+  if (typeof fields.barrier === 'number') extra.barrier = fields.barrier;
+  if (fields.frontier !== undefined) extra.frontier = fields.frontier;
+  return new HttpProblem({
+    status: error.status,
+    type: error.code.replace(/[._]/g, '-'),
+    detail: error.message,
+    extra,
+    headers: error.status === 503 ? retryAfter(1) : undefined,
+    cause: error,
+  });
+};

@@ -1,0 +1,244 @@
+import test from 'ava';
+import { StoreUnavailableError } from '../../../framework/contracts/errors.js';
+import { VirtualClock } from '../../../framework/testing/sim/virtual-clock.js';
+import { ADMIN, PEER, READER, WRITER, startNode, transfer } from './node-harness.js';
+
+type Node = Awaited<ReturnType<typeof startNode>>;
+
+async function withNode(fn: (node: Node) => Promise<void>, overrides: Parameters<typeof startNode>[0] = {}) {
+  const node = await startNode(overrides);
+  try {
+    await fn(node);
+  } finally {
+    await node.host.stop();
+  }
+}
+
+async function establish(n: Node, authority = 'proj', home = 'east') {
+  const res = await n.call('POST', '/availability/v1/commands', {
+    token: ADMIN,
+    body: { type: 'transfer_authority', authority, target: home },
+  });
+  if (res.status !== 200) throw new Error(`establish answered ${res.status}: ${JSON.stringify(res.body)}`);
+}
+
+test('POST /availability/v1/transfers answers 200 with the sealed audit record; the actor is the principal', (t) =>
+  withNode(async (n) => {
+    await establish(n);
+    n.node.feed.append({ authority: 'proj', operation: 'w1', epoch: 1 });
+    n.probe.answer('west', 1);
+    const res = await n.call('POST', '/availability/v1/transfers', { token: ADMIN, key: '5f0c-drain-proj', body: transfer });
+    t.is(res.status, 200);
+    t.deepEqual(Object.keys(res.body).sort(), ['actor', 'authority', 'barrier', 'commit_index', 'commit_term', 'epoch', 'id', 'reason', 'source', 'target']);
+    t.like(res.body, { id: '5f0c-drain-proj', authority: 'proj', source: 'east', target: 'west', actor: 'olivia', reason: 'drain east', barrier: 1, epoch: 2 });
+    t.is(res.headers.get('idempotency-key'), '5f0c-drain-proj');
+    t.deepEqual(await n.audit.byId('5f0c-drain-proj'), res.body);
+  }));
+
+test('a caller cannot set the actor or the barrier through the body', (t) =>
+  withNode(async (n) => {
+    await establish(n);
+    const res = await n.call('POST', '/availability/v1/transfers', { token: ADMIN, body: { ...transfer, actor: 'mallory', barrier: 0 } });
+    t.is(res.status, 400);
+    t.is(res.headers.get('content-type'), 'application/problem+json');
+  }));
+
+test('without an Idempotency-Key the node assigns one and returns it', (t) =>
+  withNode(async (n) => {
+    await establish(n);
+    n.probe.answer('west', 0);
+    const res = await n.call('POST', '/availability/v1/transfers', { token: ADMIN, body: transfer });
+    t.is(res.status, 200);
+    const key = res.headers.get('idempotency-key');
+    t.truthy(key);
+    t.is(res.body.id, key);
+  }));
+
+test('transfer requests need a token (401) with the admin write scope (403)', (t) =>
+  withNode(async (n) => {
+    t.is((await n.call('POST', '/availability/v1/transfers', { body: transfer })).status, 401);
+    t.is((await n.call('POST', '/availability/v1/transfers', { token: READER, body: transfer })).status, 403);
+    t.is((await n.call('DELETE', '/availability/v1/transfers/proj', { token: READER })).status, 403);
+    t.is((await n.call('POST', '/availability/v1/commands', { token: READER, body: {} })).status, 403);
+  }));
+
+test('an invalid authority identity answers 400 with the supplier reason', (t) =>
+  withNode(async (n) => {
+    const res = await n.call('POST', '/availability/v1/transfers', { token: ADMIN, body: { ...transfer, authority: 'bad\u0007name' } });
+    t.is(res.status, 400);
+    t.regex(res.body.reason, /control character/);
+  }));
+
+test('DELETE of a waiting transfer answers 204 and its POST resolves as 409; a repeat is 204 again', (t) =>
+  withNode(async (n) => {
+    await establish(n);
+    n.probe.hang('west');
+    const post = n.call('POST', '/availability/v1/transfers', { token: ADMIN, key: 'k1', body: transfer });
+    await n.probe.whenProbed(1);
+    const del = await n.call('DELETE', '/availability/v1/transfers/proj', { token: ADMIN });
+    t.is(del.status, 204);
+    const res = await post;
+    t.is(res.status, 409);
+    t.is(res.body.code, 'transfer_cancelled');
+    t.is((await n.call('DELETE', '/availability/v1/transfers/proj', { token: ADMIN })).status, 204);
+    t.is(await n.audit.byId('k1'), undefined);
+  }));
+
+test('DELETE of a committed transfer answers 409; of an unknown authority 404', (t) =>
+  withNode(async (n) => {
+    await establish(n);
+    n.probe.answer('west', 0);
+    t.is((await n.call('POST', '/availability/v1/transfers', { token: ADMIN, body: transfer })).status, 200);
+    const committed = await n.call('DELETE', '/availability/v1/transfers/proj', { token: ADMIN });
+    t.is(committed.status, 409);
+    t.is(committed.body.code, 'transfer_committed');
+    t.is((await n.call('DELETE', '/availability/v1/transfers/other', { token: ADMIN })).status, 404);
+  }));
+
+test('DELETE answers 503 when the metadata store cannot be read', (t) =>
+  withNode(async (n) => {
+    n.audit.failWith(new StoreUnavailableError('audit', 'disk gone'));
+    t.is((await n.call('DELETE', '/availability/v1/transfers/proj', { token: ADMIN })).status, 503);
+  }));
+
+test('GET /availability/v1/transfers/{authority} shows state, barrier, frontier and age while in flight', (t) =>
+  withNode(async (n) => {
+    await establish(n);
+    n.node.feed.append({ authority: 'proj', operation: 'w1', epoch: 1 });
+    n.node.feed.append({ authority: 'proj', operation: 'w2', epoch: 1 });
+    n.probe.answer('west', 1);
+    const post = n.call('POST', '/availability/v1/transfers', { token: ADMIN, key: 'k1', body: transfer });
+    await n.probe.whenProbed(1);
+    const res = await n.call('GET', '/availability/v1/transfers/proj', { token: READER });
+    t.is(res.status, 200);
+    t.like(res.body, { id: 'k1', state: 'AwaitingCatchUp', barrier: 2, frontier: 1 });
+    t.true(typeof res.body.age_ms === 'number');
+    n.probe.answer('west', 2);
+    t.is((await post).status, 200);
+    t.is((await n.call('GET', '/availability/v1/transfers/proj', { token: READER })).status, 404);
+  }));
+
+test('a second transfer for an authority in flight answers 409; the same key with another body 422', (t) =>
+  withNode(async (n) => {
+    await establish(n);
+    n.probe.hang('west');
+    const post = n.call('POST', '/availability/v1/transfers', { token: ADMIN, key: 'k1', body: transfer });
+    await n.probe.whenProbed(1);
+    const other = await n.call('POST', '/availability/v1/transfers', { token: ADMIN, key: 'k2', body: transfer });
+    t.is(other.status, 409);
+    t.is(other.body.code, 'transfer_in_progress');
+    const changed = await n.call('POST', '/availability/v1/transfers', { token: ADMIN, key: 'k1', body: { ...transfer, reason: 'other' } });
+    t.is(changed.status, 422);
+    await n.call('DELETE', '/availability/v1/transfers/proj', { token: ADMIN });
+    await post;
+  }));
+
+test('a target that never catches up answers 504 after the budget and writes no audit', (t) =>
+  withNode(
+    async (n) => {
+      await establish(n);
+      n.probe.unreachable('west');
+      const res = await n.call('POST', '/availability/v1/transfers', { token: ADMIN, key: 'k1', body: transfer });
+      t.is(res.status, 504);
+      t.is(res.body.transfer_id, 'k1');
+      t.is(await n.audit.byId('k1'), undefined);
+      t.like((await n.call('GET', '/availability/v1/authorities/proj', { token: READER })).body, { home: 'east', epoch: 1 });
+    },
+    { transfers: { budgetMs: 200 } },
+  ));
+
+test('a failed audit write answers 503 naming the transfer; a retry with the same key answers 200 with the original', (t) =>
+  withNode(async (n) => {
+    await establish(n);
+    n.probe.hang('west');
+    const post = n.call('POST', '/availability/v1/transfers', { token: ADMIN, key: 'k1', body: transfer });
+    await n.probe.whenProbed(1);
+    n.audit.failWith(new StoreUnavailableError('audit', 'disk full'));
+    n.probe.answer('west', 0);
+    const failed = await post;
+    t.is(failed.status, 503);
+    t.is(failed.body.transfer_id, 'k1');
+    t.regex(failed.body.detail, /k1/);
+    n.audit.failWith(undefined);
+    const retry = await n.call('POST', '/availability/v1/transfers', { token: ADMIN, key: 'k1', body: transfer });
+    t.is(retry.status, 200);
+    t.like(retry.body, { id: 'k1', epoch: 2 });
+    t.like((await n.call('GET', '/availability/v1/authorities/proj', { token: READER })).body, { epoch: 2 });
+  }));
+
+test('mode dc answers 503 for transfer requests', (t) =>
+  withNode(
+    async (n) => {
+      t.is((await n.call('POST', '/availability/v1/transfers', { token: ADMIN, body: transfer })).status, 503);
+      t.is((await n.call('DELETE', '/availability/v1/transfers/proj', { token: ADMIN })).status, 503);
+      t.is((await n.call('GET', '/availability/v1/transfers/proj', { token: READER })).status, 503);
+      t.is((await n.call('POST', '/availability/v1/commands', { token: ADMIN, body: { type: 'transfer_authority', authority: 'p', target: 'west' } })).status, 503);
+    },
+    { mode: 'dc' },
+  ));
+
+test('the raw command moves a home only when the tracker calls the source Dead', (t) => {
+  const clock = new VirtualClock();
+  return withNode(
+    async (n) => {
+      await establish(n, 'proj', 'west');
+      const alive = await n.call('POST', '/availability/v1/commands', {
+        token: ADMIN,
+        body: { type: 'transfer_authority', authority: 'proj', source: 'west', target: 'east' },
+      });
+      t.is(alive.status, 409, JSON.stringify(alive.body));
+      t.is(alive.body.code, 'source_not_dead');
+      clock.advance(10_000);
+      t.is(n.node.tracker.datacenterState('west'), 'Suspect');
+      clock.advance(20_000);
+      const members = await n.call('GET', '/availability/v1/members', { token: READER });
+      t.like(members.body.members.find((m: { member: string }) => m.member === 'west-1'), { state: 'Dead' });
+      const moved = await n.call('POST', '/availability/v1/commands', {
+        token: ADMIN,
+        key: 'fo-1',
+        body: { type: 'transfer_authority', authority: 'proj', source: 'west', target: 'east' },
+      });
+      t.is(moved.status, 200);
+      t.like(moved.body, { id: 'fo-1', authority: 'proj', source: 'west', home: 'east', epoch: 2, replayed: false });
+      const again = await n.call('POST', '/availability/v1/commands', {
+        token: ADMIN,
+        key: 'fo-1',
+        body: { type: 'transfer_authority', authority: 'proj', source: 'west', target: 'east' },
+      });
+      t.like(again.body, { epoch: 2, replayed: true, commit_index: moved.body.commit_index });
+    },
+    { clock },
+  );
+});
+
+test('writes are accepted only at the home under its current epoch; a stale epoch is rejected after a transfer', (t) =>
+  withNode(async (n) => {
+    await establish(n);
+    const write = (epoch: number, authority = 'proj') =>
+      n.call('POST', `/availability/v1/authorities/${authority}/writes`, { base: n.publicUrl, token: WRITER, body: { operation: 'op', epoch } });
+    const ok = await write(1);
+    t.is(ok.status, 200);
+    t.like(ok.body, { serial: 1, epoch: 1 });
+    n.probe.answer('west', 1);
+    t.is((await n.call('POST', '/availability/v1/transfers', { token: ADMIN, body: transfer })).status, 200);
+    const stale = await write(1);
+    t.is(stale.status, 421, 'east is no longer the home');
+    await establish(n, 'other', 'east');
+    const wrongEpoch = await write(7, 'other');
+    t.is(wrongEpoch.status, 409);
+    t.is(wrongEpoch.body.code, 'stale_epoch');
+    t.is(n.node.feed.serial(), 1, 'rejected writes never reach the feed');
+  }));
+
+test('the public server serves the change feed and applied serials to peers only', (t) =>
+  withNode(async (n) => {
+    await establish(n);
+    n.node.feed.append({ authority: 'proj', operation: 'w1', epoch: 1 });
+    const feed = await n.call('GET', '/availability/v1/feed?after=0', { base: n.publicUrl, token: PEER });
+    t.is(feed.status, 200);
+    t.like(feed.body, { member: 'east-1', serial: 1, entries: [{ serial: 1, authority: 'proj', operation: 'w1', epoch: 1 }] });
+    const applied = await n.call('GET', '/availability/v1/feeds/west-1/applied', { base: n.publicUrl, token: PEER });
+    t.like(applied.body, { member: 'east-1', origin: 'west-1', serial: 0 });
+    t.is((await n.call('GET', '/availability/v1/feed', { base: n.publicUrl })).status, 401);
+    t.is((await n.call('GET', '/availability/v1/feed', { base: n.publicUrl, token: ADMIN })).status, 403);
+  }));

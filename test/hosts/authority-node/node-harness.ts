@@ -1,0 +1,105 @@
+import { AUDIT_STORE } from '../../../framework/contracts/audit-store.js';
+import { CLOCK, type Clock } from '../../../framework/contracts/clock.js';
+import { METADATA_CONSENSUS } from '../../../framework/contracts/metadata-consensus.js';
+import { FRONTIER_PROBE } from '../../../framework/authority-transfer/frontier-probe.js';
+import { AUTHORITY_NODE } from '../../../framework/authority-transfer/plugins.js';
+import type { OwnershipConsensus } from '../../../framework/authority-transfer/audit-projection.js';
+import { SystemClock } from '../../../framework/kernel/system-clock.js';
+import { authorityNodeHostBuilder } from '../../../hosts/authority-node/host.js';
+import type { MemoryAuditStore } from '../../../plugins/memory/memory-audit-store.js';
+import { ScriptedFrontierProbe } from '../../framework/authority-transfer/scripted-frontier-probe.js';
+
+export const ADMIN = 'admin-token-olivia';
+export const READER = 'reader-token-rita';
+export const PEER = 'peer-token';
+export const WRITER = 'writer-token';
+
+export const tokens = [
+  { token: ADMIN, principal: 'olivia', scopes: ['admin:write', 'admin:read'] },
+  { token: READER, principal: 'rita', scopes: ['admin:read'] },
+  { token: PEER, principal: 'peers', scopes: ['peer'] },
+  { token: WRITER, principal: 'app', scopes: ['authority:write'] },
+];
+
+export interface NodeOverrides {
+  mode?: 'ha' | 'dc';
+  transfers?: Record<string, number>;
+  tracker?: Record<string, number>;
+  roster?: Record<string, unknown>;
+  self?: string;
+  /** Use the real HTTP probe instead of the scripted one. */
+  httpProbe?: boolean;
+  /** Replaces the node's clock (a VirtualClock makes the member tracker deterministic). */
+  clock?: Clock;
+}
+
+/**
+ * Starts a real authority node on loopback port 0 with in-memory fakes: one-voter consensus,
+ * memory audit store, opaque identities, and a scripted frontier probe on the real clock.
+ */
+export async function startNode(overrides: NodeOverrides = {}) {
+  const self = overrides.self ?? 'east-1';
+  const clock = new SystemClock();
+  const probe = new ScriptedFrontierProbe(clock);
+  const config = {
+    node: {
+      self,
+      mode: overrides.mode ?? 'ha',
+      roster: overrides.roster ?? {
+        east: { members: { 'east-1': { public: 'http://127.0.0.1:9' } } },
+        west: { members: { 'west-1': { public: 'http://127.0.0.1:9' } } },
+      },
+      public: { port: 0 },
+      control: { port: 0 },
+      tokens,
+      peerToken: PEER,
+      transfers: { reprobeInitialDelayMs: 5, reprobeMaxDelayMs: 20, ...overrides.transfers },
+      ...(overrides.tracker ? { tracker: overrides.tracker } : {}),
+    },
+    auditStore: { use: 'memory-audit-store' },
+    log: { level: 'silent' },
+  };
+  const builder = authorityNodeHostBuilder(config);
+  if (!overrides.httpProbe) builder.value(FRONTIER_PROBE, probe);
+  if (overrides.clock) builder.value(CLOCK, overrides.clock);
+  const host = builder.build();
+  await host.start();
+  const node = host.get(AUTHORITY_NODE);
+  const control = node.controlAddress.url;
+  const publicUrl = node.publicAddress.url;
+  const consensus = overrides.mode === 'dc' ? undefined : (host.get(METADATA_CONSENSUS) as OwnershipConsensus);
+  const audit = overrides.mode === 'dc' ? undefined : (host.get(AUDIT_STORE) as MemoryAuditStore);
+  return {
+    host,
+    node,
+    probe,
+    consensus: consensus!,
+    audit: audit!,
+    control,
+    publicUrl,
+    async call(method: string, path: string, options: { token?: string; body?: unknown; key?: string; base?: string } = {}) {
+      const headers: Record<string, string> = {};
+      if (options.token) headers.authorization = `Bearer ${options.token}`;
+      if (options.key) headers['idempotency-key'] = options.key;
+      if (options.body !== undefined) headers['content-type'] = 'application/json';
+      const response = await fetch(`${options.base ?? control}${path}`, {
+        method,
+        headers,
+        body: options.body === undefined ? undefined : JSON.stringify(options.body),
+      });
+      const text = await response.text();
+      return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
+    },
+  };
+}
+
+/** Waits for a condition with a deadline (never a blind sleep). */
+export async function waitFor(condition: () => boolean, what: string, deadlineMs = 5_000): Promise<void> {
+  const start = performance.now();
+  while (!condition()) {
+    if (performance.now() - start > deadlineMs) throw new Error(`timed out after ${deadlineMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+}
+
+export const transfer = { authority: 'proj', source: 'east', target: 'west', reason: 'drain east' };
