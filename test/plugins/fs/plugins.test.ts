@@ -1,0 +1,49 @@
+import test from 'ava';
+import { access } from 'node:fs/promises';
+import { join } from 'node:path';
+import { AUDIT_STORE } from '../../../framework/contracts/audit-store.js';
+import { OBJECT_STORE } from '../../../framework/contracts/object-store.js';
+import { createHost } from '../../../framework/kernel/host.js';
+import { WiringError } from '../../../framework/kernel/wiring-error.js';
+import { auditRecord } from '../../../framework/testing/audit-store-suite.js';
+import { makeTempDir } from '../../../framework/testing/temp-dir.js';
+import { FsAuditStore } from '../../../plugins/fs/fs-audit-store.js';
+import { FsObjectStore } from '../../../plugins/fs/fs-object-store.js';
+import { fsAuditStorePlugin, fsObjectStorePlugin } from '../../../plugins/fs/plugins.js';
+
+test('fs plugins › both stores can share one directory and start with the host', async (t) => {
+  const temp = await makeTempDir('baton-fs-plugins');
+  t.teardown(temp.remove);
+  const dir = join(temp.path, 'data');
+  const host = createHost()
+    .add(fsObjectStorePlugin, { dir })
+    .add(fsAuditStorePlugin, { dir })
+    .build();
+  await host.start();
+  t.teardown(() => host.stop());
+  await access(join(dir, 'objects'));
+  await access(join(dir, 'audit', 'records'));
+  const objects = host.get(OBJECT_STORE);
+  const audit = host.get(AUDIT_STORE);
+  t.true(objects instanceof FsObjectStore);
+  t.true(audit instanceof FsAuditStore);
+  await objects.put('k', new Uint8Array([1, 2]));
+  await audit.put(auditRecord());
+  t.deepEqual((await objects.list('')).objects, [{ key: 'k', size: 2 }], 'audit files are not objects');
+  t.deepEqual(await audit.list('proj'), [auditRecord()]);
+});
+
+test('fs plugins › a missing dir option fails the build, naming the plugin and the option', (t) => {
+  for (const plugin of [fsObjectStorePlugin, fsAuditStorePlugin]) {
+    const error = t.throws(() => createHost().add(plugin, {}).build(), { instanceOf: WiringError });
+    t.regex(error!.message, new RegExp(plugin.id));
+    t.regex(error!.message, /dir/);
+  }
+});
+
+test('fs plugins › an empty dir is refused with a hint', (t) => {
+  const error = t.throws(() => createHost().add(fsObjectStorePlugin, { dir: '' }).build(), {
+    instanceOf: WiringError,
+  });
+  t.regex(error!.message, /directory the store keeps its files in/);
+});
