@@ -64,6 +64,8 @@ export class StreamSession {
   /** Batches queued or in the pipeline, by producer: a retry joins the original's promise. */
   private readonly inFlight = new Map<string, { seq: number; promise: Promise<AppendResult> }>();
   private queue: Batch[] = [];
+  /** Batches taken from the queue and not yet answered (being logged or flushed). */
+  private inPipeline: Batch[] = [];
   private bufferedBytes = 0;
   private pumping?: Promise<void>;
   private pendingFlushedMark?: WalEntry;
@@ -167,9 +169,10 @@ export class StreamSession {
   kill(reason: Error): void {
     this.status = 'dead';
     this.killedBy = reason;
-    const queued = this.queue;
+    const unanswered = [...this.inPipeline, ...this.queue];
     this.queue = [];
-    for (const batch of queued) batch.reject(reason);
+    this.inPipeline = [];
+    for (const batch of unanswered) batch.reject(reason);
   }
 
   producerMarks(): Record<string, ProducerMark> {
@@ -202,6 +205,7 @@ export class StreamSession {
   private async runPipeline(): Promise<void> {
     while (this.queue.length > 0 && !this.isDead()) {
       const batches = this.takeBatches();
+      this.inPipeline = batches;
       try {
         await this.log(batches);
       } catch (error) {
@@ -211,7 +215,7 @@ export class StreamSession {
         continue;
       }
       await this.flush(batches);
-      if (this.isDead()) for (const b of batches) b.reject(this.killedBy);
+      this.inPipeline = [];
     }
   }
 

@@ -5,11 +5,51 @@ import { HandoffWatcher } from '../../../framework/stream-transfer/handoff-watch
 import type { StreamCommand, StreamResult } from '../../../framework/stream-transfer/commands.js';
 import type { StreamMetadata } from '../../../framework/stream-transfer/model.js';
 import { StreamStateMachine } from '../../../framework/stream-transfer/state-machine.js';
-import { StreamNode, type StreamNodeOptions } from '../../../framework/stream-transfer/stream-node.js';
+import { StreamNode, type StreamConsensus, type StreamNodeOptions } from '../../../framework/stream-transfer/stream-node.js';
+import {
+  NotAppendedError,
+  OutcomeUnknownError,
+  type ProposeOptions,
+} from '../../../framework/contracts/metadata-consensus.js';
 import { LocalConsensus } from '../../../framework/testing/fakes/local-consensus.js';
 import { SimDisk } from '../../../framework/testing/sim/disk.js';
 import { VirtualClock } from '../../../framework/testing/sim/virtual-clock.js';
 import { MemoryObjectStore } from '../../../plugins/memory/memory-object-store.js';
+
+/** A fault for proposals matching `match`: refused before appending, or applied with the answer lost. */
+export interface ProposalFault {
+  match(command: StreamCommand): boolean;
+  times: number;
+  afterApply: boolean;
+}
+
+/** The nodes' view of the shared consensus, with proposal faults injected by command type. */
+function faultyConsensus(
+  inner: LocalConsensus<StreamMetadata, StreamCommand, StreamResult>,
+  faults: ProposalFault[],
+  attempts: { command: StreamCommand; at: number }[],
+  clock: VirtualClock,
+): StreamConsensus {
+  return new Proxy(inner, {
+    get(target, property, receiver) {
+      if (property !== 'propose') {
+        const value = Reflect.get(target, property, receiver);
+        return typeof value === 'function' ? value.bind(target) : value;
+      }
+      return async (command: StreamCommand, options?: ProposeOptions) => {
+        attempts.push({ command, at: clock.now() });
+        const fault = faults.find((f) => f.times > 0 && f.match(command));
+        if (fault) {
+          fault.times -= 1;
+          if (!fault.afterApply) throw new NotAppendedError('no_leader', `injected refusal of ${command.type}`);
+          await target.propose(command, options);
+          throw new OutcomeUnknownError('timeout', `injected lost answer of ${command.type}`);
+        }
+        return target.propose(command, options);
+      };
+    },
+  }) as unknown as StreamConsensus;
+}
 
 interface Member {
   node: StreamNode;
@@ -30,6 +70,10 @@ export class Cluster {
   readonly logger = createSilentLogger();
   private readonly members = new Map<string, Member>();
   private readonly disks = new Map<string, SimDisk>();
+  private readonly faults: ProposalFault[] = [];
+  /** Every proposal a node made, with its virtual time. */
+  readonly attempts: { command: StreamCommand; at: number }[] = [];
+  private readonly nodeConsensus = faultyConsensus(this.consensus, this.faults, this.attempts, this.clock);
 
   constructor(private readonly nodeOptions: Partial<StreamNodeOptions> = {}) {}
 
@@ -45,12 +89,17 @@ export class Cluster {
       this.disks.set(id, disk);
     }
     const wal = new DiskWal(disk);
-    const node = new StreamNode(this.consensus, this.store, wal, this.clock, this.logger, { ...this.nodeOptions, node: id });
+    const node = new StreamNode(this.nodeConsensus, this.store, wal, this.clock, this.logger, { ...this.nodeOptions, node: id });
     await node.start();
     const watcher = new HandoffWatcher(node);
     watcher.start();
     this.members.set(id, { node, watcher, wal, disk });
     return node;
+  }
+
+  /** The next `times` node proposals of this command type fail (refused, or applied and the answer lost). */
+  failProposals(type: StreamCommand['type'], times: number, afterApply = false): void {
+    this.faults.push({ match: (c) => c.type === type, times, afterApply });
   }
 
   node(id: string): StreamNode {
