@@ -310,8 +310,9 @@ export class RaftCore {
       }
     } else if (m.term < this.term) {
       if (m.type === 'heartbeat' || m.type === 'app') {
-        // A stale leader (e.g. healed from a partition) learns the new term and steps down.
-        this.send({ type: 'app-resp', to: m.from });
+        // A stale leader (e.g. healed from a partition) learns the new term and steps down. If
+        // the sender has meanwhile become leader of our term, index 0 acknowledges nothing.
+        this.send({ type: 'app-resp', to: m.from, index: 0 });
       } else if (m.type === 'pre-vote') {
         this.send({ type: 'pre-vote-resp', to: m.from, reject: true });
       }

@@ -61,10 +61,15 @@ export class CoreNode {
     this.boot();
   }
 
-  /** Persists, applies and advances one Ready; returns it and the messages to send. */
-  processReady(options: { crashAfterPersist?: boolean } = {}): Ready | undefined {
+  /**
+   * Persists, applies and advances one Ready; returns it (its messages are the caller's to
+   * send). `beforePersist` sees it first; `crashAfterPersist` writes the disk, then crashes
+   * before anything is sent or applied.
+   */
+  processReady(options: { crashAfterPersist?: boolean; beforePersist?: (rd: Ready) => void } = {}): Ready | undefined {
     if (!this.core.hasReady()) return undefined;
     const rd = this.core.ready();
+    options.beforePersist?.(rd);
     if (rd.snapshot) this.disk.applySnapshot(rd.snapshot);
     this.disk.append(rd.entries);
     if (rd.hardState) this.disk.setHardState(rd.hardState);
