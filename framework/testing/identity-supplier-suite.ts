@@ -24,7 +24,7 @@ export interface IdentitySupplierSuiteOptions {
   /** Prefixes every test title, e.g. "npm identity". */
   name: string;
   /** A fresh supplier drawing its randomness from `rng`. */
-  make: (rng: Rng) => IdentitySupplier;
+  factory: (rng: Rng) => IdentitySupplier;
   /** Authorities the ecosystem accepts (any spelling it accepts, not only the normal form). */
   valid: readonly string[];
   /** Inputs it refuses, each with the rule its reason must name. */
@@ -63,11 +63,13 @@ const INVALID_KEYS: readonly InvalidAuthorityCase[] = [
 
 /** Runs the IdentitySupplier contract against one implementation. */
 export function identitySupplierSuite(options: IdentitySupplierSuiteOptions): void {
-  const { test, name, make, valid, invalid, equivalent, distinct = [] } = options;
+  const { test, name, factory, valid, invalid, equivalent, distinct = [] } = options;
   if (valid.length === 0 || invalid.length === 0) {
-    throw new Error(`identitySupplierSuite(${name}): give at least one valid and one invalid authority`);
+    throw new Error(
+      `identitySupplierSuite(${name}): give at least one valid and one invalid authority`,
+    );
   }
-  const fresh = () => make(new SeededRng(1));
+  const fresh = () => factory(new SeededRng(1));
   const nameLike = options.nameLike ?? fc.constantFrom(...valid);
 
   test(`${name}: declares the ecosystem it serves`, (t) => {
@@ -81,21 +83,36 @@ export function identitySupplierSuite(options: IdentitySupplierSuiteOptions): vo
     for (const raw of valid) {
       const id = supplier.authority(raw);
       t.is(typeof id, 'string', `authority(${JSON.stringify(raw)})`);
-      t.is(supplier.authority(id), id, `authority(authority(${JSON.stringify(raw)})) must be ${JSON.stringify(id)}`);
-      t.is(supplier.authority(raw), id, `authority(${JSON.stringify(raw)}) must not change between calls`);
+      t.is(
+        supplier.authority(id),
+        id,
+        `authority(authority(${JSON.stringify(raw)})) must be ${JSON.stringify(id)}`,
+      );
+      t.is(
+        supplier.authority(raw),
+        id,
+        `authority(${JSON.stringify(raw)}) must not change between calls`,
+      );
     }
   });
 
   test(`${name}: refuses invalid authorities, naming the input and the rule it breaks`, (t) => {
     const supplier = fresh();
     for (const { input, why } of invalid) {
-      const error = t.throws(() => supplier.authority(input), { instanceOf: InvalidIdentityError }, JSON.stringify(input));
+      const error = t.throws(
+        () => supplier.authority(input),
+        { instanceOf: InvalidIdentityError },
+        JSON.stringify(input),
+      );
       if (!error) continue;
       t.is(error.kind, 'authority');
       t.is(error.input, input);
       t.is(error.code, 'invalid_identity');
       t.regex(error.reason, why, `reason for ${JSON.stringify(input)}`);
-      t.true(error.message.includes(JSON.stringify(input)), `message must name the input: ${error.message}`);
+      t.true(
+        error.message.includes(JSON.stringify(input)),
+        `message must name the input: ${error.message}`,
+      );
     }
   });
 
@@ -103,7 +120,11 @@ export function identitySupplierSuite(options: IdentitySupplierSuiteOptions): vo
     test(`${name}: maps equivalent spellings to one authority`, (t) => {
       const supplier = fresh();
       for (const [a, b] of equivalent) {
-        t.is(supplier.authority(a), supplier.authority(b), `${JSON.stringify(a)} and ${JSON.stringify(b)}`);
+        t.is(
+          supplier.authority(a),
+          supplier.authority(b),
+          `${JSON.stringify(a)} and ${JSON.stringify(b)}`,
+        );
       }
     });
   }
@@ -112,7 +133,11 @@ export function identitySupplierSuite(options: IdentitySupplierSuiteOptions): vo
     test(`${name}: keeps different authorities apart`, (t) => {
       const supplier = fresh();
       for (const [a, b] of distinct) {
-        t.not(supplier.authority(a), supplier.authority(b), `${JSON.stringify(a)} and ${JSON.stringify(b)}`);
+        t.not(
+          supplier.authority(a),
+          supplier.authority(b),
+          `${JSON.stringify(a)} and ${JSON.stringify(b)}`,
+        );
       }
     });
   }
@@ -120,11 +145,15 @@ export function identitySupplierSuite(options: IdentitySupplierSuiteOptions): vo
   test(`${name}: refuses a non-string authority or key as an invalid identity`, (t) => {
     const supplier = fresh();
     for (const value of [undefined, null, 42, {}, ['a']]) {
-      const error = t.throws(() => supplier.authority(value as unknown as string), { instanceOf: InvalidIdentityError });
+      const error = t.throws(() => supplier.authority(value as unknown as string), {
+        instanceOf: InvalidIdentityError,
+      });
       t.is(error?.kind, 'authority');
     }
     for (const value of [null, 42, {}, ['a']]) {
-      const error = t.throws(() => supplier.operation(value as unknown as string), { instanceOf: InvalidIdentityError });
+      const error = t.throws(() => supplier.operation(value as unknown as string), {
+        instanceOf: InvalidIdentityError,
+      });
       t.is(error?.kind, 'operation');
     }
   });
@@ -161,12 +190,19 @@ export function identitySupplierSuite(options: IdentitySupplierSuiteOptions): vo
   test(`${name}: operation(key) refuses a malformed key, naming it and the rule`, (t) => {
     const supplier = fresh();
     for (const { input, why } of INVALID_KEYS) {
-      const error = t.throws(() => supplier.operation(input), { instanceOf: InvalidIdentityError }, JSON.stringify(input));
+      const error = t.throws(
+        () => supplier.operation(input),
+        { instanceOf: InvalidIdentityError },
+        JSON.stringify(input),
+      );
       if (!error) continue;
       t.is(error.kind, 'operation');
       t.is(error.input, input);
       t.regex(error.reason, why, `reason for ${JSON.stringify(input)}`);
-      t.true(error.message.includes(JSON.stringify(input)), `message must name the key: ${error.message}`);
+      t.true(
+        error.message.includes(JSON.stringify(input)),
+        `message must name the key: ${error.message}`,
+      );
     }
   });
 
@@ -205,7 +241,7 @@ export function identitySupplierSuite(options: IdentitySupplierSuiteOptions): vo
   test(`${name}: operation() draws from the injected Rng, so a seed replays the same keys`, (t) => {
     const mintFive = (seed: number) => {
       const rng = new CountingRng(new SeededRng(seed));
-      const supplier = make(rng);
+      const supplier = factory(rng);
       const ids = Array.from({ length: 5 }, () => supplier.operation());
       return { ids, draws: rng.draws };
     };
@@ -217,7 +253,10 @@ export function identitySupplierSuite(options: IdentitySupplierSuiteOptions): vo
 }
 
 /** Asserts a fast-check property, reporting the counterexample and the seed that replays it. */
-function holds(t: ExecutionContext, property: fc.IPropertyWithHooks<any> | fc.IProperty<any>): void {
+function holds(
+  t: ExecutionContext,
+  property: fc.IPropertyWithHooks<any> | fc.IProperty<any>,
+): void {
   const details = fc.check(property, { numRuns: 400 });
   t.false(details.failed, fc.defaultReportMessage(details) ?? 'property failed');
 }

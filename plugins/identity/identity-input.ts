@@ -28,7 +28,10 @@ export function describeChar(char: string): string {
 }
 
 /** The first character of `text` (by code point) that `allowed` rejects, with its position. */
-export function firstCharOutside(text: string, allowed: RegExp): { char: string; index: number } | undefined {
+export function firstCharOutside(
+  text: string,
+  allowed: RegExp,
+): { char: string; index: number } | undefined {
   let index = 0;
   for (const char of text) {
     if (!allowed.test(char)) return { char, index };

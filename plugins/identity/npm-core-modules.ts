@@ -6,6 +6,7 @@
  * whether a transfer is valid. This is the list validate-npm-package-name ships (Node 20-22);
  * entries with `/` or `node:` are kept for fidelity although they fail the URL-safety rule first.
  */
+// prettier-ignore
 export const NPM_CORE_MODULE_NAMES: ReadonlySet<string> = new Set([
   '_http_agent', '_http_client', '_http_common', '_http_incoming', '_http_outgoing', '_http_server',
   '_stream_duplex', '_stream_passthrough', '_stream_readable', '_stream_transform', '_stream_wrap',

@@ -1,5 +1,9 @@
 import { z } from 'zod';
-import type { AuthorityId, IdentitySupplier, OperationId } from '../../framework/contracts/identity-supplier.js';
+import type {
+  AuthorityId,
+  IdentitySupplier,
+  OperationId,
+} from '../../framework/contracts/identity-supplier.js';
 import { IDENTITY_SUPPLIER } from '../../framework/contracts/identity-supplier.js';
 import type { Rng } from '../../framework/contracts/rng.js';
 import { RNG } from '../../framework/contracts/rng.js';
@@ -71,7 +75,10 @@ export class NpmIdentitySupplier implements IdentitySupplier {
     if (scoped && bare.startsWith('.')) {
       return 'the name after the scope must not start with a period';
     }
-    const unsafe = (scope === undefined ? [] : [scope]).concat(bare).map(firstUrlUnsafeChar).find(Boolean);
+    const unsafe = (scope === undefined ? [] : [scope])
+      .concat(bare)
+      .map(firstUrlUnsafeChar)
+      .find(Boolean);
     if (unsafe) {
       const hint =
         unsafe === '/'

@@ -1,10 +1,19 @@
 import { z } from 'zod';
-import type { AuthorityId, IdentitySupplier, OperationId } from '../../framework/contracts/identity-supplier.js';
+import type {
+  AuthorityId,
+  IdentitySupplier,
+  OperationId,
+} from '../../framework/contracts/identity-supplier.js';
 import { IDENTITY_SUPPLIER } from '../../framework/contracts/identity-supplier.js';
 import type { Rng } from '../../framework/contracts/rng.js';
 import { RNG } from '../../framework/contracts/rng.js';
 import { definePlugin } from '../../framework/kernel/plugin.js';
-import { describeChar, firstCharOutside, invalidAuthority, requireString } from './identity-input.js';
+import {
+  describeChar,
+  firstCharOutside,
+  invalidAuthority,
+  requireString,
+} from './identity-input.js';
 import { operationIdentity } from './operation-id.js';
 
 /** Longest reference clients accept: registry host (and port), "/", and the repository name. */
@@ -15,7 +24,9 @@ export const OCI_MAX_REFERENCE_LENGTH = 255;
 const PATH_COMPONENT = /^[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*$/;
 const PATH_CHAR = /^[a-z0-9._-]$/;
 const DOMAIN_LABEL = '[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?';
-const HOST = new RegExp(`^(${DOMAIN_LABEL}(?:\\.${DOMAIN_LABEL})*|\\[[0-9A-Fa-f:.]+\\])(?::([0-9]+))?$`);
+const HOST = new RegExp(
+  `^(${DOMAIN_LABEL}(?:\\.${DOMAIN_LABEL})*|\\[[0-9A-Fa-f:.]+\\])(?::([0-9]+))?$`,
+);
 
 type Parsed<T> = { ok: true; value: T } | { ok: false; reason: string };
 
@@ -111,7 +122,10 @@ export class OciIdentitySupplier implements IdentitySupplier {
       // "<registry>/<registry>/app" would name "<registry>/app", which itself reads as "app":
       // two names for one id, and one that cannot be written back. Refuse it.
       if (prefix.value && components.length > 1 && this.isServedRegistry(components[0])) {
-        return { ok: false, reason: `repeats the registry host ${this.options.registry}: give it at most once` };
+        return {
+          ok: false,
+          reason: `repeats the registry host ${this.options.registry}: give it at most once`,
+        };
       }
     }
     for (const [i, component] of components.entries()) {
@@ -142,7 +156,10 @@ export class OciIdentitySupplier implements IdentitySupplier {
     const registry = this.options.registry;
     if (this.isServedRegistry(first)) return { ok: true, value: true };
     if (!first.includes(':')) return { ok: true, value: false };
-    const served = registry === undefined ? 'no registry is configured (option registry)' : `this deployment serves ${registry}`;
+    const served =
+      registry === undefined
+        ? 'no registry is configured (option registry)'
+        : `this deployment serves ${registry}`;
     return {
       ok: false,
       reason: `"${first}/" is the host of a registry, but ${served}: give the repository path without it`,
@@ -177,7 +194,8 @@ function componentProblem(component: string, last: boolean): string | undefined 
 
 export const ociIdentityPlugin = definePlugin({
   id: 'identity-oci',
-  description: 'Authority identities as OCI repository names of the registry this deployment serves.',
+  description:
+    'Authority identities as OCI repository names of the registry this deployment serves.',
   provides: [IDENTITY_SUPPLIER],
   requires: [RNG],
   options: ociIdentityOptions,

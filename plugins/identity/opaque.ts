@@ -1,5 +1,9 @@
 import { z } from 'zod';
-import type { AuthorityId, IdentitySupplier, OperationId } from '../../framework/contracts/identity-supplier.js';
+import type {
+  AuthorityId,
+  IdentitySupplier,
+  OperationId,
+} from '../../framework/contracts/identity-supplier.js';
 import { IDENTITY_SUPPLIER } from '../../framework/contracts/identity-supplier.js';
 import type { Rng } from '../../framework/contracts/rng.js';
 import { RNG } from '../../framework/contracts/rng.js';

@@ -1,10 +1,19 @@
 import { z } from 'zod';
-import type { AuthorityId, IdentitySupplier, OperationId } from '../../framework/contracts/identity-supplier.js';
+import type {
+  AuthorityId,
+  IdentitySupplier,
+  OperationId,
+} from '../../framework/contracts/identity-supplier.js';
 import { IDENTITY_SUPPLIER } from '../../framework/contracts/identity-supplier.js';
 import type { Rng } from '../../framework/contracts/rng.js';
 import { RNG } from '../../framework/contracts/rng.js';
 import { definePlugin } from '../../framework/kernel/plugin.js';
-import { describeChar, firstCharOutside, invalidAuthority, requireString } from './identity-input.js';
+import {
+  describeChar,
+  firstCharOutside,
+  invalidAuthority,
+  requireString,
+} from './identity-input.js';
 import { operationIdentity } from './operation-id.js';
 
 export const pypiIdentityOptions = z.object({}).strict();
@@ -59,5 +68,7 @@ export const pypiIdentityPlugin = definePlugin({
   requires: [RNG],
   options: pypiIdentityOptions,
   register: (ctx) =>
-    ctx.provide(IDENTITY_SUPPLIER, { useFactory: (resolve) => new PypiIdentitySupplier(resolve(RNG)) }),
+    ctx.provide(IDENTITY_SUPPLIER, {
+      useFactory: (resolve) => new PypiIdentitySupplier(resolve(RNG)),
+    }),
 });

@@ -69,7 +69,7 @@ const NOT_FOR_NEW_PACKAGES = [
 identitySupplierSuite({
   test,
   name: 'npm identity',
-  make: supplierFromPlugin(npmIdentityPlugin),
+  factory: supplierFromPlugin(npmIdentityPlugin),
   valid: VALID,
   invalid: [...NEVER_VALID, ...NOT_FOR_NEW_PACKAGES],
   // npm compares names exactly: no two spellings name one package.
@@ -85,7 +85,7 @@ identitySupplierSuite({
 identitySupplierSuite({
   test,
   name: 'npm identity (legacy names)',
-  make: supplierFromPlugin(npmIdentityPlugin, { legacyNames: true }),
+  factory: supplierFromPlugin(npmIdentityPlugin, { legacyNames: true }),
   valid: [...VALID, ...NOT_FOR_NEW_PACKAGES.map((c) => c.input)],
   invalid: NEVER_VALID,
   equivalent: [],
@@ -107,13 +107,18 @@ test('npm: names built from the allowed alphabet are accepted unchanged', (t) =>
   const unscoped = fc.stringMatching(/^[a-z0-9][a-z0-9._-]{0,40}$/);
   const name = fc.oneof(
     unscoped,
-    fc.tuple(fc.stringMatching(/^[a-z0-9-][a-z0-9._-]{0,20}$/), fc.stringMatching(/^[a-z0-9_-][a-z0-9._-]{0,40}$/)).map(
-      ([scope, bare]) => `@${scope}/${bare}`,
-    ),
+    fc
+      .tuple(
+        fc.stringMatching(/^[a-z0-9-][a-z0-9._-]{0,20}$/),
+        fc.stringMatching(/^[a-z0-9_-][a-z0-9._-]{0,40}$/),
+      )
+      .map(([scope, bare]) => `@${scope}/${bare}`),
   );
   const details = fc.check(
     fc.property(
-      name.filter((n) => !builtinModules.includes(n) && n !== 'node_modules' && n !== 'favicon.ico'),
+      name.filter(
+        (n) => !builtinModules.includes(n) && n !== 'node_modules' && n !== 'favicon.ico',
+      ),
       (n) => supplier.authority(n) === n,
     ),
     { numRuns: 500 },
@@ -135,7 +140,10 @@ test('npm: the 214-character limit counts the scope', (t) => {
   const atLimit = '@scope/' + 'x'.repeat(214 - '@scope/'.length);
   t.is(atLimit.length, 214);
   t.is<string, string>(supplier.authority(atLimit), atLimit);
-  t.throws(() => supplier.authority(atLimit + 'x'), { instanceOf: InvalidIdentityError, message: /215 characters/ });
+  t.throws(() => supplier.authority(atLimit + 'x'), {
+    instanceOf: InvalidIdentityError,
+    message: /215 characters/,
+  });
 });
 
 test('npm: legacy mode accepts old packages but still refuses names npm never allowed', (t) => {
@@ -149,7 +157,11 @@ test('npm: legacy mode accepts old packages but still refuses names npm never al
 
 test('npm: invalid options fail the host build, naming the option', (t) => {
   const error = t.throws(
-    () => createHost().add(npmIdentityPlugin, { legacyNames: 'yes' }).value(RNG, new SeededRng(1)).build(),
+    () =>
+      createHost()
+        .add(npmIdentityPlugin, { legacyNames: 'yes' })
+        .value(RNG, new SeededRng(1))
+        .build(),
     { instanceOf: WiringError },
   );
   t.regex(error!.message, /identity-npm/);

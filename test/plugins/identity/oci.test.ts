@@ -10,7 +10,9 @@ import { OciIdentitySupplier, ociIdentityPlugin } from '../../../plugins/identit
 import { supplierFromPlugin } from './supplier-from-plugin.js';
 
 const PATH_COMPONENT = /^[a-z0-9]{1,6}((\.|_|__|-{1,3})[a-z0-9]{1,6}){0,3}$/;
-const repositoryName = fc.array(fc.stringMatching(PATH_COMPONENT), { minLength: 1, maxLength: 4 }).map((c) => c.join('/'));
+const repositoryName = fc
+  .array(fc.stringMatching(PATH_COMPONENT), { minLength: 1, maxLength: 4 })
+  .map((c) => c.join('/'));
 
 // Refused whatever registry is served: they break the grammar of a repository name.
 const MALFORMED = [
@@ -42,7 +44,7 @@ const MALFORMED = [
 identitySupplierSuite({
   test,
   name: 'oci identity',
-  make: supplierFromPlugin(ociIdentityPlugin),
+  factory: supplierFromPlugin(ociIdentityPlugin),
   valid: [
     'ubuntu',
     'library/ubuntu',
@@ -79,7 +81,7 @@ identitySupplierSuite({
 identitySupplierSuite({
   test,
   name: 'oci identity (served registry)',
-  make: supplierFromPlugin(ociIdentityPlugin, { registry: 'Registry.Example.com:05000' }),
+  factory: supplierFromPlugin(ociIdentityPlugin, { registry: 'Registry.Example.com:05000' }),
   valid: [
     'team/app',
     'registry.example.com:5000/team/app',
@@ -93,7 +95,10 @@ identitySupplierSuite({
     ...MALFORMED.filter((c) => c.input !== 'localhost:5000/app'),
     { input: 'a'.repeat(230), why: /is 256 characters with registry registry\.example\.com:5000/ },
     { input: 'localhost:5000/app', why: /this deployment serves registry\.example\.com:5000/ },
-    { input: 'registry.example.com:5000/registry.example.com:5000/app', why: /repeats the registry host/ },
+    {
+      input: 'registry.example.com:5000/registry.example.com:5000/app',
+      why: /repeats the registry host/,
+    },
   ],
   equivalent: [
     ['registry.example.com:5000/team/app', 'team/app'],
@@ -111,7 +116,9 @@ const oci = () => new OciIdentitySupplier(new SeededRng(11));
 
 test('oci: names in the spec grammar are accepted unchanged, exactly when they fit in 255 characters', (t) => {
   const supplier = oci();
-  const long = fc.array(fc.stringMatching(PATH_COMPONENT), { minLength: 1, maxLength: 40 }).map((c) => c.join('/'));
+  const long = fc
+    .array(fc.stringMatching(PATH_COMPONENT), { minLength: 1, maxLength: 40 })
+    .map((c) => c.join('/'));
   const details = fc.check(
     fc.property(fc.oneof(repositoryName, long), (name) => {
       try {
@@ -150,24 +157,41 @@ test('oci: only the served registry is a host; any other first component is a pa
   t.is<string, string>(plain.authority('team/app'), 'team/app');
   t.is<string, string>(plain.authority('registry.example.com/app'), 'registry.example.com/app');
   // Docker would take "Team" (or any dotted name) as a registry; here it is a path component.
-  t.throws(() => plain.authority('Team/app'), { instanceOf: InvalidIdentityError, message: /"Team" must be lowercase/ });
-  const served = supplierFromPlugin(ociIdentityPlugin, { registry: 'localhost:5000' })(new SeededRng(1));
+  t.throws(() => plain.authority('Team/app'), {
+    instanceOf: InvalidIdentityError,
+    message: /"Team" must be lowercase/,
+  });
+  const served = supplierFromPlugin(ociIdentityPlugin, { registry: 'localhost:5000' })(
+    new SeededRng(1),
+  );
   t.is<string, string>(served.authority('LocalHost:05000/app'), 'app');
   t.is<string, string>(served.authority('localhost/app'), 'localhost/app');
-  t.throws(() => served.authority('localhost:5001/app'), { instanceOf: InvalidIdentityError, message: /serves localhost:5000/ });
+  t.throws(() => served.authority('localhost:5001/app'), {
+    instanceOf: InvalidIdentityError,
+    message: /serves localhost:5000/,
+  });
 });
 
 test('oci: the 255 limit counts the served registry, at the boundary', (t) => {
   const plain = oci();
   t.is<string, string>(plain.authority('a'.repeat(255)), 'a'.repeat(255));
-  t.throws(() => plain.authority('a'.repeat(256)), { instanceOf: InvalidIdentityError, message: /256 characters/ });
+  t.throws(() => plain.authority('a'.repeat(256)), {
+    instanceOf: InvalidIdentityError,
+    message: /256 characters/,
+  });
   const host = 'registry.example.com';
   const served = supplierFromPlugin(ociIdentityPlugin, { registry: host })(new SeededRng(1));
   const bare = 'a'.repeat(255 - host.length - 1);
   t.is<string, string>(served.authority(bare), bare);
   t.is<string, string>(served.authority(`${host}/${bare}`), bare);
-  t.throws(() => served.authority(bare + 'a'), { instanceOf: InvalidIdentityError, message: /256 characters with registry/ });
-  t.throws(() => served.authority(`${host}/${bare}a`), { instanceOf: InvalidIdentityError, message: /256 characters with registry/ });
+  t.throws(() => served.authority(bare + 'a'), {
+    instanceOf: InvalidIdentityError,
+    message: /256 characters with registry/,
+  });
+  t.throws(() => served.authority(`${host}/${bare}a`), {
+    instanceOf: InvalidIdentityError,
+    message: /256 characters with registry/,
+  });
 });
 
 test('oci: an invalid registry option fails the host build, naming the option', (t) => {

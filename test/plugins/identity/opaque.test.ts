@@ -12,8 +12,16 @@ import { supplierFromPlugin } from './supplier-from-plugin.js';
 identitySupplierSuite({
   test,
   name: 'opaque identity',
-  make: supplierFromPlugin(opaqueIdentityPlugin),
-  valid: ['repo-1', 'Mixed Case With Spaces', ' leading space', '日本語のリポジトリ', '🦀 crab', 'a/b\\c:d', 'x'.repeat(256)],
+  factory: supplierFromPlugin(opaqueIdentityPlugin),
+  valid: [
+    'repo-1',
+    'Mixed Case With Spaces',
+    ' leading space',
+    '日本語のリポジトリ',
+    '🦀 crab',
+    'a/b\\c:d',
+    'x'.repeat(256),
+  ],
   invalid: [
     { input: '', why: /empty/ },
     { input: 'bell\u0007', why: /control character U\+0007 at position 4/ },
@@ -39,13 +47,18 @@ identitySupplierSuite({
 
 const supplier = () => new OpaqueIdentitySupplier(new SeededRng(3));
 const noControls = (s: string) => !/[\p{Cc}\p{Cs}]/u.test(s);
-const fitsIn = (bytes: number) => (s: string) => s.length > 0 && Buffer.byteLength(s.normalize('NFC')) <= bytes;
+const fitsIn = (bytes: number) => (s: string) =>
+  s.length > 0 && Buffer.byteLength(s.normalize('NFC')) <= bytes;
 
 test('opaque: any valid NFC string round-trips unchanged', (t) => {
   const opaque = supplier();
   const details = fc.check(
     fc.property(
-      fc.string({ unit: 'grapheme', minLength: 1, maxLength: 40 }).map((s) => s.normalize('NFC')).filter(noControls).filter(fitsIn(256)),
+      fc
+        .string({ unit: 'grapheme', minLength: 1, maxLength: 40 })
+        .map((s) => s.normalize('NFC'))
+        .filter(noControls)
+        .filter(fitsIn(256)),
       (s) => opaque.authority(s) === s,
     ),
     { numRuns: 500 },
@@ -57,7 +70,10 @@ test('opaque: any valid string maps to its NFC form, whatever its normalisation'
   const opaque = supplier();
   const details = fc.check(
     fc.property(
-      fc.string({ unit: 'grapheme-composite', minLength: 1, maxLength: 30 }).filter(noControls).filter(fitsIn(256)),
+      fc
+        .string({ unit: 'grapheme-composite', minLength: 1, maxLength: 30 })
+        .filter(noControls)
+        .filter(fitsIn(256)),
       fc.constantFrom('NFC', 'NFD', 'NFKC', 'NFKD') as fc.Arbitrary<'NFC' | 'NFD'>,
       (s, form) => {
         const spelled = s.normalize(form);
@@ -75,7 +91,9 @@ test('opaque: the byte limit counts UTF-8 bytes of the NFC form, at the boundary
   t.is<string, string>(opaque.authority('é'.repeat(128)), 'é'.repeat(128));
   t.is<string, string>(opaque.authority('e\u0301'.repeat(128)), 'é'.repeat(128));
   t.is<string, string>(opaque.authority('🦀'.repeat(64)), '🦀'.repeat(64));
-  const error = t.throws(() => opaque.authority('🦀'.repeat(64) + 'x'), { instanceOf: InvalidIdentityError });
+  const error = t.throws(() => opaque.authority('🦀'.repeat(64) + 'x'), {
+    instanceOf: InvalidIdentityError,
+  });
   t.regex(error!.reason, /257 bytes/);
 });
 
@@ -89,16 +107,26 @@ test('opaque: maxBytes option moves the limit', (t) => {
 });
 
 test('opaque: invalid options fail the host build, naming the option', (t) => {
-  for (const options of [{ maxBytes: 0 }, { maxBytes: 1.5 }, { maxBytes: '256' }, { maxbytes: 10 }]) {
-    const error = t.throws(() => createHost().add(opaqueIdentityPlugin, options).value(RNG, new SeededRng(1)).build(), {
-      instanceOf: WiringError,
-    });
+  for (const options of [
+    { maxBytes: 0 },
+    { maxBytes: 1.5 },
+    { maxBytes: '256' },
+    { maxbytes: 10 },
+  ]) {
+    const error = t.throws(
+      () => createHost().add(opaqueIdentityPlugin, options).value(RNG, new SeededRng(1)).build(),
+      {
+        instanceOf: WiringError,
+      },
+    );
     t.regex(error!.message, /identity-opaque/);
     t.regex(error!.message, /maxBytes|maxbytes/);
   }
 });
 
 test('opaque: a host without an Rng fails at build, naming the missing token', (t) => {
-  const error = t.throws(() => createHost().add(opaqueIdentityPlugin).build(), { instanceOf: WiringError });
+  const error = t.throws(() => createHost().add(opaqueIdentityPlugin).build(), {
+    instanceOf: WiringError,
+  });
   t.regex(error!.message, /identity-opaque requires baton\.Rng/);
 });

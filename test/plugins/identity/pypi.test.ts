@@ -9,7 +9,7 @@ import { supplierFromPlugin } from './supplier-from-plugin.js';
 identitySupplierSuite({
   test,
   name: 'pypi identity',
-  make: supplierFromPlugin(pypiIdentityPlugin),
+  factory: supplierFromPlugin(pypiIdentityPlugin),
   valid: [
     'requests',
     'Django',
@@ -68,12 +68,16 @@ test('pypi: the authority is the PEP 503 normalised name', (t) => {
 
 test('pypi: every respelling of a name (case, runs of -_.) is one authority', (t) => {
   const supplier = pypi();
-  const normalised = fc.array(fc.stringMatching(/^[a-z0-9]{1,8}$/), { minLength: 1, maxLength: 5 }).map((p) => p.join('-'));
+  const normalised = fc
+    .array(fc.stringMatching(/^[a-z0-9]{1,8}$/), { minLength: 1, maxLength: 5 })
+    .map((p) => p.join('-'));
   const respell = (name: string, separators: string[], upper: boolean[]) => {
     let sep = 0;
     return name
       .split('-')
-      .map((part, i) => [...part].map((c, j) => (upper[(i * 7 + j) % upper.length] ? c.toUpperCase() : c)).join(''))
+      .map((part, i) =>
+        [...part].map((c, j) => (upper[(i * 7 + j) % upper.length] ? c.toUpperCase() : c)).join(''),
+      )
       .reduce((acc, part) => acc + separators[sep++ % separators.length] + part);
   };
   const details = fc.check(
@@ -105,6 +109,10 @@ test('pypi: every authority is lowercase with single dashes between letters and 
 test('pypi: a name ending in a separator is refused, whatever the separator', (t) => {
   const supplier = pypi();
   for (const name of ['foo.', 'foo-', 'foo_', 'foo-.', '.foo', '_foo']) {
-    t.throws(() => supplier.authority(name), { instanceOf: InvalidIdentityError, message: /start and end/ }, name);
+    t.throws(
+      () => supplier.authority(name),
+      { instanceOf: InvalidIdentityError, message: /start and end/ },
+      name,
+    );
   }
 });

@@ -9,6 +9,9 @@ import type { Plugin } from '../../../framework/kernel/plugin.js';
  * Builds the supplier the way a deployment gets it: the plugin in a host, its options validated,
  * the Rng injected. The suites then test the wiring along with the behaviour.
  */
-export function supplierFromPlugin<O>(plugin: Plugin<O>, options?: unknown): (rng: Rng) => IdentitySupplier {
+export function supplierFromPlugin<O>(
+  plugin: Plugin<O>,
+  options?: unknown,
+): (rng: Rng) => IdentitySupplier {
   return (rng) => createHost().add(plugin, options).value(RNG, rng).build().get(IDENTITY_SUPPLIER);
 }
