@@ -236,7 +236,10 @@ export function objectStoreSuite(options: ObjectStoreSuiteOptions): void {
       const seen: string[] = [];
       let startAfter: string | undefined;
       for (let pages = 0; ; pages++) {
-        t.true(pages <= keys.length + 1, `limit ${limit}: pagination does not end`);
+        if (pages > keys.length + 1) {
+          t.fail(`limit ${limit}: pagination does not end (keys so far: ${seen.length})`);
+          return;
+        }
         const page = await store.list('p/', { startAfter, limit });
         t.true(page.objects.length <= limit, `limit ${limit}: a page holds at most limit keys`);
         seen.push(...page.objects.map((o) => o.key));
@@ -376,6 +379,9 @@ async function keysOfPaged(store: ObjectStore, prefix: string, limit: number): P
   do {
     const page = await store.list(prefix, { startAfter, limit });
     out.push(...keys(page));
+    if (page.next !== undefined && page.next === startAfter) {
+      throw new Error(`list(${JSON.stringify(prefix)}) returned next ${JSON.stringify(page.next)} again: pagination does not advance`);
+    }
     startAfter = page.next;
   } while (startAfter !== undefined);
   return out;
