@@ -126,7 +126,7 @@ export class FsObjectStore implements ObjectStore, Lifecycle {
     let start: string;
     try {
       // The whole segments of the prefix name one directory; a key could not live anywhere else.
-      start = join(this.objectsDir, ...objectPathSegments(`${prefix}x`).slice(0, -1));
+      start = join(this.objectsDir, ...objectPathSegments([...parts, 'x'].join('/')).slice(0, -1));
     } catch {
       // No valid key starts with this prefix ("..", NUL, a leading "/"...).
       return { objects: [] };

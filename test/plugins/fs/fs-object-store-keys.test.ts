@@ -49,6 +49,17 @@ test('fs object store › a prefix no key can have lists nothing instead of fail
   }
 });
 
+test('fs object store › a key with the longest segment a file name holds is stored and listed', async (t) => {
+  const temp = await makeTempDir('baton-fs-keys');
+  t.teardown(temp.remove);
+  const store = new FsObjectStore({ dir: temp.path });
+  const longest = `dir/${'x'.repeat(253)}`;
+  await store.put(longest, new Uint8Array([1]));
+  await t.throwsAsync(store.put(`${longest}x`, new Uint8Array([1])), { instanceOf: InvalidKeyError });
+  t.deepEqual(await store.list(longest), { objects: [{ key: longest, size: 1 }] }, 'the key as its own prefix');
+  t.deepEqual(await store.list('dir/'), { objects: [{ key: longest, size: 1 }] });
+});
+
 test('fs file names › encoding round-trips any string and stays portable', (t) => {
   fc.assert(
     fc.property(fc.string({ unit: 'binary', maxLength: 40 }), fc.string({ unit: 'grapheme', maxLength: 20 }), (a, b) => {
