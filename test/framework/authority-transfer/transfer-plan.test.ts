@@ -1,0 +1,63 @@
+import test from 'ava';
+import { AbandonedWindow } from '../../../framework/authority-transfer/abandoned-window.js';
+import { datacenterFrontier } from '../../../framework/authority-transfer/frontier-probe.js';
+import { reprobeDelay } from '../../../framework/authority-transfer/reprobe-schedule.js';
+import { TransferPlan } from '../../../framework/authority-transfer/transfer-plan.js';
+import { request } from './harness.js';
+
+const plan = () => new TransferPlan(request(), 10, 0, 1000);
+
+test('folding is monotonic: a lower or missing reading never un-readies a plan', (t) => {
+  const p = plan();
+  p.fold(4, 1);
+  t.is(p.state, 'AwaitingCatchUp');
+  p.fold(10, 2);
+  t.is(p.state, 'Ready');
+  p.fold(3, 3);
+  p.fold(undefined, 4);
+  t.is(p.frontier, 10);
+  t.is(p.state, 'Ready');
+  t.is(p.lastReadingAt, 4);
+});
+
+test('no frontier never advances a plan', (t) => {
+  const p = plan();
+  p.fold(undefined, 1);
+  t.is(p.frontier, undefined);
+  t.is(p.state, 'AwaitingCatchUp');
+});
+
+test('only a Ready plan can be claimed, once; from the claim on it cannot be abandoned', (t) => {
+  const p = plan();
+  t.false(p.claim());
+  p.fold(10, 1);
+  t.true(p.claim());
+  t.false(p.claim());
+  t.false(p.abandon('late cancel'));
+  p.release();
+  t.is(p.state, 'Ready');
+  t.true(p.abandon('cancel'));
+  t.true(p.signal.aborted);
+});
+
+test('the abandoned window keeps the most recent authorities, bounded', (t) => {
+  const w = new AbandonedWindow(2);
+  w.remember('a', 'k1');
+  w.remember('b', 'k2');
+  w.remember('a', 'k3');
+  w.remember('c', 'k4');
+  t.is(w.get('b'), undefined, 'b was the oldest once a was refreshed');
+  t.is(w.get('a'), 'k3');
+  t.is(w.size, 2);
+});
+
+test('a datacenter has a frontier only when every member answered: the lowest one', (t) => {
+  t.is(datacenterFrontier([5, 3, 9]), 3);
+  t.is(datacenterFrontier([5, undefined]), undefined);
+  t.is(datacenterFrontier([]), undefined, 'a datacenter without members has none');
+});
+
+test('re-probe delays grow and stay bounded', (t) => {
+  const schedule = { initialDelayMs: 100, maxDelayMs: 1_000 };
+  t.deepEqual([0, 1, 2, 3, 4, 50].map((a) => reprobeDelay(schedule, a)), [100, 200, 400, 800, 1_000, 1_000]);
+});

@@ -1,0 +1,32 @@
+import test from 'ava';
+import { NotHomeError, StaleEpochError } from '../../../framework/authority-transfer/transfer-errors.js';
+import { WriteFence } from '../../../framework/authority-transfer/write-fence.js';
+import { engineHarness, establish, request } from './harness.js';
+
+test('a write in flight under the previous epoch is rejected after the transfer and never finalised', async (t) => {
+  const h = engineHarness();
+  await establish(h.consensus, 'proj', 'east');
+  const fence = new WriteFence(h.consensus, h.feed, 'east');
+  const inFlight = fence.admit('proj', 1);
+  h.probe.answer('west', 0);
+  await h.engine.start(request());
+  await t.throwsAsync(fence.finalise(inFlight, 'late write'), { instanceOf: NotHomeError });
+  t.is(h.feed.serial(), 0, 'the stale write never reached the feed');
+});
+
+test('the new home accepts writes only under the minted epoch', async (t) => {
+  const h = engineHarness();
+  await establish(h.consensus, 'proj', 'east');
+  h.probe.answer('west', 0);
+  await h.engine.start(request());
+  const west = new WriteFence(h.consensus, h.feed, 'west');
+  await t.throwsAsync(west.write('proj', 1, 'old epoch'), { instanceOf: StaleEpochError });
+  const entry = await west.write('proj', 2, 'new epoch');
+  t.like(entry, { serial: 1, epoch: 2, authority: 'proj' });
+});
+
+test('a write to an authority without home is refused', async (t) => {
+  const h = engineHarness();
+  const fence = new WriteFence(h.consensus, h.feed, 'east');
+  t.throws(() => fence.admit('ghost', 1), { instanceOf: NotHomeError, message: /no home yet/ });
+});
