@@ -21,6 +21,7 @@ const MISCONFIGURED: Record<string, string> = {
   InvalidBucketName: 'the bucket name is not valid on this server',
   ExpiredToken: 'the session token expired: renew the credentials',
   InvalidToken: 'the session token is not valid: check sessionToken',
+  NotImplemented: 'the server does not implement this S3 request',
 };
 
 /** A request whose connection stayed silent for too long. */

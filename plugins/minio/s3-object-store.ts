@@ -39,8 +39,6 @@ export class S3ObjectStore implements ObjectStore, Lifecycle {
   readonly supports = { conditionalPut: false };
   private readonly http: S3Transport;
   private readonly client: Client;
-  /** Create-only puts go through a client that never splits a body into parts (see put). */
-  private readonly singlePutClient: Client;
   private readonly log: Logger;
   private readonly storeName: string;
 
@@ -69,8 +67,9 @@ export class S3ObjectStore implements ObjectStore, Lifecycle {
       // Retries happen here, through the injected Clock and Rng, not in the client.
       retryOptions: { disableRetry: true },
     };
-    this.client = new Client({ ...clientOptions, partSize: options.partSize });
-    this.singlePutClient = new Client({ ...clientOptions, partSize: SINGLE_PUT_LIMIT });
+    // The client itself never splits a body: large bodies go up in parts through putInParts,
+    // where each part is retried on its own and no earlier upload of the key is resumed.
+    this.client = new Client({ ...clientOptions, partSize: SINGLE_PUT_LIMIT });
     if (options.conditionalPut !== 'auto') this.supports.conditionalPut = options.conditionalPut;
   }
 
@@ -111,13 +110,16 @@ export class S3ObjectStore implements ObjectStore, Lifecycle {
     const name = this.objectName(key);
     const body = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     if (!options.ifAbsent) {
+      if (body.byteLength > this.options.partSize) return this.putInParts(key, name, body);
       await this.attempt(`storing ${JSON.stringify(key)}`, () =>
-        this.client.putObject(this.options.bucket, name, body),
+        this.client.putObject(this.options.bucket, name, body, body.byteLength),
       );
       return;
     }
     if (!this.supports.conditionalPut)
       throw new UnsupportedOperationError('put with ifAbsent', this.storeName);
+    // Create-only puts are single PUTs: S3 checks If-None-Match there (on multipart uploads only
+    // at completion, which not every server implements).
     if (body.byteLength > SINGLE_PUT_LIMIT) {
       throw new UnsupportedOperationError('put with ifAbsent of a body over 5 GiB', this.storeName);
     }
@@ -126,7 +128,7 @@ export class S3ObjectStore implements ObjectStore, Lifecycle {
       const retry = triedBefore;
       triedBefore = true;
       try {
-        await this.singlePutClient.putObject(this.options.bucket, name, body, body.byteLength, {
+        await this.client.putObject(this.options.bucket, name, body, body.byteLength, {
           'If-None-Match': '*',
         });
       } catch (error) {
@@ -138,6 +140,50 @@ export class S3ObjectStore implements ObjectStore, Lifecycle {
         throw new PreconditionFailedError(key);
       }
     });
+  }
+
+  /**
+   * A multipart upload: the object appears only when the upload completes, so a failure leaves
+   * the previous object (or none) in place; the abandoned parts are aborted, best effort.
+   */
+  private async putInParts(key: string, name: string, body: Buffer): Promise<void> {
+    const { bucket, partSize } = this.options;
+    const what = JSON.stringify(key);
+    const uploadId = await this.attempt(`starting the upload of ${what}`, () =>
+      this.client.initiateNewMultipartUpload(bucket, name, {}),
+    );
+    try {
+      const parts: { part: number; etag: string }[] = [];
+      for (let part = 1, offset = 0; offset < body.byteLength; part++, offset += partSize) {
+        const chunk = body.subarray(offset, offset + partSize);
+        const { etag } = await this.attempt(`uploading part ${part} of ${what}`, () =>
+          this.client.uploadPart(
+            {
+              bucketName: bucket,
+              objectName: name,
+              uploadID: uploadId,
+              partNumber: part,
+              headers: {},
+            },
+            chunk,
+          ),
+        );
+        parts.push({ part, etag });
+      }
+      await this.attempt(`completing the upload of ${what}`, () =>
+        this.client.completeMultipartUpload(bucket, name, uploadId, parts),
+      );
+    } catch (error) {
+      await this.client
+        .abortMultipartUpload(bucket, name, uploadId)
+        .catch((abortError: unknown) =>
+          this.log.warn(
+            { err: (abortError as Error).message, name, uploadId },
+            'could not abort an upload',
+          ),
+        );
+      throw error;
+    }
   }
 
   async get(key: string): Promise<Uint8Array | undefined> {
@@ -285,7 +331,7 @@ export class S3ObjectStore implements ObjectStore, Lifecycle {
     try {
       return await this.attempt('probing create-only puts', async () => {
         try {
-          await this.singlePutClient.putObject(this.options.bucket, name, body, body.byteLength, {
+          await this.client.putObject(this.options.bucket, name, body, body.byteLength, {
             'If-None-Match': '*',
           });
           return false;

@@ -3,7 +3,11 @@ import type { Clock } from '../../../framework/contracts/clock.js';
 import type { Rng } from '../../../framework/contracts/rng.js';
 import { createSilentLogger } from '../../../framework/kernel/pino-logger.js';
 import { SystemClock } from '../../../framework/kernel/system-clock.js';
-import { S3Server, S3_TEST_CREDENTIALS } from '../../../framework/testing/s3-server.js';
+import {
+  S3Server,
+  S3_TEST_CREDENTIALS,
+  type S3ServerOptions,
+} from '../../../framework/testing/s3-server.js';
 import { SeededRng } from '../../../framework/testing/sim/seeded-rng.js';
 import { s3ObjectStoreOptions, type S3ObjectStoreInput } from '../../../plugins/minio/options.js';
 import { S3ObjectStore } from '../../../plugins/minio/s3-object-store.js';
@@ -34,9 +38,9 @@ export function storeOptions(server: S3Server, overrides: Partial<S3ObjectStoreI
 /** Its own s3rver (so a test may stop it) and a started store in a fresh bucket. */
 export async function openS3Fixture(
   overrides: Partial<S3ObjectStoreInput> = {},
-  deps: { clock?: Clock; rng?: Rng } = {},
+  deps: { clock?: Clock; rng?: Rng; server?: S3ServerOptions } = {},
 ): Promise<S3Fixture> {
-  const server = await S3Server.start();
+  const server = await S3Server.start(deps.server);
   const store = new S3ObjectStore(
     storeOptions(server, overrides),
     deps.clock ?? new SystemClock(),
