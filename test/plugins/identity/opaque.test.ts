@@ -130,3 +130,12 @@ test('opaque: a host without an Rng fails at build, naming the missing token', (
   });
   t.regex(error!.message, /identity-opaque requires baton\.Rng/);
 });
+
+test('a huge refused input is shortened in the error message but kept whole in the error', (t) => {
+  const supplier = new OpaqueIdentitySupplier(new SeededRng(1), { maxBytes: 256 });
+  const input = 'x'.repeat(100_000);
+  const error = t.throws(() => supplier.authority(input), { instanceOf: InvalidIdentityError });
+  t.is(error!.input, input);
+  t.true(error!.message.length < 600, `message is ${error!.message.length} characters`);
+  t.true(error!.message.includes('…'));
+});
