@@ -102,6 +102,10 @@ export class Cluster {
     this.faults.push({ match: (c) => c.type === type, times, afterApply });
   }
 
+  clearFaults(): void {
+    this.faults.length = 0;
+  }
+
   node(id: string): StreamNode {
     const member = this.members.get(id);
     if (!member) throw new Error(`no node ${id} in this cluster`);

@@ -1,0 +1,142 @@
+import Router from '@koa/router';
+import { z } from 'zod';
+import { requireScope } from '../http/auth.js';
+import { readValidBody } from '../http/json-body.js';
+import { problems } from '../http/problem.js';
+import { validate } from '../http/validate.js';
+import type { StreamCommand, StreamResult } from './commands.js';
+import { CommandRejectedError } from './errors.js';
+import { ID_PATTERN, own } from './model.js';
+import { planRebalance } from './placement.js';
+import { allNodeStatus, drainProgress, pendingTransfers } from './progress.js';
+import type { StreamConsensus } from './stream-node.js';
+
+/** The scope an admin token must carry (401 without a token, 403 without the scope). */
+export const ADMIN_SCOPE = 'admin';
+
+const id = (what: string) =>
+  z.string().regex(ID_PATTERN, `${what} must be 1-128 characters of letters, digits, '.', '_' or '-', starting with a letter or digit`);
+
+const registerNodeBody = z
+  .object({
+    id: id('a node id'),
+    address: z.url({ protocol: /^https?$/, error: 'address must be an http(s) URL' }),
+    slots: z.number().int('slots must be an integer').positive('slots must be >= 1'),
+  })
+  .strict();
+const createStreamBody = z.object({ stream: id('a stream id'), node: id('a node id').optional() }).strict();
+const transferBody = z.object({ stream: id('a stream id'), target: id('a node id') }).strict();
+const drainBody = z
+  .object({ maxInFlight: z.number().int().positive('maxInFlight must be >= 1').max(10_000).optional() })
+  .strict()
+  .optional();
+const rebalanceBody = z
+  .object({
+    dryRun: z.boolean().optional(),
+    maxInFlight: z.number().int().positive('maxInFlight must be >= 1').max(10_000).optional(),
+  })
+  .strict()
+  .optional();
+const nodeParam = z.object({ node: id('a node id') });
+const streamParam = z.object({ stream: id('a stream id') });
+
+/**
+ * The admin API (issue 4): registration, placement, transfers, drain and rebalance. Every
+ * change is a metadata command; the answer is the state machine's decision, and a refusal is
+ * a problem+json naming the reason. Reads use the linearizable view, so an operator never sees
+ * a state older than their own last change.
+ */
+export function createAdminRouter(consensus: StreamConsensus): Router {
+  const router = new Router({ prefix: '/v1/admin' });
+  router.use(requireScope(ADMIN_SCOPE));
+
+  const decide = async (command: StreamCommand): Promise<Extract<StreamResult, { ok: true }>> => {
+    const receipt = await consensus.propose(command);
+    if (!receipt.result.ok) throw new CommandRejectedError(receipt.result.reason, receipt.result.message);
+    return receipt.result;
+  };
+  const state = async () => (await consensus.read()).state;
+
+  router.post('/nodes', async (ctx) => {
+    const body = await readValidBody(ctx, registerNodeBody);
+    const result = await decide({ type: 'register-node', node: body.id, address: body.address, slots: body.slots });
+    ctx.status = result.duplicate ? 200 : 201;
+    ctx.body = { node: allNodeStatus(await state()).find((n) => n.id === body.id), duplicate: result.duplicate ?? false };
+  });
+
+  router.get('/nodes', async (ctx) => {
+    ctx.body = { nodes: allNodeStatus(await state()) };
+  });
+
+  router.get('/nodes/:node', async (ctx) => {
+    const { node } = validate(nodeParam, ctx.params, 'path');
+    const progress = drainProgress(await state(), node);
+    if (!progress) throw problems.notFound(`node ${node} is not registered`, { node });
+    ctx.body = progress;
+  });
+
+  router.post('/nodes/:node/drain', async (ctx) => {
+    const { node } = validate(nodeParam, ctx.params, 'path');
+    const body = await readValidBody(ctx, drainBody, { optional: true });
+    await decide({ type: 'drain', node, ...(body?.maxInFlight ? { maxInFlight: body.maxInFlight } : {}) });
+    ctx.status = 202;
+    ctx.body = drainProgress(await state(), node);
+  });
+
+  router.post('/nodes/:node/undrain', async (ctx) => {
+    const { node } = validate(nodeParam, ctx.params, 'path');
+    await decide({ type: 'undrain', node });
+    ctx.body = drainProgress(await state(), node);
+  });
+
+  router.post('/streams', async (ctx) => {
+    const body = await readValidBody(ctx, createStreamBody);
+    const result = await decide({ type: 'create-stream', stream: body.stream, ...(body.node ? { node: body.node } : {}) });
+    ctx.status = result.duplicate ? 200 : 201;
+    ctx.body = { stream: body.stream, owner: result.node, epoch: result.epoch, duplicate: result.duplicate ?? false };
+  });
+
+  router.post('/transfers', async (ctx) => {
+    const body = await readValidBody(ctx, transferBody);
+    const result = await decide({ type: 'transfer', stream: body.stream, target: body.target, reason: 'admin' });
+    const current = await state();
+    const pending = own(current.transfers, body.stream);
+    ctx.status = result.duplicate ? 200 : 202;
+    ctx.body = pending
+      ? { status: 'pending', ...pending, duplicate: result.duplicate ?? false }
+      : { status: 'settled', stream: body.stream, owner: current.streams[body.stream].owner, duplicate: true };
+  });
+
+  router.get('/transfers', async (ctx) => {
+    ctx.body = { transfers: pendingTransfers(await state()) };
+  });
+
+  router.get('/transfers/:stream', async (ctx) => {
+    const { stream } = validate(streamParam, ctx.params, 'path');
+    const current = await state();
+    const record = own(current.streams, stream);
+    if (!record) throw problems.notFound(`stream ${stream} does not exist`, { stream });
+    const pending = own(current.transfers, stream);
+    ctx.body = pending
+      ? { status: 'pending', ...pending }
+      : { status: 'settled', stream, owner: record.owner, epoch: record.epoch };
+  });
+
+  router.post('/rebalance', async (ctx) => {
+    const body = await readValidBody(ctx, rebalanceBody, { optional: true });
+    if (body?.dryRun) {
+      ctx.body = { dryRun: true, moves: planRebalance(await state()) };
+      return;
+    }
+    const result = await decide({ type: 'rebalance', ...(body?.maxInFlight ? { maxInFlight: body.maxInFlight } : {}) });
+    ctx.status = 202;
+    ctx.body = { dryRun: false, moves: result.moves ?? [], progress: (await state()).rebalance };
+  });
+
+  router.get('/rebalance', async (ctx) => {
+    const run = (await state()).rebalance;
+    ctx.body = run ?? { queue: [], planned: 0, started: 0, skipped: 0 };
+  });
+
+  return router;
+}

@@ -1,0 +1,85 @@
+import Router from '@koa/router';
+import { z } from 'zod';
+import { readValidBody } from '../http/json-body.js';
+import { validate } from '../http/validate.js';
+import { ID_PATTERN } from './model.js';
+import type { StreamNode } from './stream-node.js';
+
+/** Largest append request: 1,000 records of up to 1 MiB in total, plus JSON overhead. */
+export const APPEND_BODY_LIMIT_BYTES = 2 * 1024 * 1024;
+export const MAX_RECORDS_PER_APPEND = 1_000;
+export const MAX_READ_LIMIT = 1_000;
+
+const idSchema = (what: string) =>
+  z.string().regex(ID_PATTERN, `${what} must be 1-128 characters of letters, digits, '.', '_' or '-', starting with a letter or digit`);
+
+export const streamParam = z.object({ stream: idSchema('a stream id') });
+
+export const appendBody = z
+  .object({
+    records: z
+      .array(z.object({ body: z.string({ error: 'body must be a string' }) }).strict())
+      .min(1, 'send at least one record')
+      .max(MAX_RECORDS_PER_APPEND, `send at most ${MAX_RECORDS_PER_APPEND} records per request`),
+    producer: z
+      .object({
+        id: idSchema('a producer id'),
+        seq: z.number().int('seq must be an integer').nonnegative('seq must be >= 0'),
+      })
+      .strict()
+      .optional(),
+  })
+  .strict();
+
+export const readQuery = z.object({
+  from: z.coerce.number().int('from must be an integer offset').min(0, 'from must be >= 0').default(0),
+  limit: z.coerce
+    .number()
+    .int('limit must be an integer')
+    .min(1, 'limit must be >= 1')
+    .max(MAX_READ_LIMIT, `limit must be <= ${MAX_READ_LIMIT}`)
+    .default(100),
+});
+
+/**
+ * The data API, served by every node (seed 000; issue 4 "API"). Appends are served by the
+ * owner, parked on the owner-to-be, and refused elsewhere with a 409 naming where to go; reads
+ * come from the object store, so any node answers them.
+ */
+export function createDataRouter(node: StreamNode): Router {
+  const router = new Router({ prefix: '/v1/streams' });
+
+  router.post('/:stream/records', async (ctx) => {
+    const { stream } = validate(streamParam, ctx.params, 'path');
+    const body = await readValidBody(ctx, appendBody, { limitBytes: APPEND_BODY_LIMIT_BYTES });
+    const result = await node.append(
+      stream,
+      body.records.map((r) => r.body),
+      body.producer,
+    );
+    ctx.body = {
+      stream,
+      epoch: result.epoch,
+      first: result.first,
+      count: result.count,
+      offsets: Array.from({ length: result.count }, (_, i) => result.first + i),
+      duplicate: result.duplicate,
+      node: node.self,
+    };
+  });
+
+  router.get('/:stream/records', async (ctx) => {
+    const { stream } = validate(streamParam, ctx.params, 'path');
+    const { from, limit } = validate(readQuery, ctx.query, 'query');
+    const records = await node.read(stream, from, limit);
+    const next = records.length > 0 ? records[records.length - 1].offset + 1 : from;
+    ctx.body = { stream, from, records, next };
+  });
+
+  router.get('/:stream', async (ctx) => {
+    const { stream } = validate(streamParam, ctx.params, 'path');
+    ctx.body = node.describe(stream);
+  });
+
+  return router;
+}

@@ -1,0 +1,91 @@
+import { HttpProblem, retryAfter } from '../http/problem.js';
+import type { ProblemMapper } from '../http/problem-mapping.js';
+import type { RejectReason } from './commands.js';
+import {
+  AppendUnavailableError,
+  CommandRejectedError,
+  HandoffTimeoutError,
+  NotOwnerError,
+  StaleProducerSequenceError,
+  StreamNotFoundError,
+} from './errors.js';
+import { NodeStoppedError } from './stream-node.js';
+
+/** HTTP status of each refusal of the metadata state machine. */
+const REJECT_STATUS: Record<RejectReason, number> = {
+  invalid_command: 400,
+  unknown_stream: 404,
+  unknown_node: 404,
+  stream_exists: 409,
+  no_free_slots: 409,
+  node_draining: 409,
+  already_transferring: 409,
+  already_owner: 409,
+  not_owner: 409,
+  stale_epoch: 409,
+  not_closed_at_epoch: 409,
+  no_pending_transfer: 409,
+  transfer_mismatch: 409,
+  transfer_pending: 409,
+  tail_mismatch: 409,
+};
+
+/** The stream-transfer errors as problem+json answers; put in front of the shared mappers. */
+export const streamProblemMappers: readonly ProblemMapper[] = [
+  (error) =>
+    error instanceof NotOwnerError
+      ? new HttpProblem({
+          status: 409,
+          type: 'not-owner',
+          detail: error.message,
+          // The hint a client follows: where to send the request, and the epoch it will meet.
+          extra: {
+            stream: error.stream,
+            owner: error.owner,
+            address: error.address ?? null,
+            epoch: error.epoch,
+            transferring: error.transferring,
+          },
+          cause: error,
+        })
+      : undefined,
+  (error) =>
+    error instanceof StreamNotFoundError
+      ? new HttpProblem({ status: 404, type: 'stream-not-found', detail: error.message, extra: { stream: error.stream }, cause: error })
+      : undefined,
+  (error) =>
+    error instanceof HandoffTimeoutError
+      ? new HttpProblem({
+          status: 503,
+          type: 'handoff-in-progress',
+          detail: error.message,
+          extra: { stream: error.stream, waited_ms: error.waitedMs },
+          headers: retryAfter(error.retryAfterSeconds),
+          cause: error,
+        })
+      : undefined,
+  (error) =>
+    error instanceof StaleProducerSequenceError
+      ? new HttpProblem({
+          status: 409,
+          type: 'stale-producer-sequence',
+          detail: error.message,
+          extra: { stream: error.stream, producer: error.producer, seq: error.seq, last_seq: error.lastSeq },
+          cause: error,
+        })
+      : undefined,
+  (error) =>
+    error instanceof AppendUnavailableError || error instanceof NodeStoppedError
+      ? new HttpProblem({ status: 503, type: 'append-unavailable', detail: error.message, headers: retryAfter(1), cause: error })
+      : undefined,
+  (error) =>
+    error instanceof CommandRejectedError
+      ? new HttpProblem({
+          status: REJECT_STATUS[error.reason] ?? 409,
+          type: `rejected-${error.reason.replaceAll('_', '-')}`,
+          detail: error.message,
+          extra: { reason: error.reason },
+          cause: error,
+        })
+      : undefined,
+];
