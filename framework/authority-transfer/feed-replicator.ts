@@ -23,7 +23,7 @@ export const DEFAULT_FEED_REPLICATOR_OPTIONS: FeedReplicatorOptions = { interval
 export class FeedReplicator {
   private timer: Timer | undefined;
   private running = false;
-  private stopped = true;
+  private stopped = false;
   /** Received entries of each peer's feed, kept for reconciliation (last `batch` only). */
   private readonly recent = new Map<string, FeedEntry[]>();
 

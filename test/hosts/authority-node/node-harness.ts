@@ -29,6 +29,10 @@ export interface NodeOverrides {
   self?: string;
   /** Use the real HTTP probe instead of the scripted one. */
   httpProbe?: boolean;
+  /** A fixed public port (the roster must name it before the node starts). */
+  publicPort?: number;
+  /** How often the node pulls its peers' feeds. */
+  feedPullMs?: number;
   /** Replaces the node's clock (a VirtualClock makes the member tracker deterministic). */
   clock?: Clock;
 }
@@ -49,12 +53,13 @@ export async function startNode(overrides: NodeOverrides = {}) {
         east: { members: { 'east-1': { public: 'http://127.0.0.1:9' } } },
         west: { members: { 'west-1': { public: 'http://127.0.0.1:9' } } },
       },
-      public: { port: 0 },
+      public: { port: overrides.publicPort ?? 0 },
       control: { port: 0 },
       tokens,
       peerToken: PEER,
       transfers: { reprobeInitialDelayMs: 5, reprobeMaxDelayMs: 20, ...overrides.transfers },
       ...(overrides.tracker ? { tracker: overrides.tracker } : {}),
+      ...(overrides.feedPullMs ? { feed: { pullIntervalMs: overrides.feedPullMs } } : {}),
     },
     auditStore: { use: 'memory-audit-store' },
     log: { level: 'silent' },

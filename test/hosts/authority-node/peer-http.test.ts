@@ -1,0 +1,126 @@
+import { createServer, type Server } from 'node:net';
+import test from 'ava';
+import { FeedReplicator } from '../../../framework/authority-transfer/feed-replicator.js';
+import { HttpFrontierProbe } from '../../../framework/authority-transfer/http-frontier-probe.js';
+import { MemberTracker } from '../../../framework/authority-transfer/member-tracker.js';
+import { ChangeFeed } from '../../../framework/authority-transfer/change-feed.js';
+import { Roster } from '../../../framework/authority-transfer/roster.js';
+import { createSilentLogger } from '../../../framework/kernel/pino-logger.js';
+import { SystemClock } from '../../../framework/kernel/system-clock.js';
+import { ADMIN, PEER, startNode, transfer } from './node-harness.js';
+
+const clock = new SystemClock();
+
+/** A TCP server that accepts connections and never answers: an unresponsive target. */
+async function silentServer(): Promise<{ url: string; server: Server }> {
+  const server = createServer(() => undefined);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  return { url: `http://127.0.0.1:${port}`, server };
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+test('the HTTP probe reads the target applied serial through the roster address', async (t) => {
+  const west = await startNode({ mode: 'dc', self: 'west-1' });
+  try {
+    west.node.feed.markApplied('east-1', 7);
+    const roster = new Roster({ west: { members: { 'west-1': { public: west.publicUrl } } } });
+    const probe = new HttpFrontierProbe(roster, clock, { token: PEER });
+    const reading = await probe.probe('west', 'east-1', { signal: new AbortController().signal, timeoutMs: 2_000 });
+    t.is(reading, 7);
+  } finally {
+    await west.host.stop();
+  }
+});
+
+test('an unreachable, unknown or unauthorised target reads as no frontier', async (t) => {
+  const west = await startNode({ mode: 'dc', self: 'west-1' });
+  try {
+    const roster = new Roster({
+      west: { members: { 'west-1': { public: west.publicUrl } } },
+      down: { members: { 'down-1': { public: 'http://127.0.0.1:9' } } },
+    });
+    const signal = new AbortController().signal;
+    t.is(await new HttpFrontierProbe(roster, clock, { token: PEER }).probe('down', 'east-1', { signal, timeoutMs: 2_000 }), undefined);
+    t.is(await new HttpFrontierProbe(roster, clock, { token: PEER }).probe('nowhere', 'east-1', { signal, timeoutMs: 2_000 }), undefined);
+    t.is(await new HttpFrontierProbe(roster, clock).probe('west', 'east-1', { signal, timeoutMs: 2_000 }), undefined, 'no peer token: 401');
+  } finally {
+    await west.host.stop();
+  }
+});
+
+test('a probe of an unresponsive target gives up at its timeout, and an abort ends it at once', async (t) => {
+  const silent = await silentServer();
+  try {
+    const roster = new Roster({ west: { members: { 'west-1': { public: silent.url } } } });
+    const probe = new HttpFrontierProbe(roster, clock, { token: PEER });
+    t.is(await probe.probe('west', 'east-1', { signal: new AbortController().signal, timeoutMs: 100 }), undefined);
+    const controller = new AbortController();
+    const pending = probe.probe('west', 'east-1', { signal: controller.signal, timeoutMs: 60_000 });
+    controller.abort(new Error('cancelled'));
+    await t.throwsAsync(pending, { message: 'cancelled' });
+  } finally {
+    silent.server.close();
+  }
+});
+
+test('the feed replicator pulls a peer feed, records its applied serial and hears the peer', async (t) => {
+  const west = await startNode({ mode: 'dc', self: 'west-1' });
+  try {
+    for (let i = 0; i < 3; i++) west.node.feed.append({ authority: 'a', operation: `op${i}`, epoch: 1 });
+    const roster = new Roster({
+      east: { members: { 'east-1': { public: 'http://127.0.0.1:9' } } },
+      west: { members: { 'west-1': { public: west.publicUrl } } },
+    });
+    const feed = new ChangeFeed('east-1');
+    const tracker = new MemberTracker(clock, roster, 'east-1');
+    const replicator = new FeedReplicator(feed, roster, tracker, clock, createSilentLogger(), {
+      intervalMs: 1_000,
+      timeoutMs: 2_000,
+      batch: 2,
+      token: PEER,
+    });
+    await replicator.pullOnce();
+    t.is(feed.appliedSerial('west-1'), 2, 'one batch');
+    await replicator.pullOnce();
+    t.is(feed.appliedSerial('west-1'), 3);
+    t.like(tracker.snapshot().find((m) => m.member === 'west-1'), { state: 'Alive' });
+  } finally {
+    await west.host.stop();
+  }
+});
+
+test('two nodes over HTTP: the transfer commits once the target pulled the source feed through the barrier', async (t) => {
+  const [eastPublic, westPublic] = [await freePort(), await freePort()];
+  const roster = {
+    east: { members: { 'east-1': { public: `http://127.0.0.1:${eastPublic}` } } },
+    west: { members: { 'west-1': { public: `http://127.0.0.1:${westPublic}` } } },
+  };
+  const east = await startNode({ self: 'east-1', roster, httpProbe: true, publicPort: eastPublic });
+  const west = await startNode({ mode: 'dc', self: 'west-1', roster, publicPort: westPublic, feedPullMs: 20 });
+  try {
+    await east.call('POST', '/availability/v1/commands', { token: ADMIN, body: { type: 'transfer_authority', authority: 'proj', target: 'east' } });
+    for (let i = 1; i <= 3; i++) {
+      const w = await east.call('POST', '/availability/v1/authorities/proj/writes', {
+        base: east.publicUrl,
+        token: 'writer-token',
+        body: { operation: `op${i}`, epoch: 1 },
+      });
+      t.is(w.status, 200);
+    }
+    const res = await east.call('POST', '/availability/v1/transfers', { token: ADMIN, key: 'e2e', body: transfer });
+    t.is(res.status, 200, JSON.stringify(res.body));
+    t.is(res.body.barrier, 3);
+    t.true(west.node.feed.appliedSerial('east-1') >= 3, 'the target had applied the barrier when it committed');
+  } finally {
+    await west.host.stop();
+    await east.host.stop();
+  }
+});
