@@ -1,0 +1,215 @@
+import type { Clock } from '../contracts/clock.js';
+import { BatonError } from '../contracts/errors.js';
+import { SystemClock } from '../kernel/system-clock.js';
+import type { PlannedMove } from './model.js';
+import type { DrainProgress, NodeStatus } from './progress.js';
+
+/** A problem+json answer the client could not resolve by following hints or waiting. */
+export class StreamApiError extends BatonError {
+  constructor(
+    readonly status: number,
+    readonly problem: { type?: string; detail?: string; [member: string]: unknown },
+    readonly url: string,
+  ) {
+    super(`stream_api_${status}`, `${url} answered ${status}: ${problem.detail ?? problem.type ?? 'no detail'}`);
+  }
+}
+
+export interface StreamClientOptions {
+  /** Base URLs of any nodes; the first is asked when the owner of a stream is not known yet. */
+  nodes: string[];
+  /** Bearer token for the admin API. */
+  token?: string;
+  /** Hops to follow per request (409 hints), and 503 waits to sit through. */
+  maxRedirects?: number;
+  maxUnavailableRetries?: number;
+  clock?: Clock;
+  fetch?: typeof fetch;
+}
+
+export interface AppendAnswer {
+  stream: string;
+  epoch: number;
+  first: number;
+  count: number;
+  offsets: number[];
+  duplicate: boolean;
+  node: string;
+}
+
+export interface ReadAnswer {
+  stream: string;
+  from: number;
+  records: { offset: number; body: string }[];
+  next: number;
+}
+
+/**
+ * The TypeScript client of the stream-transfer API. It remembers which node serves each stream
+ * and follows 409 hints (the owner or owner-to-be, its address and epoch) without a lookup;
+ * it sits through 503 + Retry-After (a handoff that takes longer than the parking window) up to
+ * a bound. Appends with a producer keep their (id, seq) across every retry, so a retry after a
+ * lost answer is never appended twice.
+ */
+export class StreamClient {
+  private readonly owners = new Map<string, string>();
+  private readonly clock: Clock;
+  private readonly fetch: typeof fetch;
+  private readonly maxRedirects: number;
+  private readonly maxUnavailableRetries: number;
+
+  constructor(private readonly options: StreamClientOptions) {
+    if (options.nodes.length === 0) throw new TypeError('StreamClient needs at least one node URL');
+    this.clock = options.clock ?? new SystemClock();
+    this.fetch = options.fetch ?? fetch;
+    this.maxRedirects = options.maxRedirects ?? 5;
+    this.maxUnavailableRetries = options.maxUnavailableRetries ?? 30;
+  }
+
+  append(stream: string, bodies: string[], producer?: { id: string; seq: number }): Promise<AppendAnswer> {
+    return this.routed(stream, 'POST', `/v1/streams/${encodeURIComponent(stream)}/records`, {
+      records: bodies.map((body) => ({ body })),
+      ...(producer ? { producer } : {}),
+    }) as Promise<AppendAnswer>;
+  }
+
+  /** A producer that numbers its batches, so each batch is appended at most once however often it is retried. */
+  producer(id: string, firstSeq = 0): { append(stream: string, bodies: string[]): Promise<AppendAnswer> } {
+    let seq = firstSeq;
+    return {
+      append: async (stream, bodies) => {
+        const mine = seq++;
+        return this.append(stream, bodies, { id, seq: mine });
+      },
+    };
+  }
+
+  read(stream: string, from = 0, limit = 100): Promise<ReadAnswer> {
+    return this.request('GET', this.anyNode(stream), `/v1/streams/${encodeURIComponent(stream)}/records?from=${from}&limit=${limit}`) as Promise<ReadAnswer>;
+  }
+
+  describe(stream: string): Promise<Record<string, unknown>> {
+    return this.request('GET', this.anyNode(stream), `/v1/streams/${encodeURIComponent(stream)}`) as Promise<Record<string, unknown>>;
+  }
+
+  /** The node this client currently believes serves `stream`. */
+  ownerOf(stream: string): string | undefined {
+    return this.owners.get(stream);
+  }
+
+  // ---- admin ----------------------------------------------------------------------------------
+
+  registerNode(id: string, address: string, slots: number): Promise<{ node: NodeStatus }> {
+    return this.admin('POST', '/v1/admin/nodes', { id, address, slots }) as Promise<{ node: NodeStatus }>;
+  }
+
+  nodes(): Promise<{ nodes: NodeStatus[] }> {
+    return this.admin('GET', '/v1/admin/nodes') as Promise<{ nodes: NodeStatus[] }>;
+  }
+
+  node(id: string): Promise<DrainProgress> {
+    return this.admin('GET', `/v1/admin/nodes/${encodeURIComponent(id)}`) as Promise<DrainProgress>;
+  }
+
+  createStream(stream: string, node?: string): Promise<{ stream: string; owner: string; epoch: number }> {
+    return this.admin('POST', '/v1/admin/streams', { stream, ...(node ? { node } : {}) }) as Promise<{
+      stream: string;
+      owner: string;
+      epoch: number;
+    }>;
+  }
+
+  transfer(stream: string, target: string): Promise<Record<string, unknown>> {
+    return this.admin('POST', '/v1/admin/transfers', { stream, target }) as Promise<Record<string, unknown>>;
+  }
+
+  transfers(): Promise<{ transfers: Record<string, unknown>[] }> {
+    return this.admin('GET', '/v1/admin/transfers') as Promise<{ transfers: Record<string, unknown>[] }>;
+  }
+
+  transferStatus(stream: string): Promise<{ status: 'pending' | 'settled'; [k: string]: unknown }> {
+    return this.admin('GET', `/v1/admin/transfers/${encodeURIComponent(stream)}`) as Promise<{
+      status: 'pending' | 'settled';
+    }>;
+  }
+
+  drain(node: string, maxInFlight?: number): Promise<DrainProgress> {
+    return this.admin('POST', `/v1/admin/nodes/${encodeURIComponent(node)}/drain`, maxInFlight ? { maxInFlight } : undefined) as Promise<DrainProgress>;
+  }
+
+  rebalance(options: { dryRun?: boolean; maxInFlight?: number } = {}): Promise<{ dryRun: boolean; moves: PlannedMove[] }> {
+    return this.admin('POST', '/v1/admin/rebalance', options) as Promise<{ dryRun: boolean; moves: PlannedMove[] }>;
+  }
+
+  // ---- internals ------------------------------------------------------------------------------
+
+  private anyNode(stream: string): string {
+    return this.owners.get(stream) ?? this.options.nodes[0];
+  }
+
+  /** Sends to the believed owner; follows 409 hints and waits out 503s, within bounds. */
+  private async routed(stream: string, method: string, path: string, body?: unknown): Promise<unknown> {
+    let base = this.anyNode(stream);
+    let hops = 0;
+    let waits = 0;
+    for (;;) {
+      const answer = await this.send(method, base, path, body);
+      if (answer.ok) {
+        this.owners.set(stream, base);
+        return answer.body;
+      }
+      const problem = answer.body as Record<string, unknown>;
+      if (answer.status === 409 && problem.type === 'urn:baton:problem:not-owner' && typeof problem.address === 'string') {
+        if (++hops > this.maxRedirects) throw new StreamApiError(answer.status, problem, base + path);
+        base = problem.address;
+        this.owners.set(stream, base);
+        continue;
+      }
+      if (answer.status === 503 && ++waits <= this.maxUnavailableRetries) {
+        await this.clock.sleep(retryAfterMs(answer.retryAfter));
+        continue;
+      }
+      throw new StreamApiError(answer.status, problem, base + path);
+    }
+  }
+
+  private async admin(method: string, path: string, body?: unknown): Promise<unknown> {
+    return this.request(method, this.options.nodes[0], path, body, true);
+  }
+
+  private async request(method: string, base: string, path: string, body?: unknown, auth = false): Promise<unknown> {
+    const answer = await this.send(method, base, path, body, auth);
+    if (!answer.ok) throw new StreamApiError(answer.status, answer.body as Record<string, unknown>, base + path);
+    return answer.body;
+  }
+
+  private async send(
+    method: string,
+    base: string,
+    path: string,
+    body?: unknown,
+    auth = false,
+  ): Promise<{ ok: boolean; status: number; body: unknown; retryAfter: string | null }> {
+    const headers: Record<string, string> = {};
+    if (body !== undefined) headers['Content-Type'] = 'application/json';
+    if (auth && this.options.token) headers.Authorization = `Bearer ${this.options.token}`;
+    const response = await this.fetch(base + path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.text();
+    let parsed: unknown = undefined;
+    try {
+      parsed = text === '' ? undefined : JSON.parse(text);
+    } catch {
+      parsed = { detail: text };
+    }
+    return { ok: response.ok, status: response.status, body: parsed ?? {}, retryAfter: response.headers.get('retry-after') };
+  }
+}
+
+function retryAfterMs(header: string | null): number {
+  const seconds = Number(header);
+  return Number.isFinite(seconds) && seconds > 0 ? Math.min(seconds, 30) * 1000 : 1000;
+}

@@ -1,0 +1,48 @@
+import test from 'ava';
+import { StreamApiError, StreamClient } from '../../../framework/stream-transfer/client.js';
+import { ADMIN_TOKEN, ApiCluster } from './api-fixture.js';
+
+test('the client follows the 409 hint to the owner, and to the owner-to-be after a transfer', async (t) => {
+  const api = new ApiCluster();
+  t.teardown(() => api.stop());
+  for (const id of ['a', 'b', 'c']) await api.addNode(id);
+  const client = new StreamClient({ nodes: [api.url('c')], token: ADMIN_TOKEN });
+  await client.createStream('s', 'a');
+  await api.cluster.until(() => api.cluster.serving('s'), 's open on a');
+  const first = await client.append('s', ['one']);
+  t.like(first, { node: 'a', first: 0, epoch: 1 });
+  t.is(client.ownerOf('s'), api.url('a'));
+  await client.transfer('s', 'b');
+  await api.cluster.settled();
+  const second = await client.append('s', ['two']);
+  t.like(second, { node: 'b', first: 1, epoch: 2 });
+  t.is(client.ownerOf('s'), api.url('b'));
+  t.deepEqual((await client.read('s')).records.map((r) => r.body), ['one', 'two']);
+});
+
+test('a numbered producer is deduplicated across retries and handoffs', async (t) => {
+  const api = new ApiCluster();
+  t.teardown(() => api.stop());
+  for (const id of ['a', 'b']) await api.addNode(id);
+  const client = new StreamClient({ nodes: [api.url('a')], token: ADMIN_TOKEN });
+  await client.createStream('s', 'a');
+  await api.cluster.until(() => api.cluster.serving('s'), 's open on a');
+  const original = await client.append('s', ['x'], { id: 'p', seq: 0 });
+  await client.transfer('s', 'b');
+  await api.cluster.settled();
+  const retried = await client.append('s', ['x'], { id: 'p', seq: 0 });
+  t.like(retried, { first: original.first, duplicate: true, node: 'b' });
+  const producer = client.producer('q');
+  t.like(await producer.append('s', ['y']), { duplicate: false, first: 1 });
+});
+
+test('admin calls without the right token fail with the problem', async (t) => {
+  const api = new ApiCluster();
+  t.teardown(() => api.stop());
+  await api.addNode('a');
+  const client = new StreamClient({ nodes: [api.url('a')] });
+  const error = await t.throwsAsync(client.nodes(), { instanceOf: StreamApiError });
+  t.is(error?.status, 401);
+  const unknown = await t.throwsAsync(new StreamClient({ nodes: [api.url('a')] }).read('ghost'), { instanceOf: StreamApiError });
+  t.is(unknown?.status, 404);
+});
