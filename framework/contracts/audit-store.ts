@@ -50,3 +50,39 @@ export class AuditConflictError extends BatonError {
     );
   }
 }
+
+/** The record is malformed (a field of the wrong type, a negative index): nothing was stored. */
+export class InvalidAuditRecordError extends BatonError {
+  constructor(readonly problems: readonly string[]) {
+    super('invalid_audit_record', `not a valid audit record: ${problems.join('; ')}`);
+  }
+}
+
+const TEXT_FIELDS = ['id', 'authority', 'source', 'target', 'actor', 'reason'] as const;
+const COUNT_FIELDS = ['barrier', 'epoch', 'commit_term', 'commit_index'] as const;
+
+/**
+ * Every store refuses the same records: text fields are strings, counts are non-negative safe
+ * integers (commit_index orders an authority's history). Throws InvalidAuditRecordError.
+ */
+export function checkAuditRecord(record: AuditRecord): void {
+  const problems: string[] = [];
+  if (record === null || typeof record !== 'object') {
+    throw new InvalidAuditRecordError([`expected an object, got ${record === null ? 'null' : typeof record}`]);
+  }
+  for (const field of TEXT_FIELDS) {
+    if (typeof record[field] !== 'string') problems.push(`${field} must be a string, got ${typeof record[field]}`);
+  }
+  for (const field of COUNT_FIELDS) {
+    const value = record[field];
+    if (!Number.isSafeInteger(value) || value < 0) {
+      problems.push(`${field} must be a non-negative integer, got ${String(value)}`);
+    }
+  }
+  if (problems.length > 0) throw new InvalidAuditRecordError(problems);
+}
+
+/** The names of the fields in which two records differ (empty when they are identical). */
+export function differingAuditFields(a: AuditRecord, b: AuditRecord): string[] {
+  return [...TEXT_FIELDS, ...COUNT_FIELDS].filter((field) => a[field] !== b[field]);
+}

@@ -3,13 +3,13 @@ import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import {
   AuditConflictError,
+  checkAuditRecord,
   StoreUnavailableError,
   type AuditRecord,
   type AuditStore,
 } from '../../framework/contracts/audit-store.js';
 import { BatonError } from '../../framework/contracts/errors.js';
 import type { Lifecycle } from '../../framework/kernel/plugin.js';
-import { formatIssues } from '../../framework/kernel/zod-issues.js';
 import {
   auditRecordSchema,
   commitIndexOfFileName,
@@ -69,11 +69,8 @@ export class FsAuditStore implements AuditStore, Lifecycle {
   }
 
   async put(record: AuditRecord): Promise<{ created: boolean }> {
-    const parsed = auditRecordSchema.safeParse(record);
-    if (!parsed.success) {
-      throw new TypeError(`not an audit record:\n${formatIssues(parsed.error.issues, 'record')}`);
-    }
-    const checked = parsed.data;
+    checkAuditRecord(record);
+    const checked = auditRecordSchema.parse(record);
     return this.puts.run(async () => {
       await this.open();
       try {

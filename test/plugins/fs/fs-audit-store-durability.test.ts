@@ -1,7 +1,7 @@
 import test from 'ava';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { AuditConflictError, StoreUnavailableError } from '../../../framework/contracts/audit-store.js';
+import { AuditConflictError, InvalidAuditRecordError, StoreUnavailableError } from '../../../framework/contracts/audit-store.js';
 import { auditRecord } from '../../../framework/testing/audit-store-suite.js';
 import { makeTempDir } from '../../../framework/testing/temp-dir.js';
 import { positionFileText, recordFileName } from '../../../plugins/fs/audit-record-file.js';
@@ -143,8 +143,8 @@ test('fs audit store › a record with a bad field is refused with the field nam
     [{ actor: undefined }, 'actor'],
     [{ reason: 7 }, 'reason'],
   ] as const) {
-    const error = await t.throwsAsync(store.put({ ...auditRecord(), ...bad } as never), { instanceOf: TypeError });
-    t.regex(error!.message, new RegExp(`record\\.${field}`));
+    const error = await t.throwsAsync(store.put({ ...auditRecord(), ...bad } as never), { instanceOf: InvalidAuditRecordError });
+    t.regex(error!.message, new RegExp(`\\b${field} must be`));
   }
   t.deepEqual(await store.list('proj'), []);
 });

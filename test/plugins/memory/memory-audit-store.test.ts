@@ -1,5 +1,5 @@
 import test from 'ava';
-import { StoreUnavailableError } from '../../../framework/contracts/audit-store.js';
+import { InvalidAuditRecordError, StoreUnavailableError } from '../../../framework/contracts/audit-store.js';
 import { auditRecord, auditStoreSuite } from '../../../framework/testing/audit-store-suite.js';
 import { MemoryAuditStore } from '../../../plugins/memory/memory-audit-store.js';
 
@@ -19,7 +19,7 @@ auditStoreSuite({
 test('memory audit store › a record with a non-integer commit_index is refused', async (t) => {
   const store = new MemoryAuditStore();
   for (const commit_index of [-1, 1.5, Number.NaN, '7' as unknown as number]) {
-    await t.throwsAsync(store.put(auditRecord({ commit_index })), { instanceOf: TypeError, message: /commit_index/ });
+    await t.throwsAsync(store.put(auditRecord({ commit_index })), { instanceOf: InvalidAuditRecordError, message: /commit_index/ });
   }
   t.deepEqual(await store.list('proj'), []);
 });
@@ -27,5 +27,5 @@ test('memory audit store › a record with a non-integer commit_index is refused
 test('memory audit store › a record with a missing text field is refused', async (t) => {
   const store = new MemoryAuditStore();
   const { actor: _actor, ...withoutActor } = auditRecord();
-  await t.throwsAsync(store.put(withoutActor as never), { instanceOf: TypeError, message: /actor/ });
+  await t.throwsAsync(store.put(withoutActor as never), { instanceOf: InvalidAuditRecordError, message: /actor/ });
 });
