@@ -1,0 +1,35 @@
+import { z } from 'zod';
+import { bearerTokensSchema } from '../http/auth.js';
+import { ID_PATTERN } from './model.js';
+
+/** The options of a stream node: who it is, where it listens, its capacity, WAL and budgets. */
+export const streamNodeOptions = z
+  .object({
+    /** This node's id in the metadata (and its consensus member id). */
+    self: z.string().regex(ID_PATTERN, 'self must be a node id: letters, digits, ".", "_" or "-"'),
+    /** The URL clients are sent to in 409 hints; defaults to the bound listener's URL. */
+    address: z.url({ protocol: /^https?$/, error: 'address must be an http(s) URL' }).optional(),
+    /** How many streams this node may own. */
+    slots: z.number().int().positive().default(1_000),
+    http: z
+      .object({ port: z.number().int().min(0).max(65535).default(7700), host: z.string().min(1).default('127.0.0.1') })
+      .strict()
+      .default({ port: 7700, host: '127.0.0.1' }),
+    /** Bearer tokens of the API; admin routes need one with the "admin" scope. */
+    tokens: bearerTokensSchema.default([]),
+    /** Where the local WAL lives: a directory (durable), or memory (nothing survives a restart). */
+    wal: z
+      .discriminatedUnion('kind', [
+        z.object({ kind: z.literal('file'), dir: z.string().min(1, 'give the WAL directory') }).strict(),
+        z.object({ kind: z.literal('memory') }).strict(),
+      ])
+      .default({ kind: 'file', dir: 'data/wal' }),
+    /** Register this node (id, address, slots) in the metadata on start. */
+    register: z.boolean().default(true),
+    parkTimeoutMs: z.number().int().min(1).default(10_000),
+    maxBufferedBytes: z.number().int().min(1024).default(64 * 1024 * 1024),
+    maxSegmentRecords: z.number().int().min(1).default(10_000),
+  })
+  .strict();
+
+export type StreamNodeConfig = z.output<typeof streamNodeOptions>;

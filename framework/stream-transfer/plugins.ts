@@ -1,0 +1,43 @@
+import { CLOCK } from '../contracts/clock.js';
+import { LOGGER } from '../contracts/logger.js';
+import { METADATA_CONSENSUS, STATE_MACHINE } from '../contracts/metadata-consensus.js';
+import { OBJECT_STORE } from '../contracts/object-store.js';
+import { RNG } from '../contracts/rng.js';
+import { token } from '../contracts/token.js';
+import { z } from 'zod';
+import { definePlugin } from '../kernel/plugin.js';
+import { streamNodeOptions } from './node-options.js';
+import { StreamStateMachine } from './state-machine.js';
+import { StreamNodeService } from './stream-node-service.js';
+
+export const STREAM_NODE = token<StreamNodeService>('stream-transfer.StreamNode');
+
+/** The stream metadata state machine, for whichever consensus plugin the host chooses. */
+export const streamStateMachinePlugin = definePlugin({
+  id: 'stream-state-machine',
+  description: 'The replicated stream metadata: nodes, owners and epochs, pending transfers.',
+  provides: [STATE_MACHINE],
+  options: z.object({}).strict(),
+  register: (ctx) => ctx.provide(STATE_MACHINE, { useFactory: () => new StreamStateMachine() }),
+});
+
+/** A stream node: sessions, WAL, handoff watcher and the data + admin API. */
+export const streamNodePlugin = definePlugin({
+  id: 'stream-node',
+  description: 'Stream node: appends flushed to the object store, local WAL, handoffs, HTTP API.',
+  provides: [STREAM_NODE],
+  requires: [CLOCK, RNG, LOGGER, METADATA_CONSENSUS, OBJECT_STORE],
+  options: streamNodeOptions,
+  register: (ctx) =>
+    ctx.provide(STREAM_NODE, {
+      useFactory: (resolve) =>
+        new StreamNodeService({
+          options: ctx.options,
+          consensus: resolve(METADATA_CONSENSUS),
+          store: resolve(OBJECT_STORE),
+          clock: resolve(CLOCK),
+          rng: resolve(RNG),
+          logger: resolve(LOGGER),
+        }),
+    }),
+});

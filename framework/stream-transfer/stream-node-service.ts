@@ -1,0 +1,96 @@
+import type { Clock } from '../contracts/clock.js';
+import type { Logger } from '../contracts/logger.js';
+import type { ObjectStore } from '../contracts/object-store.js';
+import type { Rng } from '../contracts/rng.js';
+import { BearerTokens } from '../http/auth.js';
+import { createHttpServer, type HttpServer } from '../http/http-server.js';
+import type { Lifecycle } from '../kernel/plugin.js';
+import { createStreamApiApp } from './api.js';
+import { DiskWal } from './disk-wal.js';
+import { FileWal } from './file-wal.js';
+import { HandoffWatcher } from './handoff-watcher.js';
+import { MemoryWalDisk } from './memory-wal-disk.js';
+import type { StreamNodeConfig } from './node-options.js';
+import { StreamNode, type StreamConsensus } from './stream-node.js';
+import type { StreamWal } from './wal.js';
+
+export interface StreamNodeServiceDeps {
+  options: StreamNodeConfig;
+  consensus: StreamConsensus;
+  store: ObjectStore;
+  clock: Clock;
+  rng: Rng;
+  logger: Logger;
+}
+
+/**
+ * A running stream node as a host sees it: opens the WAL and recovers, starts the watcher,
+ * serves the API, and registers itself in the metadata. Stopped in reverse: the listener first
+ * (no new requests), then the watcher, then the sessions are closed and the WAL with them.
+ */
+export class StreamNodeService implements Lifecycle {
+  private wal?: StreamWal;
+  private engine?: StreamNode;
+  private watcher?: HandoffWatcher;
+  private server?: HttpServer;
+  private registering?: AbortController;
+
+  constructor(private readonly deps: StreamNodeServiceDeps) {}
+
+  /** The engine; only after start. */
+  get node(): StreamNode {
+    if (!this.engine) throw new Error('stream node is not started');
+    return this.engine;
+  }
+
+  /** The URL the API listens on; only after start. */
+  get url(): string {
+    if (!this.server) throw new Error('stream node is not started');
+    return this.server.address.url;
+  }
+
+  async start(): Promise<void> {
+    const { options, consensus, store, clock, rng, logger } = this.deps;
+    const log = logger.child({ node: options.self });
+    this.wal = options.wal.kind === 'file' ? await FileWal.open(options.wal.dir) : new DiskWal(new MemoryWalDisk());
+    this.engine = new StreamNode(consensus, store, this.wal, clock, log, {
+      node: options.self,
+      parkTimeoutMs: options.parkTimeoutMs,
+      maxBufferedBytes: options.maxBufferedBytes,
+      maxSegmentRecords: options.maxSegmentRecords,
+    });
+    await this.engine.start();
+    this.watcher = new HandoffWatcher(this.engine);
+    this.watcher.start();
+    const app = createStreamApiApp({ node: this.engine, tokens: new BearerTokens(options.tokens), clock, rng, logger: log });
+    this.server = createHttpServer({ app, port: options.http.port, host: options.http.host, clock, logger: log, name: 'streams' });
+    const bound = await this.server.listen();
+    if (options.register) {
+      this.registering = new AbortController();
+      void this.register(options.address ?? bound.url, this.registering.signal);
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.registering?.abort();
+    await this.server?.stop();
+    this.watcher?.stop();
+    await this.engine?.stop();
+  }
+
+  /** Proposes this node's registration until it lands (there may be no leader yet at start). */
+  private async register(address: string, signal: AbortSignal): Promise<void> {
+    const { options, consensus, clock, logger } = this.deps;
+    while (!signal.aborted) {
+      try {
+        const receipt = await consensus.propose({ type: 'register-node', node: options.self, address, slots: options.slots });
+        if (!receipt.result.ok) logger.error({ result: receipt.result }, 'node registration refused');
+        else logger.info({ node: options.self, address, slots: options.slots }, 'node registered');
+        return;
+      } catch (error) {
+        logger.warn({ err: error }, 'node registration failed; retrying in a second');
+        await clock.sleep(1_000, signal).catch(() => undefined);
+      }
+    }
+  }
+}
