@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,7 +16,15 @@ export interface RedisServerOptions {
   startTimeoutMs?: number;
   /** More `--name value` arguments for redis-server. */
   extraArgs?: string[];
+  /**
+   * Run a Redis Sentinel instead of a data server, watching the master `name` at host:port
+   * (quorum 1, down after 500 ms, so a test sees a failover within seconds).
+   */
+  sentinelFor?: { name: string; host: string; port: number };
 }
+
+type ResolvedOptions = Required<Omit<RedisServerOptions, 'sentinelFor'>> &
+  Pick<RedisServerOptions, 'sentinelFor'>;
 
 const HOST = '127.0.0.1';
 const PORT_ATTEMPTS = 5;
@@ -33,17 +42,16 @@ export class RedisServer {
   private constructor(
     readonly port: number,
     readonly dir: string,
-    private readonly options: Required<Omit<RedisServerOptions, 'extraArgs'>> & {
-      extraArgs: string[];
-    },
+    private readonly options: ResolvedOptions,
   ) {}
 
   static async start(options: RedisServerOptions = {}): Promise<RedisServer> {
-    const resolved = {
+    const resolved: ResolvedOptions = {
       binary: options.binary ?? process.env.REDIS_SERVER ?? 'redis-server',
       clock: options.clock ?? new SystemClock(),
       startTimeoutMs: options.startTimeoutMs ?? 10_000,
       extraArgs: options.extraArgs ?? [],
+      sentinelFor: options.sentinelFor,
     };
     const dir = await mkdtemp(join(tmpdir(), 'baton-redis-'));
     let lastError: unknown;
@@ -103,33 +111,50 @@ export class RedisServer {
 
   private async spawn(): Promise<void> {
     if (this.child) throw new Error(`redis-server on port ${this.port} is already running`);
-    const args = [
+    const common = [
       '--port',
       String(this.port),
       '--bind',
       HOST,
-      '--dir',
-      this.dir,
-      '--save',
-      '',
-      '--appendonly',
-      'yes',
-      '--appendfsync',
-      'always',
       '--daemonize',
-      'no',
-      '--protected-mode',
       'no',
       '--logfile',
       '',
-      ...this.options.extraArgs,
     ];
+    let args: string[];
+    let readyMarker: string;
+    const sentinel = this.options.sentinelFor;
+    if (sentinel) {
+      // Sentinel keeps its state in its config file, so it needs one it may rewrite.
+      const config = join(this.dir, 'sentinel.conf');
+      if (!existsSync(config)) {
+        await writeFile(
+          config,
+          [
+            `sentinel monitor ${sentinel.name} ${sentinel.host} ${sentinel.port} 1`,
+            `sentinel down-after-milliseconds ${sentinel.name} 500`,
+            `sentinel failover-timeout ${sentinel.name} 5000`,
+            '',
+          ].join('\n'),
+        );
+      }
+      args = [config, '--sentinel', ...common, ...this.options.extraArgs];
+      readyMarker = '+monitor master';
+    } else {
+      args = [
+        ...common,
+        ...['--dir', this.dir, '--save', '', '--appendonly', 'yes', '--appendfsync', 'always'],
+        ...['--protected-mode', 'no'],
+        ...this.options.extraArgs,
+      ];
+      readyMarker = 'Ready to accept connections';
+    }
     const child = spawn(this.options.binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     const ready = new Promise<void>((resolve) => {
       const onData = (chunk: Buffer) => {
         output += chunk.toString('utf8');
-        if (output.includes('Ready to accept connections')) {
+        if (output.includes(readyMarker)) {
           child.stdout?.off('data', onData);
           resolve();
         }
