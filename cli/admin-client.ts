@@ -1,0 +1,117 @@
+import { FailedError, UnreachableError } from './cli-errors.js';
+
+export interface AdminRequest {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  path: string;
+  token?: string;
+  body?: unknown;
+  idempotencyKey?: string;
+  /** Gives up after this long and reports the server unreachable (default 10 s). */
+  timeoutMs?: number;
+}
+
+export interface AdminResponse<T = unknown> {
+  status: number;
+  body: T;
+}
+
+/**
+ * The admin commands' one way to talk to a node. A connection that cannot be made becomes an
+ * UnreachableError naming the address (exit code 3); an answer with a problem+json body
+ * becomes a FailedError carrying the server's own explanation (exit code 1), so a refused
+ * transfer says why in the server's words.
+ */
+export async function adminRequest<T = unknown>(
+  base: string,
+  request: AdminRequest,
+): Promise<AdminResponse<T>> {
+  const url = joinUrl(base, request.path);
+  const headers: Record<string, string> = { accept: 'application/json, application/problem+json' };
+  if (request.token) headers.authorization = `Bearer ${request.token}`;
+  if (request.idempotencyKey) headers['idempotency-key'] = request.idempotencyKey;
+  if (request.body !== undefined) headers['content-type'] = 'application/json';
+  const timeoutMs = request.timeoutMs ?? 10_000;
+  let response: Response;
+  try {
+    response = await fetch(url, {
+      method: request.method,
+      headers,
+      body: request.body === undefined ? undefined : JSON.stringify(request.body),
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+  } catch (error) {
+    throw new UnreachableError(new URL(url).origin, connectionFailure(error, timeoutMs), {
+      cause: error,
+    });
+  }
+  const text = await response.text();
+  const body = parseBody(text, response.headers.get('content-type'));
+  if (!response.ok) throw refusal(request, url, response.status, body);
+  return { status: response.status, body: body as T };
+}
+
+function joinUrl(base: string, path: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(base);
+  } catch {
+    throw new FailedError(
+      'invalid_address',
+      `${JSON.stringify(base)} is not a URL: give it as http://host:port`,
+    );
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+    throw new FailedError(
+      'invalid_address',
+      `${base} is not an http(s) address: give it as http://host:port`,
+    );
+  }
+  return `${parsed.origin}${parsed.pathname.replace(/\/+$/, '')}${path}`;
+}
+
+/** Why fetch failed, in words: the system error code when there is one (ECONNREFUSED...). */
+function connectionFailure(error: unknown, timeoutMs: number): string {
+  if (
+    error instanceof DOMException &&
+    (error.name === 'TimeoutError' || error.name === 'AbortError')
+  ) {
+    return `no answer within ${timeoutMs} ms`;
+  }
+  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+  if (cause?.code === 'ECONNREFUSED')
+    return 'connection refused (is the node running, on this port?)';
+  if (cause?.code === 'ENOTFOUND') return 'no such host';
+  if (cause?.code) return `${cause.code}${cause.message ? ` (${cause.message})` : ''}`;
+  return (error as Error).message ?? String(error);
+}
+
+function parseBody(text: string, contentType: string | null): unknown {
+  if (text === '') return undefined;
+  if (contentType && /json/.test(contentType)) {
+    try {
+      return JSON.parse(text);
+    } catch {
+      return text;
+    }
+  }
+  return text;
+}
+
+/** An error answer as a FailedError: the problem's detail (or title) and its type as the code. */
+function refusal(request: AdminRequest, url: string, status: number, body: unknown): FailedError {
+  const problem = (body && typeof body === 'object' ? body : {}) as {
+    type?: string;
+    title?: string;
+    detail?: string;
+  };
+  const why =
+    problem.detail ?? problem.title ?? (typeof body === 'string' && body ? body : `HTTP ${status}`);
+  const code = problem.type ? problem.type.replace(/^.*[/#]/, '') : `http_${status}`;
+  const hint =
+    status === 401
+      ? ' (give a token with --token or BATON_TOKEN)'
+      : status === 403
+        ? ' (this token lacks the scope)'
+        : '';
+  return new FailedError(code, `${request.method} ${url} answered ${status}: ${why}${hint}`);
+}

@@ -1,0 +1,42 @@
+import { ExitCode } from './exit-codes.js';
+
+/**
+ * An error the CLI reports to its user as one clear message (never a stack trace), with the
+ * exit code scripts see. `code` is a stable machine-readable name, shown in `--json` output.
+ */
+export class CliError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly exitCode: ExitCode,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** The command line is wrong: what was given, and what is expected instead. */
+export class UsageError extends CliError {
+  constructor(message: string) {
+    super('usage', message, ExitCode.Usage);
+  }
+}
+
+/** The command ran and was refused or failed; the message says why and what to do. */
+export class FailedError extends CliError {
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(code, message, ExitCode.Failed, options);
+  }
+}
+
+/** A server could not be reached at `address` (refused, reset, no such host, timed out). */
+export class UnreachableError extends CliError {
+  constructor(
+    readonly address: string,
+    reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super('unreachable', `cannot reach ${address}: ${reason}`, ExitCode.Unreachable, options);
+  }
+}

@@ -1,0 +1,151 @@
+import { Option, type Command } from 'commander';
+import { outputFor, type CliContext } from '../context.js';
+import { generateHost } from '../scaffold/generate-host.js';
+import { generatePlugin, type GeneratedProject } from '../scaffold/generate-plugin.js';
+import { HOST_VARIANTS, allSlots } from '../scaffold/host-variants.js';
+import { PLUGIN_CONTRACTS, availableContracts } from '../scaffold/plugin-contracts.js';
+import { askChoices } from '../scaffold/prompt.js';
+
+/** `baton new host NAME` and `baton new plugin NAME --contract C`: projects from templates/. */
+export function registerNew(program: Command, ctx: CliContext): void {
+  const group = program
+    .command('new')
+    .description('generate a new host or plugin project from a template (never overwrites a file)');
+
+  const host = group
+    .command('host')
+    .description(
+      'generate a host: a variant composed with the plugins you choose, its config, a start script and a passing test',
+    )
+    .argument(
+      '<name>',
+      'package and directory name: lowercase words joined by dashes, e.g. acme-node',
+    )
+    .addOption(
+      new Option(
+        '--variant <variant>',
+        'the variant the host runs (asked when omitted on a terminal)',
+      ).choices(HOST_VARIANTS.map((v) => v.name)),
+    );
+  for (const slot of allSlots()) {
+    const variants = HOST_VARIANTS.filter((v) => v.slots.some((s) => s.key === slot.key)).map(
+      (v) => v.name,
+    );
+    host.addOption(
+      new Option(
+        `${slot.flag} <plugin>`,
+        `${slot.label} (${variants.join(', ')}): ${slot.choices.map((c) => c.key).join(', ')}; default ${slot.defaultChoice}`,
+      ),
+    );
+  }
+  host
+    .option('--dir <path>', 'directory to generate into (default: ./NAME)')
+    .option(
+      '--baton <spec>',
+      "how the generated package.json depends on Baton (default: file:<this Baton's directory>)",
+    )
+    .option('-y, --yes', 'take the defaults for every choice not given, without asking')
+    .addHelpText(
+      'after',
+      `
+Choices not given as flags are asked when stdin is a terminal; otherwise (or with --yes) the
+defaults apply. Plugins by variant:
+${HOST_VARIANTS.map((v) => `  ${v.name}: ${v.unavailable ? `not available yet (${v.unavailable})` : v.slots.map((s) => `${s.flag} ${s.choices.map((c) => c.key).join('|')}`).join('  ')}`).join('\n')}
+
+Example:
+  baton new host acme-node --variant authority --audit-store redis --identity npm`,
+    )
+    .action(
+      async (
+        name: string,
+        options: Record<string, string | boolean | undefined>,
+        command: Command,
+      ) => {
+        const output = outputFor(ctx, command);
+        const interactive = ctx.stdin.isTTY === true && options.yes !== true && !output.json;
+        const project = await generateHost(ctx.pkg, {
+          name,
+          variant: options.variant as string | undefined,
+          choices: Object.fromEntries(
+            allSlots().map((slot) => [slot.key, options[slot.key] as string | undefined]),
+          ),
+          ask: interactive
+            ? (questions) => askChoices(questions, ctx.stdin, ctx.stderr)
+            : undefined,
+          dir: options.dir as string | undefined,
+          batonDependency: options.baton as string | undefined,
+          cwd: ctx.cwd,
+        });
+        report(output, project);
+      },
+    );
+
+  const available = new Set(availableContracts(ctx.pkg).map((c) => c.name));
+  group
+    .command('plugin')
+    .description(
+      'generate a plugin for one contract, with its conformance suite wired in (failing until implemented)',
+    )
+    .argument(
+      '<name>',
+      'package, directory and plugin id: lowercase words joined by dashes, e.g. acme-store',
+    )
+    .addOption(
+      new Option(
+        '--contract <contract>',
+        'the contract the plugin implements',
+      ).makeOptionMandatory(),
+    )
+    .option(
+      '--example',
+      'identity-supplier only: a supplier implemented for a trivial ecosystem, whose tests pass',
+    )
+    .option('--dir <path>', 'directory to generate into (default: ./NAME)')
+    .option(
+      '--baton <spec>',
+      "how the generated package.json depends on Baton (default: file:<this Baton's directory>)",
+    )
+    .addHelpText(
+      'after',
+      `
+Contracts:
+${PLUGIN_CONTRACTS.map((c) => `  ${c.name.padEnd(18)} ${c.title}: ${c.summary}${available.has(c.name) ? '' : ' (not available yet: no template or conformance suite)'}`).join('\n')}
+A contract is offered when its template and its conformance suite both exist.
+
+The generated tests fail until the plugin is implemented: the suite lists, one test per rule,
+what the contract expects (the generated README says so).
+
+Example:
+  baton new plugin acme-store --contract object-store`,
+    )
+    .action(
+      async (
+        name: string,
+        options: { contract: string; example?: boolean; dir?: string; baton?: string },
+        command: Command,
+      ) => {
+        const output = outputFor(ctx, command);
+        const project = await generatePlugin(ctx.pkg, {
+          name,
+          contract: options.contract,
+          example: options.example === true,
+          dir: options.dir,
+          batonDependency: options.baton,
+          cwd: ctx.cwd,
+        });
+        report(output, project);
+      },
+    );
+}
+
+function report(output: ReturnType<typeof outputFor>, project: GeneratedProject): void {
+  output.result(project, (p) => [
+    `Created ${p.kind} ${p.name} in ${p.dir} (${p.files.length} files):`,
+    ...p.files.map((file) => `  ${file}`),
+    '',
+    'Next steps:',
+    ...p.nextSteps.map((step) => `  ${step}`),
+    '',
+    `The first "npm test" should ${p.firstTestRun}.`,
+  ]);
+}

@@ -1,0 +1,42 @@
+import { Command } from 'commander';
+import { registerNew } from './commands/new.js';
+import { registerUp } from './commands/up.js';
+import type { CliContext } from './context.js';
+import { EXIT_CODES_HELP } from './exit-codes.js';
+
+/**
+ * The `baton` command and its groups, one file each under commands/. Commander never exits
+ * the process itself (exitOverride) and never prints errors itself: main turns every outcome
+ * into one message and one documented exit code.
+ */
+export function buildProgram(ctx: CliContext): Command {
+  const program = new Command('baton')
+    .description(
+      'Move ownership safely between the members of a distributed system: run a local cluster, administer it, scaffold hosts and plugins.',
+    )
+    .version(ctx.pkg.version, '-V, --version', 'print the version of Baton')
+    .option(
+      '--json',
+      'machine-readable output: one JSON document on stdout, errors as JSON on stderr',
+    )
+    .helpOption('-h, --help', 'show help for a command')
+    .showSuggestionAfterError(true)
+    .exitOverride()
+    .configureOutput({
+      writeOut: (text) => ctx.stdout.write(text),
+      writeErr: (text) => ctx.stderr.write(text),
+      // Errors are reported once, by main, in the same shape as every other failure.
+      outputError: () => undefined,
+    })
+    .addHelpText(
+      'after',
+      `
+Run "baton <command> --help" for the options of a command.
+
+${EXIT_CODES_HELP}`,
+    );
+  program.configureHelp({ sortSubcommands: false, showGlobalOptions: true });
+  registerUp(program, ctx);
+  registerNew(program, ctx);
+  return program;
+}

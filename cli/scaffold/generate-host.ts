@@ -1,0 +1,170 @@
+import { randomBytes } from 'node:crypto';
+import { join, relative, resolve } from 'node:path';
+import { FailedError, UsageError } from '../cli-errors.js';
+import type { BatonPackage } from './baton-package.js';
+import { dependencyVersions, type GeneratedProject } from './generate-plugin.js';
+import { HOST_VARIANTS, type HostPluginChoice, type HostVariant } from './host-variants.js';
+import { pascalCase, validateName } from './names.js';
+import type { Question } from './prompt.js';
+import { renderLayers } from './template-files.js';
+import { writeProject } from './write-project.js';
+
+export interface NewHostRequest {
+  name: string;
+  variant?: string;
+  /** Plugin choices by slot key (`auditStore: 'redis'`), as given by flags. */
+  choices: Record<string, string | undefined>;
+  /** Asks the user for what the flags left out; absent when stdin is not a terminal (defaults apply). */
+  ask?: (questions: Question[]) => Promise<string[]>;
+  dir?: string;
+  batonDependency?: string;
+  cwd: string;
+}
+
+export async function generateHost(
+  pkg: BatonPackage,
+  request: NewHostRequest,
+): Promise<GeneratedProject> {
+  const name = validateName('host', request.name);
+  const variant = await chooseVariant(request);
+  if (variant.unavailable)
+    throw new FailedError(
+      'not_available',
+      `cannot generate a ${variant.name} host: ${variant.unavailable}`,
+    );
+  const chosen = await choosePlugins(variant, request);
+
+  const dir = resolve(request.cwd, request.dir ?? name);
+  const imports = new Map<string, string[]>();
+  for (const { choice } of chosen)
+    imports.set(choice.importFrom, [...(imports.get(choice.importFrom) ?? []), choice.exportName]);
+  const adminToken = randomBytes(18).toString('base64url');
+  const config = {
+    node: {
+      self: 'east-1',
+      mode: 'ha',
+      roster: { east: { members: { 'east-1': { public: 'http://127.0.0.1:7600' } } } },
+      public: { port: 7600 },
+      control: { port: 7601 },
+      tokens: [{ token: adminToken, principal: 'admin', scopes: ['admin:write', 'admin:read'] }],
+    },
+    ...Object.fromEntries(chosen.map(({ slot, choice }) => [slot, choice.config])),
+    log: { level: 'info' },
+  };
+  const values: Record<string, string> = {
+    ...dependencyVersions(pkg, request.batonDependency),
+    name,
+    className: pascalCase(name),
+    variant: variant.name,
+    description: `Baton ${variant.name} host ${name}: ${variant.summary}.`,
+    adminToken,
+    configJson: JSON.stringify(config, null, 2),
+    pluginImports: [...imports]
+      .map(([from, names]) => `import { ${[...new Set(names)].sort().join(', ')} } from '${from}';`)
+      .join('\n'),
+    choicesList: chosen
+      .map(({ label, choice }) => `- ${label}: \`${choice.key}\`, ${choice.summary}`)
+      .join('\n'),
+    choiceFlags: chosen.map(({ flag, choice }) => `${flag} ${choice.key}`).join(' '),
+  };
+  const helpers = ['redisUrl', 'tempDir'].filter((helper) =>
+    chosen.some(({ choice }) => choice.testOptions.includes(`${helper}(`)),
+  );
+  values.testHelperImport =
+    helpers.length > 0 ? `import { ${helpers.join(', ')} } from './support.js';\n` : '';
+  for (const { slot, choice } of chosen) {
+    values[`${slot}Plugin`] = choice.exportName;
+    values[`${slot}TestOptions`] = choice.testOptions;
+  }
+  const layers = [
+    join(pkg.templates, 'host', 'files', 'common'),
+    join(pkg.templates, 'host', 'files', variant.name),
+  ];
+  const files = await writeProject(dir, await renderLayers(layers, values));
+  const where = relative(request.cwd, dir) || '.';
+  return {
+    kind: 'host',
+    name,
+    variant: variant.name,
+    plugins: Object.fromEntries(chosen.map(({ slot, choice }) => [slot, choice.key])),
+    dir,
+    files,
+    firstTestRun: 'pass',
+    nextSteps: [`cd ${where}`, 'npm install', 'npm test', 'npm start'],
+  };
+}
+
+async function chooseVariant(request: NewHostRequest): Promise<HostVariant> {
+  const names = HOST_VARIANTS.map((v) => v.name);
+  let wanted = request.variant;
+  if (wanted === undefined) {
+    if (!request.ask)
+      throw new UsageError(`give the variant with --variant (${names.join(' or ')})`);
+    [wanted] = await request.ask([
+      {
+        label: 'variant',
+        choices: HOST_VARIANTS.map((v) => ({
+          key: v.name,
+          summary: v.unavailable ? `${v.summary} (not available yet)` : v.summary,
+        })),
+        defaultChoice: HOST_VARIANTS.find((v) => !v.unavailable)?.name ?? names[0],
+      },
+    ]);
+  }
+  const variant = HOST_VARIANTS.find((v) => v.name === wanted);
+  if (!variant)
+    throw new UsageError(`unknown variant ${JSON.stringify(wanted)}: choose ${names.join(' or ')}`);
+  return variant;
+}
+
+interface Chosen {
+  slot: string;
+  flag: string;
+  label: string;
+  choice: HostPluginChoice;
+}
+
+async function choosePlugins(variant: HostVariant, request: NewHostRequest): Promise<Chosen[]> {
+  const slotKeys = new Set(variant.slots.map((s) => s.key));
+  for (const [key, value] of Object.entries(request.choices)) {
+    if (value !== undefined && !slotKeys.has(key)) {
+      const flag = `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+      throw new UsageError(
+        `${flag} does not apply to a ${variant.name} host: it chooses ${variant.slots.map((s) => s.flag).join(', ')}`,
+      );
+    }
+  }
+  for (const slot of variant.slots) {
+    const given = request.choices[slot.key];
+    if (given !== undefined && !slot.choices.some((c) => c.key === given)) {
+      throw new UsageError(
+        `${slot.flag} ${JSON.stringify(given)} is not a ${slot.label} of a ${variant.name} host: choose one of ${slot.choices.map((c) => c.key).join(', ')}`,
+      );
+    }
+  }
+  // Only real choices are asked: a slot with a single plugin takes it.
+  const missing = variant.slots.filter(
+    (s) => request.choices[s.key] === undefined && s.choices.length > 1,
+  );
+  const answers =
+    request.ask && missing.length > 0
+      ? await request.ask(
+          missing.map((s) => ({
+            label: s.label,
+            choices: s.choices,
+            defaultChoice: s.defaultChoice,
+          })),
+        )
+      : [];
+  return variant.slots.map((slot) => {
+    const asked = missing.indexOf(slot);
+    const key =
+      request.choices[slot.key] ?? (asked >= 0 ? answers[asked] : undefined) ?? slot.defaultChoice;
+    return {
+      slot: slot.key,
+      flag: slot.flag,
+      label: slot.label,
+      choice: slot.choices.find((c) => c.key === key)!,
+    };
+  });
+}

@@ -1,0 +1,128 @@
+/**
+ * What `baton new host` can compose: for each variant, the contracts a host must choose a plugin
+ * for (slots), and for each choice where the plugin comes from, its options in the generated
+ * config file, and its options in the generated test (isolated: a temp dir, a spawned server).
+ */
+export interface HostPluginChoice {
+  key: string;
+  summary: string;
+  importFrom: string;
+  exportName: string;
+  /** Options written to config/host.json. */
+  config: Record<string, unknown>;
+  /** A TypeScript expression for the options in the generated test (may await the helpers of test/support.ts). */
+  testOptions: string;
+}
+
+export interface HostSlot {
+  /** Key in the generated config file, and the name of the option (`--audit-store`). */
+  key: string;
+  flag: string;
+  label: string;
+  choices: HostPluginChoice[];
+  defaultChoice: string;
+}
+
+export interface HostVariant {
+  name: 'stream' | 'authority';
+  summary: string;
+  slots: HostSlot[];
+  /** Why it cannot be generated yet, when it cannot. */
+  unavailable?: string;
+}
+
+const NODE_ID = 'east-1';
+
+const identityChoices: HostPluginChoice[] = [
+  ['opaque', 'opaqueIdentityPlugin', 'any Unicode text (NFC), for ecosystems Baton does not know'],
+  ['npm', 'npmIdentityPlugin', 'npm package names'],
+  ['pypi', 'pypiIdentityPlugin', 'PyPI project names (PEP 503 normalised)'],
+  ['oci', 'ociIdentityPlugin', 'OCI repository names'],
+].map(([key, exportName, summary]) => ({
+  key,
+  summary,
+  importFrom: 'baton/plugins/identity/index.js',
+  exportName,
+  config: {},
+  testOptions: '{}',
+}));
+
+export const HOST_VARIANTS: readonly HostVariant[] = [
+  {
+    name: 'authority',
+    summary: "planned transfers of a repository's write authority between datacenters",
+    slots: [
+      {
+        key: 'consensus',
+        flag: '--consensus',
+        label: 'ownership consensus',
+        defaultChoice: 'single-member',
+        choices: [
+          {
+            key: 'single-member',
+            summary: 'one voter in memory, for development (not replicated, not durable)',
+            importFrom: 'baton/hosts/authority-node/single-member-consensus.js',
+            exportName: 'singleMemberConsensusPlugin',
+            config: { self: NODE_ID },
+            testOptions: `{ self: '${NODE_ID}' }`,
+          },
+        ],
+      },
+      {
+        key: 'auditStore',
+        flag: '--audit-store',
+        label: 'audit store',
+        defaultChoice: 'fs',
+        choices: [
+          {
+            key: 'fs',
+            summary: 'files under a local directory, fsynced (the embedded durable default)',
+            importFrom: 'baton/plugins/fs/plugins.js',
+            exportName: 'fsAuditStorePlugin',
+            config: { dir: 'data/audit' },
+            testOptions: '{ dir: await tempDir(t) }',
+          },
+          {
+            key: 'memory',
+            summary: 'process memory, gone on exit (tests, demos)',
+            importFrom: 'baton/plugins/memory/plugins.js',
+            exportName: 'memoryAuditStorePlugin',
+            config: {},
+            testOptions: '{}',
+          },
+          {
+            key: 'redis',
+            summary: 'Redis (needs a reachable server; the test spawns redis-server)',
+            importFrom: 'baton/plugins/redis/plugin.js',
+            exportName: 'redisAuditStorePlugin',
+            config: { url: 'redis://127.0.0.1:6379', keyPrefix: 'baton:' },
+            testOptions: '{ url: await redisUrl(t) }',
+          },
+        ],
+      },
+      {
+        key: 'identity',
+        flag: '--identity',
+        label: 'identity supplier',
+        defaultChoice: 'opaque',
+        choices: identityChoices,
+      },
+    ],
+  },
+  {
+    name: 'stream',
+    summary: 'streams handed off between nodes (drain, rebalance)',
+    slots: [],
+    unavailable:
+      'the stream variant has no composable node plugin yet (hosts/stream-node is being written); ' +
+      'generate an authority host with --variant authority meanwhile',
+  },
+];
+
+/** Every slot flag of every variant, for the command's options. */
+export function allSlots(): HostSlot[] {
+  const seen = new Map<string, HostSlot>();
+  for (const variant of HOST_VARIANTS)
+    for (const slot of variant.slots) if (!seen.has(slot.key)) seen.set(slot.key, slot);
+  return [...seen.values()];
+}

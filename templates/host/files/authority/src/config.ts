@@ -1,0 +1,27 @@
+import { z } from 'zod';
+
+const pluginOptions = z.record(z.string(), z.unknown()).default({});
+
+/**
+ * The config file of this host (config/host.json). Each section is handed to one plugin, which
+ * validates it: a mistake fails the start with the section's path (e.g. auditStore.dir).
+ * Any value can be overridden from the environment: BATON__node__public__port=8080.
+ */
+export const hostConfig = z
+  .object({
+    /** The authority node itself: who it is, where it listens, its roster and tokens. */
+    node: z.record(z.string(), z.unknown()),
+    consensus: pluginOptions,
+    auditStore: pluginOptions,
+    identity: pluginOptions,
+    log: z
+      .object({
+        level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+        pretty: z.boolean().optional(),
+      })
+      .strict()
+      .default({ level: 'info' }),
+  })
+  .strict();
+
+export type HostConfig = z.output<typeof hostConfig>;

@@ -1,0 +1,21 @@
+import { authorityNodeHaPlugin, ownershipStateMachinePlugin } from 'baton/framework/authority-transfer/plugins.js';
+import { createHost, type HostBuilder } from 'baton/framework/kernel/host.js';
+import { pinoLoggerPlugin, systemDefaults } from 'baton/framework/kernel/system-plugins.js';
+{{pluginImports}}
+import type { HostConfig } from './config.js';
+
+/**
+ * The composition root of {{name}}: an authority node (mode ha) and the plugins chosen for it.
+ * A host is a list: the system defaults (clock, randomness, logs), then each plugin with its
+ * section of the config. To swap a plugin, replace its line (and its config section); the
+ * build fails at start, naming the token, if a contract is left without a provider.
+ */
+export function hostBuilder(config: HostConfig): HostBuilder {
+  return createHost(systemDefaults)
+    .add(pinoLoggerPlugin, config.log, 'log')
+    .add({{identityPlugin}}, config.identity, 'identity')
+    .add(ownershipStateMachinePlugin)
+    .add({{auditStorePlugin}}, config.auditStore, 'auditStore')
+    .add({{consensusPlugin}}, config.consensus, 'consensus')
+    .add(authorityNodeHaPlugin, config.node, 'node');
+}

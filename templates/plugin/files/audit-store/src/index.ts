@@ -1,0 +1,3 @@
+export * from './options.js';
+export * from './plugin.js';
+export * from './{{fileName}}.js';

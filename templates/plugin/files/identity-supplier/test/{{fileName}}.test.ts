@@ -1,0 +1,32 @@
+import test from 'ava';
+import { IDENTITY_SUPPLIER } from 'baton/framework/contracts/identity-supplier.js';
+import { RNG } from 'baton/framework/contracts/rng.js';
+import { createHost } from 'baton/framework/kernel/host.js';
+import { WiringError } from 'baton/framework/kernel/wiring-error.js';
+import { SeededRng } from 'baton/framework/testing/sim/seeded-rng.js';
+import { identitySupplierSuite } from 'baton/framework/testing/identity-supplier-suite.js';
+import { {{pluginConst}} } from '../src/plugin.js';
+
+// The IdentitySupplier conformance suite, run against the supplier as a host gets it from the
+// plugin. It fails until src/{{fileName}}.ts is implemented. Replace the example names below
+// with names of your ecosystem: the suite checks each list against your rules.
+identitySupplierSuite({
+  test,
+  name: '{{name}}',
+  factory: (rng) => createHost().add({{pluginConst}}, {}).value(RNG, rng).build().get(IDENTITY_SUPPLIER),
+  // Names your ecosystem accepts, in any spelling it accepts.
+  valid: ['example-project', 'Example-Project'],
+  // Inputs it refuses, each with a pattern the error's reason must match.
+  invalid: [{ input: '', why: /empty/ }],
+  // Pairs of spellings of one authority.
+  equivalent: [['example-project', 'Example-Project']],
+});
+
+test('{{name}}: the plugin refuses an unknown option, naming it', (t) => {
+  const error = t.throws(
+    () => createHost().add({{pluginConst}}, { noSuchOption: 1 }).value(RNG, new SeededRng(1)).build(),
+    { instanceOf: WiringError },
+  );
+  t.regex(error!.message, /{{pluginId}}/);
+  t.regex(error!.message, /noSuchOption/);
+});

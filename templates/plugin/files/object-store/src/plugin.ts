@@ -1,0 +1,13 @@
+import { OBJECT_STORE } from 'baton/framework/contracts/object-store.js';
+import { definePlugin } from 'baton/framework/kernel/plugin.js';
+import { {{camelName}}Options } from './options.js';
+import { {{className}} } from './{{fileName}}.js';
+
+/** An inert value: a host that adds it gets a {{className}} as its ObjectStore. */
+export const {{pluginConst}} = definePlugin({
+  id: '{{pluginId}}',
+  description: '{{description}}',
+  provides: [OBJECT_STORE],
+  options: {{camelName}}Options,
+  register: (ctx) => ctx.provide(OBJECT_STORE, { useFactory: () => new {{className}}(ctx.options) }),
+});
