@@ -1,0 +1,21 @@
+/**
+ * JSON with object keys sorted at every depth: two commands equal as values get the same text
+ * whatever order their keys were written in. It is the fingerprint that tells "the same command
+ * retried" from "a different command under a reused idempotency key".
+ */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(sortKeys(value));
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value !== null && typeof value === 'object') {
+    const source = value as Record<string, unknown>;
+    const sorted: Record<string, unknown> = {};
+    for (const key of Object.keys(source).sort()) {
+      if (source[key] !== undefined) sorted[key] = sortKeys(source[key]);
+    }
+    return sorted;
+  }
+  return value;
+}

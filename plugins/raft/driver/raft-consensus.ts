@@ -1,0 +1,704 @@
+import type { Clock, Timer } from '../../../framework/contracts/clock.js';
+import type { Logger } from '../../../framework/contracts/logger.js';
+import {
+  NotAppendedError,
+  OutcomeUnknownError,
+  ReadUnavailableError,
+  type AppliedEntry,
+  type AppliedView,
+  type Leadership,
+  type Membership,
+  type MetadataConsensus,
+  type NotAppendedReason,
+  type OutcomeUnknownReason,
+  type ProposeOptions,
+  type Receipt,
+  type StateMachine,
+} from '../../../framework/contracts/metadata-consensus.js';
+import type { MemberId, PeerMessage, PeerTransport } from '../../../framework/contracts/peer-transport.js';
+import { RaftCore } from '../core/raft.js';
+import { MemoryLogStorage } from '../core/storage.js';
+import { NONE, type Entry, type Message, type Ready } from '../core/types.js';
+import type { RaftStorage } from '../storage/raft-storage.js';
+import { canonicalJson } from './canonical-json.js';
+import { DEFAULT_TUNING, type RaftConsensusOptions, type RaftTuning } from './options.js';
+import { ReplicatedState, type CommandData } from './replicated-state.js';
+import {
+  PROPOSE_CHANNEL,
+  RAFT_CHANNEL,
+  hasRequiredFields,
+  proposeRequestSchema,
+  raftEnvelopeSchema,
+  type ProposeRequest,
+  type ProposeResponse,
+} from './wire.js';
+
+/** Someone waiting for the entry at one log index to be applied. */
+interface Waiter {
+  term: number;
+  settle(outcome: { ok: true; receipt: Receipt<unknown> } | { ok: false; error: Error }): void;
+}
+
+interface PendingRead<S> {
+  index?: number;
+  resolve(view: AppliedView<S>): void;
+  reject(error: Error): void;
+}
+
+/** Counters an operator (and the tests) can read: what was dropped and why. */
+export interface RaftConsensusStats {
+  malformedMessages: number;
+  foreignMessages: number;
+  snapshotsTaken: number;
+  snapshotsInstalled: number;
+  persists: number;
+}
+
+/** A one-shot outcome: the first settle wins, later ones are ignored. */
+function once<T>(fn: (value: T) => void): (value: T) => void {
+  let done = false;
+  return (value) => {
+    if (done) return;
+    done = true;
+    fn(value);
+  };
+}
+
+/**
+ * MetadataConsensus over the pure Raft core: drives it with the injected clock (ticks), persists
+ * every Ready before sending its messages (etcd's rule), applies committed entries to the
+ * replicated state (the variant's state machine plus the idempotency window), and answers
+ * proposals, reads and membership changes. Followers forward proposals to the leader on the
+ * "raft-propose" channel; Raft messages travel on "raft". Inputs that arrive while a Ready is
+ * being persisted wait in an inbox, so the core sees one input at a time.
+ */
+export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
+  readonly self: MemberId;
+  private readonly tuning: RaftTuning;
+  private readonly cluster: string;
+  private readonly machine: StateMachine<S, C, R>;
+  private readonly storage: RaftStorage;
+  private readonly transport: PeerTransport;
+  private readonly clock: Clock;
+  private readonly log: Logger;
+  private readonly bootstrapVoters: MemberId[];
+  private readonly options: RaftConsensusOptions<S, C, R>;
+
+  private core!: RaftCore;
+  private mem!: MemoryLogStorage;
+  private rs!: ReplicatedState<S, C, R>;
+  private lastSnapshotIndex = 0;
+
+  private readonly inbox: Array<() => void> = [];
+  private looping = false;
+  private idle: Promise<void> = Promise.resolve();
+  private tickTimer: Timer | undefined;
+  private ticks = 0;
+  private unlisten: Array<() => void> = [];
+  private state: 'new' | 'running' | 'stopped' = 'new';
+  private fatal: Error | undefined;
+
+  /** Proposals at this member not yet decided: queued for the core or appended and waiting. */
+  private queued = 0;
+  private readonly waiters = new Map<number, Waiter[]>();
+  /** Keyed proposals appended by this leader and not yet applied: a retry joins them. */
+  private readonly inFlightKeys = new Map<string, { fingerprint: string; index: number }>();
+  private readonly forwards = new Set<AbortController>();
+  private readonly reads = new Map<string, PendingRead<S>>();
+  private readSeq = 0;
+
+  private readonly watchers = new Set<(view: AppliedView<S>, entry: AppliedEntry<C, R>) => void>();
+  private readonly leadershipListeners = new Set<(leadership: Leadership) => void>();
+  private readonly leadershipWaiters = new Set<() => void>();
+  private lastLeadership: Leadership;
+  readonly stats: RaftConsensusStats = {
+    malformedMessages: 0,
+    foreignMessages: 0,
+    snapshotsTaken: 0,
+    snapshotsInstalled: 0,
+    persists: 0,
+  };
+
+  constructor(options: RaftConsensusOptions<S, C, R>) {
+    this.options = options;
+    this.self = options.self;
+    this.tuning = { ...DEFAULT_TUNING, ...definedOnly(options) };
+    this.cluster = options.cluster ?? 'baton';
+    this.machine = options.machine;
+    this.storage = options.storage;
+    this.transport = options.transport;
+    this.clock = options.clock;
+    this.log = options.logger.child({ plugin: 'raft', member: options.self });
+    this.bootstrapVoters = [...new Set(options.voters)].sort();
+    if (this.bootstrapVoters.length === 0) {
+      throw new RangeError('raft needs at least one bootstrap voter: list the cluster members in "voters"');
+    }
+    this.lastLeadership = { self: this.self, isLeader: false, term: 0 };
+  }
+
+  // ---- lifecycle ----
+
+  async start(): Promise<void> {
+    if (this.state !== 'new') throw new Error(`raft member ${this.self} cannot start: it is ${this.state}`);
+    const recovered = await this.storage.load();
+    this.mem = new MemoryLogStorage(this.bootstrapVoters);
+    this.rs = new ReplicatedState(this.machine, this.tuning.idempotencyWindow, this.bootstrapVoters);
+    if (recovered.snapshot) {
+      this.mem.applySnapshot(recovered.snapshot);
+      this.rs.restore(recovered.snapshot);
+      this.lastSnapshotIndex = recovered.snapshot.meta.index;
+    }
+    const usable = recovered.entries.filter((e) => e.index > this.mem.lastIndex());
+    this.mem.append(usable);
+    this.mem.setHardState({
+      ...recovered.hardState,
+      commit: Math.min(Math.max(recovered.hardState.commit, this.mem.firstIndex() - 1), this.mem.lastIndex()),
+    });
+    this.core = new RaftCore({
+      id: this.self,
+      storage: this.mem,
+      rng: this.options.rng,
+      electionTicks: this.tuning.electionTicks,
+      heartbeatTicks: this.tuning.heartbeatTicks,
+      maxInflight: this.tuning.maxInflight,
+      maxEntriesPerMessage: this.tuning.maxEntriesPerMessage,
+    });
+    this.lastLeadership = this.currentLeadership();
+    this.unlisten.push(
+      this.transport.listen(RAFT_CHANNEL, { onMessage: (from, m) => this.onRaftMessage(from, m) }),
+      this.transport.listen(PROPOSE_CHANNEL, {
+        onMessage: () => this.stats.malformedMessages++,
+        onRequest: (from, m) => this.onProposeRequest(from, m),
+      }),
+    );
+    this.state = 'running';
+    this.log.info(
+      { term: this.core.term, commit: this.core.log.committed, last: this.core.log.lastIndex(), voters: this.rs.voters },
+      'raft member started',
+    );
+    this.scheduleTick();
+    this.kick();
+  }
+
+  async stop(): Promise<void> {
+    if (this.state === 'stopped') return;
+    const wasRunning = this.state === 'running';
+    this.state = 'stopped';
+    this.tickTimer?.cancel();
+    for (const off of this.unlisten) off();
+    this.unlisten = [];
+    for (const c of this.forwards) c.abort(new OutcomeUnknownError('stopped', `member ${this.self} stopped`));
+    this.failWaiters(() => new OutcomeUnknownError('stopped', `member ${this.self} stopped before the entry was applied`));
+    for (const [, r] of this.reads) r.reject(new ReadUnavailableError(`member ${this.self} stopped`));
+    this.reads.clear();
+    for (const w of this.leadershipWaiters) w();
+    if (wasRunning) await this.idle;
+    await this.storage.close();
+    this.log.info('raft member stopped');
+  }
+
+  // ---- the contract ----
+
+  async propose(command: C, options: ProposeOptions = {}): Promise<Receipt<R>> {
+    this.assertRunning('propose');
+    const timeoutMs = options.timeoutMs ?? this.tuning.proposeTimeoutMs;
+    const deadline = this.clock.now() + timeoutMs;
+    const key = options.idempotencyKey;
+    const fingerprint = key === undefined ? undefined : canonicalJson(command);
+    if (key !== undefined) {
+      const known = this.rs.window.lookup(key);
+      if (known && known.fingerprint !== fingerprint) throw keyReused(key);
+      if (known) return { position: { ...known.position }, result: known.result, replayed: true };
+    }
+    if (options.signal?.aborted) throw new OutcomeUnknownError('aborted', 'the signal was aborted before the proposal was submitted');
+    for (;;) {
+      const remaining = deadline - this.clock.now();
+      if (remaining <= 0) throw new NotAppendedError('no_leader', `no leader accepted the proposal within ${timeoutMs} ms`);
+      if (this.core.role === 'leader') {
+        const outcome = await this.proposeHere({ command, key, fingerprint }, remaining, options.signal);
+        if (outcome !== 'retry') return outcome as Receipt<R>;
+      } else if (this.core.lead !== NONE) {
+        const response = await this.forward(this.core.lead, { kind: 'command', cluster: this.cluster, command, key, timeoutMs: remaining }, remaining, options.signal);
+        if (response.ok) return { position: response.position, result: response.result as R, replayed: response.replayed };
+        if (!(response.kind === 'not_appended' && response.reason === 'no_leader')) throw responseError(response);
+      }
+      // No leader known, or the one we asked no longer leads: wait for news, then try again.
+      await this.waitForLeadershipChange(Math.min(deadline - this.clock.now(), this.tuning.tickMs * this.tuning.electionTicks), options.signal);
+    }
+  }
+
+  async read(options: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<AppliedView<S>> {
+    if (this.state !== 'running') throw new ReadUnavailableError(`member ${this.self} is ${this.state}`);
+    const timeoutMs = options.timeoutMs ?? this.tuning.readTimeoutMs;
+    const context = `${this.self}:${++this.readSeq}`;
+    return new Promise<AppliedView<S>>((resolve, reject) => {
+      const timer = this.clock.setTimer(timeoutMs, () => done(new ReadUnavailableError(`no leader confirmed a read index within ${timeoutMs} ms`)));
+      const onAbort = () => done(new ReadUnavailableError('the read was aborted'));
+      const done = once((outcome: AppliedView<S> | Error) => {
+        timer.cancel();
+        options.signal?.removeEventListener('abort', onAbort);
+        this.reads.delete(context);
+        if (outcome instanceof Error) reject(outcome);
+        else resolve(outcome);
+      });
+      if (options.signal?.aborted) return onAbort();
+      options.signal?.addEventListener('abort', onAbort, { once: true });
+      this.reads.set(context, { resolve: done, reject: done });
+      this.enqueue(() => this.core.readIndex(context));
+    });
+  }
+
+  view(): AppliedView<S> {
+    return { state: this.rs.state, applied: { ...this.rs.applied } };
+  }
+
+  watch(fn: (view: AppliedView<S>, entry: AppliedEntry<C, R>) => void): () => void {
+    this.watchers.add(fn);
+    return () => this.watchers.delete(fn);
+  }
+
+  leadership(): Leadership {
+    return { ...this.lastLeadership };
+  }
+
+  onLeadership(fn: (leadership: Leadership) => void): () => void {
+    this.leadershipListeners.add(fn);
+    return () => this.leadershipListeners.delete(fn);
+  }
+
+  membership(): Membership {
+    return { voters: [...this.rs.voters] };
+  }
+
+  addVoter(member: MemberId, options: { signal?: AbortSignal } = {}): Promise<void> {
+    return this.changeMembership('add', member, options.signal);
+  }
+
+  removeVoter(member: MemberId, options: { signal?: AbortSignal } = {}): Promise<void> {
+    return this.changeMembership('remove', member, options.signal);
+  }
+
+  /** Raft state, for status pages and tests. */
+  status(): { term: number; role: string; lead: MemberId; commit: number; applied: number; lastIndex: number; snapshotIndex: number } {
+    return {
+      term: this.core.term,
+      role: this.core.role,
+      lead: this.core.lead,
+      commit: this.core.log.committed,
+      applied: this.rs.applied.index,
+      lastIndex: this.core.log.lastIndex(),
+      snapshotIndex: this.lastSnapshotIndex,
+    };
+  }
+
+  /** Hands leadership to `member` (TimeoutNow once it has caught up). Only meaningful on the leader. */
+  transferLeadership(member: MemberId): void {
+    this.enqueue(() => this.core.transferLeader(member));
+  }
+
+  // ---- proposals ----
+
+  /**
+   * Appends on this member, which believes it leads. Resolves with the receipt once applied,
+   * or 'retry' when it turned out not to lead (nothing was appended).
+   */
+  private proposeHere(
+    data: { command: unknown; key?: string; fingerprint?: string },
+    timeoutMs: number,
+    signal: AbortSignal | undefined,
+  ): Promise<Receipt<unknown> | 'retry'> {
+    if (this.queued >= this.tuning.maxQueue) {
+      return Promise.reject(
+        new NotAppendedError('queue_saturated', `${this.queued} proposals are already waiting at ${this.self} (max ${this.tuning.maxQueue}); retry later`),
+      );
+    }
+    this.queued++;
+    return new Promise<Receipt<unknown> | 'retry'>((resolve, reject) => {
+      let appended = false;
+      const timer = this.clock.setTimer(timeoutMs, () =>
+        settle(appended
+          ? { ok: false, error: new OutcomeUnknownError('timeout', `not applied within ${timeoutMs} ms`) }
+          : { ok: false, error: new NotAppendedError('no_leader', `not appended within ${timeoutMs} ms`) }),
+      );
+      const onAbort = () =>
+        settle({ ok: false, error: appended ? new OutcomeUnknownError('aborted', 'aborted after the proposal was appended') : new OutcomeUnknownError('aborted', 'aborted before the proposal was appended') });
+      const settle = once((outcome: { ok: true; receipt: Receipt<unknown> } | { ok: false; error: Error } | 'retry') => {
+        timer.cancel();
+        signal?.removeEventListener('abort', onAbort);
+        this.queued--;
+        if (outcome === 'retry') resolve('retry');
+        else if (outcome.ok) resolve(outcome.receipt);
+        else reject(outcome.error);
+      });
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.enqueue(() => {
+        if (this.state !== 'running') return settle({ ok: false, error: new NotAppendedError('stopped', `member ${this.self} stopped`) });
+        if (this.core.role !== 'leader') return settle('retry');
+        const key = data.key;
+        if (key !== undefined) {
+          const known = this.rs.window.lookup(key);
+          if (known && known.fingerprint !== data.fingerprint) return settle({ ok: false, error: keyReused(key) });
+          if (known) return settle({ ok: true, receipt: { position: { ...known.position }, result: known.result, replayed: true } });
+          const inFlight = this.inFlightKeys.get(key);
+          if (inFlight && inFlight.fingerprint !== data.fingerprint) return settle({ ok: false, error: keyReused(key) });
+          if (inFlight) {
+            // The same command is already in the log: wait for its decision instead of appending again.
+            appended = true;
+            return this.addWaiter(inFlight.index, this.core.term, settle);
+          }
+        }
+        const entry: CommandData = key === undefined ? { c: data.command } : { c: data.command, k: key, f: data.fingerprint };
+        const r = this.core.propose(entry);
+        if (!r.ok) return settle('retry');
+        appended = true;
+        if (key !== undefined) this.inFlightKeys.set(key, { fingerprint: data.fingerprint!, index: r.index });
+        this.addWaiter(r.index, r.term, settle);
+      });
+    });
+  }
+
+  private addWaiter(index: number, term: number, settle: Waiter['settle']): void {
+    const list = this.waiters.get(index) ?? [];
+    list.push({ term, settle });
+    this.waiters.set(index, list);
+  }
+
+  private failWaiters(error: () => Error): void {
+    const all = [...this.waiters.values()].flat();
+    this.waiters.clear();
+    this.inFlightKeys.clear();
+    for (const w of all) w.settle({ ok: false, error: error() });
+  }
+
+  private async forward(leader: MemberId, body: ProposeRequest, timeoutMs: number, signal: AbortSignal | undefined): Promise<ProposeResponse> {
+    const controller = new AbortController();
+    const onAbort = () => controller.abort(signal!.reason);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    this.forwards.add(controller);
+    try {
+      const answer = await this.transport.request(leader, { channel: PROPOSE_CHANNEL, body }, { timeoutMs, signal: controller.signal });
+      return answer.body as ProposeResponse;
+    } catch (error) {
+      // It may have reached the leader and been appended: only a retry with the key can tell.
+      const reason: OutcomeUnknownReason = this.state !== 'running' ? 'stopped' : signal?.aborted ? 'aborted' : 'timeout';
+      throw new OutcomeUnknownError(reason, `forwarded to leader ${leader}, no answer: ${(error as Error).message}`);
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+      this.forwards.delete(controller);
+    }
+  }
+
+  private async onProposeRequest(from: MemberId, message: PeerMessage): Promise<PeerMessage> {
+    const reply = (body: ProposeResponse): PeerMessage => ({ channel: PROPOSE_CHANNEL, body });
+    const parsed = proposeRequestSchema.safeParse(message.body);
+    if (!parsed.success || parsed.data.cluster !== this.cluster) {
+      if (parsed.success) this.stats.foreignMessages++;
+      else this.stats.malformedMessages++;
+      return reply({ ok: false, kind: 'not_appended', reason: 'no_leader', message: `malformed or foreign proposal from ${from}` });
+    }
+    const req = parsed.data;
+    if (this.state !== 'running' || this.core.role !== 'leader') {
+      return reply({ ok: false, kind: 'not_appended', reason: 'no_leader', message: `${this.self} is not the leader` });
+    }
+    const timeoutMs = Math.min(req.timeoutMs, this.tuning.proposeTimeoutMs * 4);
+    try {
+      if (req.kind === 'conf') {
+        await this.changeHere(req.change, req.member, timeoutMs);
+        return reply({ ok: true, position: { ...this.rs.applied }, result: null, replayed: false });
+      }
+      const fingerprint = req.key === undefined ? undefined : canonicalJson(req.command);
+      const outcome = await this.proposeHere({ command: req.command, key: req.key, fingerprint }, timeoutMs, undefined);
+      if (outcome === 'retry') return reply({ ok: false, kind: 'not_appended', reason: 'no_leader', message: `${this.self} stopped leading before appending` });
+      return reply({ ok: true, position: outcome.position, result: outcome.result, replayed: outcome.replayed });
+    } catch (error) {
+      if (error instanceof NotAppendedError) return reply({ ok: false, kind: 'not_appended', reason: error.reason, message: error.message });
+      if (error instanceof OutcomeUnknownError) return reply({ ok: false, kind: 'outcome_unknown', reason: error.reason, message: error.message });
+      throw error;
+    }
+  }
+
+  // ---- membership ----
+
+  private async changeMembership(change: 'add' | 'remove', member: MemberId, signal?: AbortSignal): Promise<void> {
+    this.assertRunning(`${change}Voter`);
+    const timeoutMs = this.tuning.proposeTimeoutMs;
+    const deadline = this.clock.now() + timeoutMs;
+    for (;;) {
+      const remaining = deadline - this.clock.now();
+      if (remaining <= 0) throw new NotAppendedError('no_leader', `no leader accepted the membership change within ${timeoutMs} ms`);
+      if (this.core.role === 'leader') {
+        const outcome = await this.changeHere(change, member, remaining);
+        if (outcome !== 'retry') return;
+      } else if (this.core.lead !== NONE) {
+        const response = await this.forward(this.core.lead, { kind: 'conf', cluster: this.cluster, change, member, timeoutMs: remaining }, remaining, signal);
+        if (response.ok) return;
+        if (!(response.kind === 'not_appended' && response.reason === 'no_leader')) throw responseError(response);
+      }
+      await this.waitForLeadershipChange(Math.min(deadline - this.clock.now(), this.tuning.tickMs * this.tuning.electionTicks), signal);
+    }
+  }
+
+  private changeHere(change: 'add' | 'remove', member: MemberId, timeoutMs: number): Promise<'done' | 'retry'> {
+    return new Promise((resolve, reject) => {
+      let appended = false;
+      const timer = this.clock.setTimer(timeoutMs, () =>
+        settle(appended
+          ? { ok: false, error: new OutcomeUnknownError('timeout', `membership change not applied within ${timeoutMs} ms`) }
+          : { ok: false, error: new NotAppendedError('no_leader', `membership change not appended within ${timeoutMs} ms`) }),
+      );
+      const settle = once((outcome: { ok: true; receipt: Receipt<unknown> } | { ok: false; error: Error } | 'retry') => {
+        timer.cancel();
+        if (outcome === 'retry') resolve('retry');
+        else if (outcome.ok) resolve('done');
+        else reject(outcome.error);
+      });
+      this.enqueue(() => {
+        if (this.state !== 'running') return settle({ ok: false, error: new NotAppendedError('stopped', `member ${this.self} stopped`) });
+        if (this.core.role !== 'leader') return settle('retry');
+        const isVoter = this.core.voters().includes(member);
+        if ((change === 'add' && isVoter) || (change === 'remove' && !isVoter)) {
+          // Already in effect: nothing to append.
+          return settle({ ok: true, receipt: { position: { ...this.rs.applied }, result: null, replayed: true } });
+        }
+        const r = this.core.proposeConfChange({ type: change, member });
+        if (!r.ok) {
+          if (r.reason === 'conf_change_pending') return settle({ ok: false, error: new NotAppendedError('membership_change_in_progress', r.detail) });
+          if (r.reason === 'invalid_conf_change') return settle({ ok: false, error: new NotAppendedError('membership_change_in_progress', r.detail) });
+          return settle('retry');
+        }
+        appended = true;
+        this.addWaiter(r.index, r.term, settle);
+      });
+    });
+  }
+
+  // ---- the loop ----
+
+  private enqueue(input: () => void): void {
+    this.inbox.push(input);
+    this.kick();
+  }
+
+  private kick(): void {
+    if (this.looping || this.state !== 'running') return;
+    this.looping = true;
+    this.idle = this.loop();
+  }
+
+  private async loop(): Promise<void> {
+    try {
+      for (;;) {
+        while (this.inbox.length > 0 && this.state === 'running') this.inbox.shift()!();
+        if (this.state !== 'running' || !this.core.hasReady()) break;
+        await this.handleReady(this.core.ready());
+      }
+    } catch (error) {
+      this.fatal = error as Error;
+      this.log.error({ err: error }, 'raft member failed; stopping it so replicas cannot diverge');
+      this.looping = false;
+      void this.stop();
+      return;
+    }
+    this.looping = false;
+    if (this.inbox.length > 0 && this.state === 'running') this.kick();
+  }
+
+  private async handleReady(rd: Ready): Promise<void> {
+    // Durable first: nothing below may be seen by anyone before the disk has it.
+    if (rd.hardState || rd.entries.length > 0 || rd.snapshot) {
+      await this.storage.persist({ hardState: rd.hardState, entries: rd.entries, snapshot: rd.snapshot });
+      this.stats.persists++;
+    }
+    if (this.state !== 'running') return;
+    if (rd.snapshot) {
+      this.mem.applySnapshot(rd.snapshot);
+      this.rs.restore(rd.snapshot);
+      this.lastSnapshotIndex = rd.snapshot.meta.index;
+      this.stats.snapshotsInstalled++;
+      this.log.info({ index: rd.snapshot.meta.index, term: rd.snapshot.meta.term }, 'installed snapshot from leader');
+    }
+    this.mem.append(rd.entries);
+    if (rd.hardState) this.mem.setHardState(rd.hardState);
+    for (const m of rd.messages) this.send(m);
+    for (const e of rd.committedEntries) this.applyEntry(e);
+    for (const r of rd.readStates) {
+      const pending = this.reads.get(r.context);
+      if (pending && pending.index === undefined) pending.index = r.index;
+    }
+    this.core.advance();
+    this.serveReads();
+    if (rd.softState || rd.hardState) this.noticeLeadership();
+    await this.maybeSnapshot();
+  }
+
+  private send(m: Message): void {
+    try {
+      this.transport.send(m.to, { channel: RAFT_CHANNEL, body: { cluster: this.cluster, message: m } });
+    } catch (error) {
+      this.log.warn({ err: error, to: m.to, type: m.type }, 'raft message could not be sent');
+    }
+  }
+
+  private applyEntry(e: Entry): void {
+    const outcome = this.rs.apply(e);
+    const waiters = this.waiters.get(e.index);
+    this.waiters.delete(e.index);
+    const data = e.data as CommandData | null;
+    if (data?.k !== undefined && this.inFlightKeys.get(data.k)?.index === e.index) this.inFlightKeys.delete(data.k);
+    const position = { term: e.term, index: e.index };
+    for (const w of waiters ?? []) {
+      if (w.term !== e.term) {
+        w.settle({ ok: false, error: new OutcomeUnknownError('leadership_lost', `another entry took log index ${e.index}`) });
+        continue;
+      }
+      switch (outcome.kind) {
+        case 'applied':
+          w.settle({ ok: true, receipt: { position, result: outcome.result, replayed: false } });
+          break;
+        case 'replayed':
+          w.settle({ ok: true, receipt: { position: { ...outcome.decision.position }, result: outcome.decision.result, replayed: true } });
+          break;
+        case 'key_reused':
+          w.settle({ ok: false, error: keyReused(data!.k!) });
+          break;
+        default:
+          w.settle({ ok: true, receipt: { position, result: null, replayed: false } });
+      }
+    }
+    if (outcome.kind !== 'applied') return;
+    const view = this.view();
+    const applied: AppliedEntry<C, R> = { position, command: data!.c as C, result: outcome.result };
+    for (const fn of this.watchers) {
+      try {
+        fn(view, applied);
+      } catch (error) {
+        this.log.error({ err: error, index: e.index }, 'a watcher threw; it stays subscribed');
+      }
+    }
+  }
+
+  private serveReads(): void {
+    for (const [, r] of this.reads) {
+      if (r.index !== undefined && this.rs.applied.index >= r.index) r.resolve(this.view());
+    }
+  }
+
+  private noticeLeadership(): void {
+    const now = this.currentLeadership();
+    const before = this.lastLeadership;
+    if (now.isLeader === before.isLeader && now.leader === before.leader && now.term === before.term) return;
+    this.lastLeadership = now;
+    if (before.isLeader && !(now.isLeader && now.term === before.term)) {
+      this.failWaiters(() => new OutcomeUnknownError('leadership_lost', `${this.self} lost leadership of term ${before.term}`));
+    }
+    if (now.isLeader && !before.isLeader) this.rememberInFlightKeys();
+    this.log.info({ term: now.term, leader: now.leader ?? null, isLeader: now.isLeader }, 'leadership changed');
+    for (const fn of this.leadershipListeners) {
+      try {
+        fn({ ...now });
+      } catch (error) {
+        this.log.error({ err: error }, 'a leadership listener threw');
+      }
+    }
+    for (const w of [...this.leadershipWaiters]) w();
+  }
+
+  /** A new leader's log may hold keyed entries of earlier terms: a retry must join, not duplicate. */
+  private rememberInFlightKeys(): void {
+    const log = this.core.log;
+    const entries = log.slice(Math.max(this.rs.applied.index + 1, log.firstIndex()), log.lastIndex() + 1) ?? [];
+    for (const e of entries) {
+      const data = e.data as CommandData | null;
+      if (e.type === 'normal' && data?.k !== undefined) this.inFlightKeys.set(data.k, { fingerprint: data.f!, index: e.index });
+    }
+  }
+
+  private currentLeadership(): Leadership {
+    const lead = this.core.lead;
+    return { self: this.self, isLeader: this.core.role === 'leader', leader: lead === NONE ? undefined : lead, term: this.core.term };
+  }
+
+  private waitForLeadershipChange(ms: number, signal?: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const done: () => void = once<void>(() => {
+        timer.cancel();
+        this.leadershipWaiters.delete(done);
+        signal?.removeEventListener('abort', done);
+        resolve();
+      });
+      const timer = this.clock.setTimer(Math.max(1, ms), done);
+      this.leadershipWaiters.add(done);
+      signal?.addEventListener('abort', done, { once: true });
+    }).then(() => {
+      if (signal?.aborted) throw new OutcomeUnknownError('aborted', 'aborted while waiting for a leader');
+      if (this.state !== 'running') throw new NotAppendedError('stopped', `member ${this.self} stopped`);
+    });
+  }
+
+  private async maybeSnapshot(): Promise<void> {
+    const applied = this.rs.applied.index;
+    if (applied - this.lastSnapshotIndex < this.tuning.snapshotInterval) return;
+    const snapshot = this.mem.createSnapshot(applied, this.rs.voters, this.rs.snapshotData());
+    const compactTo = Math.max(this.mem.firstIndex() - 1, applied - this.tuning.snapshotRetain);
+    const retained = this.mem.entries(compactTo + 1, this.mem.lastIndex() + 1);
+    await this.storage.saveSnapshot(snapshot, compactTo, retained, this.mem.hardState());
+    this.mem.compact(compactTo);
+    this.lastSnapshotIndex = applied;
+    this.stats.snapshotsTaken++;
+    this.log.debug({ index: applied, compactTo }, 'snapshot taken, log compacted');
+  }
+
+  // ---- ticks and messages ----
+
+  private scheduleTick(): void {
+    if (this.state !== 'running') return;
+    this.tickTimer = this.clock.setTimer(this.tuning.tickMs, () => {
+      this.ticks++;
+      this.enqueue(() => {
+        this.core.tick();
+        // Read requests can be lost with their messages: ask again every election timeout.
+        if (this.ticks % this.tuning.electionTicks === 0) {
+          for (const [context, r] of this.reads) if (r.index === undefined) this.core.readIndex(context);
+        }
+      });
+      this.scheduleTick();
+    });
+  }
+
+  private onRaftMessage(from: MemberId, message: PeerMessage): void {
+    const parsed = raftEnvelopeSchema.safeParse(message.body);
+    if (!parsed.success) {
+      this.stats.malformedMessages++;
+      return;
+    }
+    const { cluster, message: m } = parsed.data;
+    if (cluster !== this.cluster || m.from !== from || m.to !== this.self) {
+      this.stats.foreignMessages++;
+      return;
+    }
+    if (!hasRequiredFields(m as Message)) {
+      this.stats.malformedMessages++;
+      return;
+    }
+    this.enqueue(() => this.core.step(m as Message));
+  }
+
+  private assertRunning(what: string): void {
+    if (this.state !== 'running') {
+      throw new NotAppendedError('stopped', `cannot ${what}: member ${this.self} is ${this.state}${this.fatal ? ` (failed: ${this.fatal.message})` : ''}`);
+    }
+  }
+}
+
+function keyReused(key: string): NotAppendedError {
+  return new NotAppendedError('key_reused', `idempotency key ${JSON.stringify(key)} was already used for a different command; use a new key`);
+}
+
+function responseError(response: Extract<ProposeResponse, { ok: false }>): Error {
+  if (response.kind === 'not_appended') return new NotAppendedError(response.reason as NotAppendedReason, response.message);
+  return new OutcomeUnknownError(response.reason as OutcomeUnknownReason, response.message);
+}
+
+function definedOnly<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

@@ -1,0 +1,40 @@
+import type { Entry, HardState, Snapshot } from '../core/types.js';
+
+/** What a member finds on its disk when it starts. */
+export interface RecoveredState {
+  hardState: HardState;
+  /** The latest durable snapshot, if any (its voters are the configuration at its index). */
+  snapshot?: Snapshot;
+  /** Durable entries after the snapshot (or from index 1), in order, without gaps. */
+  entries: Entry[];
+}
+
+/** One Ready's worth of durable writes. */
+export interface PersistBatch {
+  hardState?: HardState;
+  /** Entries to append; an entry at index i replaces any stored entry at i or later. */
+  entries: readonly Entry[];
+  /** A snapshot received from the leader: it replaces the whole log. */
+  snapshot?: Snapshot;
+}
+
+/**
+ * Where a Raft member keeps what must survive a crash: hard state, log entries, snapshots.
+ * `persist` resolves only once the batch is durable (synced); the driver sends no message
+ * depending on it before that. Implementations: memory (tests, in-process clusters) and
+ * append-only files.
+ */
+export interface RaftStorage {
+  load(): Promise<RecoveredState>;
+  persist(batch: PersistBatch): Promise<void>;
+  /**
+   * Stores a snapshot the member took of its own applied state, then forgets entries up to
+   * `compactTo` (<= snapshot index). `retained` are the entries after `compactTo` still in the
+   * log, and `hardState` the current one, for implementations that rewrite their log.
+   */
+  saveSnapshot(snapshot: Snapshot, compactTo: number, retained: readonly Entry[], hardState: HardState): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The stored bytes are not a valid Raft log (beyond a torn tail): the member must not start. */
+export class RaftStorageCorruptError extends Error {}
