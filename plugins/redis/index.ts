@@ -6,4 +6,3 @@ export {
   type RedisAuditStoreOptions,
   type RedisAuditStoreInput,
 } from './options.js';
-export { InvalidAuditRecordError } from './audit-record-codec.js';
