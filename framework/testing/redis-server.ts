@@ -21,10 +21,12 @@ export interface RedisServerOptions {
    * (quorum 1, down after 500 ms, so a test sees a failover within seconds).
    */
   sentinelFor?: { name: string; host: string; port: number };
+  /** Serve TLS only, with this PEM certificate and key (clients are not asked for one). */
+  tls?: { certFile: string; keyFile: string };
 }
 
-type ResolvedOptions = Required<Omit<RedisServerOptions, 'sentinelFor'>> &
-  Pick<RedisServerOptions, 'sentinelFor'>;
+type ResolvedOptions = Required<Omit<RedisServerOptions, 'sentinelFor' | 'tls'>> &
+  Pick<RedisServerOptions, 'sentinelFor' | 'tls'>;
 
 const HOST = '127.0.0.1';
 const PORT_ATTEMPTS = 5;
@@ -52,6 +54,7 @@ export class RedisServer {
       startTimeoutMs: options.startTimeoutMs ?? 10_000,
       extraArgs: options.extraArgs ?? [],
       sentinelFor: options.sentinelFor,
+      tls: options.tls,
     };
     const dir = await mkdtemp(join(tmpdir(), 'baton-redis-'));
     let lastError: unknown;
@@ -75,7 +78,7 @@ export class RedisServer {
   }
 
   get url(): string {
-    return `redis://${HOST}:${this.port}`;
+    return `${this.options.tls ? 'rediss' : 'redis'}://${HOST}:${this.port}`;
   }
 
   get running(): boolean {
@@ -111,16 +114,12 @@ export class RedisServer {
 
   private async spawn(): Promise<void> {
     if (this.child) throw new Error(`redis-server on port ${this.port} is already running`);
-    const common = [
-      '--port',
-      String(this.port),
-      '--bind',
-      HOST,
-      '--daemonize',
-      'no',
-      '--logfile',
-      '',
-    ];
+    const tls = this.options.tls;
+    const listen = tls
+      ? ['--port', '0', '--tls-port', String(this.port), '--tls-cert-file', tls.certFile]
+      : ['--port', String(this.port)];
+    if (tls) listen.push('--tls-key-file', tls.keyFile, '--tls-auth-clients', 'no');
+    const common = [...listen, '--bind', HOST, '--daemonize', 'no', '--logfile', ''];
     let args: string[];
     let readyMarker: string;
     const sentinel = this.options.sentinelFor;

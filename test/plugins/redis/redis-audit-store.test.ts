@@ -1,4 +1,7 @@
 import test from 'ava';
+import { readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { AUDIT_STORE, InvalidAuditRecordError } from '../../../framework/contracts/audit-store.js';
 import { StoreUnavailableError } from '../../../framework/contracts/errors.js';
@@ -156,4 +159,24 @@ test('ACL users: the right password works, a wrong one fails start with advice',
   const error = await t.throwsAsync(bad.start(), { instanceOf: StoreUnavailableError });
   t.regex(error!.message, /WRONGPASS|credentials|password/i);
   await bad.stop();
+});
+
+test('TLS: a store trusting the server certificate connects over rediss://', async (t) => {
+  const dir = join(dirname(fileURLToPath(import.meta.url)), '../../../../test/plugins/redis/tls');
+  const certFile = join(dir, 'server-cert.pem');
+  const secure = await RedisServer.start({
+    tls: { certFile, keyFile: join(dir, 'server-key.pem') },
+  });
+  t.teardown(() => secure.close());
+  t.regex(secure.url, /^rediss:\/\//);
+  const trusting = makeStore(secure, { tls: { ca: await readFile(certFile, 'utf8') } });
+  await trusting.start();
+  t.teardown(() => trusting.stop());
+  t.deepEqual(await trusting.put(auditRecord()), { created: true });
+  t.deepEqual(await trusting.byId('5f0c-drain-proj'), auditRecord());
+
+  const untrusting = makeStore(secure);
+  const error = await t.throwsAsync(untrusting.start(), { instanceOf: StoreUnavailableError });
+  t.regex(error!.message, /certificate/i, 'the default trust store refuses a self-signed server');
+  await untrusting.stop();
 });
