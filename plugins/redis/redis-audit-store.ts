@@ -145,10 +145,11 @@ export class RedisAuditStore implements AuditStore, Lifecycle {
 
   async list(authority: string, options: { limit?: number } = {}): Promise<AuditRecord[]> {
     const limit = options.limit ?? DEFAULT_LIST_LIMIT;
-    if (!Number.isInteger(limit) || limit < 0) {
-      throw new RangeError(`list limit must be a non-negative integer, got ${limit}`);
+    if (!Number.isInteger(limit) || limit < 1) {
+      throw new RangeError(
+        `list(${JSON.stringify(authority)}): limit must be a positive integer, got ${String(limit)}`,
+      );
     }
-    if (limit === 0) return [];
     const key = this.authorityKey(authority);
     const texts = await this.run(`listing the audit records of ${authority}`, () =>
       this.redis.zrevrange(key, 0, limit - 1),

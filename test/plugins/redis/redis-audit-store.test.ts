@@ -180,3 +180,14 @@ test('TLS: a store trusting the server certificate connects over rediss://', asy
   t.regex(error!.message, /certificate/i, 'the default trust store refuses a self-signed server');
   await untrusting.stop();
 });
+
+test('a list limit that is not a positive integer is refused, not guessed', async (t) => {
+  const { store, cleanup } = await openStore(server);
+  t.teardown(cleanup);
+  for (const limit of [0, -1, 1.5, Number.NaN]) {
+    await t.throwsAsync(store.list('proj', { limit }), {
+      instanceOf: RangeError,
+      message: /positive integer/,
+    });
+  }
+});
