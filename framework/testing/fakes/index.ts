@@ -3,3 +3,4 @@ export * from './local-consensus.js';
 export * from './kv-state-machine.js';
 export * from './canonical-json.js';
 export * from './idempotency-window.js';
+export * from './fake-cluster.js';
