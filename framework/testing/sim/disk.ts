@@ -8,6 +8,8 @@ interface SimFile {
   buffer: Uint8Array;
   length: number;
   durable: Durable;
+  /** How the content was replaced since the last sync, if it was: in place, or by a rename. */
+  replaced?: 'in-place' | 'rename';
 }
 
 export interface SimDiskStats {
@@ -18,6 +20,8 @@ export interface SimDiskStats {
   crashes: number;
   /** Crashes that left part of an unsynced append behind. */
   tornAppends: number;
+  /** Files an in-place overwrite left as a prefix of the new content. */
+  tornOverwrites: number;
 }
 
 export interface CrashOptions {
@@ -27,6 +31,12 @@ export interface CrashOptions {
    * since their last sync tear; anything else reverts to its synced content. Needs an rng.
    */
   tearUnsyncedAppends?: boolean;
+  /**
+   * A file overwritten in place (`write`) since its last sync comes back as its old content or
+   * as any prefix of the new one, as when a rewrite is cut short: storage that must survive
+   * this replaces files by `rename` instead. Needs an rng.
+   */
+  tearUnsyncedOverwrites?: boolean;
 }
 
 /**
@@ -45,6 +55,7 @@ export class SimDisk {
     syncs: 0,
     crashes: 0,
     tornAppends: 0,
+    tornOverwrites: 0,
   };
 
   constructor(private readonly rng?: Rng) {}
@@ -56,6 +67,7 @@ export class SimDisk {
     file.buffer = Uint8Array.from(bytes);
     file.length = bytes.length;
     file.exists = true;
+    file.replaced = 'in-place';
     this.counters.writes += 1;
     this.counters.bytesWritten += bytes.length;
   }
@@ -79,6 +91,37 @@ export class SimDisk {
     file.length += bytes.length;
     this.counters.appends += 1;
     this.counters.bytesWritten += bytes.length;
+  }
+
+  /** Cuts `key` to its first `length` bytes. Not durable until synced. */
+  truncate(key: string, length: number): void {
+    const file = this.files.get(key);
+    if (!file?.exists) throw new Error(`cannot truncate ${key}: no such file`);
+    if (!Number.isInteger(length) || length < 0 || length > file.length) {
+      throw new RangeError(`cannot truncate ${key} (${file.length} bytes) to ${length} bytes`);
+    }
+    // Cutting into the synced prefix changes bytes a crash must bring back.
+    if (file.durable.kind === 'prefix' && length < file.durable.length) this.preserveDurable(file);
+    file.length = length;
+  }
+
+  /**
+   * Replaces `to` with the content of `from` and removes `from`, atomically: after a crash `to`
+   * holds either its old synced content or all of the new one, never a mix. Durable once `to`
+   * (and, for the removal, `from`) is synced.
+   */
+  rename(from: string, to: string): void {
+    const source = this.files.get(from);
+    if (!source?.exists) throw new Error(`cannot rename ${from}: no such file`);
+    if (from === to) return;
+    const bytes = source.buffer.slice(0, source.length);
+    const target = this.file(to);
+    this.preserveDurable(target);
+    target.buffer = bytes;
+    target.length = bytes.length;
+    target.exists = true;
+    target.replaced = 'rename';
+    this.delete(from);
   }
 
   /** The current content of `key` (synced or not), or undefined if it does not exist. */
@@ -122,6 +165,7 @@ export class SimDisk {
         ? [...this.files.values()]
         : [this.files.get(key)].filter((f) => f !== undefined);
     for (const file of targets) {
+      file.replaced = undefined;
       file.durable = file.exists
         ? { kind: 'prefix', length: file.length }
         : { kind: 'copy', bytes: undefined };
@@ -138,12 +182,24 @@ export class SimDisk {
 
   /** The power goes: every file returns to its synced content (see CrashOptions for tearing). */
   crash(options: CrashOptions = {}): void {
-    if (options.tearUnsyncedAppends && !this.rng) {
-      throw new Error('crash({tearUnsyncedAppends}) needs the SimDisk to be built with an Rng');
+    if ((options.tearUnsyncedAppends || options.tearUnsyncedOverwrites) && !this.rng) {
+      throw new Error('crash() with tearing needs the SimDisk to be built with an Rng');
     }
     this.counters.crashes += 1;
     for (const [key, file] of this.files) {
       const durable = file.durable;
+      const replaced = file.replaced;
+      file.replaced = undefined;
+      if (options.tearUnsyncedOverwrites && replaced === 'in-place' && file.exists) {
+        // Any prefix of the new bytes, or (one extra outcome) the old content untouched.
+        const kept = this.rng!.int(file.length + 2);
+        if (kept <= file.length) {
+          this.counters.tornOverwrites += 1;
+          file.length = kept;
+          file.durable = { kind: 'prefix', length: kept };
+          continue;
+        }
+      }
       if (durable.kind === 'prefix') {
         const unsynced = file.length - durable.length;
         let kept = 0;

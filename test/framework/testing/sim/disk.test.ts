@@ -103,3 +103,53 @@ test('keys are listed sorted by prefix, and bad keys are refused', (t) => {
   t.throws(() => disk.write('', bytes('x')), { instanceOf: TypeError });
   t.is(disk.stats().writes, 3);
 });
+
+test('truncate within the unsynced tail keeps the synced prefix; into it, a crash restores it', (t) => {
+  const disk = new SimDisk();
+  disk.append('log', bytes('abc'));
+  disk.sync();
+  disk.append('log', bytes('def'));
+  disk.truncate('log', 4);
+  t.is(text(disk.read('log')), 'abcd');
+  disk.crash();
+  t.is(text(disk.read('log')), 'abc');
+  disk.truncate('log', 1);
+  disk.append('log', bytes('X'));
+  disk.crash();
+  t.is(text(disk.read('log')), 'abc', 'an unsynced cut into synced bytes is undone');
+  disk.truncate('log', 1);
+  disk.sync('log');
+  disk.crash();
+  t.is(text(disk.read('log')), 'a');
+  t.throws(() => disk.truncate('log', 5), { instanceOf: RangeError });
+  t.throws(() => disk.truncate('missing', 0), { message: /no such file/ });
+});
+
+test('rename replaces atomically: after a crash the target is all old or all new', (t) => {
+  for (let seed = 1; seed <= 20; seed++) {
+    const disk = new SimDisk(new SeededRng(seed));
+    disk.write('state', bytes('old-state'));
+    disk.sync();
+    disk.write('state.tmp', bytes('new-state'));
+    disk.sync('state.tmp');
+    disk.rename('state.tmp', 'state');
+    if (seed % 2 === 0) disk.sync('state');
+    disk.crash({ tearUnsyncedOverwrites: true, tearUnsyncedAppends: true });
+    t.is(text(disk.read('state')), seed % 2 === 0 ? 'new-state' : 'old-state');
+  }
+});
+
+test('an in-place overwrite torn by a crash leaves the old content or a prefix of the new', (t) => {
+  const outcomes = new Set<string>();
+  for (let seed = 1; seed <= 60; seed++) {
+    const disk = new SimDisk(new SeededRng(seed));
+    disk.write('hard-state', bytes('term=1;vote=a'));
+    disk.sync();
+    disk.write('hard-state', bytes('term=2;vote=b'));
+    disk.crash({ tearUnsyncedOverwrites: true });
+    const survived = text(disk.read('hard-state'))!;
+    t.true(survived === 'term=1;vote=a' || 'term=2;vote=b'.startsWith(survived), survived);
+    outcomes.add(survived === 'term=1;vote=a' ? 'old' : survived.length === 13 ? 'new' : 'torn');
+  }
+  t.deepEqual([...outcomes].sort(), ['new', 'old', 'torn']);
+});
