@@ -21,8 +21,8 @@ export interface AuditProjectionOptions {
  * record vanish from consensus before it is durable here.
  *
  * Triggers: a commit that names this member among its voters, this member becoming leader
- * (seed 003: "a node projects its pending records when it becomes leader"), and a retry timer
- * after a failure.
+ * (seed 003: "a node projects its pending records when it becomes leader"), its own start, and
+ * a retry timer after a failure.
  */
 export class AuditProjection {
   private readonly inFlight = new Map<string, Promise<void>>();
@@ -61,7 +61,9 @@ export class AuditProjection {
         if (pending?.awaiting.includes(this.self)) void this.projectInBackground(result.record);
       }),
     );
-    if (this.consensus.leadership().isLeader) void this.projectPending();
+    // Whatever this member still owes (it crashed between store and ack, or its store was down)
+    // is projected at start, leader or not: every voter keeps its own durable audit.
+    void this.projectPending();
   }
 
   stop(): void {

@@ -1,0 +1,230 @@
+import { AuditProjection, type OwnershipConsensus } from '../../../framework/authority-transfer/audit-projection.js';
+import { ChangeFeed } from '../../../framework/authority-transfer/change-feed.js';
+import type { FrontierProbe, ProbeOptions } from '../../../framework/authority-transfer/frontier-probe.js';
+import type { OwnershipCommand, OwnershipResult, OwnershipState } from '../../../framework/authority-transfer/ownership.js';
+import { OwnershipStateMachine } from '../../../framework/authority-transfer/ownership-state-machine.js';
+import { PlannedTransferEngine } from '../../../framework/authority-transfer/planned-transfer-engine.js';
+import { Roster } from '../../../framework/authority-transfer/roster.js';
+import { WriteFence } from '../../../framework/authority-transfer/write-fence.js';
+import {
+  NotAppendedError,
+  OutcomeUnknownError,
+  ReadUnavailableError,
+  type AppliedEntry,
+  type AppliedView,
+  type Leadership,
+  type MetadataConsensus,
+  type ProposeOptions,
+} from '../../../framework/contracts/metadata-consensus.js';
+import { createSilentLogger } from '../../../framework/kernel/pino-logger.js';
+import { LocalConsensus } from '../../../framework/testing/fakes/local-consensus.js';
+import type { SeededRng } from '../../../framework/testing/sim/seeded-rng.js';
+import type { VirtualClock } from '../../../framework/testing/sim/virtual-clock.js';
+import { MemoryAuditStore } from '../../../plugins/memory/memory-audit-store.js';
+
+type Log = LocalConsensus<OwnershipState, OwnershipCommand, OwnershipResult>;
+type Watcher = (view: AppliedView<OwnershipState>, entry: AppliedEntry<OwnershipCommand, OwnershipResult>) => void;
+
+export const DATACENTERS = ['east', 'west', 'north'] as const;
+export const MEMBERS = ['east-1', 'west-1', 'north-1'] as const;
+
+/**
+ * A three-datacenter cluster in virtual time. The replicated log is one LocalConsensus that
+ * every member sees at once (replication itself is the Raft plugin's business, tested there);
+ * what the simulation varies is everything the transfer protocol must survive: which member
+ * leads, leader loss mid-commit (with or without the entry appended), partitions between
+ * datacenters (probes hang until their timeout, proposals and reads fail), audit store
+ * failures, member crash-restarts (plans lost) and consensus restarts from a snapshot.
+ */
+export class SimCluster {
+  readonly roster = new Roster(
+    Object.fromEntries(DATACENTERS.map((dc) => [dc, { members: { [`${dc}-1`]: { public: `http://${dc}-1.sim` } } }])),
+  );
+  log: Log;
+  leader: string | undefined = 'east-1';
+  term = 1;
+  readonly partitions = new Set<string>();
+  readonly members = new Map<string, SimMember>();
+  private readonly machine = new OwnershipStateMachine();
+  private readonly watchers = new Set<Watcher>();
+  private unwatch: () => void = () => undefined;
+
+  constructor(
+    readonly clock: VirtualClock,
+    readonly rng: SeededRng,
+    readonly budgetMs: number,
+  ) {
+    this.log = new LocalConsensus(this.machine, { self: 'log', voters: [...MEMBERS], clock });
+    this.subscribe();
+    for (const id of MEMBERS) this.members.set(id, new SimMember(this, id));
+  }
+
+  datacenterOf(member: string): string {
+    return this.roster.datacenterOfMember(member)!;
+  }
+
+  partitioned(a: string, b: string): boolean {
+    return a !== b && (this.partitions.has(`${a}|${b}`) || this.partitions.has(`${b}|${a}`));
+  }
+
+  /** Can `member` reach the leader right now? */
+  reachesLeader(member: string): boolean {
+    return this.leader !== undefined && !this.partitioned(this.datacenterOf(member), this.datacenterOf(this.leader));
+  }
+
+  elect(member: string | undefined): void {
+    this.leader = member;
+    this.term++;
+    if (member) this.log.setLeadership({ isLeader: true, term: this.term });
+    for (const m of this.members.values()) m.announceLeadership();
+  }
+
+  /** The consensus process restarts from its snapshot: what was committed survives. */
+  restartLog(): void {
+    const snapshot = JSON.parse(JSON.stringify(this.log.snapshot()));
+    this.unwatch();
+    this.log = LocalConsensus.fromSnapshot(this.machine, snapshot, { clock: this.clock });
+    this.subscribe();
+  }
+
+  watch(fn: Watcher): () => void {
+    this.watchers.add(fn);
+    return () => void this.watchers.delete(fn);
+  }
+
+  private subscribe(): void {
+    this.unwatch = this.log.watch((view, entry) => {
+      for (const fn of [...this.watchers]) fn(view, entry);
+    });
+  }
+}
+
+/** One member's view of the shared log, with its own identity and leadership. */
+export class SimConsensus implements MetadataConsensus<OwnershipState, OwnershipCommand, OwnershipResult> {
+  private readonly leadershipListeners = new Set<(l: Leadership) => void>();
+
+  constructor(
+    private readonly cluster: SimCluster,
+    readonly self: string,
+  ) {}
+
+  async propose(command: OwnershipCommand, options?: ProposeOptions) {
+    if (!this.cluster.reachesLeader(this.self)) {
+      throw this.cluster.rng.chance(0.5)
+        ? new NotAppendedError('no_leader', `${this.self} reaches no leader`)
+        : new OutcomeUnknownError('timeout', `${this.self} got no answer from the leader`);
+    }
+    return this.cluster.log.propose(command, options);
+  }
+
+  async read() {
+    if (!this.cluster.reachesLeader(this.self)) throw new ReadUnavailableError(`${this.self} reaches no leader`);
+    return this.cluster.log.read();
+  }
+
+  view() {
+    return this.cluster.log.view();
+  }
+
+  watch(fn: Watcher): () => void {
+    return this.cluster.watch(fn);
+  }
+
+  leadership(): Leadership {
+    return { self: this.self, isLeader: this.cluster.leader === this.self, leader: this.cluster.leader, term: this.cluster.term };
+  }
+
+  onLeadership(fn: (l: Leadership) => void): () => void {
+    this.leadershipListeners.add(fn);
+    return () => void this.leadershipListeners.delete(fn);
+  }
+
+  announceLeadership(): void {
+    for (const fn of [...this.leadershipListeners]) fn(this.leadership());
+  }
+
+  membership() {
+    return this.cluster.log.membership();
+  }
+
+  addVoter(member: string) {
+    return this.cluster.log.addVoter(member);
+  }
+
+  removeVoter(member: string) {
+    return this.cluster.log.removeVoter(member);
+  }
+}
+
+/** Probes through the simulated network: a partitioned target hangs until the probe's timeout. */
+class SimProbe implements FrontierProbe {
+  constructor(
+    private readonly cluster: SimCluster,
+    private readonly from: string,
+  ) {}
+
+  async probe(target: string, origin: string, options: ProbeOptions): Promise<number | undefined> {
+    const { clock, rng } = this.cluster;
+    const members = this.cluster.roster.membersOf(target);
+    const fromDc = this.cluster.datacenterOf(this.from);
+    if (members.length === 0) return undefined;
+    if (this.cluster.partitioned(fromDc, target)) {
+      await clock.sleep(options.timeoutMs, options.signal);
+      return undefined;
+    }
+    await clock.sleep(1 + rng.int(30), options.signal);
+    return Math.min(...members.map((m) => this.cluster.members.get(m.id)!.feed.appliedSerial(origin)));
+  }
+}
+
+/** One member: its feed and audit store survive a crash; its engine and projection do not. */
+export class SimMember {
+  readonly consensus: SimConsensus;
+  readonly feed: ChangeFeed;
+  readonly audit = new MemoryAuditStore();
+  readonly fence: WriteFence;
+  engine!: PlannedTransferEngine;
+  projection!: AuditProjection;
+  readonly datacenter: string;
+
+  constructor(
+    private readonly cluster: SimCluster,
+    readonly id: string,
+  ) {
+    this.consensus = new SimConsensus(cluster, id);
+    this.feed = new ChangeFeed(id);
+    this.datacenter = cluster.datacenterOf(id);
+    this.fence = new WriteFence(this.consensus as OwnershipConsensus, this.feed, this.datacenter);
+    this.boot();
+  }
+
+  announceLeadership(): void {
+    this.consensus.announceLeadership();
+  }
+
+  /** Loses every plan in memory, then comes back with a fresh registry. */
+  crashAndRestart(): void {
+    this.engine.stop();
+    this.projection.stop();
+    this.boot();
+  }
+
+  private boot(): void {
+    const log = createSilentLogger();
+    const { clock } = this.cluster;
+    this.projection = new AuditProjection(this.consensus, this.audit, clock, log, { retryDelayMs: 200, maxRetryDelayMs: 2_000 });
+    this.engine = new PlannedTransferEngine(
+      {
+        consensus: this.consensus,
+        audit: this.audit,
+        projection: this.projection,
+        probe: new SimProbe(this.cluster, this.id),
+        feed: this.feed,
+        clock,
+        log,
+      },
+      { budgetMs: this.cluster.budgetMs },
+    );
+    this.projection.start();
+  }
+}
