@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdir, mkdtemp, rename, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rename, rm } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
@@ -38,6 +38,8 @@ export interface S3ServerOptions {
    * the create-only path of a client can be tested. Off by default: plain s3rver.
    */
   conditionalPut?: boolean;
+  /** Serve https with this PEM certificate and key. */
+  tls?: { certFile: string; keyFile: string };
 }
 
 /** A failure the server answers instead of (or after) handling a request. */
@@ -72,6 +74,8 @@ interface FilesystemStoreBase {
 }
 type FilesystemStoreConstructor = new (directory: string) => FilesystemStoreBase;
 type S3rverConstructor = new (options: {
+  key?: Buffer;
+  cert?: Buffer;
   address: string;
   port: number;
   directory: string;
@@ -212,7 +216,7 @@ export class S3Server {
   }
 
   get endpoint(): string {
-    return `http://${HOST}:${this.port}`;
+    return `${this.options.tls ? 'https' : 'http'}://${HOST}:${this.port}`;
   }
 
   get running(): boolean {
@@ -248,7 +252,9 @@ export class S3Server {
 
   private async listen(): Promise<void> {
     if (this.instance) throw new Error(`s3rver on port ${this.port} is already running`);
+    const tls = this.options.tls;
     const instance = new S3rver({
+      ...(tls ? { key: await readFile(tls.keyFile), cert: await readFile(tls.certFile) } : {}),
       address: HOST,
       port: this.port, // 0 the first time: the OS picks a free port, which restarts reuse
       directory: this.dir,

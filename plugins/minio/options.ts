@@ -61,6 +61,16 @@ export const s3ObjectStoreOptions = z
      * fetches every key under the prefix at once (at most 1000) and sorts them here.
      */
     serverSortsListings: z.boolean().default(true),
+    /** For https endpoints: whom to trust. */
+    tls: z
+      .object({
+        /** PEM certificate authorities to trust instead of the system ones (a private CA). */
+        ca: z.string().optional(),
+        /** Keep true in production; false accepts any certificate (test servers only). */
+        rejectUnauthorized: z.boolean().default(true),
+      })
+      .strict()
+      .default({ rejectUnauthorized: true }),
     /** A request whose connection stays silent this long is abandoned (and retried). */
     socketTimeoutMs: z.number().int().positive().default(30_000),
   })

@@ -32,10 +32,15 @@ export class SocketTimeoutError extends Error {
   }
 }
 
+/** Node's codes for a server certificate it will not trust: retrying cannot fix those. */
+const UNTRUSTED_CERTIFICATE =
+  /^(DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT(_LOCALLY)?|CERT_\w+|ERR_TLS_CERT_ALTNAME_INVALID)$/;
+
 export function classifyS3Error(error: unknown): S3FailureKind {
   if (error instanceof BatonError) return 'misconfigured';
   const code = (error as { code?: unknown })?.code;
   if (typeof code === 'string') {
+    if (UNTRUSTED_CERTIFICATE.test(code)) return 'misconfigured';
     if (MISSING.has(code)) return 'missing';
     if (code === 'PreconditionFailed') return 'precondition';
     if (code in MISCONFIGURED) return 'misconfigured';
@@ -50,6 +55,9 @@ export function describeS3Error(error: unknown): string {
   const code = (error as { code?: unknown })?.code;
   const message = error instanceof Error ? error.message : String(error);
   if (typeof code === 'string' && code in MISCONFIGURED) return `${MISCONFIGURED[code]} (${code})`;
+  if (typeof code === 'string' && UNTRUSTED_CERTIFICATE.test(code)) {
+    return `the server certificate is not trusted (${code}: ${message}): set tls.ca to the certificate authority that signed it`;
+  }
   const status = /Retryable HTTP status: (\d+)/.exec(message)?.[1];
   if (status) return `the server answered HTTP ${status}`;
   return typeof code === 'string' && code && !message.includes(code)

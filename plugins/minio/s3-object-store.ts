@@ -51,7 +51,7 @@ export class S3ObjectStore implements ObjectStore, Lifecycle {
     const endpoint = new URL(options.endpoint);
     this.storeName = `S3 bucket ${options.bucket} at ${endpoint.host}`;
     this.log = logger.child({ plugin: 's3-object-store', bucket: options.bucket });
-    this.http = createS3Transport(endpoint, options.socketTimeoutMs);
+    this.http = createS3Transport(endpoint, options.socketTimeoutMs, options.tls);
     const secure = endpoint.protocol === 'https:';
     const clientOptions = {
       endPoint: endpoint.hostname.replace(/^\[(.*)\]$/, '$1'),

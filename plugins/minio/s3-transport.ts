@@ -15,9 +15,21 @@ export interface S3Transport {
  */
 const UNREAD_STATUSES = new Set([408, 429, 499, 500, 502, 503, 504, 520]);
 
-export function createS3Transport(endpoint: URL, socketTimeoutMs: number): S3Transport {
+export interface TlsSettings {
+  /** PEM certificate authorities to trust instead of the system ones (a private MinIO). */
+  ca?: string;
+  rejectUnauthorized: boolean;
+}
+
+export function createS3Transport(
+  endpoint: URL,
+  socketTimeoutMs: number,
+  tls: TlsSettings,
+): S3Transport {
   const secure = endpoint.protocol === 'https:';
-  const agent = secure ? new https.Agent({ keepAlive: true }) : new http.Agent({ keepAlive: true });
+  const agent = secure
+    ? new https.Agent({ keepAlive: true, ca: tls.ca, rejectUnauthorized: tls.rejectUnauthorized })
+    : new http.Agent({ keepAlive: true });
   const base = secure ? https.request : http.request;
   const request = ((
     options: http.RequestOptions,

@@ -1,4 +1,7 @@
 import test from 'ava';
+import { readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Client } from 'minio';
 import { CLOCK } from '../../../framework/contracts/clock.js';
 import { LOGGER } from '../../../framework/contracts/logger.js';
@@ -204,4 +207,33 @@ test('a create-only put whose answer was lost succeeds on retry instead of repor
     instanceOf: PreconditionFailedError,
   });
   t.is(text(await store.get('segment/2')), 'theirs', 'someone else’s object is still a conflict');
+});
+
+test('https: a store trusting the server certificate works; one that does not fails start', async (t) => {
+  const dir = join(dirname(fileURLToPath(import.meta.url)), '../../../../test/plugins/minio/tls');
+  const certFile = join(dir, 'server-cert.pem');
+  const server = await S3Server.start({ tls: { certFile, keyFile: join(dir, 'server-key.pem') } });
+  t.teardown(() => server.close());
+  t.regex(server.endpoint, /^https:\/\//);
+  const trusting = new S3ObjectStore(
+    storeOptions(server, { tls: { ca: await readFile(certFile, 'utf8') } }),
+    new SystemClock(),
+    new SeededRng(5),
+    createSilentLogger(),
+  );
+  await trusting.start();
+  t.teardown(() => trusting.stop());
+  await trusting.put('secure/k', utf8('over tls'));
+  t.is(text(await trusting.get('secure/k')), 'over tls');
+
+  const untrusting = new S3ObjectStore(
+    storeOptions(server),
+    new SystemClock(),
+    new SeededRng(6),
+    createSilentLogger(),
+  );
+  t.teardown(() => untrusting.stop());
+  const error = await t.throwsAsync(untrusting.start(), { instanceOf: StoreUnavailableError });
+  t.regex(error!.message, /certificate is not trusted.*set tls\.ca/);
+  t.notRegex(error!.message, /tries/, 'an untrusted certificate is not retried');
 });
