@@ -4,7 +4,7 @@ import { generateHost } from '../scaffold/generate-host.js';
 import { generatePlugin, type GeneratedProject } from '../scaffold/generate-plugin.js';
 import { HOST_VARIANTS, allSlots } from '../scaffold/host-variants.js';
 import { PLUGIN_CONTRACTS, availableContracts } from '../scaffold/plugin-contracts.js';
-import { askChoices } from '../scaffold/prompt.js';
+import { TerminalPrompt } from '../scaffold/prompt.js';
 
 /** `baton new host NAME` and `baton new plugin NAME --contract C`: projects from templates/. */
 export function registerNew(program: Command, ctx: CliContext): void {
@@ -63,19 +63,18 @@ Example:
       ) => {
         const output = outputFor(ctx, command);
         const interactive = ctx.stdin.isTTY === true && options.yes !== true && !output.json;
+        const prompt = interactive ? new TerminalPrompt(ctx.stdin, ctx.stderr) : undefined;
         const project = await generateHost(ctx.pkg, {
           name,
           variant: options.variant as string | undefined,
           choices: Object.fromEntries(
             allSlots().map((slot) => [slot.key, options[slot.key] as string | undefined]),
           ),
-          ask: interactive
-            ? (questions) => askChoices(questions, ctx.stdin, ctx.stderr)
-            : undefined,
+          ask: prompt ? (questions) => prompt.ask(questions) : undefined,
           dir: options.dir as string | undefined,
           batonDependency: options.baton as string | undefined,
           cwd: ctx.cwd,
-        });
+        }).finally(() => prompt?.close());
         report(output, project);
       },
     );

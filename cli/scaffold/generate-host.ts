@@ -130,7 +130,7 @@ async function choosePlugins(variant: HostVariant, request: NewHostRequest): Pro
     if (value !== undefined && !slotKeys.has(key)) {
       const flag = `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
       throw new UsageError(
-        `${flag} does not apply to a ${variant.name} host: it chooses ${variant.slots.map((s) => s.flag).join(', ')}`,
+        `${flag} does not apply to the ${variant.name} variant, which chooses ${variant.slots.map((s) => s.flag).join(', ')}`,
       );
     }
   }
@@ -138,7 +138,7 @@ async function choosePlugins(variant: HostVariant, request: NewHostRequest): Pro
     const given = request.choices[slot.key];
     if (given !== undefined && !slot.choices.some((c) => c.key === given)) {
       throw new UsageError(
-        `${slot.flag} ${JSON.stringify(given)} is not a ${slot.label} of a ${variant.name} host: choose one of ${slot.choices.map((c) => c.key).join(', ')}`,
+        `${slot.flag} ${JSON.stringify(given)} is not one of the ${slot.label} plugins of the ${variant.name} variant: choose one of ${slot.choices.map((c) => c.key).join(', ')}`,
       );
     }
   }

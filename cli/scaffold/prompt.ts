@@ -10,30 +10,52 @@ export interface Question {
 const ATTEMPTS = 3;
 
 /**
- * Asks each question on a terminal, one line per answer: Enter takes the default, an unknown
- * answer is asked again (three tries), and input that ends before every question is answered
- * fails naming the question, so a script never hangs on a prompt.
+ * Asks questions on a terminal, one line per answer: Enter takes the default, an unknown answer
+ * is asked again (three tries), and input that ends before every question is answered fails
+ * naming the question, so a script never hangs on a prompt. One prompt reads its input through
+ * one line reader for its whole life: a second reader would miss what the first had buffered.
  */
+export class TerminalPrompt {
+  private readonly lines: AsyncIterator<string>;
+
+  constructor(
+    input: NodeJS.ReadableStream,
+    private readonly output: { write(text: string): unknown },
+  ) {
+    this.lines = createInterface({ input, terminal: false, crlfDelay: Infinity })[
+      Symbol.asyncIterator
+    ]();
+  }
+
+  async ask(questions: readonly Question[]): Promise<string[]> {
+    const answers: string[] = [];
+    for (const question of questions) {
+      this.output.write(`\n${question.label}:\n`);
+      for (const choice of question.choices)
+        this.output.write(`  ${choice.key.padEnd(14)} ${choice.summary}\n`);
+      answers.push(await askOne(question, this.lines, this.output));
+    }
+    return answers;
+  }
+
+  /** Stops reading the input, so the process can exit. */
+  async close(): Promise<void> {
+    await this.lines.return?.();
+  }
+}
+
+/** Asks `questions` once, then stops reading. */
 export async function askChoices(
   questions: readonly Question[],
   input: NodeJS.ReadableStream,
   output: { write(text: string): unknown },
 ): Promise<string[]> {
-  const lines = createInterface({ input, terminal: false, crlfDelay: Infinity })[
-    Symbol.asyncIterator
-  ]();
-  const answers: string[] = [];
+  const prompt = new TerminalPrompt(input, output);
   try {
-    for (const question of questions) {
-      output.write(`\n${question.label}:\n`);
-      for (const choice of question.choices)
-        output.write(`  ${choice.key.padEnd(14)} ${choice.summary}\n`);
-      answers.push(await askOne(question, lines, output));
-    }
+    return await prompt.ask(questions);
   } finally {
-    await lines.return?.();
+    await prompt.close();
   }
-  return answers;
 }
 
 async function askOne(

@@ -1,0 +1,142 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import test from 'ava';
+import { ExitCode } from '../../cli/exit-codes.js';
+import { runBaton, terminalTyping } from './run-baton.js';
+import { filesUnder, workDir } from './temp-project.js';
+
+test('new host with flags composes the chosen plugins into host.ts and the config', async (t) => {
+  const cwd = await workDir(t);
+  const run = await runBaton(
+    [
+      'new',
+      'host',
+      'acme-node',
+      '--variant',
+      'authority',
+      '--audit-store',
+      'redis',
+      '--identity',
+      'npm',
+    ],
+    { cwd },
+  );
+  t.is(run.code, ExitCode.Ok, run.stderr);
+  const files = await filesUnder(join(cwd, 'acme-node'));
+  t.deepEqual(
+    [...files.keys()],
+    [
+      '.gitignore',
+      'README.md',
+      'config/host.json',
+      'package.json',
+      'src/config.ts',
+      'src/host.ts',
+      'src/main.ts',
+      'test/host.test.ts',
+      'test/support.ts',
+      'tsconfig.json',
+    ],
+  );
+  const host = files.get('src/host.ts')!;
+  t.regex(host, /import \{ redisAuditStorePlugin \} from 'baton\/plugins\/redis\/plugin\.js';/);
+  t.regex(host, /import \{ npmIdentityPlugin \} from 'baton\/plugins\/identity\/index\.js';/);
+  t.regex(host, /\.add\(redisAuditStorePlugin, config\.auditStore, 'auditStore'\)/);
+  t.regex(host, /\.add\(npmIdentityPlugin, config\.identity, 'identity'\)/);
+  const config = JSON.parse(files.get('config/host.json')!);
+  t.deepEqual(config.auditStore, { url: 'redis://127.0.0.1:6379', keyPrefix: 'baton:' });
+  t.deepEqual(config.consensus, { self: 'east-1' });
+  t.is(config.node.tokens.length, 1);
+  t.regex(config.node.tokens[0].token, /^[A-Za-z0-9_-]{24}$/, 'a fresh admin token');
+  t.regex(files.get('test/host.test.ts')!, /auditStore: \{ url: await redisUrl\(t\) \}/);
+  t.regex(
+    files.get('package.json')!,
+    /"start": "tsc -p tsconfig.json && node dist\/src\/main.js --config config\/host.json"/,
+  );
+  t.regex(run.stdout, /Next steps:\n {2}cd acme-node\n {2}npm install\n {2}npm test\n {2}npm start/);
+  for (const [path, content] of files) t.notRegex(content, /\{\{|\}\}/, path);
+});
+
+test('two generated hosts get different admin tokens', async (t) => {
+  const cwd = await workDir(t);
+  for (const name of ['one', 'two'])
+    await runBaton(['new', 'host', name, '--variant', 'authority'], { cwd });
+  const token = async (name: string) =>
+    JSON.parse(await readFile(join(cwd, name, 'config/host.json'), 'utf8')).node.tokens[0]
+      .token as string;
+  t.not(await token('one'), await token('two'));
+});
+
+test('without a terminal, choices not given take the defaults, reported in --json', async (t) => {
+  const cwd = await workDir(t);
+  const run = await runBaton(['new', 'host', 'acme-node', '--variant', 'authority', '--json'], {
+    cwd,
+  });
+  t.is(run.code, ExitCode.Ok, run.stderr);
+  const result = JSON.parse(run.stdout);
+  t.is(result.variant, 'authority');
+  t.deepEqual(result.plugins, { consensus: 'single-member', auditStore: 'fs', identity: 'opaque' });
+});
+
+test('on a terminal, the missing choices are asked; given flags are not', async (t) => {
+  const cwd = await workDir(t);
+  // Asked: variant, then audit store (identity is given; consensus has one choice only).
+  const run = await runBaton(['new', 'host', 'acme-node', '--identity', 'pypi'], {
+    cwd,
+    stdin: terminalTyping(['authority', 'memory']),
+  });
+  t.is(run.code, ExitCode.Ok, run.stderr);
+  t.regex(run.stderr, /variant \[authority\]: /);
+  t.regex(run.stderr, /audit store \[fs\]: /);
+  t.notRegex(run.stderr, /identity supplier \[/);
+  t.notRegex(run.stderr, /ownership consensus \[/);
+  const host = (await filesUnder(join(cwd, 'acme-node'))).get('src/host.ts')!;
+  t.regex(host, /memoryAuditStorePlugin/);
+  t.regex(host, /pypiIdentityPlugin/);
+});
+
+test('--yes takes the defaults on a terminal without asking', async (t) => {
+  const cwd = await workDir(t);
+  const run = await runBaton(['new', 'host', 'acme-node', '--variant', 'authority', '--yes'], {
+    cwd,
+    stdin: terminalTyping([]),
+  });
+  t.is(run.code, ExitCode.Ok, run.stderr);
+  t.is(run.stderr, '');
+});
+
+test('without a terminal the variant must be given', async (t) => {
+  const cwd = await workDir(t);
+  const run = await runBaton(['new', 'host', 'acme-node'], { cwd });
+  t.is(run.code, ExitCode.Usage);
+  t.regex(run.stderr, /give the variant with --variant \(authority or stream\)/);
+});
+
+test('a plugin that is not a choice of the slot, or a slot of another variant, is a usage error', async (t) => {
+  const cwd = await workDir(t);
+  const wrongChoice = await runBaton(
+    ['new', 'host', 'acme-node', '--variant', 'authority', '--audit-store', 'mongo'],
+    { cwd },
+  );
+  t.is(wrongChoice.code, ExitCode.Usage);
+  t.regex(
+    wrongChoice.stderr,
+    /--audit-store "mongo" is not one of the audit store plugins of the authority variant: choose one of fs, memory, redis/,
+  );
+  t.deepEqual([...(await filesUnder(cwd)).keys()], [], 'nothing was written');
+});
+
+test('the stream variant is refused with the reason until its node can be composed', async (t) => {
+  const cwd = await workDir(t);
+  const run = await runBaton(['new', 'host', 'acme-node', '--variant', 'stream'], { cwd });
+  t.is(run.code, ExitCode.Failed);
+  t.regex(run.stderr, /cannot generate a stream host: .*--variant authority/);
+});
+
+test('an invalid host name is a usage error and writes nothing', async (t) => {
+  const cwd = await workDir(t);
+  const run = await runBaton(['new', 'host', 'Acme Node', '--variant', 'authority'], { cwd });
+  t.is(run.code, ExitCode.Usage);
+  t.regex(run.stderr, /invalid host name "Acme Node"/);
+  t.deepEqual([...(await filesUnder(cwd)).keys()], []);
+});
