@@ -1,0 +1,105 @@
+import {
+  NotAppendedError,
+  OutcomeUnknownError,
+  ReadUnavailableError,
+  type AppliedEntry,
+  type AppliedView,
+  type ProposeOptions,
+  type Receipt,
+} from '../../../framework/contracts/metadata-consensus.js';
+import type { StreamCommand, StreamResult } from '../../../framework/stream-transfer/commands.js';
+import type { StreamMetadata } from '../../../framework/stream-transfer/model.js';
+import type { StreamConsensus } from '../../../framework/stream-transfer/stream-node.js';
+import type { LocalConsensus } from '../../../framework/testing/fakes/local-consensus.js';
+import type { SeededRng } from '../../../framework/testing/sim/seeded-rng.js';
+
+export interface LinkFaults {
+  /** Probability a proposal is refused before it is appended (a dropped message). */
+  dropProbability: number;
+  /** Probability a proposal is applied but its answer lost (a crash or a drop after sending). */
+  lostAnswerProbability: number;
+}
+
+/**
+ * One node's connection to the shared metadata, with the faults a real network brings. While
+ * partitioned the node keeps the view it had (a lagging follower: it applies nothing new, its
+ * proposals fail); once healed it sees the current view again. Drops and lost answers are drawn
+ * from the simulation's rng, so a seed replays the same faults.
+ */
+export class MetadataLink implements StreamConsensus {
+  private frozen?: AppliedView<StreamMetadata>;
+  private readonly watchers = new Set<(view: AppliedView<StreamMetadata>, entry: AppliedEntry<StreamCommand, StreamResult>) => void>();
+
+  constructor(
+    private readonly inner: LocalConsensus<StreamMetadata, StreamCommand, StreamResult>,
+    private readonly rng: SeededRng,
+    private readonly faults: LinkFaults,
+  ) {
+    inner.watch((view, entry) => {
+      if (this.frozen) return;
+      for (const fn of [...this.watchers]) fn(view, entry);
+    });
+  }
+
+  get partitioned(): boolean {
+    return this.frozen !== undefined;
+  }
+
+  partition(): void {
+    this.frozen ??= { state: structuredClone(this.inner.view().state), applied: this.inner.view().applied };
+  }
+
+  /** Heals the link; returns true if it was partitioned (the node should then re-read its view). */
+  heal(): boolean {
+    const was = this.frozen !== undefined;
+    this.frozen = undefined;
+    return was;
+  }
+
+  async propose(command: StreamCommand, options?: ProposeOptions): Promise<Receipt<StreamResult>> {
+    if (this.frozen) throw new NotAppendedError('no_leader', 'the node is partitioned from the metadata leader');
+    if (this.rng.chance(this.faults.dropProbability)) {
+      throw new NotAppendedError('no_leader', `simulated drop of ${command.type}`);
+    }
+    if (this.rng.chance(this.faults.lostAnswerProbability)) {
+      await this.inner.propose(command, options).catch(() => undefined);
+      throw new OutcomeUnknownError('timeout', `simulated lost answer of ${command.type}`);
+    }
+    return this.inner.propose(command, options);
+  }
+
+  async read(): Promise<AppliedView<StreamMetadata>> {
+    if (this.frozen) throw new ReadUnavailableError('the node is partitioned from the metadata leader');
+    return this.inner.read();
+  }
+
+  view(): AppliedView<StreamMetadata> {
+    return this.frozen ?? this.inner.view();
+  }
+
+  watch(fn: (view: AppliedView<StreamMetadata>, entry: AppliedEntry<StreamCommand, StreamResult>) => void): () => void {
+    const subscription = (view: AppliedView<StreamMetadata>, entry: AppliedEntry<StreamCommand, StreamResult>) => fn(view, entry);
+    this.watchers.add(subscription);
+    return () => void this.watchers.delete(subscription);
+  }
+
+  leadership() {
+    return this.inner.leadership();
+  }
+
+  onLeadership(fn: Parameters<StreamConsensus['onLeadership']>[0]) {
+    return this.inner.onLeadership(fn);
+  }
+
+  membership() {
+    return this.inner.membership();
+  }
+
+  addVoter(member: string) {
+    return this.inner.addVoter(member);
+  }
+
+  removeVoter(member: string) {
+    return this.inner.removeVoter(member);
+  }
+}
