@@ -43,6 +43,13 @@ export interface NetworkStats {
   handlerErrors: number;
 }
 
+/** One thing that happened on the network; `what` names the envelope (e.g. `message raft`). */
+export type NetworkEvent =
+  | { at: number; kind: 'sent' | 'delivered'; from: MemberId; to: MemberId; what: string }
+  | { at: number; kind: 'dropped'; reason: DropReason; from: MemberId; to: MemberId; what: string };
+
+type WithoutTime<E> = E extends unknown ? Omit<E, 'at'> : never;
+
 interface MemberSlot {
   up: boolean;
   paused: boolean;
@@ -56,6 +63,7 @@ interface MemberSlot {
 
 interface PendingRequest {
   from: MemberId;
+  to: MemberId;
   incarnation: number;
   timer: Timer;
   resolve(message: PeerMessage): void;
@@ -87,6 +95,7 @@ export class SimNetwork {
   private readonly blocked = new Set<string>();
   private readonly isolated = new Set<MemberId>();
   private readonly pending = new Map<number, PendingRequest>();
+  private readonly observers = new Set<(event: NetworkEvent) => void>();
   private nextRequestId = 1;
   private defaults: LinkConditions;
   private readonly counters: NetworkStats = {
@@ -221,6 +230,16 @@ export class SimNetwork {
     for (const deliver of deferred) deliver();
   }
 
+  /**
+   * Calls `observer` for every message sent, delivered or dropped (with why), stamped with
+   * the clock: what a failing seed's report prints to show how the run got there.
+   */
+  onEvent(observer: (event: NetworkEvent) => void): () => void {
+    const subscription = (event: NetworkEvent) => observer(event);
+    this.observers.add(subscription);
+    return () => void this.observers.delete(subscription);
+  }
+
   stats(): NetworkStats {
     return { ...this.counters, dropped: { ...this.counters.dropped } };
   }
@@ -301,6 +320,7 @@ export class SimNetwork {
       });
       const request: PendingRequest = {
         from,
+        to,
         incarnation,
         timer,
         resolve,
@@ -331,18 +351,26 @@ export class SimNetwork {
     return this.isolated.has(from) || this.isolated.has(to) || this.blocked.has(linkKey(from, to));
   }
 
-  private drop(reason: DropReason): void {
+  private drop(reason: DropReason, from: MemberId, to: MemberId, envelope: Envelope): void {
     this.counters.dropped[reason] += 1;
+    this.emit({ kind: 'dropped', reason, from, to, what: describeEnvelope(envelope) });
+  }
+
+  private emit(event: WithoutTime<NetworkEvent>): void {
+    if (this.observers.size === 0) return;
+    const stamped = { at: this.clock.now(), ...event } as NetworkEvent;
+    for (const observer of [...this.observers]) observer(stamped);
   }
 
   /** Puts one envelope on the wire: it may be lost, delayed, duplicated; each copy arrives alone. */
   private dispatch(from: MemberId, incarnation: number, to: MemberId, envelope: Envelope): void {
     this.counters.sent += 1;
-    if (!this.isCurrent(from, incarnation)) return this.drop('sender_down');
-    if (this.isBlocked(from, to)) return this.drop('partition');
+    this.emit({ kind: 'sent', from, to, what: describeEnvelope(envelope) });
+    if (!this.isCurrent(from, incarnation)) return this.drop('sender_down', from, to, envelope);
+    if (this.isBlocked(from, to)) return this.drop('partition', from, to, envelope);
     const link = this.linkConditions(from, to);
     if (link.dropProbability > 0 && this.rng.next() < link.dropProbability)
-      return this.drop('random');
+      return this.drop('random', from, to, envelope);
     const copies =
       link.duplicateProbability > 0 && this.rng.next() < link.duplicateProbability ? 2 : 1;
     if (copies === 2) this.counters.duplicated += 1;
@@ -355,30 +383,36 @@ export class SimNetwork {
 
   private arrive(from: MemberId, to: MemberId, envelope: Envelope): void {
     const slot = this.members.get(to);
-    if (!slot) return this.drop('unknown_member');
-    if (!slot.up) return this.drop('receiver_down');
-    if (this.isBlocked(from, to)) return this.drop('partition');
+    if (!slot) return this.drop('unknown_member', from, to, envelope);
+    if (!slot.up) return this.drop('receiver_down', from, to, envelope);
+    if (this.isBlocked(from, to)) return this.drop('partition', from, to, envelope);
     if (slot.paused) {
       slot.deferred.push(() => this.arrive(from, to, envelope));
       return;
     }
     switch (envelope.kind) {
       case 'message':
-        return this.deliverMessage(slot, from, envelope.channel, envelope.json);
+        return this.deliverMessage(slot, from, to, envelope);
       case 'request':
-        return this.serveRequest(slot, from, to, envelope.id, envelope.channel, envelope.json);
+        return this.serveRequest(slot, from, to, envelope);
       case 'response':
       case 'failure':
         return this.settleRequest(to, envelope);
     }
   }
 
-  private deliverMessage(slot: MemberSlot, from: MemberId, channel: string, json: string): void {
-    const handlers = slot.handlers.get(channel);
-    if (!handlers) return this.drop('no_listener');
+  private deliverMessage(
+    slot: MemberSlot,
+    from: MemberId,
+    to: MemberId,
+    envelope: Extract<Envelope, { kind: 'message' }>,
+  ): void {
+    const handlers = slot.handlers.get(envelope.channel);
+    if (!handlers) return this.drop('no_listener', from, to, envelope);
     this.counters.delivered += 1;
+    this.emit({ kind: 'delivered', from, to, what: describeEnvelope(envelope) });
     try {
-      handlers.onMessage(from, { channel, body: JSON.parse(json) });
+      handlers.onMessage(from, { channel: envelope.channel, body: JSON.parse(envelope.json) });
     } catch {
       this.counters.handlerErrors += 1;
     }
@@ -388,15 +422,14 @@ export class SimNetwork {
     slot: MemberSlot,
     from: MemberId,
     to: MemberId,
-    id: number,
-    channel: string,
-    json: string,
+    request: Extract<Envelope, { kind: 'request' }>,
   ): void {
+    const { id, channel, json } = request;
     const responderIncarnation = slot.incarnation;
     const reply = (envelope: Envelope) => this.dispatch(to, responderIncarnation, from, envelope);
     const onRequest = slot.handlers.get(channel)?.onRequest;
     if (!onRequest) {
-      this.drop('no_listener');
+      this.drop('no_listener', from, to, request);
       return reply({
         kind: 'failure',
         id,
@@ -404,6 +437,7 @@ export class SimNetwork {
       });
     }
     this.counters.delivered += 1;
+    this.emit({ kind: 'delivered', from, to, what: describeEnvelope(request) });
     let answer: Promise<PeerMessage>;
     try {
       answer = Promise.resolve(onRequest(from, { channel, body: JSON.parse(json) }));
@@ -446,6 +480,12 @@ export class SimNetwork {
     this.pending.delete(envelope.id);
     request.cleanup();
     this.counters.delivered += 1;
+    this.emit({
+      kind: 'delivered',
+      from: request.to,
+      to: requester,
+      what: describeEnvelope(envelope),
+    });
     if (envelope.kind === 'response')
       request.resolve({ channel: envelope.channel, body: JSON.parse(envelope.json) });
     else request.reject(new PeerUnreachableError(requester, envelope.reason));
@@ -505,4 +545,17 @@ function validLink(link: LinkConditions): LinkConditions {
     );
   }
   return { ...link };
+}
+
+function describeEnvelope(envelope: Envelope): string {
+  switch (envelope.kind) {
+    case 'message':
+      return `message ${envelope.channel}`;
+    case 'request':
+      return `request #${envelope.id} ${envelope.channel}`;
+    case 'response':
+      return `response #${envelope.id}`;
+    case 'failure':
+      return `failure #${envelope.id}`;
+  }
 }

@@ -275,3 +275,49 @@ test('per-link conditions override the defaults, one way or both', async (t) => 
   t.deepEqual(inbox.get('b'), []);
   t.deepEqual(inbox.get('a'), [{ from: 'b', body: 'kept' }]);
 });
+
+test('every send, delivery and drop is reported to observers, with the time and why', (t) => {
+  const { clock, network, member } = setup({ minDelayMs: 2, maxDelayMs: 2 });
+  const a = member('a');
+  member('b');
+  const events: string[] = [];
+  const stop = network.onEvent((e) =>
+    events.push(
+      `${e.at - 1_700_000_000_000} ${e.kind}${e.kind === 'dropped' ? `(${e.reason})` : ''} ${e.from}->${e.to} ${e.what}`,
+    ),
+  );
+  a.send('b', { channel: 'test', body: 1 });
+  network.cut('a', 'b');
+  a.send('b', { channel: 'test', body: 2 });
+  clock.advance(2);
+  stop();
+  a.send('b', { channel: 'test', body: 3 });
+  t.deepEqual(events, [
+    '0 sent a->b message test',
+    '0 sent a->b message test',
+    '0 dropped(partition) a->b message test',
+    '2 dropped(partition) a->b message test',
+  ]);
+});
+
+test('a member that crashes while serving a request never answers it', async (t) => {
+  const { clock, network } = setup({ minDelayMs: 1, maxDelayMs: 1 });
+  const a = network.transport('a');
+  let release: () => void = () => {};
+  network.transport('b').listen('rpc', {
+    onMessage: () => {},
+    onRequest: () =>
+      new Promise((resolve) => (release = () => resolve({ channel: 'rpc', body: 'late' }))),
+  });
+  const answer = a.request('b', { channel: 'rpc', body: null }, { timeoutMs: 30 });
+  await clock.advanceAsync(1);
+  network.crash('b');
+  network.restart('b');
+  release();
+  await clock.advanceAsync(30);
+  await t.throwsAsync(answer, {
+    instanceOf: PeerUnreachableError,
+    message: /no answer within 30 ms/,
+  });
+  t.is(network.stats().dropped.sender_down, 1, 'the dead incarnation could not send its answer');
+});
