@@ -676,6 +676,11 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
       this.stats.foreignMessages++;
       return;
     }
+    // Only members of the configuration (or one the leader is bringing in) take part.
+    if (!this.core.voters().includes(from) && !this.core.progressOf(from) && !this.bootstrapVoters.includes(from)) {
+      this.stats.foreignMessages++;
+      return;
+    }
     if (!hasRequiredFields(m as Message)) {
       this.stats.malformedMessages++;
       return;

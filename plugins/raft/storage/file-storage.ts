@@ -156,7 +156,8 @@ export class FileRaftStorage implements RaftStorage {
     // Written whole or not at all: a torn copy would keep the base record but lose entries.
     await this.files.replace(name, bytes);
     this.segmentSize = bytes.length;
-    for (const n of await this.files.list()) {
+    // Newest first: a crash part-way leaves the oldest segments, still a log from its start.
+    for (const n of (await this.files.list()).reverse()) {
       const m = SEGMENT.exec(n);
       if (m && Number(m[1]) <= previous) await this.files.remove(n);
     }

@@ -23,6 +23,8 @@ export class SimCluster {
   readonly members = new Map<string, KvRaft>();
   readonly storages = new Map<string, RaftStorage>();
   private readonly ids: string[];
+  /** Set when members use real files, so waits also yield to the real event loop. */
+  realIo = false;
 
   constructor(
     readonly voters: string[],
@@ -93,6 +95,8 @@ export class SimCluster {
     while (!cond()) {
       if (this.clock.now() >= end) throw new Error(`${what} did not hold within ${limitMs} virtual ms`);
       await this.clock.advanceAsync(5);
+      // Real I/O (file storage) completes on the real event loop, outside virtual time.
+      if (this.realIo) await new Promise((resolve) => setImmediate(resolve));
     }
   }
 

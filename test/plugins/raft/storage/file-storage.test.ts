@@ -1,0 +1,176 @@
+import test from 'ava';
+import { SeededRng } from '../../../../framework/testing/sim/seeded-rng.js';
+import { SimDisk } from '../../../../framework/testing/sim/disk.js';
+import { makeTempDir } from '../../../../framework/testing/temp-dir.js';
+import type { Entry, HardState, Snapshot } from '../../../../plugins/raft/core/types.js';
+import { DirectoryFiles } from '../../../../plugins/raft/storage/byte-files.js';
+import { FileRaftStorage } from '../../../../plugins/raft/storage/file-storage.js';
+import { MemoryRaftStorage } from '../../../../plugins/raft/storage/memory-storage.js';
+import { RaftStorageCorruptError, type RaftStorage, type RecoveredState } from '../../../../plugins/raft/storage/raft-storage.js';
+import { SimDiskFiles } from '../support/sim-disk-files.js';
+
+const entry = (index: number, term: number, data: unknown = `v${index}`): Entry => ({ index, term, type: 'normal', data });
+const entries = (from: number, to: number, term: number) => Array.from({ length: to - from + 1 }, (_, i) => entry(from + i, term));
+const hs = (term: number, commit: number, vote = 'n1'): HardState => ({ term, vote, commit });
+const snap = (index: number, term: number, data: unknown = { at: index }): Snapshot => ({ meta: { index, term, voters: ['n1', 'n2', 'n3'] }, data });
+
+function lastIndexOf(state: RecoveredState): number {
+  if (state.entries.length > 0) return state.entries[state.entries.length - 1].index;
+  return state.snapshot?.meta.index ?? 0;
+}
+
+for (const [name, make] of [
+  ['memory', () => new MemoryRaftStorage()],
+  ['file on a simulated disk', () => new FileRaftStorage(new SimDiskFiles(new SimDisk()), { segmentBytes: 300 })],
+] as [string, () => RaftStorage][]) {
+  test(`${name}: persist, truncate a conflicting suffix, snapshot and compact, then recover`, async (t) => {
+    const s = make();
+    t.deepEqual(await s.load(), { hardState: hs(0, 0, ''), snapshot: undefined, entries: [] });
+    await s.persist({ entries: entries(1, 5, 1), hardState: hs(1, 3) });
+    await s.persist({ entries: [entry(4, 2, 'new4')], hardState: hs(2, 3) });
+    let r = await s.load();
+    t.deepEqual(r.entries.map((e) => `${e.term}/${e.index}`), ['1/1', '1/2', '1/3', '2/4']);
+    t.deepEqual(r.hardState, hs(2, 3));
+    await s.saveSnapshot(snap(3, 1), 2, [entry(3, 1), entry(4, 2, 'new4')], hs(2, 3));
+    await s.persist({ entries: [entry(5, 2)], hardState: hs(2, 5) });
+    r = await s.load();
+    t.deepEqual(r.snapshot, snap(3, 1));
+    t.deepEqual(r.entries.filter((e) => e.index > 3).map((e) => e.index), [4, 5]);
+    t.is(lastIndexOf(r), 5);
+    t.deepEqual(r.hardState, hs(2, 5));
+    // A snapshot from the leader replaces the log.
+    await s.persist({ snapshot: snap(10, 3), entries: [], hardState: hs(3, 10) });
+    r = await s.load();
+    t.is(r.snapshot?.meta.index, 10);
+    t.deepEqual(r.entries, []);
+    await s.persist({ entries: [entry(11, 3)] });
+    r = await s.load();
+    t.deepEqual(r.entries.map((e) => e.index), [11]);
+    await s.close();
+  });
+}
+
+test('file storage: a torn record at the end of the log is cut off, and appends continue after it', async (t) => {
+  const disk = new SimDisk(new SeededRng(3));
+  const files = new SimDiskFiles(disk);
+  const s = new FileRaftStorage(files);
+  await s.load();
+  await s.persist({ entries: entries(1, 3, 1), hardState: hs(1, 2) });
+  // A crash in the middle of the next append: only part of its bytes reach the disk.
+  const [segment] = await files.list();
+  await files.append(segment, new TextEncoder().encode('deadbeef {"t":"e","e":{"ind'));
+  disk.sync();
+  const reopened = new FileRaftStorage(new SimDiskFiles(disk));
+  const r = await reopened.load();
+  t.deepEqual(r.entries.map((e) => e.index), [1, 2, 3]);
+  t.deepEqual(r.hardState, hs(1, 2));
+  await reopened.persist({ entries: [entry(4, 1)], hardState: hs(1, 4) });
+  const again = await new FileRaftStorage(new SimDiskFiles(disk)).load();
+  t.deepEqual(again.entries.map((e) => e.index), [1, 2, 3, 4]);
+  t.deepEqual(again.hardState, hs(1, 4));
+});
+
+test('file storage: damage before the last segment is corruption, refused at start', async (t) => {
+  const disk = new SimDisk();
+  const files = new SimDiskFiles(disk);
+  const s = new FileRaftStorage(files, { segmentBytes: 50 });
+  await s.load();
+  await s.persist({ entries: entries(1, 2, 1), hardState: hs(1, 1) });
+  await s.persist({ entries: entries(3, 4, 1), hardState: hs(1, 3) });
+  const [first] = await files.list();
+  const bytes = disk.read(`raft/${first}`)!;
+  bytes[12] ^= 0xff;
+  disk.write(`raft/${first}`, bytes);
+  disk.sync();
+  await t.throwsAsync(new FileRaftStorage(new SimDiskFiles(disk)).load(), { instanceOf: RaftStorageCorruptError });
+});
+
+test('file storage: a crash at any point keeps every acknowledged write and never invents one (300 seeds)', async (t) => {
+  let checked = 0;
+  for (let seed = 1; seed <= 300; seed++) {
+    const rng = new SeededRng(seed);
+    const disk = new SimDisk(rng.fork('disk'));
+    const files = new SimDiskFiles(disk);
+    const s = new FileRaftStorage(files, { segmentBytes: 200 + rng.int(400) });
+    await s.load();
+    // The acknowledged model: entries by index, hard state, snapshot index.
+    let acked: { entries: Entry[]; hs: HardState; snapIndex: number } = { entries: [], hs: hs(0, 0, ''), snapIndex: 0 };
+    let term = 1;
+    let inProgress: typeof acked | undefined;
+    files.failAfter = 5 + rng.int(60);
+    try {
+      for (let step = 0; step < 40; step++) {
+        const last = acked.entries.length > 0 ? acked.entries[acked.entries.length - 1].index : acked.snapIndex;
+        if (rng.chance(0.15) && last > acked.snapIndex) {
+          const at = acked.snapIndex + 1 + rng.int(last - acked.snapIndex);
+          const retained = acked.entries.filter((e) => e.index > at);
+          inProgress = { entries: retained, hs: acked.hs, snapIndex: at };
+          const atTerm = acked.entries.find((e) => e.index === at)!.term;
+          await s.saveSnapshot(snap(at, atTerm), at, retained, acked.hs);
+        } else {
+          // Sometimes overwrite a suffix, never below commit. As in Raft, only a newer term's
+          // entries replace existing ones (a follower truncates only on a term conflict).
+          const from = Math.max(acked.hs.commit + 1, last + 1 - rng.int(3), acked.snapIndex + 1);
+          if (from <= last || rng.chance(0.2)) term++;
+          const batch = entries(from, from + rng.int(4), term);
+          const kept = acked.entries.filter((e) => e.index < from);
+          const next = { entries: [...kept, ...batch], hs: hs(term, Math.min(from - 1 + rng.int(batch.length + 1), batch[batch.length - 1].index)), snapIndex: acked.snapIndex };
+          next.hs.commit = Math.max(next.hs.commit, acked.hs.commit);
+          inProgress = next;
+          await s.persist({ entries: batch, hardState: next.hs });
+        }
+        acked = inProgress;
+        inProgress = undefined;
+      }
+    } catch (error) {
+      t.is((error as Error).message, 'simulated crash', `seed ${seed}`);
+    }
+    disk.crash({ tearUnsyncedAppends: true });
+    const r = await new FileRaftStorage(new SimDiskFiles(disk)).load();
+    const key = (e: Entry) => JSON.stringify(e);
+    const known = new Set([...acked.entries, ...(inProgress?.entries ?? [])].map(key));
+    const got = new Map(r.entries.map((e) => [e.index, key(e)]));
+    const floor = Math.max(acked.snapIndex, r.snapshot?.meta.index ?? 0);
+    const problems: string[] = [];
+    // Nothing invented: every recovered entry was written by someone.
+    for (const e of r.entries) if (e.index > floor && !known.has(key(e))) problems.push(`invented ${e.term}/${e.index}`);
+    // Nothing acknowledged lost, unless the unacknowledged batch replaced it.
+    // (A batch that rewrites from index i drops every entry from i on, as Raft's truncation does.)
+    const replaced = (e: Entry) => inProgress !== undefined && !inProgress.entries.some((p) => key(p) === key(e));
+    for (const e of acked.entries) {
+      if (e.index > floor && got.get(e.index) !== key(e) && !replaced(e)) problems.push(`lost ${e.term}/${e.index}`);
+    }
+    const hsText = JSON.stringify(r.hardState);
+    const ackedHs = JSON.stringify(acked.hs);
+    const newHs = inProgress ? JSON.stringify(inProgress.hs) : undefined;
+    if (hsText !== ackedHs && hsText !== newHs) problems.push(`hard state ${hsText}`);
+    // The hard state is the batch's last record: if it survived, the whole batch did.
+    if (inProgress && hsText === newHs && hsText !== ackedHs) {
+      for (const e of inProgress.entries) if (e.index > floor && got.get(e.index) !== key(e)) problems.push(`batch partly lost at ${e.index}`);
+    }
+    if (problems.length > 0) {
+      t.fail(`seed ${seed}: ${problems.join(', ')}; recovered ${JSON.stringify({ hs: r.hardState, snap: r.snapshot?.meta.index, entries: r.entries.map((e) => `${e.term}/${e.index}`) })}, acknowledged ${JSON.stringify({ hs: acked.hs, snap: acked.snapIndex, entries: acked.entries.map((e) => `${e.term}/${e.index}`) })}`);
+      return;
+    }
+    checked++;
+  }
+  t.is(checked, 300);
+});
+
+test('file storage on a real directory survives close and reopen', async (t) => {
+  const dir = await makeTempDir('raft-files');
+  try {
+    const s = new FileRaftStorage(new DirectoryFiles(dir.path), { segmentBytes: 256 });
+    await s.load();
+    await s.persist({ entries: entries(1, 20, 1), hardState: hs(1, 15) });
+    await s.saveSnapshot(snap(10, 1), 8, entries(9, 20, 1), hs(1, 15));
+    await s.persist({ entries: entries(21, 25, 2), hardState: hs(2, 22) });
+    await s.close();
+    const r = await new FileRaftStorage(new DirectoryFiles(dir.path)).load();
+    t.is(r.snapshot?.meta.index, 10);
+    t.deepEqual(r.entries.map((e) => e.index), Array.from({ length: 17 }, (_, i) => i + 9));
+    t.deepEqual(r.hardState, hs(2, 22));
+  } finally {
+    await dir.remove();
+  }
+});
