@@ -40,7 +40,8 @@ type LogEntry<C> =
  * real consensus protocol: a leader that can reach the others commits at once, followers apply
  * `delayMs` later, an isolated member hears nothing until `heal`. It is deterministic on the
  * clock given. It is not a replication protocol and proves nothing about one: the Raft plugin
- * is tested by the conformance suite and its own simulation.
+ * is tested by the conformance suite and its own simulation. As in LocalConsensus, watchers
+ * are not called for membership entries, which carry no command.
  */
 export class FakeCluster<S, C, R> {
   readonly clock: Clock;

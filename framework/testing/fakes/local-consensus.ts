@@ -197,6 +197,10 @@ export class LocalConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
     return { state: this.state, applied: { ...this.applied } };
   }
 
+  /**
+   * Membership changes take a log position but carry no command, so watchers are not called
+   * for them (AppliedEntry has no place for one): a watcher can see `applied.index` skip one.
+   */
   watch(fn: (view: AppliedView<S>, entry: AppliedEntry<C, R>) => void): () => void {
     // Wrapped so the same function can be subscribed twice and unsubscribed independently.
     const subscription = (view: AppliedView<S>, entry: AppliedEntry<C, R>) => fn(view, entry);
