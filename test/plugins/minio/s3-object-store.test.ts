@@ -6,6 +6,7 @@ import { Client } from 'minio';
 import { CLOCK } from '../../../framework/contracts/clock.js';
 import { LOGGER } from '../../../framework/contracts/logger.js';
 import {
+  InvalidKeyError,
   OBJECT_STORE,
   PreconditionFailedError,
 } from '../../../framework/contracts/object-store.js';
@@ -236,4 +237,18 @@ test('https: a store trusting the server certificate works; one that does not fa
   const error = await t.throwsAsync(untrusting.start(), { instanceOf: StoreUnavailableError });
   t.regex(error!.message, /certificate is not trusted.*set tls\.ca/);
   t.notRegex(error!.message, /tries/, 'an untrusted certificate is not retried');
+});
+
+test('a key whose escaped name exceeds S3’s 1024 bytes is refused with InvalidKeyError', async (t) => {
+  const { store, cleanup } = await openS3Fixture();
+  t.teardown(cleanup);
+  // Short segments: s3rver keeps each segment as a file name, which the file system caps.
+  const fits = 'abcdefg/'.repeat(127) + 'abcdefgh';
+  t.is(fits.length, 1024);
+  await store.put(fits, utf8('x'));
+  t.is(text(await store.get(fits)), 'x');
+  const tooLong = 'ü'.repeat(205); // 5 bytes each once escaped
+  const error = await t.throwsAsync(store.put(tooLong, utf8('x')), { instanceOf: InvalidKeyError });
+  t.regex(error!.message, /1025 bytes long, over the 1024-byte limit/);
+  await t.throwsAsync(store.get(tooLong), { instanceOf: InvalidKeyError });
 });
