@@ -36,6 +36,8 @@ import {
 /** Someone waiting for the entry at one log index to be applied. */
 interface Waiter {
   term: number;
+  /** Joined an entry another proposal appended: its answer is a replay of that decision. */
+  joined?: boolean;
   settle(outcome: { ok: true; receipt: Receipt<unknown> } | { ok: false; error: Error }): void;
 }
 
@@ -344,7 +346,7 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
           if (inFlight) {
             // The same command is already in the log: wait for its decision instead of appending again.
             appended = true;
-            return this.addWaiter(inFlight.index, this.core.term, settle);
+            return this.addWaiter(inFlight.index, this.core.term, settle, true);
           }
         }
         const entry: CommandData = key === undefined ? { c: data.command } : { c: data.command, k: key, f: data.fingerprint };
@@ -357,9 +359,9 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
     });
   }
 
-  private addWaiter(index: number, term: number, settle: Waiter['settle']): void {
+  private addWaiter(index: number, term: number, settle: Waiter['settle'], joined = false): void {
     const list = this.waiters.get(index) ?? [];
-    list.push({ term, settle });
+    list.push({ term, settle, joined });
     this.waiters.set(index, list);
   }
 
@@ -553,7 +555,7 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
       }
       switch (outcome.kind) {
         case 'applied':
-          w.settle({ ok: true, receipt: { position, result: outcome.result, replayed: false } });
+          w.settle({ ok: true, receipt: { position, result: outcome.result, replayed: w.joined === true } });
           break;
         case 'replayed':
           w.settle({ ok: true, receipt: { position: { ...outcome.decision.position }, result: outcome.decision.result, replayed: true } });
