@@ -85,6 +85,7 @@ export interface Leadership {
 }
 
 export interface Membership {
+  /** The voting members in force at the latest applied index, sorted. */
   voters: MemberId[];
 }
 
@@ -101,7 +102,11 @@ export interface MetadataConsensus<S, C, R> {
   read(options?: { signal?: AbortSignal; timeoutMs?: number }): Promise<AppliedView<S>>;
   /** The local applied view, without a round trip (may lag the leader). */
   view(): AppliedView<S>;
-  /** Calls `fn` after every apply on this member, in log order. Returns the unsubscribe. */
+  /**
+   * Calls `fn` after every command applied on this member, in log order. Returns the
+   * unsubscribe. Membership changes and leader no-ops are not commands: they advance
+   * `view().applied` without a call, so consecutive entries seen here may skip indexes.
+   */
   watch(fn: (view: AppliedView<S>, entry: AppliedEntry<C, R>) => void): () => void;
   leadership(): Leadership;
   onLeadership(fn: (leadership: Leadership) => void): () => void;
@@ -118,6 +123,8 @@ export type NotAppendedReason =
   | 'queue_saturated'
   | 'no_leader'
   | 'membership_change_in_progress'
+  /** The caller's signal aborted before the proposal was handed to the log. */
+  | 'aborted'
   | 'stopped';
 
 /** The command was certainly not appended to the log. Safe to retry or abandon. */
