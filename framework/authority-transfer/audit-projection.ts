@@ -5,6 +5,9 @@ import type { MetadataConsensus } from '../contracts/metadata-consensus.js';
 import type { MemberId } from '../contracts/peer-transport.js';
 import type { OwnershipCommand, OwnershipResult, OwnershipState } from './ownership.js';
 
+/** Acknowledgements per consensus entry, at most: keeps one entry small whatever the backlog. */
+const MAX_ACK_BATCH = 512;
+
 export type OwnershipConsensus = MetadataConsensus<OwnershipState, OwnershipCommand, OwnershipResult>;
 
 export interface AuditProjectionOptions {
@@ -26,6 +29,8 @@ export interface AuditProjectionOptions {
  */
 export class AuditProjection {
   private readonly inFlight = new Map<string, Promise<void>>();
+  private readonly ackQueue: { id: string; resolve: () => void }[] = [];
+  private acking = false;
   private readonly unsubscribe: (() => void)[] = [];
   private retryTimer: Timer | undefined;
   private retryAttempt = 0;
@@ -113,13 +118,39 @@ export class AuditProjection {
 
   private async storeThenAck(record: AuditRecord): Promise<void> {
     await this.store.put(record);
+    await this.acknowledge(record.id);
+  }
+
+  /**
+   * Queues the acknowledgement of a stored record and resolves once a batch carrying it was
+   * proposed (committed or not: a failed ack is retried later, the record is durable already).
+   * While one batch is in consensus the next ones gather, so concurrent projections share one
+   * entry instead of one each.
+   */
+  private acknowledge(id: string): Promise<void> {
+    return new Promise((resolve) => {
+      this.ackQueue.push({ id, resolve });
+      if (!this.acking) void this.flushAcks();
+    });
+  }
+
+  private async flushAcks(): Promise<void> {
+    this.acking = true;
     try {
-      // No idempotency key: a repeated acknowledgement is a no-op in the state machine, and
-      // keys for acks would crowd transfer receipts out of the idempotency window.
-      await this.consensus.propose({ type: 'ack_audit', id: record.id, member: this.self });
-    } catch (error) {
-      this.log.warn({ transfer: record.id, err: (error as Error).message }, 'audit acknowledgement not committed; will retry');
-      this.scheduleRetry();
+      while (this.ackQueue.length > 0) {
+        const batch = this.ackQueue.splice(0, MAX_ACK_BATCH);
+        try {
+          // No idempotency key: a repeated acknowledgement is a no-op in the state machine, and
+          // keys for acks would crowd transfer receipts out of the idempotency window.
+          await this.consensus.propose({ type: 'ack_audit', ids: batch.map((b) => b.id), member: this.self });
+        } catch (error) {
+          this.log.warn({ transfers: batch.length, err: (error as Error).message }, 'audit acknowledgements not committed; will retry');
+          this.scheduleRetry();
+        }
+        for (const waiter of batch) waiter.resolve();
+      }
+    } finally {
+      this.acking = false;
     }
   }
 

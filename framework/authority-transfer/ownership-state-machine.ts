@@ -105,11 +105,20 @@ export class OwnershipStateMachine implements StateMachine<OwnershipState, Owner
   }
 
   private ackAudit(state: OwnershipState, c: AckAuditCommand): AckAuditResult {
-    const pending = state.pending[c.id];
-    if (!pending) return { ok: false, reason: 'unknown_record' };
-    pending.awaiting = pending.awaiting.filter((member) => member !== c.member);
-    if (pending.awaiting.length > 0) return { ok: true, released: false };
-    delete state.pending[c.id];
-    return { ok: true, released: true };
+    const released: string[] = [];
+    const unknown: string[] = [];
+    for (const id of Array.isArray(c.ids) ? c.ids : []) {
+      const pending = state.pending[id];
+      if (!pending) {
+        unknown.push(id);
+        continue;
+      }
+      pending.awaiting = pending.awaiting.filter((member) => member !== c.member);
+      if (pending.awaiting.length === 0) {
+        delete state.pending[id];
+        released.push(id);
+      }
+    }
+    return { ok: true, released, unknown };
   }
 }

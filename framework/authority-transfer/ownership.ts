@@ -51,10 +51,14 @@ export interface CommitPlannedTransferCommand {
   barrier: number;
 }
 
-/** A member's acknowledgement that its durable audit store holds the sealed record `id`. */
+/**
+ * A member's acknowledgement that its durable audit store holds the sealed records `ids`. One
+ * command carries a batch, so projection costs one consensus entry per member per batch rather
+ * than one per record.
+ */
 export interface AckAuditCommand {
   type: 'ack_audit';
-  id: string;
+  ids: string[];
   member: MemberId;
 }
 
@@ -70,7 +74,8 @@ export type CommitPlannedTransferResult =
   | { ok: true; record: AuditRecord }
   | { ok: false; reason: MoveRefusal; home?: string; epoch?: number };
 
-export type AckAuditResult = { ok: true; released: boolean } | { ok: false; reason: 'unknown_record' };
+/** `released`: records that left the state with this ack; `unknown`: ids not pending (already released). */
+export type AckAuditResult = { ok: true; released: string[]; unknown: string[] };
 
 export type OwnershipResult =
   | TransferAuthorityResult

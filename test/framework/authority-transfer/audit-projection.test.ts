@@ -9,7 +9,7 @@ test('a commit with several voters stays pending until every one acknowledged or
   h.probe.answer('west', 0);
   await h.engine.start(request());
   t.deepEqual(h.consensus.view().state.pending['5f0c-drain-proj'].awaiting, ['north-1', 'west-1'], 'this member acked');
-  await h.consensus.propose({ type: 'ack_audit', id: '5f0c-drain-proj', member: 'west-1' });
+  await h.consensus.propose({ type: 'ack_audit', ids: ['5f0c-drain-proj'], member: 'west-1' });
   t.deepEqual(h.consensus.view().state.pending['5f0c-drain-proj'].awaiting, ['north-1']);
   await h.consensus.removeVoter('north-1');
   t.deepEqual(h.consensus.view().state.pending, {});
@@ -30,6 +30,23 @@ test('the acknowledgement is proposed only after the store write resolved', asyn
   h.probe.answer('west', 0);
   await h.engine.start(request());
   t.deepEqual(order.slice(0, 2), ['store', 'ack']);
+});
+
+test('concurrent projections share acknowledgement entries', async (t) => {
+  const h = engineHarness();
+  h.consensus.hold();
+  const records = [1, 2, 3].map((i) => ({
+    id: `r${i}`, authority: `a${i}`, source: 'east', target: 'west', actor: 'x', reason: '', barrier: 0, epoch: 1, commit_term: 1, commit_index: i,
+  }));
+  const done = Promise.all(records.map((r) => h.projection.project(r)));
+  await h.consensus.whenHeld(1);
+  await flushMicrotasks();
+  t.is(h.consensus.heldCount, 1, 'the first ack is in consensus; the others wait for it');
+  h.consensus.release();
+  await done;
+  const acks = h.consensus.log().filter((e) => e.command.type === 'ack_audit');
+  t.is(acks.length, 2);
+  t.deepEqual(acks.map((e) => (e.command as { ids: string[] }).ids), [['r1'], ['r2', 'r3']]);
 });
 
 test('a failed projection is retried on a schedule until the store takes it', async (t) => {

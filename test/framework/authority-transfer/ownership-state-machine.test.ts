@@ -116,18 +116,19 @@ test('the same transfer applied twice while pending answers its sealed record, n
 test('an ack releases one voter; the record leaves once every voter acked', (t) => {
   const state = established();
   machine.apply(state, commit(), ctx(5, ['a', 'b']));
-  t.deepEqual(machine.apply(state, { type: 'ack_audit', id: 'k1', member: 'a' }, ctx(6)), { ok: true, released: false });
+  t.deepEqual(machine.apply(state, { type: 'ack_audit', ids: ['k1'], member: 'a' }, ctx(6)), { ok: true, released: [], unknown: [] });
   t.deepEqual(state.pending.k1.awaiting, ['b']);
-  t.deepEqual(machine.apply(state, { type: 'ack_audit', id: 'k1', member: 'b' }, ctx(7)), { ok: true, released: true });
+  t.deepEqual(machine.apply(state, { type: 'ack_audit', ids: ['k1'], member: 'b' }, ctx(7)), { ok: true, released: ['k1'], unknown: [] });
   t.false('k1' in state.pending);
 });
 
 test('an ack of an unknown or released record is a harmless no-op', (t) => {
   const state = established();
   const before = structuredClone(state);
-  t.deepEqual(machine.apply(state, { type: 'ack_audit', id: 'nope', member: 'a' }, ctx(6)), {
-    ok: false,
-    reason: 'unknown_record',
+  t.deepEqual(machine.apply(state, { type: 'ack_audit', ids: ['nope'], member: 'a' }, ctx(6)), {
+    ok: true,
+    released: [],
+    unknown: ['nope'],
   });
   t.deepEqual(state, before);
 });
@@ -136,11 +137,20 @@ test('a voter leaving the membership releases its obligations', (t) => {
   const state = established();
   machine.apply(state, commit(), ctx(5, ['a', 'b', 'c']));
   machine.apply(state, commit({ id: 'k2', authority: 'proj', source: 'west', target: 'east' }), ctx(6, ['a', 'b', 'c']));
-  machine.apply(state, { type: 'ack_audit', id: 'k1', member: 'a' }, ctx(7));
-  machine.apply(state, { type: 'ack_audit', id: 'k1', member: 'b' }, ctx(8));
+  machine.apply(state, { type: 'ack_audit', ids: ['k1'], member: 'a' }, ctx(7));
+  machine.apply(state, { type: 'ack_audit', ids: ['k1'], member: 'b' }, ctx(8));
   machine.membershipChanged(state, ctx(9, ['a', 'b']));
   t.false('k1' in state.pending, 'only c was left and it left');
   t.deepEqual(state.pending.k2.awaiting, ['a', 'b']);
+});
+
+test('one ack carries a batch of records', (t) => {
+  const state = established();
+  machine.apply(state, commit(), ctx(5, ['a']));
+  machine.apply(state, commit({ id: 'k2', source: 'west', target: 'east' }), ctx(6, ['a', 'b']));
+  const result = machine.apply(state, { type: 'ack_audit', ids: ['k1', 'k2', 'gone'], member: 'a' }, ctx(7));
+  t.deepEqual(result, { ok: true, released: ['k1'], unknown: ['gone'] });
+  t.deepEqual(state.pending.k2.awaiting, ['b']);
 });
 
 test('snapshots carry pending records and ownership, as deep copies', (t) => {
@@ -149,7 +159,7 @@ test('snapshots carry pending records and ownership, as deep copies', (t) => {
   const snap = JSON.parse(JSON.stringify(machine.snapshot(state)));
   const restored = machine.restore(snap);
   t.deepEqual(restored, state);
-  machine.apply(restored, { type: 'ack_audit', id: 'k1', member: 'a' }, ctx(6));
+  machine.apply(restored, { type: 'ack_audit', ids: ['k1'], member: 'a' }, ctx(6));
   t.deepEqual(state.pending.k1.awaiting, ['a', 'b', 'c'], 'the original is untouched');
 });
 

@@ -1,0 +1,216 @@
+// Authority-transfer benchmark: (1) cancel latency while the probe is blocked on an unresponsive
+// target, (2) commit latency once the target reached the barrier, on a 3-member Raft cluster,
+// (3) many transfers on that cluster: transfers/s, heap before/after, registry and pending sizes,
+// with the audit stores out of process (one Redis per member, spawned) when redis-server exists.
+// Run: npm run build && node --expose-gc dist/bench/authority-transfer/run.js
+//   BENCH_TRANSFERS=500000 for the full run (default 20,000), BENCH_QUICK=1 for a smoke run.
+// Prints a human table, then one JSON line: {"bench":"authority-transfer", ...}.
+import { execFileSync } from 'node:child_process';
+import { performance } from 'node:perf_hooks';
+import { AuditProjection } from '../../framework/authority-transfer/audit-projection.js';
+import { ChangeFeed } from '../../framework/authority-transfer/change-feed.js';
+import type { FrontierProbe } from '../../framework/authority-transfer/frontier-probe.js';
+import type { OwnershipCommand, OwnershipResult, OwnershipState } from '../../framework/authority-transfer/ownership.js';
+import { OwnershipStateMachine } from '../../framework/authority-transfer/ownership-state-machine.js';
+import { PlannedTransferEngine } from '../../framework/authority-transfer/planned-transfer-engine.js';
+import type { AuditStore } from '../../framework/contracts/audit-store.js';
+import type { Clock } from '../../framework/contracts/clock.js';
+import type { MetadataConsensus } from '../../framework/contracts/metadata-consensus.js';
+import { createSilentLogger } from '../../framework/kernel/pino-logger.js';
+import { SystemClock } from '../../framework/kernel/system-clock.js';
+import { LocalConsensus } from '../../framework/testing/fakes/local-consensus.js';
+import { RedisServer } from '../../framework/testing/redis-server.js';
+import { SimNetwork } from '../../framework/testing/sim/network.js';
+import { SeededRng } from '../../framework/testing/sim/seeded-rng.js';
+import { MemoryAuditStore } from '../../plugins/memory/memory-audit-store.js';
+import { RaftConsensus } from '../../plugins/raft/driver/raft-consensus.js';
+import { MemoryRaftStorage } from '../../plugins/raft/storage/memory-storage.js';
+import { redisAuditStoreOptions } from '../../plugins/redis/options.js';
+import { RedisAuditStore } from '../../plugins/redis/redis-audit-store.js';
+
+type Ownership = MetadataConsensus<OwnershipState, OwnershipCommand, OwnershipResult>;
+
+const QUICK = process.env.BENCH_QUICK === '1';
+const TRANSFERS = Number(process.env.BENCH_TRANSFERS ?? (QUICK ? 2_000 : 20_000));
+const CANCELS = QUICK ? 200 : 2_000;
+const COMMITS = QUICK ? 200 : 2_000;
+const CONCURRENCY = 256;
+const MEMBERS = ['east-1', 'west-1', 'north-1'];
+const clock = new SystemClock();
+const log = createSilentLogger();
+
+const caughtUp: FrontierProbe = { probe: async () => Number.MAX_SAFE_INTEGER };
+
+/** A target that never answers: the probe runs into its own ten-second timeout (or the cancel). */
+const unresponsive = (c: Clock): FrontierProbe => ({
+  probe: async (_t, _o, options) => {
+    await c.sleep(options.timeoutMs, options.signal);
+    return undefined;
+  },
+});
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+function summary(samples: number[]) {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const round = (n: number) => Math.round(n * 1000) / 1000;
+  return { n: sorted.length, p50Ms: round(percentile(sorted, 50)), p99Ms: round(percentile(sorted, 99)), maxMs: round(sorted[sorted.length - 1]) };
+}
+
+function engineFor(consensus: Ownership, audit: AuditStore, probe: FrontierProbe) {
+  const projection = new AuditProjection(consensus, audit, clock, log);
+  projection.start();
+  const feed = new ChangeFeed(consensus.leadership().self);
+  const engine = new PlannedTransferEngine({ consensus, audit, projection, probe, feed, clock, log });
+  return { engine, projection, feed };
+}
+
+async function benchCancel() {
+  const consensus = new LocalConsensus(new OwnershipStateMachine(), { self: 'east-1', clock });
+  const { engine, projection } = engineFor(consensus, new MemoryAuditStore(), unresponsive(clock));
+  await consensus.propose({ type: 'transfer_authority', authority: 'proj', target: 'east' });
+  const answer: number[] = [];
+  const ended: number[] = [];
+  for (let i = 0; i < CANCELS; i++) {
+    const run = engine.start({ id: `c${i}`, authority: 'proj', source: 'east', target: 'west', actor: 'bench', reason: 'bench' });
+    const settled: Promise<number> = run.then(
+      () => Number.NaN,
+      () => performance.now(),
+    );
+    await new Promise((resolve) => setImmediate(resolve)); // the probe is now blocked
+    const t0 = performance.now();
+    await engine.cancel('proj');
+    answer.push(performance.now() - t0);
+    ended.push((await settled) - t0);
+  }
+  projection.stop();
+  return { cancelAnswer: summary(answer), runEnded: summary(ended) };
+}
+
+async function raftCluster(audits: AuditStore[]) {
+  const network = new SimNetwork(clock, new SeededRng(7).fork('network'), { minDelayMs: 0, maxDelayMs: 0 });
+  const members = MEMBERS.map(
+    (self, i) =>
+      new RaftConsensus<OwnershipState, OwnershipCommand, OwnershipResult>({
+        self,
+        voters: MEMBERS,
+        machine: new OwnershipStateMachine(),
+        storage: new MemoryRaftStorage(),
+        transport: network.transport(self),
+        clock,
+        rng: new SeededRng(100 + i),
+        logger: log,
+        snapshotInterval: 5_000,
+        snapshotRetain: 500,
+      }),
+  );
+  for (const m of members) await m.start();
+  const deadline = performance.now() + 10_000;
+  while (!members.some((m) => m.leadership().isLeader)) {
+    if (performance.now() > deadline) throw new Error('no Raft leader within 10 s');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  const leader = members.find((m) => m.leadership().isLeader)!;
+  const engines = members.map((m, i) => engineFor(m, audits[i], caughtUp));
+  return { members, leader, engine: engines[members.indexOf(leader)].engine, engines };
+}
+
+async function auditStores(): Promise<{ stores: AuditStore[]; kind: string; close: () => Promise<void> }> {
+  let hasRedis = true;
+  try {
+    execFileSync('redis-server', ['--version'], { stdio: 'ignore' });
+  } catch {
+    hasRedis = false;
+  }
+  if (!hasRedis || process.env.BENCH_AUDIT === 'memory') {
+    return { stores: MEMBERS.map(() => new MemoryAuditStore()), kind: hasRedis ? 'memory (BENCH_AUDIT=memory)' : 'memory (redis-server not installed)', close: async () => undefined };
+  }
+  const servers = await Promise.all(MEMBERS.map(() => RedisServer.start()));
+  const stores = servers.map(
+    (s, i) => new RedisAuditStore(redisAuditStoreOptions.parse({ url: s.url, keyPrefix: `bench-${i}:` }), log),
+  );
+  for (const s of stores) await s.start();
+  return {
+    stores,
+    kind: 'redis (one spawned redis-server per member)',
+    close: async () => {
+      for (const s of stores) await s.stop();
+      for (const s of servers) await s.close();
+    },
+  };
+}
+
+function heapMb(): number {
+  (globalThis as { gc?: () => void }).gc?.();
+  return Math.round((process.memoryUsage().heapUsed / 1024 / 1024) * 10) / 10;
+}
+
+async function benchCluster() {
+  const audit = await auditStores();
+  const cluster = await raftCluster(audit.stores);
+  try {
+    const { engine, leader } = cluster;
+    const authorities = Array.from({ length: CONCURRENCY }, (_, i) => `a${i}`);
+    for (const a of authorities) await leader.propose({ type: 'transfer_authority', authority: a, target: 'east' });
+
+    // Commit latency: one transfer at a time, target already at the barrier.
+    const commit: number[] = [];
+    for (let i = 0; i < COMMITS; i++) {
+      const authority = authorities[0];
+      const home = leader.view().state.authorities[authority].home;
+      const t0 = performance.now();
+      await engine.start({ id: `l${i}`, authority, source: home, target: home === 'east' ? 'west' : 'east', actor: 'bench', reason: 'latency' });
+      commit.push(performance.now() - t0);
+    }
+
+    // Throughput: CONCURRENCY workers, each moving its own authority back and forth.
+    const heapBefore = heapMb();
+    let next = 0;
+    const t0 = performance.now();
+    await Promise.all(
+      authorities.map(async (authority) => {
+        for (let i = next++; i < TRANSFERS; i = next++) {
+          const home = leader.view().state.authorities[authority].home;
+          await engine.start({ id: `t${i}`, authority, source: home, target: home === 'east' ? 'west' : 'east', actor: 'bench', reason: 'throughput' });
+        }
+      }),
+    );
+    const seconds = (performance.now() - t0) / 1000;
+    // Let the followers' acknowledgements land before measuring what stays behind.
+    const settle = performance.now() + 10_000;
+    while (Object.keys(leader.view().state.pending).length > 0 && performance.now() < settle) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const heapAfter = heapMb();
+    return {
+      auditStore: audit.kind,
+      commitLatency: summary(commit),
+      transfers: TRANSFERS,
+      concurrency: CONCURRENCY,
+      transfersPerSec: Math.round(TRANSFERS / seconds),
+      heapBeforeMb: heapBefore,
+      heapAfterMb: heapAfter,
+      registryAfter: cluster.engines.reduce((n, e) => n + e.engine.registry.size, 0),
+      pendingAfter: Object.keys(leader.view().state.pending).length,
+    };
+  } finally {
+    for (const e of cluster.engines) e.projection.stop();
+    for (const m of cluster.members) await m.stop();
+    await audit.close();
+  }
+}
+
+const cancel = await benchCancel();
+const cluster = await benchCluster();
+const rows = [
+  ['cancel answer while probe blocked', `p50 ${cancel.cancelAnswer.p50Ms} ms`, `p99 ${cancel.cancelAnswer.p99Ms} ms`, `n=${cancel.cancelAnswer.n}`],
+  ['cancelled run ends', `p50 ${cancel.runEnded.p50Ms} ms`, `p99 ${cancel.runEnded.p99Ms} ms`, `n=${cancel.runEnded.n}`],
+  ['commit latency (3-member raft)', `p50 ${cluster.commitLatency.p50Ms} ms`, `p99 ${cluster.commitLatency.p99Ms} ms`, `n=${cluster.commitLatency.n}`],
+  ['transfers/s', String(cluster.transfersPerSec), `${cluster.transfers} transfers`, `concurrency ${cluster.concurrency}`],
+  ['heap before/after (MB)', String(cluster.heapBeforeMb), String(cluster.heapAfterMb), `registry ${cluster.registryAfter}, pending ${cluster.pendingAfter}`],
+  ['audit store', cluster.auditStore, '', ''],
+];
+for (const row of rows) console.log(row.map((c, i) => c.padEnd(i === 0 ? 36 : 22)).join(' '));
+console.log(JSON.stringify({ bench: 'authority-transfer', cancel, cluster }));
