@@ -53,7 +53,10 @@ test('new host with flags composes the chosen plugins into host.ts and the confi
     files.get('package.json')!,
     /"start": "tsc -p tsconfig.json && node dist\/src\/main.js --config config\/host.json"/,
   );
-  t.regex(run.stdout, /Next steps:\n {2}cd acme-node\n {2}npm install\n {2}npm test\n {2}npm start/);
+  t.regex(
+    run.stdout,
+    /Next steps:\n {2}cd acme-node\n {2}npm install\n {2}npm test\n {2}npm start/,
+  );
   for (const [path, content] of files) t.notRegex(content, /\{\{|\}\}/, path);
 });
 

@@ -6,7 +6,7 @@ import { {{className}} } from './{{fileName}}.js';
 /** An inert value: a host that adds it gets a {{className}} as its AuditStore. */
 export const {{pluginConst}} = definePlugin({
   id: '{{pluginId}}',
-  description: '{{description}}',
+  description: {{description | ts}},
   provides: [AUDIT_STORE],
   options: {{camelName}}Options,
   register: (ctx) => ctx.provide(AUDIT_STORE, { useFactory: () => new {{className}}(ctx.options) }),

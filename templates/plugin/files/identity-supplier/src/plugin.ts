@@ -10,7 +10,7 @@ import { {{className}} } from './{{fileName}}.js';
  */
 export const {{pluginConst}} = definePlugin({
   id: '{{pluginId}}',
-  description: '{{description}}',
+  description: {{description | ts}},
   provides: [IDENTITY_SUPPLIER],
   requires: [RNG],
   options: {{camelName}}Options,
