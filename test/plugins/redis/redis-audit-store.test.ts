@@ -191,3 +191,15 @@ test('a list limit that is not a positive integer is refused, not guessed', asyn
     });
   }
 });
+
+test('the db option selects the Redis database, overriding the url', async (t) => {
+  const inDb3 = await openStore(server, { url: `${server.url}/0`, db: 3, keyPrefix: 'by-db:' });
+  t.teardown(inDb3.cleanup);
+  const inDb0 = await openStore(server, { keyPrefix: 'by-db:' });
+  t.teardown(inDb0.cleanup);
+  await inDb3.store.put(auditRecord());
+  t.is(await inDb0.store.byId('5f0c-drain-proj'), undefined, 'database 0 does not hold it');
+  const raw = new Redis(server.url, { db: 3 });
+  t.teardown(() => raw.disconnect());
+  t.is(await raw.exists('by-db:audit:by-id'), 1, 'database 3 does');
+});
