@@ -168,12 +168,17 @@ async function benchCluster() {
     // Throughput: CONCURRENCY workers, each moving its own authority back and forth.
     const heapBefore = heapMb();
     let next = 0;
+    let done = 0;
+    // Sampled once the consensus idempotency windows (10,000 keys per member) are full: from
+    // there on, growth between this sample and the end is what would leak per transfer.
+    let heapMid: number | undefined;
     const t0 = performance.now();
     await Promise.all(
       authorities.map(async (authority) => {
         for (let i = next++; i < TRANSFERS; i = next++) {
           const home = leader.view().state.authorities[authority].home;
           await engine.start({ id: `t${i}`, authority, source: home, target: home === 'east' ? 'west' : 'east', actor: 'bench', reason: 'throughput' });
+          if (++done === Math.floor(TRANSFERS / 2)) heapMid = heapMb();
         }
       }),
     );
@@ -191,6 +196,7 @@ async function benchCluster() {
       concurrency: CONCURRENCY,
       transfersPerSec: Math.round(TRANSFERS / seconds),
       heapBeforeMb: heapBefore,
+      heapMidMb: heapMid ?? null,
       heapAfterMb: heapAfter,
       registryAfter: cluster.engines.reduce((n, e) => n + e.engine.registry.size, 0),
       pendingAfter: Object.keys(leader.view().state.pending).length,
@@ -209,7 +215,7 @@ const rows = [
   ['cancelled run ends', `p50 ${cancel.runEnded.p50Ms} ms`, `p99 ${cancel.runEnded.p99Ms} ms`, `n=${cancel.runEnded.n}`],
   ['commit latency (3-member raft)', `p50 ${cluster.commitLatency.p50Ms} ms`, `p99 ${cluster.commitLatency.p99Ms} ms`, `n=${cluster.commitLatency.n}`],
   ['transfers/s', String(cluster.transfersPerSec), `${cluster.transfers} transfers`, `concurrency ${cluster.concurrency}`],
-  ['heap before/after (MB)', String(cluster.heapBeforeMb), String(cluster.heapAfterMb), `registry ${cluster.registryAfter}, pending ${cluster.pendingAfter}`],
+  ['heap before/mid/after (MB)', `${cluster.heapBeforeMb} / ${cluster.heapMidMb}`, String(cluster.heapAfterMb), `registry ${cluster.registryAfter}, pending ${cluster.pendingAfter}`],
   ['audit store', cluster.auditStore, '', ''],
 ];
 for (const row of rows) console.log(row.map((c, i) => c.padEnd(i === 0 ? 36 : 22)).join(' '));
