@@ -1,0 +1,332 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Clock } from '../contracts/clock.js';
+import { SystemClock } from '../kernel/system-clock.js';
+import { freeLoopbackPort } from './redis-server.js';
+
+export interface EtcdClusterOptions {
+  /** How many members (1 for a single node, 3 for a cluster that survives one loss). Default 1. */
+  size?: number;
+  /** The etcd executable (default: $ETCD_BINARY, else `etcd` on the PATH). */
+  binary?: string;
+  /** Time source for start/stop deadlines (default: the system clock). */
+  clock?: Clock;
+  /** How long to wait for every member to serve clients (default 20 s). */
+  startTimeoutMs?: number;
+  /**
+   * Raft heartbeat and election timeouts. Short defaults (50/500 ms) so tests that kill a member
+   * see a new leader within a second instead of etcd's production 100/1000 ms.
+   */
+  heartbeatMs?: number;
+  electionMs?: number;
+  /** More `--flag=value` arguments for every member. */
+  extraArgs?: string[];
+}
+
+const HOST = '127.0.0.1';
+const PORT_ATTEMPTS = 5;
+/** What etcd 3.4 (zap logger) prints once it serves clients: after it joined its cluster. */
+const READY_LINE = /serving client traffic|ready to serve client requests/;
+
+/**
+ * One etcd process of a test cluster: its own ports and data directory. Killing it and starting
+ * it again keeps the directory, so it comes back with what it had synced, as after a crash.
+ */
+export class EtcdMember {
+  private child?: ChildProcess;
+  private exited?: Promise<void>;
+  private output = '';
+  private spawnError?: Error;
+
+  constructor(
+    readonly name: string,
+    readonly clientPort: number,
+    readonly peerPort: number,
+    readonly dataDir: string,
+    private readonly cluster: EtcdCluster,
+  ) {}
+
+  get clientUrl(): string {
+    return `http://${HOST}:${this.clientPort}`;
+  }
+
+  get peerUrl(): string {
+    return `http://${HOST}:${this.peerPort}`;
+  }
+
+  get running(): boolean {
+    return this.child !== undefined;
+  }
+
+  /** What the process printed (the tail is quoted in start errors). */
+  get log(): string {
+    return this.output;
+  }
+
+  /**
+   * SIGTERM is a clean shutdown; SIGKILL is a crash (etcd fsyncs its WAL before it acknowledges,
+   * so nothing acknowledged is lost). Stopping a stopped member does nothing.
+   */
+  async stop(signal: 'SIGTERM' | 'SIGKILL' = 'SIGTERM'): Promise<void> {
+    const child = this.child;
+    if (!child) return;
+    child.kill(signal);
+    if (!(await this.cluster.within(this.exited!, 10_000))) {
+      child.kill('SIGKILL');
+      await this.exited;
+    }
+  }
+
+  kill(): Promise<void> {
+    return this.stop('SIGKILL');
+  }
+
+  /** Starts the member again on its ports and data directory, and waits until it serves clients. */
+  async restart(): Promise<void> {
+    await this.stop();
+    await this.start();
+  }
+
+  /** Spawns the process and waits for it to serve clients (in a cluster, that needs a quorum). */
+  async start(): Promise<void> {
+    this.spawnProcess();
+    await this.ready();
+  }
+
+  /** @internal Spawns without waiting: cluster members must start together to form a quorum. */
+  spawnProcess(): void {
+    if (this.child) throw new Error(`etcd member ${this.name} is already running`);
+    const settings = this.cluster.settings;
+    const args = [
+      `--name=${this.name}`,
+      `--data-dir=${this.dataDir}`,
+      `--listen-client-urls=${this.clientUrl}`,
+      `--advertise-client-urls=${this.clientUrl}`,
+      `--listen-peer-urls=${this.peerUrl}`,
+      `--initial-advertise-peer-urls=${this.peerUrl}`,
+      `--initial-cluster=${this.cluster.initialCluster}`,
+      `--initial-cluster-token=${this.cluster.token}`,
+      '--initial-cluster-state=new',
+      `--heartbeat-interval=${settings.heartbeatMs}`,
+      `--election-timeout=${settings.electionMs}`,
+      '--logger=zap',
+      '--log-outputs=stderr',
+      ...settings.extraArgs,
+    ];
+    this.output = '';
+    const child = spawn(settings.binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const append = (chunk: Buffer) => {
+      // Keep the tail only: a long-running member logs a lot.
+      this.output = (this.output + chunk.toString('utf8')).slice(-20_000);
+      this.cluster.notifyOutput();
+    };
+    child.stdout?.on('data', append);
+    child.stderr?.on('data', append);
+    let spawnError: Error | undefined;
+    this.exited = new Promise<void>((resolve) => {
+      const done = () => {
+        if (this.child === child) this.child = undefined;
+        liveChildren.delete(child);
+        this.spawnError = spawnError;
+        this.cluster.notifyOutput();
+        resolve();
+      };
+      child.once('exit', done);
+      child.once('error', (error) => {
+        spawnError = error;
+        done();
+      });
+    });
+    this.child = child;
+    watchForExit(child);
+  }
+
+  /** @internal Resolves once the member serves clients; rejects when it exits or times out. */
+  async ready(): Promise<void> {
+    const outcome = await this.cluster.waitFor(() => {
+      if (READY_LINE.test(this.output)) return 'ready';
+      if (!this.child) return 'exited';
+      return undefined;
+    });
+    if (outcome === 'ready') return;
+    await this.stop('SIGKILL');
+    if (this.spawnError) {
+      throw new Error(
+        `could not run ${this.cluster.settings.binary} (${this.spawnError.message}): install etcd (Debian: etcd-server) or set ETCD_BINARY to its path`,
+        { cause: this.spawnError },
+      );
+    }
+    if (/address already in use/i.test(this.output)) throw new PortInUseError(this.name);
+    throw new Error(
+      outcome === 'timeout'
+        ? `etcd member ${this.name} did not serve clients within ${this.cluster.settings.startTimeoutMs} ms:\n${this.output.slice(-4000)}`
+        : `etcd member ${this.name} exited before serving clients:\n${this.output.slice(-4000)}`,
+    );
+  }
+}
+
+interface ResolvedSettings {
+  binary: string;
+  clock: Clock;
+  startTimeoutMs: number;
+  heartbeatMs: number;
+  electionMs: number;
+  extraArgs: string[];
+}
+
+/**
+ * A real etcd for tests: one member or several, each on free loopback ports with its own temporary
+ * data directory, started together so they form one cluster. Members can be stopped, killed and
+ * restarted one by one to test what a client sees when etcd loses a member or its only node.
+ */
+export class EtcdCluster {
+  readonly members: EtcdMember[] = [];
+  readonly token: string;
+  private outputWaiters = new Set<() => void>();
+
+  private constructor(
+    readonly dir: string,
+    readonly settings: ResolvedSettings,
+    ports: number[],
+    attempt: number,
+    size: number,
+  ) {
+    this.token = `baton-test-${attempt}-${ports[0]}`;
+    for (let i = 0; i < size; i++) {
+      this.members.push(
+        new EtcdMember(
+          `m${i + 1}`,
+          ports[2 * i],
+          ports[2 * i + 1],
+          join(dir, `m${i + 1}-attempt${attempt}`),
+          this,
+        ),
+      );
+    }
+  }
+
+  static async start(options: EtcdClusterOptions = {}): Promise<EtcdCluster> {
+    const size = options.size ?? 1;
+    if (!Number.isInteger(size) || size < 1) {
+      throw new RangeError(`an etcd cluster needs at least one member, got size ${size}`);
+    }
+    const settings: ResolvedSettings = {
+      binary: options.binary ?? process.env.ETCD_BINARY ?? 'etcd',
+      clock: options.clock ?? new SystemClock(),
+      startTimeoutMs: options.startTimeoutMs ?? 20_000,
+      heartbeatMs: options.heartbeatMs ?? 50,
+      electionMs: options.electionMs ?? 500,
+      extraArgs: options.extraArgs ?? [],
+    };
+    const dir = await mkdtemp(join(tmpdir(), 'baton-etcd-'));
+    let lastError: unknown;
+    for (let attempt = 0; attempt < PORT_ATTEMPTS; attempt++) {
+      const ports = await distinctFreePorts(2 * size);
+      const cluster = new EtcdCluster(dir, settings, ports, attempt, size);
+      try {
+        for (const member of cluster.members) member.spawnProcess();
+        await Promise.all(cluster.members.map((member) => member.ready()));
+        return cluster;
+      } catch (error) {
+        lastError = error;
+        await Promise.all(cluster.members.map((member) => member.stop('SIGKILL')));
+        // Another process took a port between probing and binding: try other ones.
+        if (!(error instanceof PortInUseError)) break;
+      }
+    }
+    await rm(dir, { recursive: true, force: true });
+    throw lastError;
+  }
+
+  /** The client URLs of every member, for the etcd client's `hosts`. */
+  get endpoints(): string[] {
+    return this.members.map((member) => member.clientUrl);
+  }
+
+  get initialCluster(): string {
+    return this.members.map((member) => `${member.name}=${member.peerUrl}`).join(',');
+  }
+
+  member(index: number): EtcdMember {
+    const member = this.members[index];
+    if (!member) {
+      throw new RangeError(`no etcd member ${index}: the cluster has ${this.members.length}`);
+    }
+    return member;
+  }
+
+  /** Stops every member and removes all data directories. */
+  async close(): Promise<void> {
+    await Promise.all(this.members.map((member) => member.stop()));
+    await rm(this.dir, { recursive: true, force: true });
+  }
+
+  /** @internal Wakes whoever waits on member output or exit. */
+  notifyOutput(): void {
+    for (const wake of [...this.outputWaiters]) wake();
+  }
+
+  /** @internal Waits until `check` answers, re-checking on every output or exit, with a deadline. */
+  async waitFor<T>(check: () => T | undefined): Promise<T | 'timeout'> {
+    const first = check();
+    if (first !== undefined) return first;
+    const abort = new AbortController();
+    let wake!: () => void;
+    const answered = new Promise<T>((resolve) => {
+      wake = () => {
+        const answer = check();
+        if (answer !== undefined) resolve(answer);
+      };
+      this.outputWaiters.add(wake);
+    });
+    const deadline = this.settings.clock.sleep(this.settings.startTimeoutMs, abort.signal).then(
+      () => 'timeout' as const,
+      () => 'timeout' as const,
+    );
+    try {
+      return await Promise.race([answered, deadline]);
+    } finally {
+      abort.abort();
+      this.outputWaiters.delete(wake);
+    }
+  }
+
+  /** @internal True when `promise` settled before the deadline. */
+  async within(promise: Promise<unknown>, ms: number): Promise<boolean> {
+    const abort = new AbortController();
+    const deadline = this.settings.clock.sleep(ms, abort.signal).then(
+      () => false,
+      () => false,
+    );
+    const settled = await Promise.race([promise.then(() => true), deadline]);
+    abort.abort();
+    return settled;
+  }
+}
+
+async function distinctFreePorts(count: number): Promise<number[]> {
+  const ports = new Set<number>();
+  while (ports.size < count) ports.add(await freeLoopbackPort());
+  return [...ports];
+}
+
+/** Members still running when the test process exits are killed, never left behind. */
+const liveChildren = new Set<ChildProcess>();
+let exitHookInstalled = false;
+
+function watchForExit(child: ChildProcess): void {
+  liveChildren.add(child);
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.once('exit', () => {
+    for (const live of liveChildren) live.kill('SIGKILL');
+  });
+}
+
+class PortInUseError extends Error {
+  constructor(readonly member: string) {
+    super(`etcd member ${member} could not bind its port: address already in use`);
+  }
+}
