@@ -26,6 +26,11 @@ export const redisAuditStoreOptions = z
     url: z
       .string()
       .regex(/^rediss?:\/\//, 'must start with redis:// or rediss://')
+      .refine((url) => URL.canParse(url), 'is not a valid URL')
+      .refine(
+        (url) => !URL.canParse(url) || /^\/?(\d+)?$/.test(new URL(url).pathname),
+        'the path must be empty or a database number, e.g. redis://host:6379/2',
+      )
       .optional(),
     host: z.string().min(1).optional(),
     port: port.optional(),

@@ -43,8 +43,23 @@ export function createRedisClient(options: RedisAuditStoreOptions): Redis {
     );
   }
   const address = withoutUndefined({ host: options.host, port: options.port });
-  if (options.url) return new Redis(options.url, { ...common, ...address });
-  return new Redis({ ...common, host: options.host ?? '127.0.0.1', port: options.port ?? 6379 });
+  // The url is parsed here rather than by ioredis, which would let it win over explicit fields.
+  const fromUrl = options.url ? parseRedisUrl(options.url) : { host: '127.0.0.1', port: 6379 };
+  return new Redis({ ...fromUrl, ...common, ...address });
+}
+
+/** The connection fields a redis:// or rediss:// url spells: host, port, user, password, db, tls. */
+export function parseRedisUrl(text: string): RedisOptions {
+  const url = new URL(text);
+  const db = url.pathname.length > 1 ? Number(url.pathname.slice(1)) : undefined;
+  return withoutUndefined({
+    host: url.hostname.replace(/^\[(.*)\]$/, '$1') || '127.0.0.1',
+    port: url.port ? Number(url.port) : 6379,
+    username: url.username ? decodeURIComponent(url.username) : undefined,
+    password: url.password ? decodeURIComponent(url.password) : undefined,
+    db,
+    tls: url.protocol === 'rediss:' ? {} : undefined,
+  });
 }
 
 /** ioredis treats an explicit `undefined` as a value; leave unset options out instead. */

@@ -11,7 +11,9 @@ import { createSilentLogger } from '../../../framework/kernel/pino-logger.js';
 import { WiringError } from '../../../framework/kernel/wiring-error.js';
 import { auditRecord } from '../../../framework/testing/audit-store-suite.js';
 import { freeLoopbackPort, RedisServer } from '../../../framework/testing/redis-server.js';
+import { redisAuditStoreOptions } from '../../../plugins/redis/options.js';
 import { redisAuditStorePlugin } from '../../../plugins/redis/plugin.js';
+import { parseRedisUrl } from '../../../plugins/redis/redis-client.js';
 import { makeStore, openStore, timed } from './redis-fixture.js';
 
 let server: RedisServer;
@@ -202,4 +204,23 @@ test('the db option selects the Redis database, overriding the url', async (t) =
   const raw = new Redis(server.url, { db: 3 });
   t.teardown(() => raw.disconnect());
   t.is(await raw.exists('by-db:audit:by-id'), 1, 'database 3 does');
+});
+
+test('a url gives host, port, credentials, database and tls; explicit fields win', (t) => {
+  t.deepEqual(parseRedisUrl('rediss://auditor:p%40ss@redis.example:6380/4'), {
+    host: 'redis.example',
+    port: 6380,
+    username: 'auditor',
+    password: 'p@ss',
+    db: 4,
+    tls: {},
+  });
+  t.deepEqual(parseRedisUrl('redis://:secret@[::1]'), {
+    host: '::1',
+    port: 6379,
+    password: 'secret',
+  });
+  const badPath = redisAuditStoreOptions.safeParse({ url: 'redis://host/not-a-db' });
+  t.false(badPath.success);
+  t.regex(JSON.stringify(badPath.error?.issues), /database number/);
 });
