@@ -1,0 +1,122 @@
+import { z } from 'zod';
+import { CLOCK } from '../../framework/contracts/clock.js';
+import { LOGGER } from '../../framework/contracts/logger.js';
+import { METADATA_CONSENSUS, STATE_MACHINE } from '../../framework/contracts/metadata-consensus.js';
+import { PEER_TRANSPORT } from '../../framework/contracts/peer-transport.js';
+import { RNG } from '../../framework/contracts/rng.js';
+import { definePlugin } from '../../framework/kernel/plugin.js';
+import { DEFAULT_TUNING } from './driver/options.js';
+import { RaftConsensus } from './driver/raft-consensus.js';
+import { DirectoryFiles } from './storage/byte-files.js';
+import { FileRaftStorage } from './storage/file-storage.js';
+import { MemoryRaftStorage } from './storage/memory-storage.js';
+import { HttpPeerTransport, RAFT_PEER_ROUTER } from './transport-http.js';
+
+const memberId = z.string().min(1).max(256).regex(/^[A-Za-z0-9._-]+$/, 'use letters, digits, ".", "_" and "-"');
+const positive = z.number().int().positive();
+
+export const raftOptionsSchema = z
+  .object({
+    /** This member's id, as the other members and the transport know it. */
+    member: memberId,
+    /** The bootstrap voters: identical on every member of the cluster (this one included, unless it joins later). */
+    voters: z.array(memberId).min(1),
+    cluster: z.string().min(1).default('baton'),
+    /** Directory for the Raft log and snapshots. Without it, state lives in memory and dies with the process. */
+    dataDir: z.string().min(1).optional(),
+    tickMs: positive.default(DEFAULT_TUNING.tickMs),
+    electionTicks: positive.min(2).default(DEFAULT_TUNING.electionTicks),
+    heartbeatTicks: positive.default(DEFAULT_TUNING.heartbeatTicks),
+    maxQueue: positive.default(DEFAULT_TUNING.maxQueue),
+    snapshotInterval: positive.default(DEFAULT_TUNING.snapshotInterval),
+    snapshotRetain: z.number().int().nonnegative().default(DEFAULT_TUNING.snapshotRetain),
+    idempotencyWindow: positive.default(DEFAULT_TUNING.idempotencyWindow),
+    proposeTimeoutMs: positive.default(DEFAULT_TUNING.proposeTimeoutMs),
+    readTimeoutMs: positive.default(DEFAULT_TUNING.readTimeoutMs),
+  })
+  .strict()
+  .refine((o) => o.heartbeatTicks < o.electionTicks, {
+    message: 'heartbeatTicks must be below electionTicks, or followers time out between heartbeats',
+    path: ['heartbeatTicks'],
+  });
+
+/**
+ * The in-memory Raft as the host's MetadataConsensus: replicates the host's STATE_MACHINE over
+ * the PEER_TRANSPORT, with the log on disk (dataDir) or in memory.
+ */
+export const raftConsensusPlugin = definePlugin({
+  id: 'raft',
+  description: 'Metadata consensus by Raft (pre-vote, check-quorum, ReadIndex, snapshots, single-voter changes).',
+  provides: [METADATA_CONSENSUS],
+  requires: [STATE_MACHINE, CLOCK, RNG, LOGGER, PEER_TRANSPORT],
+  options: raftOptionsSchema,
+  register: (ctx) => {
+    const o = ctx.options;
+    ctx.provide(METADATA_CONSENSUS, {
+      useFactory: (resolve) => {
+        const logger = resolve(LOGGER);
+        if (!o.dataDir) logger.warn({ member: o.member }, 'raft keeps its log in memory: a restart loses this member\'s state');
+        return new RaftConsensus({
+          self: o.member,
+          voters: o.voters,
+          cluster: o.cluster,
+          machine: resolve(STATE_MACHINE),
+          storage: o.dataDir ? new FileRaftStorage(new DirectoryFiles(o.dataDir)) : new MemoryRaftStorage(),
+          transport: resolve(PEER_TRANSPORT),
+          clock: resolve(CLOCK),
+          rng: resolve(RNG),
+          logger,
+          tickMs: o.tickMs,
+          electionTicks: o.electionTicks,
+          heartbeatTicks: o.heartbeatTicks,
+          maxQueue: o.maxQueue,
+          snapshotInterval: o.snapshotInterval,
+          snapshotRetain: o.snapshotRetain,
+          idempotencyWindow: o.idempotencyWindow,
+          proposeTimeoutMs: o.proposeTimeoutMs,
+          readTimeoutMs: o.readTimeoutMs,
+        });
+      },
+    });
+  },
+});
+
+export const httpPeerTransportOptionsSchema = z
+  .object({
+    member: memberId,
+    /** The other members' base URLs (where their public server listens). */
+    peers: z.record(memberId, z.url()),
+    cluster: z.string().min(1).default('baton'),
+    /** Shared secret peers present; strongly advised off a private network. */
+    secret: z.string().min(16).optional(),
+    maxBodyBytes: positive.optional(),
+  })
+  .strict();
+
+/**
+ * Members talk over HTTP: provides the PEER_TRANSPORT and the router (RAFT_PEER_ROUTER) the
+ * host mounts on its public server at /internal/raft/v1.
+ */
+export const httpPeerTransportPlugin = definePlugin({
+  id: 'raft-http-transport',
+  description: 'Peer messages over HTTP with keep-alive, validated on receipt.',
+  provides: [PEER_TRANSPORT, RAFT_PEER_ROUTER],
+  requires: [CLOCK, LOGGER],
+  options: httpPeerTransportOptionsSchema,
+  register: (ctx) => {
+    const o = ctx.options;
+    let transport: HttpPeerTransport | undefined;
+    const make = (resolve: <T>(t: import('../../framework/contracts/token.js').Token<T>) => T) =>
+      (transport ??= new HttpPeerTransport({
+        self: o.member,
+        peers: Object.fromEntries(Object.entries(o.peers).filter(([id]) => id !== o.member)),
+        cluster: o.cluster,
+        secret: o.secret,
+        maxBodyBytes: o.maxBodyBytes,
+        clock: resolve(CLOCK),
+        logger: resolve(LOGGER),
+      }));
+    ctx.provide(PEER_TRANSPORT, { useFactory: make });
+    ctx.provide(RAFT_PEER_ROUTER, { useFactory: (resolve) => make(resolve).router() });
+  },
+});
