@@ -30,8 +30,11 @@ export interface PutOptions {
 /**
  * Durable bytes by key: where stream records live (segment objects). Keys are non-empty
  * strings that may contain `/` and any Unicode; a store rejects keys it cannot hold safely with
- * InvalidKeyError. A `put` that resolved is durable; a `put` that rejected stored nothing
- * visible.
+ * InvalidKeyError. A `put` that resolved is durable. A `put` refused with InvalidKeyError,
+ * PreconditionFailedError or UnsupportedOperationError stored nothing. A `put` that failed with
+ * StoreUnavailableError has an unknown outcome on a networked store (the answer may have been
+ * lost after the write): the object is either whole or absent, never torn, and a caller that
+ * must know reads it back.
  */
 export interface ObjectStore {
   readonly supports: {

@@ -4,7 +4,8 @@ import type { Rng } from '../contracts/rng.js';
 /** Cryptographic randomness from the OS, for production. Tests use the seeded one. */
 export class SystemRng implements Rng {
   next(): number {
-    return randomInt(0, 2 ** 48) / 2 ** 48;
+    // 48 random bits: exactly representable in a double, and uniform over [0, 1).
+    return randomBytes(6).readUIntBE(0, 6) / 2 ** 48;
   }
 
   int(maxExclusive: number): number {

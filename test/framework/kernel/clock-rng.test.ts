@@ -81,3 +81,15 @@ test('virtual sleep resolves on advance and rejects on abort, releasing its time
   await t.throwsAsync(aborted, { message: 'called off' });
   t.is(clock.nextDue(), undefined);
 });
+
+test('the system rng draws floats in [0, 1) and integers in range', (t) => {
+  const rng = new SystemRng();
+  const draws = Array.from({ length: 2000 }, () => rng.next());
+  t.true(draws.every((x) => x >= 0 && x < 1));
+  t.true(new Set(draws).size > 1990, 'draws are not repeated');
+  t.true(draws.some((x) => x < 0.1) && draws.some((x) => x > 0.9), 'draws spread over the range');
+  for (let i = 0; i < 200; i++) {
+    const x = rng.int(3);
+    t.true(x === 0 || x === 1 || x === 2);
+  }
+});
