@@ -107,21 +107,28 @@ export class HandoffWatcher {
     const session = node.session(streamId);
     const closed = node.closedSession(streamId);
 
-    // A close this node remembers is settled once the metadata recorded it or moved past it.
-    if (closed && (record.epoch > closed.epoch || (record.epoch === closed.epoch && record.state === 'closed'))) {
-      return this.step('settle', () => node.settle(streamId, closed.epoch));
-    }
     // A live session the metadata no longer backs (someone else owns a later epoch): retire it.
     if (session && session.writable && (record.owner !== node.self || record.epoch !== session.epoch)) {
       return this.step('retire', () => node.closeSession(streamId).then(() => undefined));
+    }
+    // Source, close recorded: complete first (it is on the handoff's critical path), settle later.
+    if (record.owner === node.self && record.state === 'closed' && pending && pending.source === node.self) {
+      return this.step('complete', () =>
+        this.propose({ type: 'complete', stream: streamId, source: pending.source, target: pending.target, epoch: record.epoch }),
+      );
+    }
+    // A close this node remembers is settled once the metadata recorded it or moved past it.
+    if (closed && (record.epoch > closed.epoch || (record.epoch === closed.epoch && record.state === 'closed'))) {
+      return this.step('settle', () => node.settle(streamId, closed.epoch));
     }
     if (record.owner !== node.self) return NONE;
 
     if (record.state === 'open') {
       const mustClose = pending !== undefined && pending.source === node.self;
       if (session && session.epoch === record.epoch && session.state !== 'dead') {
-        if (!mustClose) return NONE;
-        // Source: stop appends, flush, close at this epoch, record the close.
+        if (!mustClose && session.writable) return NONE;
+        // Source (or a session that closed on its own): stop appends, flush, close at this
+        // epoch, record the close. closeSession is idempotent, so a retry only re-proposes.
         return this.step('close', async () => {
           const done = await node.closeSession(streamId);
           await this.propose({ type: 'close', node: node.self, ...done });
@@ -140,12 +147,7 @@ export class HandoffWatcher {
       return this.step('open', () => node.openSession(streamId, record.epoch, record.tail, record.producers));
     }
 
-    // Closed at record.epoch.
-    if (pending && pending.source === node.self) {
-      return this.step('complete', () =>
-        this.propose({ type: 'complete', stream: streamId, source: pending.source, target: pending.target, epoch: record.epoch }),
-      );
-    }
+    // Closed at record.epoch, with no transfer to complete: the owner reopens it.
     if (!pending) {
       return this.step('reopen', () => this.propose({ type: 'reopen', stream: streamId, node: node.self, epoch: record.epoch }));
     }

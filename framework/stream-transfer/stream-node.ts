@@ -8,7 +8,8 @@ import { own, type NodeId, type PendingTransfer, type ProducerMark, type StreamI
 import { routeRequest } from './routing.js';
 import { SegmentReader, writeSegment, type StoredRecord } from './segments.js';
 import { SessionNotWritableError, StreamSession, type AppendResult, type ClosedSession } from './stream-session.js';
-import type { ProducerStamp, StreamWal } from './wal.js';
+import { CompactingWal } from './compacting-wal.js';
+import type { ProducerStamp, StreamWal, WalEntry } from './wal.js';
 import { recoverSessions } from './wal-recovery.js';
 
 export type StreamConsensus = MetadataConsensus<StreamMetadata, StreamCommand, StreamResult>;
@@ -24,6 +25,8 @@ export interface StreamNodeOptions {
   maxBufferedBytes: number;
   maxSegmentRecords: number;
   maxProducers: number;
+  /** Compact the WAL after roughly this many bytes were appended to it. */
+  walCompactionBytes: number;
 }
 
 export const DEFAULT_STREAM_NODE_OPTIONS: Omit<StreamNodeOptions, 'node'> = {
@@ -33,6 +36,7 @@ export const DEFAULT_STREAM_NODE_OPTIONS: Omit<StreamNodeOptions, 'node'> = {
   maxBufferedBytes: 64 * 1024 * 1024,
   maxSegmentRecords: 10_000,
   maxProducers: 1_000,
+  walCompactionBytes: 64 * 1024 * 1024,
 };
 
 export interface StreamDescription {
@@ -61,6 +65,7 @@ export class NodeStoppedError extends Error {
 export class StreamNode {
   readonly self: NodeId;
   readonly options: StreamNodeOptions;
+  readonly wal: StreamWal;
   private readonly sessions = new Map<StreamId, StreamSession>();
   /** Sessions this node closed whose close the metadata has not recorded yet. */
   private readonly closedSessions = new Map<StreamId, ClosedSession>();
@@ -74,7 +79,7 @@ export class StreamNode {
   constructor(
     readonly consensus: StreamConsensus,
     readonly store: ObjectStore,
-    readonly wal: StreamWal,
+    wal: StreamWal,
     readonly clock: Clock,
     readonly logger: Logger,
     options: Partial<StreamNodeOptions> & { node: NodeId },
@@ -82,6 +87,7 @@ export class StreamNode {
     this.options = { ...DEFAULT_STREAM_NODE_OPTIONS, ...options };
     this.self = this.options.node;
     this.reader = new SegmentReader(store);
+    this.wal = new CompactingWal(wal, () => this.liveWalEntries(), this.options.walCompactionBytes);
   }
 
   /** Replays the WAL: flushes what a crash left unflushed and closes those sessions at their epoch. */
@@ -286,6 +292,17 @@ export class StreamNode {
   }
 
   // ---- internals ------------------------------------------------------------------------------
+
+  /** Everything the WAL must still hold: live sessions, and closes not yet recorded in the metadata. */
+  private liveWalEntries(): WalEntry[] {
+    const entries: WalEntry[] = [];
+    for (const [stream, session] of this.sessions) {
+      if (this.closedSessions.get(stream)?.epoch === session.epoch) continue;
+      entries.push(...session.liveWalEntries());
+    }
+    for (const closed of this.closedSessions.values()) entries.push({ t: 'closed', ...closed });
+    return entries;
+  }
 
   private waitForChange(ms: number): Promise<void> {
     return new Promise((resolve) => {

@@ -69,6 +69,8 @@ export class StreamSession {
   private bufferedBytes = 0;
   private pumping?: Promise<void>;
   private pendingFlushedMark?: WalEntry;
+  /** The records entry logged (or being logged) and not yet durable in the store. */
+  private unflushed?: WalEntry;
   private closing?: Promise<ClosedSession>;
   private killedBy?: Error;
 
@@ -175,6 +177,16 @@ export class StreamSession {
     for (const batch of unanswered) batch.reject(reason);
   }
 
+  /** What the WAL must still hold for this session (see CompactingWal). */
+  liveWalEntries(): WalEntry[] {
+    if (this.status === 'dead') return [];
+    if (this.status === 'closed') {
+      return [{ t: 'closed', stream: this.stream, epoch: this.epoch, tail: this.next, producers: this.producerMarks() }];
+    }
+    const open: WalEntry = { t: 'open', stream: this.stream, epoch: this.epoch, next: this.durable, producers: this.producerMarks() };
+    return this.unflushed ? [open, this.unflushed] : [open];
+  }
+
   producerMarks(): Record<string, ProducerMark> {
     return Object.fromEntries(this.producers);
   }
@@ -254,7 +266,13 @@ export class StreamSession {
       bodies: batches.flatMap((b) => b.bodies),
       ...(stamps.length > 0 ? { stamps } : {}),
     });
-    await this.deps.wal.append(entries);
+    this.unflushed = entries[entries.length - 1];
+    try {
+      await this.deps.wal.append(entries);
+    } catch (error) {
+      this.unflushed = undefined;
+      throw error;
+    }
     this.pendingFlushedMark = undefined;
     let offset = this.next;
     for (const batch of batches) {
@@ -294,6 +312,7 @@ export class StreamSession {
     }
     if (this.isDead()) return;
     this.durable = first + records.length;
+    this.unflushed = undefined;
     this.pendingFlushedMark = { t: 'flushed', stream: this.stream, epoch: this.epoch, upTo: this.durable };
     this.release(batches);
     for (const batch of batches) {

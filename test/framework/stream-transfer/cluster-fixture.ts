@@ -69,6 +69,11 @@ export class Cluster {
   readonly store = new MemoryObjectStore();
   readonly logger = createSilentLogger();
   private readonly members = new Map<string, Member>();
+  /** Bytes in each node's WAL file right now (synced or not). */
+  walBytes(id: string): number {
+    return this.disks.get(id)?.size('streams.wal') ?? 0;
+  }
+
   private readonly disks = new Map<string, SimDisk>();
   private readonly faults: ProposalFault[] = [];
   /** Every proposal a node made, with its virtual time. */

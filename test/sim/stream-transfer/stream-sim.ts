@@ -125,7 +125,7 @@ export class StreamSimulation {
 
   private async start(member: SimMember): Promise<void> {
     member.wal = new DiskWal(member.disk);
-    member.node = new StreamNode(member.link, this.store, member.wal, this.clock, this.logger, { node: member.id, parkPollMs: 20 });
+    member.node = new StreamNode(member.link, this.store, member.wal, this.clock, this.logger, { node: member.id, parkPollMs: 20, walCompactionBytes: 2_048 });
     await member.node.start();
     member.watcher = new HandoffWatcher(member.node);
     member.watcher.start();
