@@ -1,3 +1,4 @@
+import type { Middleware } from 'koa';
 import type { AuditStore } from '../contracts/audit-store.js';
 import type { Clock } from '../contracts/clock.js';
 import type { IdentitySupplier } from '../contracts/identity-supplier.js';
@@ -34,6 +35,8 @@ export interface AuthorityNodeDeps {
   audit?: AuditStore;
   /** Replaces the HTTP probe (tests, simulation). */
   probe?: FrontierProbe;
+  /** Extra peer routing on the public server (a consensus transport's router, for instance). */
+  peerRoutes?: readonly Middleware[];
 }
 
 /**
@@ -92,6 +95,7 @@ export class AuthorityNode implements Lifecycle {
     const app = () => createApiApp({ clock, rng: deps.rng, logger: log, tokens, mappers: [transferProblemMapper] });
     const controlApp = app().use(serveRouter(createControlRouter({ identity: deps.identity, tracker: this.tracker, ha })));
     const publicApp = app().use(serveRouter(createPublicRouter({ feed: this.feed, identity: deps.identity, fence: this.fence })));
+    for (const routes of deps.peerRoutes ?? []) publicApp.use(routes);
     this.control = new HttpServer({ app: controlApp, ...options.control, clock, logger: log, name: 'control' });
     this.publicServer = new HttpServer({ app: publicApp, ...options.public, clock, logger: log, name: 'public' });
   }

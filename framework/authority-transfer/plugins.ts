@@ -5,7 +5,8 @@ import { IDENTITY_SUPPLIER } from '../contracts/identity-supplier.js';
 import { LOGGER } from '../contracts/logger.js';
 import { METADATA_CONSENSUS, STATE_MACHINE } from '../contracts/metadata-consensus.js';
 import { RNG } from '../contracts/rng.js';
-import { token } from '../contracts/token.js';
+import { token, type Token } from '../contracts/token.js';
+import type { Middleware } from 'koa';
 import { definePlugin } from '../kernel/plugin.js';
 import { AuthorityNode } from './authority-node.js';
 import { FRONTIER_PROBE } from './frontier-probe.js';
@@ -13,6 +14,12 @@ import { authorityNodeOptions } from './node-options.js';
 import { OwnershipStateMachine } from './ownership-state-machine.js';
 
 export const AUTHORITY_NODE = token<AuthorityNode>('authority-transfer.AuthorityNode');
+
+/**
+ * Peer routing a host mounts on the node's public server (the consensus transport's router):
+ * every member address names the public server, so peer traffic of any kind arrives there.
+ */
+export const PUBLIC_PEER_ROUTES = token<Middleware[]>('authority-transfer.PublicPeerRoutes');
 
 /** The ownership state machine, for whichever consensus plugin the host chooses to replicate it. */
 export const ownershipStateMachinePlugin = definePlugin({
@@ -46,6 +53,7 @@ export const authorityNodeHaPlugin = definePlugin({
           consensus: resolve(METADATA_CONSENSUS),
           audit: resolve(AUDIT_STORE),
           probe: optional(resolve, FRONTIER_PROBE),
+          peerRoutes: optional(resolve, PUBLIC_PEER_ROUTES),
         }),
     }),
 });
@@ -70,7 +78,7 @@ export const authorityNodeDcPlugin = definePlugin({
     }),
 });
 
-function optional<T>(resolve: (t: typeof FRONTIER_PROBE) => T, t: typeof FRONTIER_PROBE): T | undefined {
+function optional<T>(resolve: <U>(t: Token<U>) => U, t: Token<T>): T | undefined {
   try {
     return resolve(t);
   } catch {

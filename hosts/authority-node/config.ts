@@ -9,6 +9,8 @@ export const authorityNodeHostConfig = z
   .object({
     node: z.record(z.string(), z.unknown()),
     consensus: pluginChoiceSchema.default({ use: 'single-member-consensus' }),
+    /** How consensus members reach each other; needed by the raft consensus. */
+    peerTransport: pluginChoiceSchema.optional(),
     auditStore: pluginChoiceSchema.default({ use: 'fs-audit-store', options: { dir: 'data/audit' } }),
     identity: pluginChoiceSchema.default({ use: 'identity-opaque' }),
     log: z

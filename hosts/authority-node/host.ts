@@ -7,13 +7,17 @@ import { pinoLoggerPlugin, systemDefaults } from '../../framework/kernel/system-
 import { fsAuditStorePlugin } from '../../plugins/fs/plugins.js';
 import { npmIdentityPlugin, ociIdentityPlugin, opaqueIdentityPlugin, pypiIdentityPlugin } from '../../plugins/identity/index.js';
 import { memoryAuditStorePlugin } from '../../plugins/memory/plugins.js';
+import { httpPeerTransportPlugin, raftConsensusPlugin } from '../../plugins/raft/plugin.js';
 import { redisAuditStorePlugin } from '../../plugins/redis/plugin.js';
+import { raftPeerRoutesPlugin } from './raft-peer-routes.js';
 import { authorityNodeHostConfig, type AuthorityNodeHostConfig } from './config.js';
 import { singleMemberConsensusPlugin } from './single-member-consensus.js';
 
 /** The plugins a config file may choose among, by id. */
 export const authorityNodeCatalog = new PluginCatalog([
   singleMemberConsensusPlugin,
+  raftConsensusPlugin,
+  httpPeerTransportPlugin,
   memoryAuditStorePlugin,
   fsAuditStorePlugin,
   redisAuditStorePlugin,
@@ -43,6 +47,12 @@ export function authorityNodeHostBuilder(raw: unknown, catalog = authorityNodeCa
       options: config.consensus.use === 'single-member-consensus' ? { self, ...config.consensus.options } : config.consensus.options,
     };
     const [consensus] = catalog.resolve([consensusChoice], 'consensus');
+    if (config.peerTransport) {
+      const [transport] = catalog.resolve([config.peerTransport], 'peerTransport');
+      builder.add(transport.plugin, transport.options, 'peerTransport.options');
+      // Raft traffic arrives at the public server the roster names.
+      if (transport.plugin.id === 'raft-http-transport') builder.add(raftPeerRoutesPlugin);
+    }
     builder
       .add(ownershipStateMachinePlugin)
       .add(audit.plugin, audit.options, 'auditStore.options')

@@ -1,0 +1,19 @@
+import { z } from 'zod';
+import { PUBLIC_PEER_ROUTES } from '../../framework/authority-transfer/plugins.js';
+import { definePlugin } from '../../framework/kernel/plugin.js';
+import { serveRouter } from '../../framework/http/routes.js';
+import { RAFT_PEER_ROUTER } from '../../plugins/raft/transport-http.js';
+
+/**
+ * Mounts the Raft HTTP transport's router on the node's public server, where the roster's
+ * addresses point: the variant knows no plugin, so the host makes the connection.
+ */
+export const raftPeerRoutesPlugin = definePlugin({
+  id: 'raft-peer-routes',
+  description: 'Serves Raft peer traffic on the authority node public server.',
+  provides: [PUBLIC_PEER_ROUTES],
+  requires: [RAFT_PEER_ROUTER],
+  options: z.object({}).strict(),
+  register: (ctx) =>
+    ctx.provide(PUBLIC_PEER_ROUTES, { useFactory: (resolve) => [serveRouter(resolve(RAFT_PEER_ROUTER))] }),
+});

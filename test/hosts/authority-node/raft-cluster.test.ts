@@ -1,0 +1,62 @@
+import { createServer } from 'node:net';
+import test from 'ava';
+import { AUDIT_STORE } from '../../../framework/contracts/audit-store.js';
+import { METADATA_CONSENSUS } from '../../../framework/contracts/metadata-consensus.js';
+import type { OwnershipConsensus } from '../../../framework/authority-transfer/audit-projection.js';
+import { AUTHORITY_NODE } from '../../../framework/authority-transfer/plugins.js';
+import { startAuthorityNode } from '../../../hosts/authority-node/host.js';
+import { ADMIN, PEER, WRITER, tokens, transfer, waitFor } from './node-harness.js';
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+test('three nodes on Raft over their public servers: a planned transfer commits and every voter stores its audit', async (t) => {
+  const ids = ['east-1', 'west-1', 'north-1'];
+  const dcs = ['east', 'west', 'north'];
+  const ports = [await freePort(), await freePort(), await freePort()];
+  const url = (i: number) => `http://127.0.0.1:${ports[i]}`;
+  const roster = Object.fromEntries(dcs.map((dc, i) => [dc, { members: { [ids[i]]: { public: url(i) } } }]));
+  const nodes = [];
+  try {
+    for (let i = 0; i < 3; i++) {
+      nodes.push(
+        await startAuthorityNode({
+          node: { self: ids[i], roster, public: { port: ports[i] }, control: { port: 0 }, tokens, peerToken: PEER, feed: { pullIntervalMs: 20 } },
+          consensus: { use: 'raft', options: { member: ids[i], voters: ids } },
+          peerTransport: { use: 'raft-http-transport', options: { member: ids[i], peers: Object.fromEntries(ids.map((id, j) => [id, url(j)])) } },
+          auditStore: { use: 'memory-audit-store' },
+          log: { level: 'silent' },
+        }),
+      );
+    }
+    const consensus = nodes.map((n) => n.host.get(METADATA_CONSENSUS) as OwnershipConsensus);
+    await waitFor(() => consensus.some((c) => c.leadership().isLeader), 'a Raft leader', 15_000);
+    const east = nodes[0].node;
+    const call = async (method: string, base: string, path: string, token: string, body?: unknown, key?: string) => {
+      const res = await fetch(`${base}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...(key ? { 'idempotency-key': key } : {}) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      return { status: res.status, body: await res.json().catch(() => undefined) };
+    };
+    const established = await call('POST', east.controlAddress.url, '/availability/v1/commands', ADMIN, { type: 'transfer_authority', authority: 'proj', target: 'east' });
+    t.is(established.status, 200, JSON.stringify(established.body));
+    const write = await call('POST', east.publicAddress.url, '/availability/v1/authorities/proj/writes', WRITER, { operation: 'op1', epoch: 1 });
+    t.is(write.status, 200, JSON.stringify(write.body));
+    const res = await call('POST', east.controlAddress.url, '/availability/v1/transfers', ADMIN, transfer, 'raft-e2e');
+    t.is(res.status, 200, JSON.stringify(res.body));
+    t.like(res.body, { id: 'raft-e2e', barrier: 1, epoch: 2 });
+    t.true(nodes[1].node.feed.appliedSerial('east-1') >= 1, 'west had applied the barrier');
+    await waitFor(() => Object.keys(consensus[0].view().state.pending).length === 0, 'every voter to acknowledge', 15_000);
+    for (const n of nodes) t.deepEqual(await n.host.get(AUDIT_STORE).byId('raft-e2e'), res.body);
+    t.is(nodes[2].host.get(AUTHORITY_NODE).engine!.registry.size, 0);
+  } finally {
+    for (const n of nodes.reverse()) await n.host.stop();
+  }
+});
