@@ -1,0 +1,101 @@
+import test from 'ava';
+import { CLOCK } from '../../../framework/contracts/clock.js';
+import { BatonError } from '../../../framework/contracts/errors.js';
+import { LOGGER } from '../../../framework/contracts/logger.js';
+import {
+  METADATA_CONSENSUS,
+  STATE_MACHINE,
+} from '../../../framework/contracts/metadata-consensus.js';
+import { RNG } from '../../../framework/contracts/rng.js';
+import { createHost } from '../../../framework/kernel/host.js';
+import { createSilentLogger } from '../../../framework/kernel/pino-logger.js';
+import { SystemClock } from '../../../framework/kernel/system-clock.js';
+import { WiringError } from '../../../framework/kernel/wiring-error.js';
+import { EtcdCluster } from '../../../framework/testing/etcd-server.js';
+import { kvStateMachine } from '../../../framework/testing/fakes/kv-state-machine.js';
+import { SeededRng } from '../../../framework/testing/sim/seeded-rng.js';
+import { freeLoopbackPort } from '../../../framework/testing/redis-server.js';
+import { etcdConsensusPlugin } from '../../../plugins/etcd/plugin.js';
+import { freshPrefix } from './etcd-fixture.js';
+
+const host = (options: unknown) =>
+  createHost()
+    .value(LOGGER, createSilentLogger())
+    .value(CLOCK, new SystemClock())
+    .value(RNG, new SeededRng(7))
+    .value(STATE_MACHINE, kvStateMachine)
+    .add(etcdConsensusPlugin, options, 'consensus.options');
+
+test('the plugin provides MetadataConsensus; the host starts it against etcd and stops it', async (t) => {
+  const etcd = await EtcdCluster.start();
+  t.teardown(() => etcd.close());
+  const built = host({
+    endpoints: etcd.endpoints,
+    prefix: freshPrefix('plugin'),
+    memberId: 'solo',
+  }).build();
+  await built.start();
+  t.teardown(() => built.stop());
+  const consensus = built.get(METADATA_CONSENSUS);
+  const receipt = await consensus.propose({ op: 'put', key: 'k', value: 'v' });
+  t.deepEqual(receipt.result, { op: 'put', previous: null });
+  t.deepEqual(consensus.membership().voters, ['solo']);
+  await built.stop();
+  const error = await consensus
+    .propose({ op: 'put', key: 'k', value: 'w' })
+    .catch((e: unknown) => e);
+  t.like(error, { code: 'not_appended.stopped' }, 'a stopped member refuses, saying so');
+});
+
+test('a host without a state machine fails to build, naming the token', (t) => {
+  const error = t.throws(
+    () =>
+      createHost()
+        .value(LOGGER, createSilentLogger())
+        .value(CLOCK, new SystemClock())
+        .value(RNG, new SeededRng(1))
+        .add(etcdConsensusPlugin, { endpoints: ['http://127.0.0.1:2379'], memberId: 'a' })
+        .build(),
+    { instanceOf: WiringError },
+  );
+  t.regex(error!.message, /StateMachine/);
+});
+
+test('invalid options fail the build with the option path and what is wrong', (t) => {
+  const noEndpoints = t.throws(() => host({ endpoints: [], memberId: 'a' }).build(), {
+    instanceOf: WiringError,
+  });
+  t.regex(noEndpoints!.message, /consensus\.options\.endpoints: list at least one etcd endpoint/);
+  const badPrefix = t.throws(
+    () => host({ endpoints: ['http://h:1'], memberId: 'a', prefix: 'x' }).build(),
+    {
+      instanceOf: WiringError,
+    },
+  );
+  t.regex(badPrefix!.message, /prefix/);
+  const noMember = t.throws(() => host({ endpoints: ['http://h:1'] }).build(), {
+    instanceOf: WiringError,
+  });
+  t.regex(noMember!.message, /memberId/);
+  const path = t.throws(() => host({ endpoints: ['http://h:1/v3'], memberId: 'a' }).build(), {
+    instanceOf: WiringError,
+  });
+  t.regex(path!.message, /no path/);
+});
+
+test('start fails with advice when etcd cannot be reached', async (t) => {
+  const port = await freeLoopbackPort();
+  const built = host({
+    endpoints: [`http://127.0.0.1:${port}`],
+    memberId: 'a',
+    proposeTimeoutMs: 1_500,
+    requestTimeoutMs: 500,
+  }).build();
+  const error = await t.throwsAsync(built.start());
+  const cause = error instanceof AggregateError ? error.errors[0] : error;
+  t.true(cause instanceof BatonError, String(cause));
+  t.regex(
+    String((cause as Error).message),
+    new RegExp(`127\\.0\\.0\\.1:${port}.*Check that etcd runs`),
+  );
+});

@@ -1,0 +1,123 @@
+import test from 'ava';
+import { Etcd3 } from 'etcd3';
+import { NotAppendedError } from '../../../framework/contracts/metadata-consensus.js';
+import { EtcdCluster } from '../../../framework/testing/etcd-server.js';
+import { LogKeys } from '../../../plugins/etcd/log-keys.js';
+import { eventually, makeMember, startGroup } from './etcd-fixture.js';
+
+let etcd: EtcdCluster;
+let raw: Etcd3;
+
+test.before(async () => {
+  etcd = await EtcdCluster.start();
+  raw = new Etcd3({ hosts: etcd.endpoints });
+});
+
+test.after.always(async () => {
+  raw?.close();
+  await etcd?.close();
+});
+
+const countKeys = (prefix: string) => raw.getAll().prefix(prefix).count();
+
+test('the leader stores snapshots and compacts the log; a member that starts later restores the snapshot and replays old decisions', async (t) => {
+  const group = await startGroup(etcd, 1, {
+    snapshotEveryEntries: 10,
+    retainEntriesAfterSnapshot: 3,
+    snapshotChunkBytes: 1024,
+  });
+  t.teardown(() => group.stop());
+  const [leader] = group.members;
+  await eventually(() => leader.leadership().isLeader, 'the only voter leads');
+  const keys = new LogKeys(group.prefix);
+
+  const first = await leader.propose(
+    { op: 'put', key: 'k0', value: 'v0' },
+    { idempotencyKey: 'op-0' },
+  );
+  // Big values, so the snapshot spans several chunks.
+  for (let n = 1; n < 40; n++) {
+    await leader.propose(
+      { op: 'put', key: `k${n}`, value: 'x'.repeat(200) + n },
+      { idempotencyKey: `op-${n}` },
+    );
+  }
+  await eventually(async () => (await countKeys(keys.logPrefix)) < 20, 'the log is compacted');
+  const manifest = JSON.parse((await raw.get(keys.snapshotManifest).string())!) as {
+    seq: number;
+    chunks: number;
+  };
+  t.true(manifest.seq >= 30, `a recent snapshot (at ${manifest.seq})`);
+  t.true(manifest.chunks > 1, 'stored in several chunks');
+  t.is(
+    await countKeys(keys.snapshotChunkPrefix),
+    manifest.chunks,
+    'replaced snapshots left no chunks',
+  );
+  t.false(await raw.get(keys.entry(2)).exists(), 'entries below the snapshot are gone');
+
+  const late = makeMember(etcd.endpoints, group.prefix, 'late');
+  await late.start();
+  t.teardown(() => late.stop());
+  const view = await late.read();
+  t.deepEqual(view.state, leader.view().state, 'the late member reaches the same state');
+  t.deepEqual(view.applied, leader.view().applied);
+  const replay = await late.propose(
+    { op: 'put', key: 'k0', value: 'v0' },
+    { idempotencyKey: 'op-0' },
+  );
+  t.deepEqual(replay, { ...first, replayed: true }, 'a decision from before the snapshot replays');
+  const reused = await late
+    .propose({ op: 'put', key: 'k0', value: 'other' }, { idempotencyKey: 'op-0' })
+    .catch((error: unknown) => error);
+  t.true(reused instanceof NotAppendedError && reused.reason === 'key_reused');
+  t.deepEqual(late.membership().voters, ['n1'], 'voters come with the snapshot');
+});
+
+test('idempotency claims the window forgot are pruned from etcd, and such a key is then new again', async (t) => {
+  const group = await startGroup(etcd, 1, {
+    snapshotEveryEntries: 5,
+    retainEntriesAfterSnapshot: 0,
+    idempotencyWindow: 3,
+  });
+  t.teardown(() => group.stop());
+  const [member] = group.members;
+  await eventually(() => member.leadership().isLeader, 'the only voter leads');
+  const keys = new LogKeys(group.prefix);
+  for (let n = 0; n < 12; n++) {
+    await member.propose({ op: 'put', key: 'k', value: `v${n}` }, { idempotencyKey: `op-${n}` });
+  }
+  await eventually(
+    async () => (await countKeys(keys.idemPrefix)) <= 5,
+    'forgotten claims are pruned',
+  );
+  t.true(await raw.get(keys.idem('op-11')).exists(), 'a remembered claim stays');
+
+  // op-0 was forgotten: the key is free for a new command, which is a fresh decision.
+  const again = await member.propose(
+    { op: 'put', key: 'k', value: 'new' },
+    { idempotencyKey: 'op-0' },
+  );
+  t.false(again.replayed);
+  t.is(member.view().state.data.k, 'new');
+});
+
+test('a key forgotten by the window but still claimed in etcd is taken over by the next proposal', async (t) => {
+  // No snapshots here, so nothing prunes the claim: the proposal itself must replace it.
+  const group = await startGroup(etcd, 1, { idempotencyWindow: 2 });
+  t.teardown(() => group.stop());
+  const [member] = group.members;
+  const keys = new LogKeys(group.prefix);
+  await member.propose({ op: 'put', key: 'k', value: 'first' }, { idempotencyKey: 'a' });
+  await member.propose({ op: 'put', key: 'k', value: 'second' }, { idempotencyKey: 'b' });
+  await member.propose({ op: 'put', key: 'k', value: 'third' }, { idempotencyKey: 'c' });
+  t.true(await raw.get(keys.idem('a')).exists(), 'the stale claim is still in etcd');
+  const retaken = await member.propose(
+    { op: 'put', key: 'k', value: 'fourth' },
+    { idempotencyKey: 'a' },
+  );
+  t.false(retaken.replayed);
+  t.is(member.view().state.data.k, 'fourth');
+  const claim = JSON.parse((await raw.get(keys.idem('a')).string())!) as { seq: number };
+  t.is(claim.seq, member.appliedSeq, 'the claim now names the new entry');
+});
