@@ -194,6 +194,8 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
     for (const [, r] of this.reads) r.reject(new ReadUnavailableError(`member ${this.self} stopped`));
     this.reads.clear();
     for (const w of this.leadershipWaiters) w();
+    // Queued inputs run once more so queued proposals learn they were never appended.
+    while (this.inbox.length > 0) this.inbox.shift()!();
     if (wasRunning) await this.idle;
     await this.storage.close();
     this.log.info('raft member stopped');
@@ -377,14 +379,26 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
     const onAbort = () => controller.abort(signal!.reason);
     signal?.addEventListener('abort', onAbort, { once: true });
     this.forwards.add(controller);
+    // Our own bound on the wait: a transport whose process died may never answer at all.
+    const guard = new Promise<never>((_, reject) => {
+      const fail = () => reject(controller.signal.reason ?? new Error('aborted'));
+      if (controller.signal.aborted) fail();
+      controller.signal.addEventListener('abort', fail, { once: true });
+    });
+    guard.catch(() => undefined);
+    const timer = this.clock.setTimer(timeoutMs + this.tuning.tickMs, () => controller.abort(new Error(`no answer within ${timeoutMs} ms`)));
     try {
-      const answer = await this.transport.request(leader, { channel: PROPOSE_CHANNEL, body }, { timeoutMs, signal: controller.signal });
+      const answer = await Promise.race([
+        this.transport.request(leader, { channel: PROPOSE_CHANNEL, body }, { timeoutMs, signal: controller.signal }),
+        guard,
+      ]);
       return answer.body as ProposeResponse;
     } catch (error) {
       // It may have reached the leader and been appended: only a retry with the key can tell.
       const reason: OutcomeUnknownReason = this.state !== 'running' ? 'stopped' : signal?.aborted ? 'aborted' : 'timeout';
       throw new OutcomeUnknownError(reason, `forwarded to leader ${leader}, no answer: ${(error as Error).message}`);
     } finally {
+      timer.cancel();
       signal?.removeEventListener('abort', onAbort);
       this.forwards.delete(controller);
     }
