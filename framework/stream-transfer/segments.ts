@@ -113,7 +113,19 @@ export class SegmentReader {
     return segment ? segment.first + segment.records.length : last;
   }
 
-  private async refresh(stream: StreamId): Promise<{ firsts: number[]; lastKey?: string }> {
+  private readonly refreshing = new Map<StreamId, Promise<{ firsts: number[]; lastKey?: string }>>();
+
+  /** One listing per stream at a time: two concurrent ones would both append the same keys. */
+  private refresh(stream: StreamId): Promise<{ firsts: number[]; lastKey?: string }> {
+    let running = this.refreshing.get(stream);
+    if (!running) {
+      running = this.listNewSegments(stream).finally(() => this.refreshing.delete(stream));
+      this.refreshing.set(stream, running);
+    }
+    return running;
+  }
+
+  private async listNewSegments(stream: StreamId): Promise<{ firsts: number[]; lastKey?: string }> {
     let index = this.known.get(stream);
     if (!index) {
       index = { firsts: [] };
