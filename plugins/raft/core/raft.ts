@@ -106,6 +106,7 @@ export class RaftCore {
     for (let i = snapshot.meta.index + 1; i <= this.log.applied; i++) {
       const e = this.log.slice(i, i + 1)?.[0];
       if (e?.type === 'conf') this.voterSet = new Set((e.data as ConfChange).voters);
+      this.sortedVoters = undefined;
     }
     const hs = storage.hardState();
     this.term = hs.term;
@@ -117,8 +118,12 @@ export class RaftCore {
 
   // ---- inspection ----
 
+  private sortedVoters: MemberId[] | undefined;
+
+  /** The voters in force, sorted (cached: asked for on every message). */
   voters(): MemberId[] {
-    return [...this.voterSet].sort();
+    this.sortedVoters ??= [...this.voterSet].sort();
+    return this.sortedVoters;
   }
 
   isVoter(id: MemberId = this.id): boolean {
@@ -509,6 +514,7 @@ export class RaftCore {
     }
     this.log.restore(s);
     this.voterSet = new Set(s.meta.voters);
+    this.sortedVoters = undefined;
     return true;
   }
 
@@ -772,6 +778,7 @@ export class RaftCore {
 
   private applyConfChange(cc: ConfChange): void {
     this.voterSet = new Set(cc.voters);
+    this.sortedVoters = undefined;
     if (this.role !== 'leader') return;
     for (const id of cc.voters) {
       if (!this.progress.has(id)) {

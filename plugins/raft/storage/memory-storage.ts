@@ -33,7 +33,8 @@ export class MemoryRaftStorage implements RaftStorage {
       if (at < this.first) throw new Error(`persist at ${at} is before the log start ${this.first}`);
       if (at > this.first + this.entries.length) throw new Error(`persist at ${at} leaves a gap`);
       this.entries.length = at - this.first;
-      for (const e of batch.entries) this.entries.push(structuredClone(e));
+      // Entries are never mutated once created: keeping references is as safe as copying.
+      for (const e of batch.entries) this.entries.push(e);
     }
     if (batch.hardState) this.hardState = { ...batch.hardState };
   }
