@@ -1,4 +1,5 @@
 import type Koa from 'koa';
+import type { Middleware } from 'koa';
 import type { Clock } from '../contracts/clock.js';
 import type { Logger } from '../contracts/logger.js';
 import type { Rng } from '../contracts/rng.js';
@@ -17,6 +18,8 @@ export function createStreamApiApp(deps: {
   clock: Clock;
   rng: Rng;
   logger: Logger;
+  /** Mounted before the stream routes (a consensus plugin's peer traffic). */
+  extraRoutes?: Middleware[];
 }): Koa {
   const app = createApiApp({
     clock: deps.clock,
@@ -25,6 +28,7 @@ export function createStreamApiApp(deps: {
     tokens: deps.tokens,
     mappers: streamProblemMappers,
   });
+  for (const routes of deps.extraRoutes ?? []) app.use(routes);
   app.use(serveRouter(createDataRouter(deps.node)));
   app.use(serveRouter(createAdminRouter(deps.node.consensus)));
   return app;

@@ -3,7 +3,8 @@ import { LOGGER } from '../contracts/logger.js';
 import { METADATA_CONSENSUS, STATE_MACHINE } from '../contracts/metadata-consensus.js';
 import { OBJECT_STORE } from '../contracts/object-store.js';
 import { RNG } from '../contracts/rng.js';
-import { token } from '../contracts/token.js';
+import { token, type Token } from '../contracts/token.js';
+import type { Middleware } from 'koa';
 import { z } from 'zod';
 import { definePlugin } from '../kernel/plugin.js';
 import { streamNodeOptions } from './node-options.js';
@@ -11,6 +12,12 @@ import { StreamStateMachine } from './state-machine.js';
 import { StreamNodeService } from './stream-node-service.js';
 
 export const STREAM_NODE = token<StreamNodeService>('stream-transfer.StreamNode');
+
+/**
+ * Extra routes a host mounts on the stream node's listener (a consensus plugin's peer traffic,
+ * e.g. Raft over HTTP): the variant knows no plugin, so the host makes the connection.
+ */
+export const STREAM_PEER_ROUTES = token<Middleware[]>('stream-transfer.PeerRoutes');
 
 /** The stream metadata state machine, for whichever consensus plugin the host chooses. */
 export const streamStateMachinePlugin = definePlugin({
@@ -38,6 +45,16 @@ export const streamNodePlugin = definePlugin({
           clock: resolve(CLOCK),
           rng: resolve(RNG),
           logger: resolve(LOGGER),
+          peerRoutes: optional(resolve, STREAM_PEER_ROUTES),
         }),
     }),
 });
+
+/** The routes if some plugin provides them; a node without a peer transport has none. */
+function optional<T>(resolve: <U>(t: Token<U>) => U, t: Token<T>): T | undefined {
+  try {
+    return resolve(t);
+  } catch {
+    return undefined;
+  }
+}

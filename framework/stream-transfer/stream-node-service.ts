@@ -1,3 +1,4 @@
+import type { Middleware } from 'koa';
 import type { Clock } from '../contracts/clock.js';
 import type { Logger } from '../contracts/logger.js';
 import type { ObjectStore } from '../contracts/object-store.js';
@@ -21,6 +22,8 @@ export interface StreamNodeServiceDeps {
   clock: Clock;
   rng: Rng;
   logger: Logger;
+  /** Routes mounted before the stream API (e.g. Raft peer traffic). */
+  peerRoutes?: Middleware[];
 }
 
 /**
@@ -62,7 +65,14 @@ export class StreamNodeService implements Lifecycle {
     await this.engine.start();
     this.watcher = new HandoffWatcher(this.engine);
     this.watcher.start();
-    const app = createStreamApiApp({ node: this.engine, tokens: new BearerTokens(options.tokens), clock, rng, logger: log });
+    const app = createStreamApiApp({
+      node: this.engine,
+      tokens: new BearerTokens(options.tokens),
+      clock,
+      rng,
+      logger: log,
+      extraRoutes: this.deps.peerRoutes,
+    });
     this.server = createHttpServer({ app, port: options.http.port, host: options.http.host, clock, logger: log, name: 'streams' });
     const bound = await this.server.listen();
     if (options.register) {

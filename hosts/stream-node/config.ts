@@ -11,6 +11,8 @@ export const streamNodeHostConfig = z
     node: z.record(z.string(), z.unknown()),
     consensus: pluginChoiceSchema.default({ use: 'single-member-consensus' }),
     objectStore: pluginChoiceSchema.default({ use: 'fs-object-store', options: { dir: 'data/objects' } }),
+    /** How consensus members reach each other (needed by raft): e.g. raft-http-transport. */
+    peerTransport: pluginChoiceSchema.optional(),
     log: z
       .object({
         level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

@@ -10,10 +10,16 @@ import { memoryObjectStorePlugin } from '../../plugins/memory/plugins.js';
 import { s3ObjectStorePlugin } from '../../plugins/minio/plugin.js';
 import { streamNodeHostConfig, type StreamNodeHostConfig } from './config.js';
 import { singleMemberConsensusPlugin } from './single-member-consensus.js';
+import { streamRaftPeerRoutesPlugin } from './raft-peer-routes.js';
+import { etcdConsensusPlugin } from '../../plugins/etcd/plugin.js';
+import { httpPeerTransportPlugin, raftConsensusPlugin } from '../../plugins/raft/plugin.js';
 
 /** The plugins a config file may choose among, by id. */
 export const streamNodeCatalog = new PluginCatalog([
   singleMemberConsensusPlugin,
+  raftConsensusPlugin,
+  httpPeerTransportPlugin,
+  etcdConsensusPlugin,
   memoryObjectStorePlugin,
   fsObjectStorePlugin,
   s3ObjectStorePlugin,
@@ -38,7 +44,14 @@ export function streamNodeHostBuilder(raw: unknown, catalog = streamNodeCatalog)
     options: config.consensus.use === 'single-member-consensus' ? { self, ...config.consensus.options } : config.consensus.options,
   };
   const [consensus] = catalog.resolve([consensusChoice], 'consensus');
-  return createHost(systemDefaults)
+  const builder = createHost(systemDefaults);
+  if (config.peerTransport) {
+    const [transport] = catalog.resolve([config.peerTransport], 'peerTransport');
+    builder.add(transport.plugin, transport.options, 'peerTransport.options');
+    // Raft traffic arrives on the node's own listener, the address its peers are configured with.
+    if (transport.plugin.id === 'raft-http-transport') builder.add(streamRaftPeerRoutesPlugin);
+  }
+  return builder
     .add(pinoLoggerPlugin, config.log, 'log')
     .add(streamStateMachinePlugin)
     .add(store.plugin, store.options, 'objectStore.options')

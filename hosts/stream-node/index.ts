@@ -2,3 +2,4 @@
 export * from './config.js';
 export * from './host.js';
 export * from './single-member-consensus.js';
+export * from './raft-peer-routes.js';
