@@ -85,6 +85,8 @@ export class RaftCore {
   private prevSoft: SoftState;
   private prevHard: HardState;
   private outstanding: Ready | undefined;
+  /** Entries were appended locally and not yet offered to followers. */
+  private appendPending = false;
 
   constructor(config: RaftConfig) {
     this.id = config.id;
@@ -146,6 +148,7 @@ export class RaftCore {
 
   hasReady(): boolean {
     if (this.outstanding) return false;
+    this.flushAppends();
     const soft = this.prevSoft;
     const hs = this.hardState();
     return (
@@ -165,6 +168,7 @@ export class RaftCore {
   /** Takes the pending work. Call `advance()` once it is persisted, sent and applied. */
   ready(): Ready {
     if (this.outstanding) throw new RaftInvariantError('ready() called again before advance()');
+    this.flushAppends();
     const rd: Ready = {
       entries: [...this.log.unstableEntries()],
       committedEntries: this.log.nextCommittedEntries(),
@@ -659,9 +663,23 @@ export class RaftCore {
   private appendEntry(type: Entry['type'], data: unknown): Entry {
     const e: Entry = { term: this.term, index: this.log.lastIndex() + 1, type, data };
     this.log.append([e]);
-    // Our own copy counts once durable (advance); followers get it now.
-    this.bcastAppend();
+    // Followers get it with the next Ready, so proposals arriving together travel in one
+    // append per follower; our own copy counts once durable (advance).
+    this.appendPending = true;
     return e;
+  }
+
+  /** Sends the entries appended since the last Ready (batched: one append per follower). */
+  private flushAppends(): void {
+    if (!this.appendPending) return;
+    this.appendPending = false;
+    if (this.role !== 'leader') return;
+    for (const id of this.progress.keys()) {
+      if (id === this.id) continue;
+      while (this.sendAppend(id, false)) {
+        /* fill the follower's window */
+      }
+    }
   }
 
   private maybeCommit(): boolean {
