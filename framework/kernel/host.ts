@@ -151,7 +151,7 @@ export class Host {
   constructor(
     private readonly order: Plugin<unknown>[],
     registrations: Map<symbol, { plugin: string; provider: Provider<unknown> }>,
-    values: Map<symbol, unknown>,
+    private readonly values: Map<symbol, unknown>,
   ) {
     this.container = rootContainer.createChildContainer();
     const resolve: Resolve = (token) => this.get(token);
@@ -191,6 +191,9 @@ export class Host {
     try {
       for (const plugin of this.order) {
         for (const token of plugin.provides) {
+          // A value given to the builder belongs to whoever made it (a test, another host):
+          // this host neither starts nor stops it.
+          if (this.values.has(token)) continue;
           const instance = this.get(token) as Lifecycle;
           if (this.started.some((s) => s.instance === instance)) continue;
           if (typeof instance?.start === 'function') await instance.start();

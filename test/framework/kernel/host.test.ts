@@ -242,3 +242,17 @@ test('config choices resolve to plugin uses whose bad options name the config pa
   const error = t.throws(() => builder.build(), { instanceOf: WiringError });
   t.regex(error!.message, /plugins\[0\]\.options\.word/);
 });
+
+test('a value given to the builder overrides a plugin and is neither started nor stopped by the host', async (t) => {
+  const A = token<unknown>('test.A');
+  const events: string[] = [];
+  const shared = {
+    start: () => void events.push('start shared'),
+    stop: () => void events.push('stop shared'),
+  };
+  const host = createHost().value(EVENTS, events).add(lifecyclePlugin('a', A, [])).value(A, shared).build();
+  await host.start();
+  t.is(host.get(A), shared);
+  await host.stop();
+  t.deepEqual(events, [], 'the shared instance belongs to its maker');
+});
