@@ -3,16 +3,24 @@ import { pluginChoiceSchema } from '../../framework/kernel/catalog.js';
 
 /**
  * The config file of a stream node. `node` holds the node's own options (validated by its
- * plugin, so errors name node.*); `consensus` and `objectStore` pick plugins by id from the
- * host's catalog.
+ * plugin, so errors name node.*); `consensus`, `peerTransport` and `objectStore` pick plugins by
+ * id from the host's catalog.
+ *
+ * `dataDir` holds what the node must not lose and the config did not place elsewhere: the Raft
+ * log and snapshots of the stream metadata (nodes, owners, epochs, pending transfers) and, by
+ * default, the segment objects. `null` keeps both in memory instead, for tests and throwaway
+ * development nodes: a restart then loses every stream, owner and epoch.
  */
 export const streamNodeHostConfig = z
   .object({
     node: z.record(z.string(), z.unknown()),
-    consensus: pluginChoiceSchema.default({ use: 'single-member-consensus' }),
-    objectStore: pluginChoiceSchema.default({ use: 'fs-object-store', options: { dir: 'data/objects' } }),
-    /** How consensus members reach each other (needed by raft): e.g. raft-http-transport. */
+    dataDir: z.string().min(1).nullable().default('data'),
+    /** Default: a Raft whose only voter is this node, its log under `<dataDir>/raft`. */
+    consensus: pluginChoiceSchema.optional(),
+    /** How consensus members reach each other. Default for raft: HTTP on the node's listener. */
     peerTransport: pluginChoiceSchema.optional(),
+    /** Default: files under `<dataDir>/objects` (memory when dataDir is null). */
+    objectStore: pluginChoiceSchema.optional(),
     log: z
       .object({
         level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -25,7 +33,7 @@ export const streamNodeHostConfig = z
 
 export type StreamNodeHostConfig = z.output<typeof streamNodeHostConfig>;
 
-/** One node on loopback, durable objects and WAL under data/, a development admin token. */
+/** One node on loopback, metadata, objects and WAL durable under data/, a development admin token. */
 export const defaultStreamNodeConfig: z.input<typeof streamNodeHostConfig> = {
   node: {
     self: 'n1',
@@ -34,6 +42,5 @@ export const defaultStreamNodeConfig: z.input<typeof streamNodeHostConfig> = {
     wal: { kind: 'file', dir: 'data/n1/wal' },
     tokens: [{ token: 'dev-admin-token', principal: 'operator', scopes: ['admin'] }],
   },
-  consensus: { use: 'single-member-consensus' },
-  objectStore: { use: 'fs-object-store', options: { dir: 'data/objects' } },
+  dataDir: 'data',
 };

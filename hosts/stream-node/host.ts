@@ -1,4 +1,5 @@
-import { PluginCatalog } from '../../framework/kernel/catalog.js';
+import { join } from 'node:path';
+import { PluginCatalog, type PluginChoice } from '../../framework/kernel/catalog.js';
 import { loadConfig, validateConfig, type LoadConfigOptions } from '../../framework/kernel/config.js';
 import { ConfigError } from '../../framework/kernel/wiring-error.js';
 import { createHost, type Host, type HostBuilder } from '../../framework/kernel/host.js';
@@ -9,14 +10,12 @@ import { fsObjectStorePlugin } from '../../plugins/fs/plugins.js';
 import { memoryObjectStorePlugin } from '../../plugins/memory/plugins.js';
 import { s3ObjectStorePlugin } from '../../plugins/minio/plugin.js';
 import { streamNodeHostConfig, type StreamNodeHostConfig } from './config.js';
-import { singleMemberConsensusPlugin } from './single-member-consensus.js';
 import { streamRaftPeerRoutesPlugin } from './raft-peer-routes.js';
 import { etcdConsensusPlugin } from '../../plugins/etcd/plugin.js';
 import { httpPeerTransportPlugin, raftConsensusPlugin } from '../../plugins/raft/plugin.js';
 
 /** The plugins a config file may choose among, by id. */
 export const streamNodeCatalog = new PluginCatalog([
-  singleMemberConsensusPlugin,
   raftConsensusPlugin,
   httpPeerTransportPlugin,
   etcdConsensusPlugin,
@@ -37,16 +36,14 @@ export function streamNodeHostBuilder(raw: unknown, catalog = streamNodeCatalog)
     // Checked here because the consensus member id defaults to it, before the node validates it.
     throw new ConfigError("invalid stream node config: node.self: give this node's id (e.g. \"n1\")");
   }
-  const [store] = catalog.resolve([config.objectStore], 'objectStore');
-  // The consensus member id is the node's id unless the config says otherwise.
-  const consensusChoice = {
-    ...config.consensus,
-    options: config.consensus.use === 'single-member-consensus' ? { self, ...config.consensus.options } : config.consensus.options,
-  };
-  const [consensus] = catalog.resolve([consensusChoice], 'consensus');
+  const [store] = catalog.resolve([config.objectStore ?? defaultObjectStore(config.dataDir)], 'objectStore');
+  const [consensus] = catalog.resolve([config.consensus ?? defaultConsensus(self, config.dataDir)], 'consensus');
+  // Only the default lone voter gets a default transport: a chosen Raft with more voters must
+  // say how to reach them, or the build fails naming the PeerTransport.
+  const peerTransport = config.peerTransport ?? (config.consensus ? undefined : lonePeerTransport(self));
   const builder = createHost(systemDefaults);
-  if (config.peerTransport) {
-    const [transport] = catalog.resolve([config.peerTransport], 'peerTransport');
+  if (peerTransport) {
+    const [transport] = catalog.resolve([peerTransport], 'peerTransport');
     builder.add(transport.plugin, transport.options, 'peerTransport.options');
     // Raft traffic arrives on the node's own listener, the address its peers are configured with.
     if (transport.plugin.id === 'raft-http-transport') builder.add(streamRaftPeerRoutesPlugin);
@@ -57,6 +54,24 @@ export function streamNodeHostBuilder(raw: unknown, catalog = streamNodeCatalog)
     .add(store.plugin, store.options, 'objectStore.options')
     .add(consensus.plugin, consensus.options, 'consensus.options')
     .add(streamNodePlugin, config.node, 'node');
+}
+
+/**
+ * A Raft whose only voter is this node: durable under `<dataDir>/raft`, so streams, owners and
+ * epochs survive a restart; with `dataDir: null` its log is in memory and a restart loses them.
+ * The same plugin grows into a cluster by listing more voters and peers in the config.
+ */
+function defaultConsensus(self: string, dataDir: string | null): PluginChoice {
+  return { use: 'raft', options: { member: self, voters: [self], ...(dataDir === null ? {} : { dataDir: join(dataDir, 'raft') }) } };
+}
+
+/** A lone voter sends nothing, but the transport is what the raft plugin requires. */
+function lonePeerTransport(self: string): PluginChoice {
+  return { use: 'raft-http-transport', options: { member: self, peers: {} } };
+}
+
+function defaultObjectStore(dataDir: string | null): PluginChoice {
+  return dataDir === null ? { use: 'memory-object-store' } : { use: 'fs-object-store', options: { dir: join(dataDir, 'objects') } };
 }
 
 /** Builds and starts a node; the caller stops it with `host.stop()`. */

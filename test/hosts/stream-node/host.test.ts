@@ -23,6 +23,8 @@ function config(self: string, extra: Record<string, unknown> = {}) {
       tokens: [{ token: TOKEN, principal: 'ops', scopes: ['admin'] }],
       ...extra,
     },
+    // Metadata in memory: these tests share or restart nothing through the default Raft's files.
+    dataDir: null,
     objectStore: { use: 'memory-object-store' },
     log: { level: 'silent' },
   };
