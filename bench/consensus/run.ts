@@ -1,110 +1,74 @@
-// Consensus benchmark (a): three Raft voters in one process, memory storage, an in-process
-// transport that hands messages over on the next microtask (as JSON, like a real wire).
-// Measures committed proposals per second and commit latency (p50/p99) at several numbers of
-// concurrent proposers. Not yet here: (b) three processes over HTTP with file storage and
-// (c) etcd side by side.
-// Run: npm run build && node dist/bench/consensus/run.js   (BENCH_QUICK=1 for a short run)
-// Prints a human table, then one JSON line per configuration: {"bench":"consensus", ...}.
-import { performance } from 'node:perf_hooks';
-import type { MemberId, PeerHandlers, PeerMessage, PeerTransport } from '../../framework/contracts/peer-transport.js';
-import { PeerUnreachableError } from '../../framework/contracts/peer-transport.js';
-import { createSilentLogger } from '../../framework/kernel/pino-logger.js';
-import { SystemClock } from '../../framework/kernel/system-clock.js';
-import { SystemRng } from '../../framework/kernel/system-rng.js';
-import { kvStateMachine, type KvCommand, type KvResult, type KvState } from '../../framework/testing/fakes/kv-state-machine.js';
-import { RaftConsensus } from '../../plugins/raft/driver/raft-consensus.js';
-import { MemoryRaftStorage } from '../../plugins/raft/storage/memory-storage.js';
+// Consensus benchmark: committed proposals per second and commit latency (p50/p99), with the
+// same numbers of concurrent proposers, for four setups measured in one run so their ratios are
+// honest on a noisy machine:
+//   (a) plugins/raft, three voters in one process, memory storage, in-process transport;
+//   (b) plugins/raft, three voters as three processes, HTTP on loopback, file storage (fsync);
+//   (c) plain etcd, a 3-member cluster on loopback (Debian etcd), plain puts via the etcd3 client;
+//   (d) plugins/etcd (EtcdConsensus), three members sharing one log in that same etcd cluster.
+// Ratios compare each setup with (c) at the same concurrency.
+// Run: npm run build && node dist/bench/consensus/run.js   (BENCH_QUICK=1 for a short run;
+// ETCD_BINARY selects the etcd executable, default `etcd` on the PATH, e.g. /usr/bin/etcd).
+// Prints a human table, then one JSON line per setup and concurrency: {"bench":"consensus", ...}.
+import { EtcdCluster } from '../../framework/testing/etcd-server.js';
+import { benchEtcdPlugin } from './etcd-plugin.js';
+import { benchPlainEtcd } from './etcd-plain.js';
+import { benchHttpProcesses } from './http-processes.js';
+import { benchInProcess } from './in-process.js';
+import type { LoadSummary } from './load.js';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const SECONDS = QUICK ? 1 : 4;
 const CONCURRENCY = QUICK ? [64] : [1, 64, 512];
 
-/** Delivers on the next microtask, serialising bodies as JSON as a network would. */
-class InProcessNetwork {
-  private readonly handlers = new Map<MemberId, Map<string, PeerHandlers>>();
-  transport(self: MemberId): PeerTransport {
-    const handlers = this.handlers;
-    const mine = new Map<string, PeerHandlers>();
-    this.handlers.set(self, mine);
-    return {
-      self,
-      send(to: MemberId, message: PeerMessage) {
-        const json = JSON.stringify(message.body);
-        queueMicrotask(() => handlers.get(to)?.get(message.channel)?.onMessage(self, { channel: message.channel, body: JSON.parse(json) }));
-      },
-      async request(to: MemberId, message: PeerMessage) {
-        const h = handlers.get(to)?.get(message.channel);
-        if (!h?.onRequest) throw new PeerUnreachableError(to, 'no handler');
-        const answer = await h.onRequest(self, { channel: message.channel, body: JSON.parse(JSON.stringify(message.body)) });
-        return { channel: answer.channel, body: JSON.parse(JSON.stringify(answer.body)) };
-      },
-      listen(channel: string, handlers: PeerHandlers) {
-        mine.set(channel, handlers);
-        return () => mine.delete(channel);
-      },
-    };
-  }
+interface Row extends LoadSummary {
+  bench: 'consensus';
+  key: 'a' | 'b' | 'c' | 'd';
+  setup: string;
 }
 
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+const SETUPS = {
+  a: 'raft, 1 process, memory storage',
+  b: 'raft, 3 processes, HTTP, file storage',
+  c: 'etcd 3 members, plain puts',
+  d: 'etcd consensus plugin, 3 members',
+} as const;
+
+const rows: Row[] = [];
+const add = (key: Row['key'], summaries: LoadSummary[]) => {
+  for (const s of summaries) rows.push({ bench: 'consensus', key, setup: SETUPS[key], ...s });
+};
+
+add('a', await benchInProcess(CONCURRENCY, SECONDS));
+add('b', await benchHttpProcesses(CONCURRENCY, SECONDS));
+// Production etcd timings (100 ms heartbeat, 1 s election), not the short ones tests use.
+const etcd = await EtcdCluster.start({ size: 3, heartbeatMs: 100, electionMs: 1000, binary: process.env.ETCD_BINARY ?? '/usr/bin/etcd' });
+try {
+  add('c', await benchPlainEtcd(etcd, CONCURRENCY, SECONDS));
+  add('d', await benchEtcdPlugin(etcd, CONCURRENCY, SECONDS));
+} finally {
+  await etcd.close();
 }
 
-async function run(concurrency: number) {
-  const clock = new SystemClock();
-  const ids = ['b1', 'b2', 'b3'];
-  const net = new InProcessNetwork();
-  const members = ids.map(
-    (id) =>
-      new RaftConsensus<KvState, KvCommand, KvResult>({
-        self: id,
-        voters: ids,
-        machine: kvStateMachine,
-        storage: new MemoryRaftStorage(),
-        transport: net.transport(id),
-        clock,
-        rng: new SystemRng(),
-        logger: createSilentLogger(),
-        maxQueue: 100_000,
-        snapshotInterval: 50_000,
-      }),
-  );
-  for (const m of members) await m.start();
-  while (!members.some((m) => m.leadership().isLeader)) await clock.sleep(5);
-  const leader = members.find((m) => m.leadership().isLeader)!;
-  const latencies: number[] = [];
-  const end = performance.now() + SECONDS * 1000;
-  let n = 0;
-  const worker = async (w: number) => {
-    while (performance.now() < end) {
-      const started = performance.now();
-      await leader.propose({ op: 'put', key: `k${w}`, value: String(n++) });
-      latencies.push(performance.now() - started);
-    }
-  };
-  const t0 = performance.now();
-  await Promise.all(Array.from({ length: concurrency }, (_, w) => worker(w)));
-  const elapsed = (performance.now() - t0) / 1000;
-  for (const m of members) await m.stop();
-  latencies.sort((a, b) => a - b);
-  return {
-    bench: 'consensus',
-    setup: 'in-process, 3 voters, memory storage',
-    concurrency,
-    proposals: latencies.length,
-    proposalsPerSec: Math.round(latencies.length / elapsed),
-    p50Ms: Number(percentile(latencies, 50).toFixed(3)),
-    p99Ms: Number(percentile(latencies, 99).toFixed(3)),
-  };
-}
+const ratio = (key: Row['key'], concurrency: number): number | undefined => {
+  const mine = rows.find((r) => r.key === key && r.concurrency === concurrency);
+  const etcdRow = rows.find((r) => r.key === 'c' && r.concurrency === concurrency);
+  if (!mine || !etcdRow || etcdRow.proposalsPerSec === 0) return undefined;
+  return Number((mine.proposalsPerSec / etcdRow.proposalsPerSec).toFixed(2));
+};
 
-const results = [];
-for (const c of CONCURRENCY) results.push(await run(c));
-console.log('setup                                  concurrency  proposals/s   p50 ms   p99 ms');
-for (const r of results) {
+console.log('setup                                      concurrency  proposals/s   p50 ms   p99 ms  errors  vs (c)');
+for (const r of rows) {
+  const vs = ratio(r.key, r.concurrency);
   console.log(
-    `${r.setup.padEnd(38)} ${String(r.concurrency).padStart(11)} ${String(r.proposalsPerSec).padStart(12)} ${r.p50Ms.toFixed(2).padStart(8)} ${r.p99Ms.toFixed(2).padStart(8)}`,
+    `(${r.key}) ${r.setup.padEnd(38)} ${String(r.concurrency).padStart(11)} ${String(r.proposalsPerSec).padStart(12)} ${r.p50Ms.toFixed(2).padStart(8)} ${r.p99Ms.toFixed(2).padStart(8)} ${String(r.errors).padStart(7)} ${vs === undefined ? '' : `${vs.toFixed(2)}x`.padStart(7)}`,
   );
 }
-for (const r of results) console.log(JSON.stringify(r));
+for (const c of CONCURRENCY) {
+  console.log(`concurrency ${c}: (b)/(c) = ${ratio('b', c) ?? 'n/a'}, (a)/(c) = ${ratio('a', c) ?? 'n/a'}, (d)/(c) = ${ratio('d', c) ?? 'n/a'}`);
+}
+for (const r of rows) {
+  console.log(JSON.stringify({ ...r, ratioToPlainEtcd: ratio(r.key, r.concurrency) ?? null }));
+}
+for (const r of rows.filter((r) => r.firstError)) console.error(`(${r.key}) c=${r.concurrency}: first error: ${r.firstError}`);
+// The etcd client's gRPC channels can hold the event loop open; everything is closed above.
+process.exit(0);
