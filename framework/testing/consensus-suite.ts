@@ -128,9 +128,16 @@ export function consensusSuite(options: ConsensusSuiteOptions): void {
     };
     const leader = async () => {
       let found: { index: number; leadership: Leadership } | undefined;
+      // A deposed leader may still believe it leads until it hears the new term: the leader is
+      // the one that claims it in the highest term.
       await waitFor(() => {
-        const index = cluster.members.findIndex((m) => m.leadership().isLeader);
-        found = index < 0 ? undefined : { index, leadership: cluster.members[index].leadership() };
+        found = undefined;
+        cluster.members.forEach((m, index) => {
+          const leadership = m.leadership();
+          if (leadership.isLeader && (!found || leadership.term > found.leadership.term)) {
+            found = { index, leadership };
+          }
+        });
         return found !== undefined;
       }, 'a member leads');
       return found!;
