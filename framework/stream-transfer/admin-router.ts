@@ -17,27 +17,27 @@ export const ADMIN_SCOPE = 'admin';
 const id = (what: string) =>
   z.string().regex(ID_PATTERN, `${what} must be 1-128 characters of letters, digits, '.', '_' or '-', starting with a letter or digit`);
 
-const registerNodeBody = z
+export const registerNodeBody = z
   .object({
     id: id('a node id'),
     address: z.url({ protocol: /^https?$/, error: 'address must be an http(s) URL' }),
     slots: z.number().int('slots must be an integer').positive('slots must be >= 1'),
   })
   .strict();
-const createStreamBody = z.object({ stream: id('a stream id'), node: id('a node id').optional() }).strict();
-const transferBody = z.object({ stream: id('a stream id'), target: id('a node id') }).strict();
-const drainBody = z
+export const createStreamBody = z.object({ stream: id('a stream id'), node: id('a node id').optional() }).strict();
+export const transferBody = z.object({ stream: id('a stream id'), target: id('a node id') }).strict();
+export const drainBody = z
   .object({ maxInFlight: z.number().int().positive('maxInFlight must be >= 1').max(10_000).optional() })
   .strict()
   .optional();
-const rebalanceBody = z
+export const rebalanceBody = z
   .object({
     dryRun: z.boolean().optional(),
     maxInFlight: z.number().int().positive('maxInFlight must be >= 1').max(10_000).optional(),
   })
   .strict()
   .optional();
-const nodeParam = z.object({ node: id('a node id') });
+export const nodeParam = z.object({ node: id('a node id') });
 const streamParam = z.object({ stream: id('a stream id') });
 
 /**

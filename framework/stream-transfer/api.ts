@@ -1,3 +1,4 @@
+import type Router from '@koa/router';
 import type Koa from 'koa';
 import type { Middleware } from 'koa';
 import type { Clock } from '../contracts/clock.js';
@@ -5,11 +6,29 @@ import type { Logger } from '../contracts/logger.js';
 import type { Rng } from '../contracts/rng.js';
 import { createApiApp } from '../http/api-app.js';
 import type { BearerTokens } from '../http/auth.js';
+import type { BatonMetrics } from '../http/metrics.js';
+import { metricsRouter } from '../http/metrics-http.js';
+import type { ApiDocument } from '../http/openapi.js';
+import { openApiRouter } from '../http/openapi-routes.js';
 import { serveRouter } from '../http/routes.js';
 import { createAdminRouter } from './admin-router.js';
+import { streamApiDocument } from './api-document.js';
 import { createDataRouter } from './data-router.js';
 import { streamProblemMappers } from './problems.js';
 import type { StreamNode } from './stream-node.js';
+
+/**
+ * Every router a stream node serves on its listener, with the document that describes them:
+ * the data and admin API, GET /openapi.json and, with metrics, GET /metrics. One list, so the
+ * app and the test that holds the document true see the same routes.
+ */
+export function streamApiRouters(node: StreamNode, metrics?: BatonMetrics): { routers: Router[]; document: ApiDocument } {
+  const document = streamApiDocument();
+  const routers = [createDataRouter(node), createAdminRouter(node.consensus)];
+  if (metrics) routers.push(metricsRouter(metrics, document));
+  routers.push(openApiRouter(document));
+  return { routers, document };
+}
 
 /** The HTTP app of one stream node: the data API for everyone, the admin API behind a scope. */
 export function createStreamApiApp(deps: {
@@ -18,6 +37,8 @@ export function createStreamApiApp(deps: {
   clock: Clock;
   rng: Rng;
   logger: Logger;
+  /** Request durations by route and status, and GET /metrics. */
+  metrics?: BatonMetrics;
   /** Mounted before the stream routes (a consensus plugin's peer traffic). */
   extraRoutes?: Middleware[];
 }): Koa {
@@ -27,9 +48,10 @@ export function createStreamApiApp(deps: {
     logger: deps.logger,
     tokens: deps.tokens,
     mappers: streamProblemMappers,
+    metrics: deps.metrics,
+    listener: 'streams',
   });
   for (const routes of deps.extraRoutes ?? []) app.use(routes);
-  app.use(serveRouter(createDataRouter(deps.node)));
-  app.use(serveRouter(createAdminRouter(deps.node.consensus)));
+  for (const router of streamApiRouters(deps.node, deps.metrics).routers) app.use(serveRouter(router));
   return app;
 }

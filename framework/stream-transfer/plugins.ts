@@ -6,6 +6,7 @@ import { RNG } from '../contracts/rng.js';
 import { token, type Token } from '../contracts/token.js';
 import type { Middleware } from 'koa';
 import { z } from 'zod';
+import { METRICS } from '../http/metrics.js';
 import { definePlugin } from '../kernel/plugin.js';
 import { streamNodeOptions } from './node-options.js';
 import { StreamStateMachine } from './state-machine.js';
@@ -46,6 +47,7 @@ export const streamNodePlugin = definePlugin({
           rng: resolve(RNG),
           logger: resolve(LOGGER),
           peerRoutes: optional(resolve, STREAM_PEER_ROUTES),
+          metrics: optional(resolve, METRICS),
         }),
     }),
 });

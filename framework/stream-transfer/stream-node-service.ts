@@ -5,6 +5,8 @@ import type { ObjectStore } from '../contracts/object-store.js';
 import type { Rng } from '../contracts/rng.js';
 import { BearerTokens } from '../http/auth.js';
 import { createHttpServer, type HttpServer } from '../http/http-server.js';
+import type { BatonMetrics } from '../http/metrics.js';
+import { countStoreErrors } from '../http/metrics-sources.js';
 import type { Lifecycle } from '../kernel/plugin.js';
 import { createStreamApiApp } from './api.js';
 import { DiskWal } from './disk-wal.js';
@@ -13,6 +15,7 @@ import { HandoffWatcher } from './handoff-watcher.js';
 import { MemoryWalDisk } from './memory-wal-disk.js';
 import type { StreamNodeConfig } from './node-options.js';
 import { StreamNode, type StreamConsensus } from './stream-node.js';
+import { TransferMetrics } from './transfer-metrics.js';
 import type { StreamWal } from './wal.js';
 
 export interface StreamNodeServiceDeps {
@@ -24,6 +27,8 @@ export interface StreamNodeServiceDeps {
   logger: Logger;
   /** Routes mounted before the stream API (e.g. Raft peer traffic). */
   peerRoutes?: Middleware[];
+  /** When given: GET /metrics, request durations, transfers, consensus position, store errors. */
+  metrics?: BatonMetrics;
 }
 
 /**
@@ -37,6 +42,7 @@ export class StreamNodeService implements Lifecycle {
   private watcher?: HandoffWatcher;
   private server?: HttpServer;
   private registering?: AbortController;
+  private transferMetrics?: TransferMetrics;
 
   constructor(private readonly deps: StreamNodeServiceDeps) {}
 
@@ -53,7 +59,8 @@ export class StreamNodeService implements Lifecycle {
   }
 
   async start(): Promise<void> {
-    const { options, consensus, store, clock, rng, logger } = this.deps;
+    const { options, consensus, clock, rng, logger, metrics } = this.deps;
+    const store = metrics ? countStoreErrors(this.deps.store, 'object-store', metrics) : this.deps.store;
     const log = logger.child({ node: options.self });
     this.wal = options.wal.kind === 'file' ? await FileWal.open(options.wal.dir) : new DiskWal(new MemoryWalDisk());
     this.engine = new StreamNode(consensus, store, this.wal, clock, log, {
@@ -65,12 +72,17 @@ export class StreamNodeService implements Lifecycle {
     await this.engine.start();
     this.watcher = new HandoffWatcher(this.engine);
     this.watcher.start();
+    if (metrics) {
+      this.transferMetrics = new TransferMetrics(consensus, metrics, clock, options.self);
+      this.transferMetrics.start();
+    }
     const app = createStreamApiApp({
       node: this.engine,
       tokens: new BearerTokens(options.tokens),
       clock,
       rng,
       logger: log,
+      metrics,
       extraRoutes: this.deps.peerRoutes,
     });
     this.server = createHttpServer({ app, port: options.http.port, host: options.http.host, clock, logger: log, name: 'streams' });
@@ -85,6 +97,7 @@ export class StreamNodeService implements Lifecycle {
     this.registering?.abort();
     await this.server?.stop();
     this.watcher?.stop();
+    this.transferMetrics?.stop();
     await this.engine?.stop();
   }
 

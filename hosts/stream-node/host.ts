@@ -3,6 +3,7 @@ import { PluginCatalog, type PluginChoice } from '../../framework/kernel/catalog
 import { loadConfig, validateConfig, type LoadConfigOptions } from '../../framework/kernel/config.js';
 import { ConfigError } from '../../framework/kernel/wiring-error.js';
 import { createHost, type Host, type HostBuilder } from '../../framework/kernel/host.js';
+import { metricsPlugin } from '../../framework/http/metrics-plugin.js';
 import { pinoLoggerPlugin, systemDefaults } from '../../framework/kernel/system-plugins.js';
 import { STREAM_NODE, streamNodePlugin, streamStateMachinePlugin } from '../../framework/stream-transfer/plugins.js';
 import type { StreamNodeService } from '../../framework/stream-transfer/stream-node-service.js';
@@ -50,6 +51,8 @@ export function streamNodeHostBuilder(raw: unknown, catalog = streamNodeCatalog)
   }
   return builder
     .add(pinoLoggerPlugin, config.log, 'log')
+    // Every series carries the node id: several nodes may share one scrape job.
+    .add(metricsPlugin, { labels: { node: self } }, 'metrics')
     .add(streamStateMachinePlugin)
     .add(store.plugin, store.options, 'objectStore.options')
     .add(consensus.plugin, consensus.options, 'consensus.options')

@@ -1,0 +1,170 @@
+import { ApiDocument, type OperationSpec, type ResponseSpec } from '../http/openapi.js';
+import {
+  ADMIN_SCOPE,
+  createStreamBody,
+  drainBody,
+  nodeParam,
+  rebalanceBody,
+  registerNodeBody,
+  transferBody,
+} from './admin-router.js';
+import { appendBody, readQuery, streamParam } from './data-router.js';
+
+/**
+ * The problem answers each route can give, by status. Shared causes: 400 for any invalid
+ * path, query or body; 503 when the metadata consensus cannot answer (no leader, outcome
+ * unknown: retry, with the same Idempotency-Key for a change); 401/403 on the admin API;
+ * 413/415 wherever a JSON body is read.
+ */
+const PROBLEMS = {
+  400: 'Invalid input: the problem names each field at fault and why',
+  401: 'No valid bearer token',
+  403: `The token lacks the "${ADMIN_SCOPE}" scope`,
+  404: 'The stream or node does not exist',
+  409: 'Refused by the current metadata (e.g. not the owner: the body names the owner-to-be, its address and epoch)',
+  413: 'The body is larger than this route accepts',
+  415: 'The body is not application/json',
+  503: 'Unavailable for now (no consensus leader, a handoff still settling, the node stopping); see Retry-After',
+} as const;
+type ProblemStatus = keyof typeof PROBLEMS;
+
+function problems(...statuses: ProblemStatus[]): Record<number, string> {
+  return Object.fromEntries(statuses.map((status) => [status, PROBLEMS[status]]));
+}
+
+function ok(description: string): ResponseSpec {
+  return { description };
+}
+
+const streamOps: OperationSpec[] = [
+  {
+    method: 'post',
+    path: '/v1/streams/{stream}/records',
+    summary: 'Append records to a stream (on its owner; 409 elsewhere names where to go)',
+    description:
+      'Acknowledged once durable. A retried (producer, seq) is answered with its first offsets, not appended twice. ' +
+      'On the owner-to-be during a handoff the request parks until the transfer settles (up to the park timeout, then 503).',
+    tags: ['data'],
+    params: { path: streamParam },
+    requestBody: appendBody,
+    responses: { 200: ok('Offsets and epoch of the appended records'), ...problems(400, 404, 409, 413, 415, 503) },
+  },
+  {
+    method: 'get',
+    path: '/v1/streams/{stream}/records',
+    summary: 'Read durable records in offset order, from any node',
+    tags: ['data'],
+    params: { path: streamParam, query: readQuery },
+    responses: { 200: ok('Records from the given offset'), ...problems(400, 404, 503) },
+  },
+  {
+    method: 'get',
+    path: '/v1/streams/{stream}',
+    summary: 'A stream: owner, epoch, state, tail and any pending transfer',
+    tags: ['data'],
+    params: { path: streamParam },
+    responses: { 200: ok('The stream metadata'), ...problems(400, 404, 503) },
+  },
+];
+
+const admin = (spec: Omit<OperationSpec, 'scope' | 'tags'>): OperationSpec => ({
+  ...spec,
+  tags: ['admin'],
+  scope: ADMIN_SCOPE,
+  // Every admin route is behind the scope check.
+  responses: { ...spec.responses, ...problems(401, 403) },
+});
+
+const adminOps: OperationSpec[] = [
+  admin({
+    method: 'post',
+    path: '/v1/admin/nodes',
+    summary: 'Register a node (its address and slots); registering it again is a no-op',
+    requestBody: registerNodeBody,
+    responses: { 200: ok('Already registered as given'), 201: ok('Registered'), ...problems(400, 409, 413, 415, 503) },
+  }),
+  admin({
+    method: 'get',
+    path: '/v1/admin/nodes',
+    summary: 'The registered nodes',
+    responses: { 200: ok('Nodes with slots, streams owned and draining flag'), ...problems(503) },
+  }),
+  admin({
+    method: 'get',
+    path: '/v1/admin/nodes/{node}',
+    summary: 'A node and its drain progress',
+    params: { path: nodeParam },
+    responses: { 200: ok('The node and its drain progress'), ...problems(400, 404, 503) },
+  }),
+  admin({
+    method: 'post',
+    path: '/v1/admin/nodes/{node}/drain',
+    summary: 'Mark a node draining and move its streams elsewhere, bounded in flight',
+    params: { path: nodeParam },
+    // The body is optional; its schema when present.
+    requestBody: drainBody.unwrap(),
+    responses: { 202: ok('Draining; progress in the body'), ...problems(400, 404, 409, 413, 415, 503) },
+  }),
+  admin({
+    method: 'post',
+    path: '/v1/admin/nodes/{node}/undrain',
+    summary: 'Let a draining node take placements again',
+    params: { path: nodeParam },
+    responses: { 200: ok('Not draining; progress in the body'), ...problems(400, 404, 409, 503) },
+  }),
+  admin({
+    method: 'post',
+    path: '/v1/admin/streams',
+    summary: 'Create a stream, on a given node or placed on the least loaded one',
+    requestBody: createStreamBody,
+    responses: { 200: ok('Already exists as asked'), 201: ok('Created'), ...problems(400, 404, 409, 413, 415, 503) },
+  }),
+  admin({
+    method: 'post',
+    path: '/v1/admin/transfers',
+    summary: 'Propose moving a stream to a target node',
+    requestBody: transferBody,
+    responses: {
+      200: ok('The same transfer was already proposed or has settled'),
+      202: ok('Pending: routing changed, the handoff is under way'),
+      ...problems(400, 404, 409, 413, 415, 503),
+    },
+  }),
+  admin({
+    method: 'get',
+    path: '/v1/admin/transfers',
+    summary: 'The pending transfers',
+    responses: { 200: ok('Pending transfers'), ...problems(503) },
+  }),
+  admin({
+    method: 'get',
+    path: '/v1/admin/transfers/{stream}',
+    summary: "A stream's transfer: pending, or settled with the owner and epoch",
+    params: { path: streamParam },
+    responses: { 200: ok('Pending or settled'), ...problems(400, 404, 503) },
+  }),
+  admin({
+    method: 'post',
+    path: '/v1/admin/rebalance',
+    summary: 'Plan (dryRun) or start moves that even out streams per node',
+    requestBody: rebalanceBody.unwrap(),
+    responses: { 200: ok('The plan, nothing moved (dryRun)'), 202: ok('Started; progress in the body'), ...problems(400, 409, 413, 415, 503) },
+  }),
+  admin({
+    method: 'get',
+    path: '/v1/admin/rebalance',
+    summary: 'Progress of the current rebalance',
+    responses: { 200: ok('Rebalance progress'), ...problems(503) },
+  }),
+];
+
+/** The OpenAPI 3.1 document of a stream node's data and admin API. */
+export function streamApiDocument(): ApiDocument {
+  const document = new ApiDocument({
+    title: 'Baton stream node',
+    version: '1',
+    description: 'Streams owned by nodes, handed off between them without losing or repeating a record.',
+  });
+  for (const spec of [...streamOps, ...adminOps]) document.operation(spec);
+  return document;
+}
