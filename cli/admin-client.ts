@@ -1,4 +1,4 @@
-import { FailedError, UnreachableError } from './cli-errors.js';
+import { FailedError, HttpRefusal, UnreachableError } from './cli-errors.js';
 
 export interface AdminRequest {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -50,7 +50,8 @@ export async function adminRequest<T = unknown>(
   return { status: response.status, body: body as T };
 }
 
-function joinUrl(base: string, path: string): string {
+/** `base` (an http(s) URL, perhaps with a path) joined with an API path; a bad base is a usage-like refusal. */
+export function joinUrl(base: string, path: string): string {
   let parsed: URL;
   try {
     parsed = new URL(base);
@@ -70,7 +71,7 @@ function joinUrl(base: string, path: string): string {
 }
 
 /** Why fetch failed, in words: the system error code when there is one (ECONNREFUSED...). */
-function connectionFailure(error: unknown, timeoutMs: number): string {
+export function connectionFailure(error: unknown, timeoutMs: number): string {
   if (
     error instanceof DOMException &&
     (error.name === 'TimeoutError' || error.name === 'AbortError')
@@ -97,21 +98,31 @@ function parseBody(text: string, contentType: string | null): unknown {
   return text;
 }
 
-/** An error answer as a FailedError: the problem's detail (or title) and its type as the code. */
-function refusal(request: AdminRequest, url: string, status: number, body: unknown): FailedError {
-  const problem = (body && typeof body === 'object' ? body : {}) as {
+/** An error answer as an HttpRefusal: the problem's detail (or title) and its type as the code. */
+function refusal(request: AdminRequest, url: string, status: number, body: unknown): HttpRefusal {
+  const problem = (body && typeof body === 'object' ? body : {}) as Record<string, unknown> & {
     type?: string;
     title?: string;
     detail?: string;
   };
   const why =
     problem.detail ?? problem.title ?? (typeof body === 'string' && body ? body : `HTTP ${status}`);
-  const code = problem.type ? problem.type.replace(/^.*[/#]/, '') : `http_${status}`;
-  const hint =
-    status === 401
-      ? ' (give a token with --token or BATON_TOKEN)'
-      : status === 403
-        ? ' (this token lacks the scope)'
-        : '';
-  return new FailedError(code, `${request.method} ${url} answered ${status}: ${why}${hint}`);
+  return new HttpRefusal(
+    problemCode(problem.type, status),
+    `${request.method} ${url} answered ${status}: ${why}${authHint(status)}`,
+    status,
+    problem,
+  );
+}
+
+/** The last segment of a problem type (`urn:baton:problem:not-owner` -> `not-owner`), else `http_<status>`. */
+export function problemCode(type: string | undefined, status: number): string {
+  return type && type !== 'about:blank' ? type.replace(/^.*[/#:]/, '') : `http_${status}`;
+}
+
+/** What to do about a 401 or 403, appended to the server's words. */
+export function authHint(status: number): string {
+  if (status === 401) return ' (give a token with --token or BATON_TOKEN)';
+  if (status === 403) return ' (this token lacks the scope)';
+  return '';
 }

@@ -30,11 +30,28 @@ export class FailedError extends CliError {
   }
 }
 
+/**
+ * A server answered with an error status. Carries the status and the problem+json body, so a
+ * command can turn a status it expects (a 504 of a transfer, a 409 of a cancel) into advice of
+ * its own, and pass any other refusal through in the server's words.
+ */
+export class HttpRefusal extends FailedError {
+  constructor(
+    code: string,
+    message: string,
+    readonly status: number,
+    readonly problem: Readonly<Record<string, unknown>>,
+    options?: { cause?: unknown },
+  ) {
+    super(code, message, options);
+  }
+}
+
 /** A server could not be reached at `address` (refused, reset, no such host, timed out). */
 export class UnreachableError extends CliError {
   constructor(
     readonly address: string,
-    reason: string,
+    readonly reason: string,
     options?: { cause?: unknown },
   ) {
     super('unreachable', `cannot reach ${address}: ${reason}`, ExitCode.Unreachable, options);

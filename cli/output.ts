@@ -4,6 +4,9 @@ import { CliError, FailedError } from './cli-errors.js';
 /** Where output goes; process.stdout/stderr in the command, string buffers in tests. */
 export interface Sink {
   write(text: string): unknown;
+  /** True on a terminal: progress is then drawn as a bar instead of one line per update. */
+  isTTY?: boolean;
+  columns?: number;
 }
 
 /**

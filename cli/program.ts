@@ -1,5 +1,7 @@
 import { Command } from 'commander';
+import { registerAuthority } from './commands/authority.js';
 import { registerNew } from './commands/new.js';
+import { registerStreams } from './commands/streams.js';
 import { registerUp } from './commands/up.js';
 import type { CliContext } from './context.js';
 import { EXIT_CODES_HELP } from './exit-codes.js';
@@ -37,6 +39,8 @@ ${EXIT_CODES_HELP}`,
     );
   program.configureHelp({ sortSubcommands: false, showGlobalOptions: true });
   registerUp(program, ctx);
+  registerStreams(program, ctx);
+  registerAuthority(program, ctx);
   registerNew(program, ctx);
   return program;
 }

@@ -14,17 +14,19 @@ export interface BatonRun {
   stderr: string;
 }
 
-/** Runs `node dist/cli/main.js ...args` as a user would, with stdin closed (not a terminal). */
+/** Runs `node dist/cli/main.js ...args` as a user would; stdin is a pipe carrying `stdin` (or nothing). */
 export function spawnBaton(
   args: readonly string[],
-  options: { cwd?: string } = {},
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; stdin?: string } = {},
 ): Promise<BatonRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BATON_MAIN, ...args], {
       cwd: options.cwd,
-      env: { ...process.env, BATON_DEBUG: '' },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, BATON_DEBUG: '', BATON_URL: '', BATON_TOKEN: '', ...options.env },
+      stdio: ['pipe', 'pipe', 'pipe'],
     });
+    // Without input, stdin ends at once: not a terminal, nothing to read.
+    child.stdin.end(options.stdin ?? '');
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
@@ -34,9 +36,14 @@ export function spawnBaton(
   });
 }
 
-/** A string sink standing in for stdout or stderr. */
-export function bufferSink(): { write(text: string): boolean; text: string } {
+/** A string sink standing in for stdout or stderr; `isTTY` makes it pass for a terminal. */
+export function bufferSink(isTTY?: boolean): {
+  write(text: string): boolean;
+  text: string;
+  isTTY?: boolean;
+} {
   return {
+    ...(isTTY ? { isTTY } : {}),
     text: '',
     write(text: string) {
       this.text += text;
@@ -48,16 +55,22 @@ export function bufferSink(): { write(text: string): boolean; text: string } {
 /** Runs the CLI in-process (fast), with string sinks and the given working directory and stdin. */
 export async function runBaton(
   args: readonly string[],
-  options: { cwd: string; stdin?: CliContext['stdin'] },
+  options: {
+    cwd: string;
+    stdin?: CliContext['stdin'];
+    env?: NodeJS.ProcessEnv;
+    /** Stdout passes for a terminal (progress is drawn as a bar). */
+    stdoutIsTTY?: boolean;
+  },
 ): Promise<BatonRun> {
-  const stdout = bufferSink();
+  const stdout = bufferSink(options.stdoutIsTTY);
   const stderr = bufferSink();
   const code = await runCli(args, {
     stdout,
     stderr,
     stdin: options.stdin ?? notATerminal(),
     cwd: options.cwd,
-    env: {},
+    env: options.env ?? {},
     pkg: findBatonPackage(),
   });
   return { code, stdout: stdout.text, stderr: stderr.text };
@@ -74,5 +87,12 @@ export function notATerminal(): CliContext['stdin'] {
 export function terminalTyping(lines: readonly string[]): CliContext['stdin'] {
   const stream = Object.assign(new PassThrough(), { isTTY: true });
   stream.end(lines.map((line) => `${line}\n`).join(''));
+  return stream;
+}
+
+/** Stdin of a pipe carrying `text` (not a terminal). */
+export function pipedInput(text: string): CliContext['stdin'] {
+  const stream = new PassThrough();
+  stream.end(text);
   return stream;
 }

@@ -1,0 +1,35 @@
+import type { Command } from 'commander';
+import type { CliContext } from '../context.js';
+import { registerDrainCommands } from '../streams/drain-commands.js';
+import { registerNodeCommands } from '../streams/node-commands.js';
+import { registerRebalanceCommand } from '../streams/rebalance-command.js';
+import { registerStreamCommands } from '../streams/stream-commands.js';
+import { registerTransferCommands } from '../streams/transfer-commands.js';
+
+/** `baton streams ...`: the admin and data commands of the stream-transfer variant. */
+export function registerStreams(program: Command, ctx: CliContext): void {
+  const streams = program
+    .command('streams')
+    .description(
+      'stream-transfer variant: create, append, read, transfer, drain and rebalance streams',
+    )
+    .addHelpText(
+      'after',
+      `
+Every command talks to one node's API: --url (or BATON_URL, default http://127.0.0.1:7700) and
+--token (or BATON_TOKEN) for the admin calls. Any node answers; appends are sent on to the
+stream's owner.
+
+Examples:
+  export BATON_URL=http://127.0.0.1:7700 BATON_TOKEN=dev-admin-token
+  baton streams create events
+  baton streams append events hello world
+  baton streams transfer events --to n2
+  baton streams drain n1`,
+    );
+  registerStreamCommands(streams, ctx);
+  registerTransferCommands(streams, ctx);
+  registerDrainCommands(streams, ctx);
+  registerRebalanceCommand(streams, ctx);
+  registerNodeCommands(streams, ctx);
+}

@@ -1,0 +1,139 @@
+import type { Command } from 'commander';
+import { adminRequest } from '../admin-client.js';
+import { integerAtLeast, secondsAsMs } from '../arguments.js';
+import { FailedError } from '../cli-errors.js';
+import { connectionOf, withConnectionOptions } from '../connection.js';
+import { outputFor, type CliContext } from '../context.js';
+import { progressView } from '../progress.js';
+import { pollUntil } from '../wait.js';
+import { SystemClock } from '../../framework/kernel/system-clock.js';
+import type { DrainProgress } from '../../framework/stream-transfer/progress.js';
+import { STREAM_API, streamCall, streamClient } from './stream-api.js';
+import { DEFAULT_INTERVAL_MS, seconds } from './transfer-commands.js';
+
+const DEFAULT_DRAIN_TIMEOUT_MS = 600_000;
+
+/** `baton streams drain NODE` and `baton streams undrain NODE`. */
+export function registerDrainCommands(streams: Command, ctx: CliContext): void {
+  withConnectionOptions(streams.command('drain'), STREAM_API)
+    .description(
+      'move every stream off a node (for maintenance), showing progress until it owns nothing',
+    )
+    .argument('<node>', 'the node to empty')
+    .option(
+      '--max-in-flight <n>',
+      'transfers the drain runs at once (default: the node setting)',
+      integerAtLeast(1),
+    )
+    .option('--no-wait', 'return once the drain is accepted; the cluster carries it on')
+    .option(
+      '--timeout <seconds>',
+      'how long to wait for the node to own nothing (default 600)',
+      secondsAsMs,
+    )
+    .option('--interval <ms>', 'how often to check progress (default 250)', integerAtLeast(10))
+    .addHelpText(
+      'after',
+      `
+The node takes no new streams and hands its streams to the least loaded nodes, a few at a time.
+Progress is a bar on a terminal, one line per change otherwise, and with --json one
+{"progress": ...} line per change on stderr and the final state on stdout. When the wait ends
+the drain goes on in the cluster; running the command again resumes watching it.
+"baton streams undrain NODE" stops it (transfers already started finish).
+
+Examples:
+  baton streams drain n1
+  baton streams drain n1 --max-in-flight 8 --timeout 1800
+  baton streams drain n1 --no-wait --json`,
+    )
+    .action(
+      async (
+        node: string,
+        options: { maxInFlight?: number; wait: boolean; timeout?: number; interval?: number },
+        command: Command,
+      ) => {
+        const output = outputFor(ctx, command);
+        const client = streamClient(connectionOf(ctx, command, STREAM_API));
+        const first = await streamCall(() => client.drain(node, options.maxInFlight));
+        let last = first;
+        if (options.wait && !first.drained) {
+          // The streams the node held when asked: the bar counts them down.
+          const total = first.remaining;
+          const view = progressView(ctx, output, `draining ${node}`);
+          const clock = new SystemClock();
+          try {
+            const waited = await pollUntil(
+              () => streamCall(() => client.node(node)),
+              (progress) => progress.drained,
+              (progress) =>
+                view.update(drainReading(progress, Math.max(total, progress.remaining))),
+              {
+                clock,
+                intervalMs: options.interval ?? DEFAULT_INTERVAL_MS,
+                timeoutMs: options.timeout ?? DEFAULT_DRAIN_TIMEOUT_MS,
+              },
+            );
+            last = waited.reading;
+            if (!waited.done) {
+              throw new FailedError(
+                'drain_unfinished',
+                `${node} still owns ${last.remaining} stream(s) after ${seconds(options.timeout ?? DEFAULT_DRAIN_TIMEOUT_MS)}` +
+                  `${stuck(last) ? ': no other node can take them (add a node or free slots, or undrain it)' : ''}; ` +
+                  `the drain goes on in the cluster: run "baton streams drain ${node}" again to follow it`,
+              );
+            }
+          } finally {
+            view.stop();
+          }
+        }
+        output.result(last, (p) =>
+          p.drained
+            ? `${p.id} is drained: it owns no streams and can be taken down`
+            : `${p.id} is draining: ${p.remaining} stream(s) to move, ${p.outgoing} moving now` +
+              `${stuck(p) ? ' (waiting for a node with free slots)' : ''}; follow it with "baton streams drain ${p.id}"`,
+        );
+      },
+    );
+
+  withConnectionOptions(streams.command('undrain'), STREAM_API)
+    .description('stop draining a node: it takes streams again (transfers already started finish)')
+    .argument('<node>', 'the node to put back in service')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  baton streams undrain n1`,
+    )
+    .action(async (node: string, _options: unknown, command: Command) => {
+      const output = outputFor(ctx, command);
+      const connection = connectionOf(ctx, command, STREAM_API);
+      // The client has no undrain call: the admin API is reached directly, same errors.
+      const { body } = await adminRequest<DrainProgress>(connection.url, {
+        method: 'POST',
+        path: `/v1/admin/nodes/${encodeURIComponent(node)}/undrain`,
+        token: connection.token,
+      });
+      output.result(
+        body,
+        (p) =>
+          `${p.id} is in service: it owns ${p.owned} stream(s)${p.outgoing > 0 ? `, ${p.outgoing} still moving out` : ''}`,
+      );
+    });
+}
+
+/** A drain waiting with nothing moving: every other node is full or draining too. */
+function stuck(progress: DrainProgress): boolean {
+  return progress.remaining > 0 && progress.outgoing === 0;
+}
+
+function drainReading(progress: DrainProgress, total: number) {
+  const moved = total - progress.remaining;
+  return {
+    done: moved,
+    total,
+    line:
+      `${moved} of ${total} stream(s) moved, ${progress.remaining} to go, ${progress.outgoing} moving` +
+      (stuck(progress) ? ' (waiting for a node with free slots)' : ''),
+    data: progress,
+  };
+}

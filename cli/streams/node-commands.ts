@@ -1,0 +1,73 @@
+import type { Command } from 'commander';
+import { integerAtLeast } from '../arguments.js';
+import { connectionOf, withConnectionOptions } from '../connection.js';
+import { outputFor, type CliContext } from '../context.js';
+import { table } from '../table.js';
+import type { NodeStatus } from '../../framework/stream-transfer/progress.js';
+import { STREAM_API, streamCall, streamClient } from './stream-api.js';
+
+/** `baton streams nodes` and `baton streams nodes add`. */
+export function registerNodeCommands(streams: Command, ctx: CliContext): void {
+  const nodes = withConnectionOptions(streams.command('nodes'), STREAM_API)
+    .description(
+      'list the registered nodes: capacity, streams owned, transfers in and out, drain state',
+    )
+    .addHelpText(
+      'after',
+      `
+Examples:
+  baton streams nodes
+  baton streams nodes --json | jq '.nodes[] | select(.draining)'
+  baton streams nodes add n4 --address http://10.0.0.4:7700 --slots 500`,
+    )
+    .action(async (_options: unknown, command: Command) => {
+      const output = outputFor(ctx, command);
+      const client = streamClient(connectionOf(ctx, command, STREAM_API));
+      const result = await streamCall(() => client.nodes());
+      output.result(result, (r) =>
+        r.nodes.length === 0
+          ? 'no nodes are registered'
+          : table(
+              ['NODE', 'ADDRESS', 'SLOTS', 'OWNED', 'IN', 'OUT', 'STATE'],
+              r.nodes.map((n) => [
+                n.id,
+                n.address,
+                String(n.slots),
+                String(n.owned),
+                String(n.incoming),
+                String(n.outgoing),
+                n.drained ? 'drained' : n.draining ? 'draining' : 'in service',
+              ]),
+            ),
+      );
+    });
+
+  withConnectionOptions(nodes.command('add'), STREAM_API)
+    .description('register a node by hand, or change its address or capacity')
+    .argument('<node>', "the node's id (the node.self of its config)")
+    .requiredOption('--address <url>', 'the base URL clients are sent to for its streams')
+    .option('--slots <n>', 'how many streams it may own', integerAtLeast(1), 1000)
+    .addHelpText(
+      'after',
+      `
+A node registers itself when it starts; this is for a node started with register: false, or to
+change the address or capacity of one already registered. Registering the same values again
+is not an error.
+
+Examples:
+  baton streams nodes add n4 --address http://10.0.0.4:7700
+  baton streams nodes add n4 --address http://10.0.0.4:7700 --slots 2000`,
+    )
+    .action(async (node: string, options: { address: string; slots: number }, command: Command) => {
+      const output = outputFor(ctx, command);
+      const client = streamClient(connectionOf(ctx, command, STREAM_API));
+      const result = (await streamCall(() =>
+        client.registerNode(node, options.address, options.slots),
+      )) as { node: NodeStatus; duplicate?: boolean };
+      output.result(result, (r) =>
+        r.duplicate
+          ? `${r.node.id} was already registered at ${r.node.address} with ${r.node.slots} slots`
+          : `registered ${r.node.id} at ${r.node.address} with ${r.node.slots} slots`,
+      );
+    });
+}

@@ -1,0 +1,157 @@
+import type { Command } from 'commander';
+import { adminRequest } from '../admin-client.js';
+import { integerAtLeast, secondsAsMs } from '../arguments.js';
+import { FailedError } from '../cli-errors.js';
+import { connectionOf, withConnectionOptions, type Connection } from '../connection.js';
+import { outputFor, type CliContext } from '../context.js';
+import { progressView } from '../progress.js';
+import { pollUntil } from '../wait.js';
+import { SystemClock } from '../../framework/kernel/system-clock.js';
+import type { StreamClient } from '../../framework/stream-transfer/client.js';
+import type {
+  PendingTransfer,
+  PlannedMove,
+  RebalanceRun,
+} from '../../framework/stream-transfer/model.js';
+import { STREAM_API, streamCall, streamClient } from './stream-api.js';
+import { DEFAULT_INTERVAL_MS, seconds } from './transfer-commands.js';
+
+const DEFAULT_REBALANCE_TIMEOUT_MS = 600_000;
+
+interface RebalanceReading {
+  run: RebalanceRun;
+  /** Rebalance transfers started and not settled yet. */
+  moving: number;
+}
+
+/** `baton streams rebalance [--dry-run]`. */
+export function registerRebalanceCommand(streams: Command, ctx: CliContext): void {
+  withConnectionOptions(streams.command('rebalance'), STREAM_API)
+    .description('even out the streams across the nodes: show the plan, then run it with progress')
+    .option('--dry-run', 'show the moves the cluster would make, and change nothing')
+    .option(
+      '--max-in-flight <n>',
+      'moves running at once (default: the cluster setting)',
+      integerAtLeast(1),
+    )
+    .option('--no-wait', 'return once the plan is accepted; the cluster carries it out')
+    .option(
+      '--timeout <seconds>',
+      'how long to wait for every move to settle (default 600)',
+      secondsAsMs,
+    )
+    .option('--interval <ms>', 'how often to check progress (default 250)', integerAtLeast(10))
+    .addHelpText(
+      'after',
+      `
+The plan moves streams from the most to the least loaded nodes (draining nodes take none). A
+move whose stream changed meanwhile is skipped. Progress is shown as for "baton streams drain".
+
+Examples:
+  baton streams rebalance --dry-run
+  baton streams rebalance --max-in-flight 4
+  baton streams rebalance --no-wait --json`,
+    )
+    .action(
+      async (
+        options: {
+          dryRun?: boolean;
+          maxInFlight?: number;
+          wait: boolean;
+          timeout?: number;
+          interval?: number;
+        },
+        command: Command,
+      ) => {
+        const output = outputFor(ctx, command);
+        const connection = connectionOf(ctx, command, STREAM_API);
+        const client = streamClient(connection);
+        const answer = await streamCall(() =>
+          client.rebalance({
+            ...(options.dryRun ? { dryRun: true } : {}),
+            ...(options.maxInFlight ? { maxInFlight: options.maxInFlight } : {}),
+          }),
+        );
+        const moves = answer.moves;
+        if (options.dryRun) {
+          output.result({ dryRun: true, moves }, (r) => plan(r.moves, 'would move'));
+          return;
+        }
+        if (moves.length === 0 || !options.wait) {
+          output.result({ dryRun: false, moves, settled: moves.length === 0 }, (r) =>
+            r.moves.length === 0
+              ? 'the streams are balanced: nothing to move'
+              : [...plan(r.moves, 'moving'), `follow it with "baton streams transfers"`],
+          );
+          return;
+        }
+        if (!output.json) output.note(plan(moves, 'moving').join('\n'));
+        const view = progressView(ctx, output, 'rebalancing');
+        let last: RebalanceReading;
+        try {
+          const waited = await pollUntil(
+            () => readRebalance(connection, client),
+            (r) => r.run.queue.length === 0 && r.moving === 0,
+            (r) => view.update(rebalanceReading(r)),
+            {
+              clock: new SystemClock(),
+              intervalMs: options.interval ?? DEFAULT_INTERVAL_MS,
+              timeoutMs: options.timeout ?? DEFAULT_REBALANCE_TIMEOUT_MS,
+            },
+          );
+          last = waited.reading;
+          if (!waited.done) {
+            throw new FailedError(
+              'rebalance_unfinished',
+              `the rebalance has not finished after ${seconds(options.timeout ?? DEFAULT_REBALANCE_TIMEOUT_MS)}: ` +
+                `${last.run.queue.length} move(s) not started, ${last.moving} moving; it goes on in the cluster ` +
+                '(follow it with "baton streams transfers")',
+            );
+          }
+        } finally {
+          view.stop();
+        }
+        const { run } = last;
+        output.result(
+          { dryRun: false, moves, settled: true, run },
+          (r) =>
+            `rebalanced: ${r.run.started} stream(s) moved` +
+            `${r.run.skipped > 0 ? `, ${r.run.skipped} move(s) skipped because their stream had changed` : ''}`,
+        );
+      },
+    );
+}
+
+function plan(moves: readonly PlannedMove[], verb: string): string[] {
+  if (moves.length === 0) return ['the streams are balanced: nothing to move'];
+  return [
+    `${verb} ${moves.length} stream(s):`,
+    ...moves.map((m) => `  ${m.stream} -> ${m.target}`),
+  ];
+}
+
+async function readRebalance(
+  connection: Connection,
+  client: StreamClient,
+): Promise<RebalanceReading> {
+  // The client has no call for the run's progress: the admin API is reached directly.
+  const { body: run } = await adminRequest<RebalanceRun>(connection.url, {
+    method: 'GET',
+    path: '/v1/admin/rebalance',
+    token: connection.token,
+  });
+  const { transfers } = (await streamCall(() => client.transfers())) as unknown as {
+    transfers: PendingTransfer[];
+  };
+  return { run, moving: transfers.filter((t) => t.reason === 'rebalance').length };
+}
+
+function rebalanceReading(r: RebalanceReading) {
+  const settled = r.run.started - r.moving + r.run.skipped;
+  return {
+    done: settled,
+    total: r.run.planned,
+    line: `${settled} of ${r.run.planned} move(s) done, ${r.moving} moving, ${r.run.queue.length} waiting`,
+    data: { ...r.run, moving: r.moving },
+  };
+}

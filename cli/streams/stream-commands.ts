@@ -1,0 +1,232 @@
+import { createInterface } from 'node:readline';
+import type { Command } from 'commander';
+import { integerAtLeast } from '../arguments.js';
+import { UsageError } from '../cli-errors.js';
+import { connectionOf, withConnectionOptions } from '../connection.js';
+import { outputFor, type CliContext } from '../context.js';
+import {
+  MAX_READ_LIMIT,
+  MAX_RECORDS_PER_APPEND,
+} from '../../framework/stream-transfer/data-router.js';
+import type { AppendAnswer, ReadAnswer } from '../../framework/stream-transfer/client.js';
+import { STREAM_API, streamCall, streamClient } from './stream-api.js';
+
+/** Body bytes per append request: half the API's body limit, leaving room for JSON escaping. */
+const APPEND_BATCH_BYTES = 1024 * 1024;
+
+/** `baton streams create | append | read | status`: the life of one stream. */
+export function registerStreamCommands(streams: Command, ctx: CliContext): void {
+  withConnectionOptions(streams.command('create'), STREAM_API)
+    .description('create a stream, placed on the node with the most free slots or on --owner')
+    .argument('<name>', "the stream's id: letters, digits, '.', '_' or '-'")
+    .option('--owner <node>', 'place it on this node instead of letting the cluster choose')
+    .addHelpText(
+      'after',
+      `
+Creating a stream that exists with the same placement is not an error (it says so).
+
+Examples:
+  baton streams create events
+  baton streams create audit-log --owner n2 --url http://127.0.0.1:7700 --token $TOKEN`,
+    )
+    .action(async (name: string, options: { owner?: string }, command: Command) => {
+      const output = outputFor(ctx, command);
+      const client = streamClient(connectionOf(ctx, command, STREAM_API));
+      const created = (await streamCall(() => client.createStream(name, options.owner))) as {
+        stream: string;
+        owner: string;
+        epoch: number;
+        duplicate?: boolean;
+      };
+      output.result(created, (c) =>
+        c.duplicate
+          ? `stream ${c.stream} already exists on ${c.owner} (epoch ${c.epoch})`
+          : `created stream ${c.stream} on ${c.owner} (epoch ${c.epoch})`,
+      );
+    });
+
+  withConnectionOptions(streams.command('append'), STREAM_API)
+    .description('append records to a stream: each BODY is one record, or each line of stdin')
+    .argument('<name>', 'the stream to append to')
+    .argument('[body...]', 'record bodies; without any, the lines of stdin are appended')
+    .option(
+      '--producer <id>',
+      'append as this producer, so a retry with the same --seq is never appended twice',
+    )
+    .option(
+      '--seq <n>',
+      'sequence number of the first batch with --producer (each batch takes the next)',
+      integerAtLeast(0),
+    )
+    .addHelpText(
+      'after',
+      `
+The client sends each record to the stream's owner, follows the cluster's redirects and waits
+out a handoff in progress. Stdin is sent in batches of up to ${MAX_RECORDS_PER_APPEND} records.
+
+Examples:
+  baton streams append events '{"id":1}' '{"id":2}'
+  tail -f app.log | baton streams append logs
+  baton streams append events hello --producer importer-7 --seq 41`,
+    )
+    .action(
+      async (
+        name: string,
+        bodies: string[],
+        options: { producer?: string; seq?: number },
+        command: Command,
+      ) => {
+        const output = outputFor(ctx, command);
+        if (options.seq !== undefined && options.producer === undefined) {
+          throw new UsageError('--seq numbers the batches of a producer: give --producer too');
+        }
+        const client = streamClient(connectionOf(ctx, command, STREAM_API));
+        let records = bodies;
+        if (records.length === 0) {
+          if (ctx.stdin.isTTY)
+            output.note('reading records from stdin, one per line; end with Ctrl-D');
+          records = await readLines(ctx.stdin);
+        }
+        if (records.length === 0) {
+          throw new UsageError(
+            'nothing to append: give record bodies as arguments or pipe lines on stdin',
+          );
+        }
+        const producer = options.producer
+          ? client.producer(options.producer, options.seq ?? 0)
+          : undefined;
+        const answers: AppendAnswer[] = [];
+        for (const batch of batches(records)) {
+          answers.push(
+            await streamCall(() =>
+              producer ? producer.append(name, batch) : client.append(name, batch),
+            ),
+          );
+        }
+        const summary = {
+          stream: name,
+          appended: records.length,
+          first: answers[0].first,
+          last: answers[answers.length - 1].first + answers[answers.length - 1].count - 1,
+          epoch: answers[answers.length - 1].epoch,
+          node: answers[answers.length - 1].node,
+          duplicate: answers.some((a) => a.duplicate),
+          ...(options.producer ? { nextSeq: (options.seq ?? 0) + answers.length } : {}),
+          batches: answers,
+        };
+        output.result(summary, (s) => [
+          `appended ${s.appended} record${s.appended === 1 ? '' : 's'} to ${s.stream}: ` +
+            `${s.first === s.last ? `offset ${s.first}` : `offsets ${s.first}-${s.last}`} (epoch ${s.epoch} on ${s.node})`,
+          ...(s.duplicate
+            ? [
+                'some batches had been appended before under the same producer and seq: they were not appended again',
+              ]
+            : []),
+          ...(s.nextSeq !== undefined
+            ? [`next --seq for producer ${options.producer}: ${s.nextSeq}`]
+            : []),
+        ]);
+      },
+    );
+
+  withConnectionOptions(streams.command('read'), STREAM_API)
+    .description('read records of a stream from an offset (any node serves reads)')
+    .argument('<name>', 'the stream to read')
+    .option('--from <offset>', 'first offset to read', integerAtLeast(0), 0)
+    .option('--limit <n>', 'most records to read', integerAtLeast(1), 100)
+    .addHelpText(
+      'after',
+      `
+Human output is one record per line, its offset, a tab, then its body; the offset to continue
+from is printed on stderr. With --json: {stream, from, records: [{offset, body}], next}.
+
+Examples:
+  baton streams read events
+  baton streams read events --from 1000 --limit 5000 --json | jq -r '.records[].body'`,
+    )
+    .action(async (name: string, options: { from: number; limit: number }, command: Command) => {
+      const output = outputFor(ctx, command);
+      const client = streamClient(connectionOf(ctx, command, STREAM_API));
+      const records: ReadAnswer['records'] = [];
+      let next = options.from;
+      // The API serves at most MAX_READ_LIMIT per request: page until the limit or the tail.
+      while (records.length < options.limit) {
+        const want = Math.min(MAX_READ_LIMIT, options.limit - records.length);
+        const page = await streamCall(() => client.read(name, next, want));
+        records.push(...page.records);
+        next = page.next;
+        if (page.records.length < want) break;
+      }
+      output.result({ stream: name, from: options.from, records, next }, (r) =>
+        r.records.map((record) => `${record.offset}\t${record.body}`),
+      );
+      output.note(
+        records.length === 0
+          ? `no records at offset ${options.from} or after`
+          : `next offset: ${next} (baton streams read ${name} --from ${next})`,
+      );
+    });
+
+  withConnectionOptions(streams.command('status'), STREAM_API)
+    .description("show a stream's owner, epoch, tail and any transfer in progress")
+    .argument('<name>', 'the stream to describe')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  baton streams status events
+  baton streams status events --json`,
+    )
+    .action(async (name: string, _options: unknown, command: Command) => {
+      const output = outputFor(ctx, command);
+      const client = streamClient(connectionOf(ctx, command, STREAM_API));
+      const status = (await streamCall(() => client.describe(name))) as unknown as StreamStatus;
+      output.result(status, (s) => [
+        `stream ${s.stream}`,
+        `  owner     ${s.owner}${s.address ? ` (${s.address})` : ''}`,
+        `  epoch     ${s.epoch} (${s.state})`,
+        `  tail      ${s.tail}`,
+        s.transfer
+          ? `  transfer  ${s.transfer.source} -> ${s.transfer.target} (${s.transfer.reason}), pending`
+          : '  transfer  none',
+      ]);
+    });
+}
+
+interface StreamStatus {
+  stream: string;
+  owner: string;
+  address?: string;
+  epoch: number;
+  state: string;
+  tail: number;
+  transfer?: { source: string; target: string; reason: string };
+}
+
+async function readLines(input: NodeJS.ReadableStream): Promise<string[]> {
+  const lines: string[] = [];
+  for await (const line of createInterface({ input, crlfDelay: Infinity, terminal: false })) {
+    lines.push(line);
+  }
+  return lines;
+}
+
+/** Records in request-sized batches: at most MAX_RECORDS_PER_APPEND, about a MiB of bodies. */
+function* batches(records: readonly string[]): Generator<string[]> {
+  let batch: string[] = [];
+  let bytes = 0;
+  for (const record of records) {
+    const size = Buffer.byteLength(record);
+    if (
+      batch.length > 0 &&
+      (batch.length >= MAX_RECORDS_PER_APPEND || bytes + size > APPEND_BATCH_BYTES)
+    ) {
+      yield batch;
+      batch = [];
+      bytes = 0;
+    }
+    batch.push(record);
+    bytes += size;
+  }
+  if (batch.length > 0) yield batch;
+}

@@ -1,0 +1,103 @@
+import type { ExecutionContext } from 'ava';
+import { METADATA_CONSENSUS } from '../../framework/contracts/metadata-consensus.js';
+import { OBJECT_STORE, type ObjectStore } from '../../framework/contracts/object-store.js';
+import { SystemClock } from '../../framework/kernel/system-clock.js';
+import type { Host } from '../../framework/kernel/host.js';
+import type { StreamCommand, StreamResult } from '../../framework/stream-transfer/commands.js';
+import type { StreamMetadata } from '../../framework/stream-transfer/model.js';
+import { STREAM_NODE } from '../../framework/stream-transfer/plugins.js';
+import { StreamStateMachine } from '../../framework/stream-transfer/state-machine.js';
+import type { StreamNodeService } from '../../framework/stream-transfer/stream-node-service.js';
+import { LocalConsensus } from '../../framework/testing/fakes/local-consensus.js';
+import { streamNodeHostBuilder } from '../../hosts/stream-node/host.js';
+
+export const STREAM_TOKEN = 'cli-test-admin';
+
+type SharedConsensus = LocalConsensus<StreamMetadata, StreamCommand, StreamResult>;
+
+export interface StreamCluster {
+  /** The nodes by id, each a real host serving its API on a loopback port. */
+  nodes: Map<string, StreamNodeService>;
+  consensus: SharedConsensus;
+  /** The URL of the first node: what the commands are pointed at. */
+  url: string;
+  /** BATON_URL and BATON_TOKEN for the first node. */
+  env: NodeJS.ProcessEnv;
+  /** Waits until the stream is open for appends on its owner. */
+  writable(stream: string): Promise<void>;
+}
+
+/**
+ * Real stream-node hosts in this process on port 0, sharing one metadata consensus and one
+ * object store, as a cluster on a durable consensus and a shared bucket would. Stopped after
+ * the test, last started first.
+ */
+export async function startStreamCluster(
+  t: ExecutionContext,
+  ids: readonly string[] = ['n1'],
+): Promise<StreamCluster> {
+  const inner: SharedConsensus = new LocalConsensus(new StreamStateMachine());
+  // Each host stops what provides its consensus token: hand out a view whose start/stop are
+  // absent, so stopping one host leaves the metadata to the others.
+  const consensus = new Proxy(inner, {
+    get(target, property) {
+      if (property === 'start' || property === 'stop') return undefined;
+      const value = Reflect.get(target, property, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  const hosts: Host[] = [];
+  const nodes = new Map<string, StreamNodeService>();
+  t.teardown(async () => {
+    for (const host of hosts.reverse()) await host.stop();
+  });
+  let store: ObjectStore | undefined;
+  for (const id of ids) {
+    const builder = streamNodeHostBuilder({
+      node: {
+        self: id,
+        http: { port: 0 },
+        wal: { kind: 'memory' },
+        tokens: [{ token: STREAM_TOKEN, principal: 'ops', scopes: ['admin'] }],
+      },
+      objectStore: { use: 'memory-object-store' },
+      log: { level: 'silent' },
+    }).value(METADATA_CONSENSUS, consensus);
+    if (store) builder.value(OBJECT_STORE, store);
+    const host = builder.build();
+    await host.start();
+    hosts.push(host);
+    store ??= host.get(OBJECT_STORE);
+    nodes.set(id, host.get(STREAM_NODE));
+  }
+  await eventually(
+    () => ids.every((id) => Object.hasOwn(inner.view().state.nodes, id)),
+    'every node to register itself',
+  );
+  const url = nodes.get(ids[0])!.url;
+  return {
+    nodes,
+    consensus: inner,
+    url,
+    env: { BATON_URL: url, BATON_TOKEN: STREAM_TOKEN },
+    writable: (stream) =>
+      eventually(() => {
+        const owner = inner.view().state.streams[stream]?.owner;
+        return owner !== undefined && nodes.get(owner)?.node.session(stream)?.writable === true;
+      }, `${stream} to be open on its owner`),
+  };
+}
+
+/** Waits on a condition with a real deadline (these tests talk to real servers). */
+export async function eventually(
+  condition: () => boolean | Promise<boolean>,
+  what: string,
+  ms = 10_000,
+): Promise<void> {
+  const clock = new SystemClock();
+  const deadline = clock.now() + ms;
+  while (!(await condition())) {
+    if (clock.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await clock.sleep(10);
+  }
+}

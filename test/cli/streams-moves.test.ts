@@ -1,0 +1,275 @@
+import test from 'ava';
+import { ExitCode } from '../../cli/exit-codes.js';
+import { runBaton, spawnBaton } from './run-baton.js';
+import { startStreamCluster, type StreamCluster } from './stream-cluster.js';
+
+const cwd = process.cwd();
+/** How terminal control sequences (cursor moves, line clears) begin. */
+const CSI = '\u001b[';
+
+async function baton(cluster: StreamCluster, ...args: string[]) {
+  return runBaton(args, { cwd, env: cluster.env });
+}
+
+/** Creates streams on `owner` and waits until each is open there. */
+async function createOn(cluster: StreamCluster, owner: string, names: readonly string[]) {
+  for (const name of names) {
+    const run = await baton(cluster, 'streams', 'create', name, '--owner', owner);
+    if (run.code !== 0) throw new Error(`create ${name}: ${run.stderr}`);
+    await cluster.writable(name);
+  }
+}
+
+test('streams transfer waits for the handoff and shows where the stream is open now', async (t) => {
+  const cluster = await startStreamCluster(t, ['n1', 'n2']);
+  await createOn(cluster, 'n1', ['events']);
+  await baton(cluster, 'streams', 'append', 'events', 'before');
+  const run = await baton(
+    cluster,
+    'streams',
+    'transfer',
+    'events',
+    '--to',
+    'n2',
+    '--interval',
+    '20',
+  );
+  t.is(run.code, ExitCode.Ok, run.stderr);
+  t.regex(run.stdout, /^moved events from n1 to n2: open at epoch 2 \(handoff took \d+\.\d s\)\n$/);
+  t.regex(run.stderr, /waiting for the handoff of events from n1 to n2/);
+  t.like(cluster.consensus.view().state.streams.events, { owner: 'n2', epoch: 2 });
+  // The client follows the new owner: the next append lands on n2, after the first record.
+  const append = await baton(cluster, 'streams', 'append', 'events', 'after', '--json');
+  t.like(JSON.parse(append.stdout), { first: 1, node: 'n2', epoch: 2 });
+});
+
+test('streams transfer --json gives the outcome as one document; --no-wait returns once accepted', async (t) => {
+  const cluster = await startStreamCluster(t, ['n1', 'n2']);
+  await createOn(cluster, 'n1', ['a', 'b']);
+  const waited = await baton(
+    cluster,
+    'streams',
+    'transfer',
+    'a',
+    '--to',
+    'n2',
+    '--json',
+    '--interval',
+    '20',
+  );
+  t.is(waited.code, ExitCode.Ok, waited.stderr);
+  t.like(JSON.parse(waited.stdout), {
+    stream: 'a',
+    source: 'n1',
+    target: 'n2',
+    status: 'settled',
+    owner: 'n2',
+    epoch: 2,
+  });
+  t.is(waited.stderr, '');
+  const accepted = await baton(cluster, 'streams', 'transfer', 'b', '--to', 'n2', '--no-wait');
+  t.is(accepted.code, ExitCode.Ok, accepted.stderr);
+  t.regex(accepted.stdout, /transfer of b from n1 to n2 accepted; the handoff is in progress/);
+});
+
+test('streams transfer to the owner is a no-op; to a draining or unknown node it is refused with the reason', async (t) => {
+  const cluster = await startStreamCluster(t, ['n1', 'n2']);
+  await createOn(cluster, 'n1', ['events']);
+  const owner = await baton(cluster, 'streams', 'transfer', 'events', '--to', 'n1');
+  t.is(owner.code, ExitCode.Ok, owner.stderr);
+  t.is(owner.stdout, 'events is already on n1: nothing to move\n');
+  await baton(cluster, 'streams', 'drain', 'n2');
+  const draining = await baton(cluster, 'streams', 'transfer', 'events', '--to', 'n2');
+  t.is(draining.code, ExitCode.Failed);
+  t.regex(
+    draining.stderr,
+    /^baton: .*\/v1\/admin\/transfers answered 409: target node n2 is draining and takes no new streams\n$/,
+  );
+  const unknown = await baton(cluster, 'streams', 'transfer', 'events', '--to', 'n7', '--json');
+  t.is(unknown.code, ExitCode.Failed);
+  t.is(JSON.parse(unknown.stderr).error.code, 'rejected-unknown-node');
+});
+
+test('streams transfer without --to is a usage error naming the option', async (t) => {
+  const run = await runBaton(['streams', 'transfer', 'events'], { cwd });
+  t.is(run.code, ExitCode.Usage);
+  t.regex(run.stderr, /required option '--to <node>' not specified/);
+});
+
+test('streams drain off a terminal prints one line per change, then says the node is drained', async (t) => {
+  const cluster = await startStreamCluster(t, ['n1', 'n2', 'n3']);
+  const names = ['s1', 's2', 's3', 's4'];
+  await createOn(cluster, 'n1', names);
+  const run = await baton(
+    cluster,
+    'streams',
+    'drain',
+    'n1',
+    '--max-in-flight',
+    '1',
+    '--interval',
+    '10',
+  );
+  t.is(run.code, ExitCode.Ok, run.stderr);
+  const lines = run.stdout.trimEnd().split('\n');
+  t.is(lines.at(-1), 'n1 is drained: it owns no streams and can be taken down');
+  const progress = lines.slice(0, -1);
+  t.true(progress.length >= 1, run.stdout);
+  for (const line of progress)
+    t.regex(line, /^draining n1: \d of 4 stream\(s\) moved, \d to go, \d moving$/);
+  t.is(progress.at(-1), 'draining n1: 4 of 4 stream(s) moved, 0 to go, 0 moving');
+  t.is(new Set(progress).size, progress.length, 'a line per change, never the same line twice');
+  t.false(run.stdout.includes(CSI), 'no terminal control sequences in a log');
+  const owners = names.map((name) => cluster.consensus.view().state.streams[name].owner);
+  t.false(owners.includes('n1'));
+});
+
+test('streams drain --json puts progress lines on stderr and one final document on stdout', async (t) => {
+  const cluster = await startStreamCluster(t, ['n1', 'n2']);
+  await createOn(cluster, 'n1', ['s1', 's2']);
+  const run = await baton(cluster, 'streams', 'drain', 'n1', '--json', '--interval', '10');
+  t.is(run.code, ExitCode.Ok, run.stderr);
+  t.like(JSON.parse(run.stdout), { id: 'n1', draining: true, drained: true, owned: 0 });
+  const updates = run.stderr
+    .trimEnd()
+    .split('\n')
+    .map((line) => JSON.parse(line) as { progress: { remaining: number } });
+  t.true(updates.length >= 1);
+  t.is(updates.at(-1)!.progress.remaining, 0);
+});
+
+test('streams drain on a terminal draws a progress bar and clears it before the result', async (t) => {
+  const cluster = await startStreamCluster(t, ['n1', 'n2']);
+  await createOn(cluster, 'n1', ['s1', 's2']);
+  const run = await runBaton(['streams', 'drain', 'n1', '--interval', '10'], {
+    cwd,
+    env: cluster.env,
+    stdoutIsTTY: true,
+  });
+  t.is(run.code, ExitCode.Ok, run.stderr);
+  t.regex(run.stdout, /draining n1 \[[=-]+\] \d\/2 /);
+  t.true(run.stdout.includes(CSI), 'drawn with terminal control sequences');
+  t.true(run.stdout.endsWith('n1 is drained: it owns no streams and can be taken down\n'));
+});
+
+test('streams drain --no-wait returns at once; undrain puts the node back in service', async (t) => {
+  const cluster = await startStreamCluster(t, ['n1']);
+  await createOn(cluster, 'n1', ['s1']);
+  // Alone in the cluster, n1 has nowhere to send its stream: the drain waits.
+  const drain = await baton(cluster, 'streams', 'drain', 'n1', '--no-wait');
+  t.is(drain.code, ExitCode.Ok, drain.stderr);
+  t.regex(
+    drain.stdout,
+    /n1 is draining: 1 stream\(s\) to move, 0 moving now \(waiting for a node with free slots\)/,
+  );
+  const nodes = await baton(cluster, 'streams', 'nodes');
+  t.regex(nodes.stdout, /n1\s+http:\S+\s+1000\s+1\s+0\s+0\s+draining/);
+  const undrain = await baton(cluster, 'streams', 'undrain', 'n1');
+  t.is(undrain.code, ExitCode.Ok, undrain.stderr);
+  t.is(undrain.stdout, 'n1 is in service: it owns 1 stream(s)\n');
+  t.false(cluster.consensus.view().state.nodes.n1.draining);
+});
+
+test('a drain that cannot finish in time exits 1, saying why and how to follow it', async (t) => {
+  const cluster = await startStreamCluster(t, ['n1']);
+  await createOn(cluster, 'n1', ['s1']);
+  const run = await baton(
+    cluster,
+    'streams',
+    'drain',
+    'n1',
+    '--timeout',
+    '0.3',
+    '--interval',
+    '20',
+  );
+  t.is(run.code, ExitCode.Failed);
+  t.regex(
+    run.stderr,
+    /n1 still owns 1 stream\(s\) after 0\.3 s: no other node can take them .*run "baton streams drain n1" again/,
+  );
+});
+
+test('streams drain of an unknown node is refused with the reason', async (t) => {
+  const cluster = await startStreamCluster(t, ['n1']);
+  const run = await baton(cluster, 'streams', 'drain', 'n9');
+  t.is(run.code, ExitCode.Failed);
+  t.regex(run.stderr, /node n9 is not registered/);
+});
+
+test('streams rebalance --dry-run shows the plan and moves nothing; then it runs to the end', async (t) => {
+  const cluster = await startStreamCluster(t, ['n1', 'n2']);
+  const names = ['r1', 'r2', 'r3', 'r4'];
+  await createOn(cluster, 'n1', names);
+  const dry = await baton(cluster, 'streams', 'rebalance', '--dry-run');
+  t.is(dry.code, ExitCode.Ok, dry.stderr);
+  t.regex(dry.stdout, /^would move 2 stream\(s\):\n {2}r\d -> n2\n {2}r\d -> n2\n$/);
+  t.deepEqual(cluster.consensus.view().state.transfers, {});
+
+  const run = await baton(cluster, 'streams', 'rebalance', '--interval', '10');
+  t.is(run.code, ExitCode.Ok, run.stderr);
+  t.regex(run.stderr, /moving 2 stream\(s\):/, 'the plan is shown first');
+  t.regex(run.stdout, /rebalancing: 2 of 2 move\(s\) done, 0 moving, 0 waiting\n/);
+  t.true(run.stdout.endsWith('rebalanced: 2 stream(s) moved\n'));
+  const owners = names.map((name) => cluster.consensus.view().state.streams[name].owner);
+  t.is(owners.filter((o) => o === 'n2').length, 2);
+
+  const balanced = await baton(cluster, 'streams', 'rebalance', '--json');
+  t.like(JSON.parse(balanced.stdout), { dryRun: false, moves: [], settled: true });
+});
+
+test('streams nodes lists the nodes; nodes add registers one and is idempotent', async (t) => {
+  const cluster = await startStreamCluster(t, ['n1']);
+  const add = await baton(
+    cluster,
+    'streams',
+    'nodes',
+    'add',
+    'n5',
+    '--address',
+    'http://10.0.0.5:7700',
+    '--slots',
+    '20',
+  );
+  t.is(add.code, ExitCode.Ok, add.stderr);
+  t.is(add.stdout, 'registered n5 at http://10.0.0.5:7700 with 20 slots\n');
+  const again = await baton(
+    cluster,
+    'streams',
+    'nodes',
+    'add',
+    'n5',
+    '--address',
+    'http://10.0.0.5:7700',
+    '--slots',
+    '20',
+  );
+  t.regex(again.stdout, /n5 was already registered/);
+  const list = await baton(cluster, 'streams', 'nodes');
+  t.is(list.code, ExitCode.Ok, list.stderr);
+  const [header, ...rows] = list.stdout.trimEnd().split('\n');
+  t.regex(header, /^NODE\s+ADDRESS\s+SLOTS\s+OWNED\s+IN\s+OUT\s+STATE$/);
+  t.is(rows.length, 2);
+  t.regex(rows[1], /^n5\s+http:\/\/10\.0\.0\.5:7700\s+20\s+0\s+0\s+0\s+in service$/);
+  const json = await baton(cluster, 'streams', 'nodes', '--json');
+  t.deepEqual(
+    (JSON.parse(json.stdout) as { nodes: { id: string }[] }).nodes.map((n) => n.id),
+    ['n1', 'n5'],
+  );
+  const bad = await baton(cluster, 'streams', 'nodes', 'add', 'n6', '--address', 'not-a-url');
+  t.is(bad.code, ExitCode.Failed);
+  t.regex(bad.stderr, /answered 400: .*address must be an http\(s\) URL/);
+});
+
+test('the executable drains with one line per change when stdout is a pipe', async (t) => {
+  const cluster = await startStreamCluster(t, ['n1', 'n2']);
+  await createOn(cluster, 'n1', ['s1', 's2', 's3']);
+  const run = await spawnBaton(
+    ['streams', 'drain', 'n1', '--interval', '10', '--max-in-flight', '1'],
+    {
+      env: cluster.env,
+    },
+  );
+  t.is(run.code, ExitCode.Ok, run.stderr);
+  t.regex(run.stdout, /draining n1: 3 of 3 stream\(s\) moved, 0 to go, 0 moving\nn1 is drained/);
+});
