@@ -6,6 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { performance } from 'node:perf_hooks';
 import { freeLoopbackPort } from '../../framework/testing/redis-server.js';
 import type { LoadSummary } from './load.js';
 
@@ -79,8 +80,8 @@ export async function benchHttpProcesses(concurrencies: number[], seconds: numbe
 
 /** Asks every member in turn until one says it leads, for up to 15 s. */
 async function pollLeader(members: Member[]): Promise<Member> {
-  const deadline = Date.now() + 15_000;
-  while (Date.now() < deadline) {
+  const deadline = performance.now() + 15_000;
+  while (performance.now() < deadline) {
     for (const m of members) {
       const { isLeader } = await ask<{ isLeader: boolean }>(m, { type: 'status' }, 'status');
       if (isLeader) return m;

@@ -14,8 +14,23 @@ export interface LoadSummary {
   firstError?: string;
 }
 
-/** `propose(worker, n)` commits one proposal; it is called again as soon as it resolves. */
+/** How long the same load runs unmeasured first, so connections, JIT and caches are warm alike. */
+export const WARMUP_SECONDS = process.env.BENCH_QUICK === '1' ? 0.2 : 0.5;
+
+/**
+ * `propose(worker, n)` commits one proposal; it is called again as soon as it resolves. The
+ * load runs `WARMUP_SECONDS` unmeasured first, then `seconds` measured.
+ */
 export async function runLoad(
+  concurrency: number,
+  seconds: number,
+  propose: (worker: number, n: number) => Promise<unknown>,
+): Promise<LoadSummary> {
+  await measure(concurrency, WARMUP_SECONDS, propose);
+  return measure(concurrency, seconds, propose);
+}
+
+async function measure(
   concurrency: number,
   seconds: number,
   propose: (worker: number, n: number) => Promise<unknown>,
