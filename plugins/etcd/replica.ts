@@ -7,7 +7,7 @@ import {
   IdempotencyWindow,
   type IdempotencyWindowSnapshot,
   type RememberedDecision,
-} from '../../framework/testing/fakes/idempotency-window.js';
+} from '../../framework/consensus/idempotency-window.js';
 import { fingerprintOf, type LogEntry, type MalformedEntry } from './log-entry.js';
 
 /** Everything a member needs to resume applying after `seq`. JSON-serialisable. */

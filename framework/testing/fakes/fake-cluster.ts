@@ -14,8 +14,8 @@ import {
   type StateMachine,
 } from '../../contracts/metadata-consensus.js';
 import type { MemberId } from '../../contracts/peer-transport.js';
-import { canonicalJson } from './canonical-json.js';
-import { IdempotencyWindow } from './idempotency-window.js';
+import { canonicalJson } from '../../consensus/canonical-json.js';
+import { IdempotencyWindow } from '../../consensus/idempotency-window.js';
 
 export interface FakeClusterOptions {
   /** The members, all voters at the start. The first (sorted) leads in term 1. */

@@ -16,8 +16,8 @@ import {
   type StateMachine,
 } from '../../contracts/metadata-consensus.js';
 import type { MemberId } from '../../contracts/peer-transport.js';
-import { canonicalJson } from './canonical-json.js';
-import { IdempotencyWindow, type IdempotencyWindowSnapshot } from './idempotency-window.js';
+import { canonicalJson } from '../../consensus/canonical-json.js';
+import { IdempotencyWindow, type IdempotencyWindowSnapshot } from '../../consensus/idempotency-window.js';
 
 export interface LocalConsensusOptions {
   /** This member's id (default "local"). */

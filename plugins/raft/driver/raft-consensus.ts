@@ -20,7 +20,7 @@ import { RaftCore } from '../core/raft.js';
 import { MemoryLogStorage } from '../core/storage.js';
 import { NONE, type Entry, type Message, type Ready } from '../core/types.js';
 import type { RaftStorage } from '../storage/raft-storage.js';
-import { canonicalJson } from './canonical-json.js';
+import { canonicalJson } from '../../../framework/consensus/canonical-json.js';
 import { DEFAULT_TUNING, type RaftConsensusOptions, type RaftTuning } from './options.js';
 import { ReplicatedState, type CommandData } from './replicated-state.js';
 import {

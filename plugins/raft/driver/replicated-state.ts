@@ -5,7 +5,11 @@ import type {
 } from '../../../framework/contracts/metadata-consensus.js';
 import type { MemberId } from '../../../framework/contracts/peer-transport.js';
 import type { ConfChange, Entry, Snapshot } from '../core/types.js';
-import { IdempotencyWindow, type Decision, type IdempotencyWindowSnapshot } from './idempotency-window.js';
+import {
+  IdempotencyWindow,
+  type IdempotencyWindowSnapshot,
+  type RememberedDecision as Decision,
+} from '../../../framework/consensus/idempotency-window.js';
 
 /** The data of a normal log entry: the command, and its idempotency key and fingerprint if any. */
 export interface CommandData {
