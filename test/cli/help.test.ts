@@ -30,7 +30,8 @@ test('baton --help lists the commands, the global options and the exit codes, an
   const run = await spawnBaton(['--help']);
   t.is(run.code, 0, run.stderr);
   t.regex(run.stdout, /^Usage: baton \[options\] \[command\]/);
-  for (const command of ['up', 'new']) t.regex(run.stdout, new RegExp(`\\n  ${command}\\b`));
+  for (const command of ['up', 'streams', 'authority', 'new'])
+    t.regex(run.stdout, new RegExp(`\\n  ${command}\\b`));
   t.regex(run.stdout, /--json/);
   t.regex(
     run.stdout,
@@ -41,7 +42,30 @@ test('baton --help lists the commands, the global options and the exit codes, an
 test('the program has the command groups the CLI documents', (t) => {
   t.deepEqual(
     commandPaths().map((path) => path.join(' ')),
-    ['up', 'new', 'new host', 'new plugin'],
+    [
+      'up',
+      'streams',
+      'streams create',
+      'streams append',
+      'streams read',
+      'streams status',
+      'streams transfer',
+      'streams transfers',
+      'streams drain',
+      'streams undrain',
+      'streams rebalance',
+      'streams nodes',
+      'streams nodes add',
+      'authority',
+      'authority transfer',
+      'authority cancel',
+      'authority status',
+      'authority audit',
+      'authority members',
+      'new',
+      'new host',
+      'new plugin',
+    ],
   );
 });
 
@@ -58,6 +82,13 @@ for (const path of commandPaths()) {
       t.regex(line, /^\s{2}-.*\S\s{2,}\S/, `option without a description: ${line}`);
     }
     t.regex(run.stdout, /--json/, 'the global options are shown too');
+    if (path[0] === 'streams' || path[0] === 'authority') {
+      t.regex(
+        run.stdout,
+        new RegExp(`\\nExamples:\\n(  .*\\n)*  baton ${path.join(' ')}\\b`),
+        'examples of its use',
+      );
+    }
   });
 }
 

@@ -1,0 +1,189 @@
+import type { Command } from 'commander';
+import { adminRequest } from '../admin-client.js';
+import { integerAtLeast } from '../arguments.js';
+import { FailedError, HttpRefusal } from '../cli-errors.js';
+import { connectionOf, withConnectionOptions, type Connection } from '../connection.js';
+import { outputFor, type CliContext } from '../context.js';
+import { table } from '../table.js';
+import { seconds } from '../streams/transfer-commands.js';
+import {
+  AUTHORITY_CONTROL,
+  auditLines,
+  controlPaths,
+  type AuditRecord,
+  type TransferStatus,
+} from './control-api.js';
+
+interface Home {
+  authority: string;
+  home: string;
+  epoch: number;
+}
+
+interface Member {
+  member: string;
+  datacenter: string;
+  state: string;
+  last_heard_ms_ago: number | null;
+}
+
+/** `baton authority status | audit | members`: what an operator reads before and after a move. */
+export function registerAuthorityReadCommands(authority: Command, ctx: CliContext): void {
+  withConnectionOptions(authority.command('status'), AUTHORITY_CONTROL)
+    .description("show an authority's home and epoch, and its transfer in flight if any")
+    .argument('<authority>', 'the authority to look at')
+    .addHelpText(
+      'after',
+      `
+A transfer in flight shows its state (AwaitingCatchUp, Ready, Committing), the barrier, the
+target's latest applied serial (frontier), its age and the time left before it times out.
+
+Examples:
+  baton authority status proj
+  baton authority status proj --json`,
+    )
+    .action(async (name: string, _options: unknown, command: Command) => {
+      const output = outputFor(ctx, command);
+      const connection = connectionOf(ctx, command, AUTHORITY_CONTROL);
+      const [home, transfer] = await Promise.all([
+        unlessMissing(() => get<Home>(connection, controlPaths.authority(name))),
+        unlessMissing(() => get<TransferStatus>(connection, controlPaths.transfer(name))),
+      ]);
+      if (!home && !transfer) {
+        throw new FailedError(
+          'unknown_authority',
+          `${name} has no home and no transfer in flight on ${connection.url}`,
+        );
+      }
+      const result = {
+        authority: name,
+        home: home?.home ?? null,
+        epoch: home?.epoch ?? null,
+        transfer: transfer ?? null,
+      };
+      output.result(result, (r) => [
+        r.home === null
+          ? `${r.authority}: no home yet`
+          : `${r.authority}: home ${r.home}, epoch ${r.epoch}`,
+        ...(r.transfer ? transferLines(r.transfer) : ['  no transfer in flight']),
+      ]);
+    });
+
+  withConnectionOptions(authority.command('audit'), AUTHORITY_CONTROL)
+    .description(
+      "list the sealed audit records of an authority's committed transfers, newest first",
+    )
+    .argument('<authority>', 'the authority whose transfers to list')
+    .option('--limit <n>', 'most records to show', integerAtLeast(1), 20)
+    .addHelpText(
+      'after',
+      `
+Each record is the durable audit a committed transfer sealed: id, source and target, actor,
+reason, barrier, epoch, and the commit's term and index. Cancelled or timed-out transfers moved
+nothing and have none.
+
+Examples:
+  baton authority audit proj
+  baton authority audit proj --limit 100 --json`,
+    )
+    .action(async (name: string, options: { limit: number }, command: Command) => {
+      const output = outputFor(ctx, command);
+      const connection = connectionOf(ctx, command, AUTHORITY_CONTROL);
+      let records: AuditRecord[];
+      try {
+        ({ records } = await get<{ records: AuditRecord[] }>(
+          connection,
+          controlPaths.audit(name, options.limit),
+        ));
+      } catch (error) {
+        if (
+          error instanceof HttpRefusal &&
+          error.status === 404 &&
+          error.problem.authority === undefined
+        ) {
+          throw new FailedError(
+            'audit_not_served',
+            `${connection.url} does not serve audit reads (GET ${controlPaths.audit(name, options.limit)} ` +
+              'answered 404): this node predates them, or the address is not an authority control listener',
+            { cause: error },
+          );
+        }
+        throw error;
+      }
+      output.result({ authority: name, records }, (r) =>
+        r.records.length === 0
+          ? `${r.authority} has no committed transfers`
+          : r.records.flatMap((record, i) => [
+              ...(i > 0 ? [''] : []),
+              `${record.source} -> ${record.target} at epoch ${record.epoch}`,
+              ...auditLines(record),
+            ]),
+      );
+    });
+
+  withConnectionOptions(authority.command('members'), AUTHORITY_CONTROL)
+    .description(
+      "list the roster members and what this node's tracker thinks of each (Alive, Suspect, Dead)",
+    )
+    .addHelpText(
+      'after',
+      `
+A failover may only move an authority away from a datacenter the tracker calls Dead; a planned
+transfer needs its target reachable to catch up.
+
+Examples:
+  baton authority members
+  baton authority members --json | jq '.members[] | select(.state != "Alive")'`,
+    )
+    .action(async (_options: unknown, command: Command) => {
+      const output = outputFor(ctx, command);
+      const connection = connectionOf(ctx, command, AUTHORITY_CONTROL);
+      const result = await get<{ members: Member[] }>(connection, controlPaths.members);
+      output.result(result, (r) =>
+        table(
+          ['MEMBER', 'DATACENTER', 'STATE', 'LAST HEARD'],
+          r.members.map((m) => [
+            m.member,
+            m.datacenter,
+            m.state,
+            m.last_heard_ms_ago === null ? 'never' : `${seconds(m.last_heard_ms_ago)} ago`,
+          ]),
+        ),
+      );
+    });
+}
+
+async function get<T>(connection: Connection, path: string): Promise<T> {
+  const { body } = await adminRequest<T>(connection.url, {
+    method: 'GET',
+    path,
+    token: connection.token,
+  });
+  return body;
+}
+
+/** The answer, or undefined when the node says there is none (a 404 naming the authority). */
+async function unlessMissing<T>(read: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await read();
+  } catch (error) {
+    if (
+      error instanceof HttpRefusal &&
+      error.status === 404 &&
+      error.problem.authority !== undefined
+    ) {
+      return undefined;
+    }
+    throw error;
+  }
+}
+
+function transferLines(t: TransferStatus): string[] {
+  return [
+    `  transfer  ${t.id}: ${t.source} -> ${t.target}, ${t.state}${t.outcome_unknown ? ' (outcome unknown: retry with the same key to resolve it)' : ''}`,
+    `  barrier   ${t.barrier}, target at ${t.frontier ?? 'no reading yet'}` +
+      (t.last_reading_age_ms === null ? '' : ` (read ${seconds(t.last_reading_age_ms)} ago)`),
+    `  age       ${seconds(t.age_ms)}, times out in ${seconds(t.deadline_in_ms)}`,
+    `  by        ${t.actor}: ${t.reason}`,
+  ];
+}

@@ -1,0 +1,212 @@
+import { randomUUID } from 'node:crypto';
+import type { Command } from 'commander';
+import { adminRequest } from '../admin-client.js';
+import { secondsAsMs } from '../arguments.js';
+import { FailedError, HttpRefusal, UnreachableError, UsageError } from '../cli-errors.js';
+import { connectionOf, withConnectionOptions } from '../connection.js';
+import { outputFor, type CliContext } from '../context.js';
+import { AUTHORITY_CONTROL, auditLines, controlPaths, type AuditRecord } from './control-api.js';
+
+/**
+ * Longer than the node's catch-up budget (five minutes by default), so the node's own 504 is
+ * what ends a wait for a target that does not catch up, not the CLI giving up first.
+ */
+const DEFAULT_TRANSFER_TIMEOUT_MS = 330_000;
+const OPERATION_KEY = /^[A-Za-z0-9._:~-]{1,128}$/;
+
+interface TransferOptions {
+  from: string;
+  to: string;
+  reason: string;
+  key?: string;
+  timeout?: number;
+}
+
+/** `baton authority transfer` and `baton authority cancel`. */
+export function registerAuthorityTransferCommands(authority: Command, ctx: CliContext): void {
+  withConnectionOptions(authority.command('transfer'), AUTHORITY_CONTROL)
+    .description(
+      "move an authority's home to another datacenter once it has caught up, and print the sealed audit",
+    )
+    .argument(
+      '<authority>',
+      'the authority to move (as its ecosystem names it, e.g. an npm package)',
+    )
+    .requiredOption('--from <datacenter>', 'the datacenter the authority lives in now')
+    .requiredOption('--to <datacenter>', 'the datacenter to move it to')
+    .requiredOption('--reason <text>', 'why it moves: recorded in the audit')
+    .option(
+      '--key <idempotency-key>',
+      'the transfer identity; reuse it to retry (default: a new one, printed with the outcome)',
+    )
+    .option('--timeout <seconds>', 'how long to wait for the answer (default 330)', secondsAsMs)
+    .addHelpText(
+      'after',
+      `
+The node commits only once the target datacenter has applied every write it acknowledged; the
+command waits for that (up to the node's budget, five minutes by default). Then it prints the
+sealed audit: id, actor (your token's principal), reason, barrier, epoch, commit term and index.
+
+Refusals exit 1: a target that did not catch up in time (504: nothing moved, retry with the
+same --key once it has), a transfer already running or cancelled (409, with the reason). A retry
+with the same --key never moves twice: it answers with the first outcome.
+
+Examples:
+  baton authority transfer proj --from east --to west --reason "drain east"
+  baton authority transfer proj --from east --to west --reason "drain east" --key 5f0c-drain-proj`,
+    )
+    .action(async (name: string, options: TransferOptions, command: Command) => {
+      const output = outputFor(ctx, command);
+      const connection = connectionOf(ctx, command, AUTHORITY_CONTROL);
+      if (options.key !== undefined && !OPERATION_KEY.test(options.key)) {
+        throw new UsageError(
+          `--key ${JSON.stringify(options.key)} is not a valid idempotency key: use 1 to 128 letters, digits or . _ : ~ -`,
+        );
+      }
+      // Chosen here, not by the node, so a retry can name it even if no answer ever arrives.
+      const key = options.key ?? `cli-${randomUUID()}`;
+      const retry = retryCommand(name, options, key);
+      let record: AuditRecord;
+      try {
+        ({ body: record } = await adminRequest<AuditRecord>(connection.url, {
+          method: 'POST',
+          path: controlPaths.transfers,
+          token: connection.token,
+          idempotencyKey: key,
+          body: {
+            authority: name,
+            source: options.from,
+            target: options.to,
+            reason: options.reason,
+          },
+          timeoutMs: options.timeout ?? DEFAULT_TRANSFER_TIMEOUT_MS,
+        }));
+      } catch (error) {
+        throw transferFailure(error, name, options, retry);
+      }
+      output.result(record, (r) => [
+        `committed: ${r.authority} moved from ${r.source} to ${r.target} at epoch ${r.epoch}`,
+        ...auditLines(r),
+      ]);
+    });
+
+  withConnectionOptions(authority.command('cancel'), AUTHORITY_CONTROL)
+    .description('call off a transfer that has not committed yet')
+    .argument('<authority>', 'the authority whose transfer to cancel')
+    .addHelpText(
+      'after',
+      `
+Outcomes: "cancelled" (exit 0: it had not committed, nothing moved, no audit); "already
+committed: the move stands" (exit 1); "too late to cancel" while it is being committed (exit 1,
+its outcome follows shortly); "no transfer" of that authority (exit 1).
+
+Examples:
+  baton authority cancel proj`,
+    )
+    .action(async (name: string, _options: unknown, command: Command) => {
+      const output = outputFor(ctx, command);
+      const connection = connectionOf(ctx, command, AUTHORITY_CONTROL);
+      try {
+        await adminRequest(connection.url, {
+          method: 'DELETE',
+          path: controlPaths.transfer(name),
+          token: connection.token,
+        });
+      } catch (error) {
+        throw cancelFailure(error);
+      }
+      output.result(
+        { authority: name, cancelled: true },
+        (r) =>
+          `cancelled: the transfer of ${r.authority} was called off before it committed; nothing moved`,
+      );
+    });
+}
+
+/** A cancel's refusals in the words the seed gives them; anything else in the server's words. */
+function cancelFailure(error: unknown): unknown {
+  if (!(error instanceof HttpRefusal)) return error;
+  if (error.status === 409 && error.problem.code === 'transfer_committing') {
+    return new FailedError('transfer_committing', `too late to cancel: ${detail(error)}`, {
+      cause: error,
+    });
+  }
+  if (error.status === 409) {
+    return new FailedError(
+      'already_committed',
+      `already committed: the move stands (${detail(error)})`,
+      {
+        cause: error,
+      },
+    );
+  }
+  // A 404 from the engine names the authority; a 404 of the route means the wrong listener.
+  if (error.status === 404 && error.problem.code === 'transfer_not_found') {
+    return new FailedError('no_transfer', `no transfer: ${detail(error)}`, { cause: error });
+  }
+  return error;
+}
+
+/** The same command with the key it used, so a retry reaches the first outcome, never a second move. */
+function retryCommand(name: string, options: TransferOptions, key: string): string {
+  const quote = (text: string) =>
+    /^[\w.:@/-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
+  return `baton authority transfer ${quote(name)} --from ${quote(options.from)} --to ${quote(options.to)} --reason ${quote(options.reason)} --key ${quote(key)}`;
+}
+
+/** The refusals a planned transfer can meet, each with what to do next. */
+function transferFailure(
+  error: unknown,
+  name: string,
+  options: TransferOptions,
+  retry: string,
+): unknown {
+  if (error instanceof UnreachableError) {
+    return new UnreachableError(
+      error.address,
+      `${error.reason}. If the request was sent the ` +
+        `transfer may still be running: check with "baton authority status ${name}", or reissue it with the ` +
+        `same key (it never moves twice): ${retry}`,
+      { cause: error },
+    );
+  }
+  if (!(error instanceof HttpRefusal)) return error;
+  if (error.status === 504) {
+    const barrier =
+      typeof error.problem.barrier === 'number' ? ` (barrier ${error.problem.barrier})` : '';
+    return new FailedError(
+      'target_not_caught_up',
+      `the target ${options.to} had not caught up${barrier} within the node's budget: nothing moved and no ` +
+        `audit was written. Let it catch up, then retry with the same key: ${retry}`,
+      { cause: error },
+    );
+  }
+  if (error.status === 409) {
+    return new FailedError(error.code, `refused: ${detail(error)}${conflictAdvice(error, name)}`, {
+      cause: error,
+    });
+  }
+  if (error.status === 503 && typeof error.problem.transfer_id === 'string') {
+    return new FailedError(
+      error.code,
+      `${detail(error)}; retry with the same key to finish it: ${retry}`,
+      { cause: error },
+    );
+  }
+  return error;
+}
+
+function conflictAdvice(error: HttpRefusal, name: string): string {
+  switch (error.problem.code) {
+    case 'transfer_in_progress':
+      return `. See it with "baton authority status ${name}", or call it off with "baton authority cancel ${name}"`;
+    case 'transfer_cancelled':
+      return '. Nothing moved; start it again with a new key if it is still wanted';
+    default:
+      return '';
+  }
+}
+
+function detail(error: HttpRefusal): string {
+  return typeof error.problem.detail === 'string' ? error.problem.detail : error.message;
+}

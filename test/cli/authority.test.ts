@@ -1,0 +1,386 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { AddressInfo } from 'node:net';
+import test, { type ExecutionContext } from 'ava';
+import { ExitCode } from '../../cli/exit-codes.js';
+import {
+  ADMIN,
+  READER,
+  startNode,
+  type NodeOverrides,
+} from '../hosts/authority-node/node-harness.js';
+import { closedPort } from './closed-port.js';
+import { runBaton, spawnBaton } from './run-baton.js';
+
+const cwd = process.cwd();
+
+const TRANSFER = ['--from', 'east', '--to', 'west', '--reason', 'drain east'];
+
+type Node = Awaited<ReturnType<typeof startNode>>;
+
+/**
+ * A real authority node (mode ha, one voter, scripted catch-up probe) on loopback port 0. It
+ * runs in a fresh working directory: whatever the node keeps on disk under relative paths stays
+ * out of the checkout and away from the other tests' nodes. Hence the tests run one at a time.
+ */
+async function node(t: ExecutionContext, overrides: NodeOverrides = {}): Promise<Node> {
+  const home = process.cwd();
+  const dir = await mkdtemp(join(tmpdir(), 'baton-cli-authority-'));
+  process.chdir(dir);
+  t.teardown(async () => {
+    process.chdir(home);
+    await rm(dir, { recursive: true, force: true });
+  });
+  const started = await startNode(overrides);
+  t.teardown(() => started.host.stop());
+  return started;
+}
+
+/** Gives `authority` a home with the raw command, as a failover or an initial placement would. */
+async function establish(n: Node, authority = 'proj', home = 'east'): Promise<void> {
+  const res = await n.call('POST', '/availability/v1/commands', {
+    token: ADMIN,
+    body: { type: 'transfer_authority', authority, target: home },
+  });
+  if (res.status !== 200)
+    throw new Error(`establish answered ${res.status}: ${JSON.stringify(res.body)}`);
+}
+
+function baton(n: Node, args: readonly string[], token = ADMIN) {
+  return runBaton(['authority', ...args], {
+    cwd,
+    env: { BATON_URL: n.control, BATON_TOKEN: token },
+  });
+}
+
+test.serial(
+  'authority transfer commits once the target caught up and prints the sealed audit',
+  async (t) => {
+    const n = await node(t);
+    await establish(n);
+    n.probe.answer('west', 0);
+    const run = await baton(n, ['transfer', 'proj', ...TRANSFER, '--key', '5f0c-drain-proj']);
+    t.is(run.code, ExitCode.Ok, run.stderr);
+    const lines = run.stdout.trimEnd().split('\n');
+    t.is(lines[0], 'committed: proj moved from east to west at epoch 2');
+    t.regex(
+      run.stdout,
+      /id\s+5f0c-drain-proj\n\s+actor\s+olivia\n\s+reason\s+drain east\n\s+barrier\s+0\n\s+epoch\s+2\n\s+commit\s+term \d+, index \d+\n/,
+    );
+    t.like(await n.audit.byId('5f0c-drain-proj'), { authority: 'proj', target: 'west', epoch: 2 });
+  },
+);
+
+test.serial(
+  'authority transfer --json prints the audit record; a retry with the same key answers the same, no second move',
+  async (t) => {
+    const n = await node(t);
+    await establish(n);
+    n.probe.answer('west', 0);
+    const args = ['transfer', 'proj', ...TRANSFER, '--key', 'k-1', '--json'];
+    const first = await baton(n, args);
+    t.is(first.code, ExitCode.Ok, first.stderr);
+    const record = JSON.parse(first.stdout) as Record<string, unknown>;
+    t.deepEqual(Object.keys(record).sort(), [
+      'actor',
+      'authority',
+      'barrier',
+      'commit_index',
+      'commit_term',
+      'epoch',
+      'id',
+      'reason',
+      'source',
+      'target',
+    ]);
+    const retry = await baton(n, args);
+    t.is(retry.code, ExitCode.Ok, retry.stderr);
+    t.deepEqual(JSON.parse(retry.stdout), record);
+    t.like((await n.call('GET', '/availability/v1/authorities/proj', { token: READER })).body, {
+      home: 'west',
+      epoch: 2,
+    });
+  },
+);
+
+test.serial('without --key the command chooses one, and the audit carries it', async (t) => {
+  const n = await node(t);
+  await establish(n);
+  n.probe.answer('west', 0);
+  const run = await baton(n, ['transfer', 'proj', ...TRANSFER, '--json']);
+  t.is(run.code, ExitCode.Ok, run.stderr);
+  const { id } = JSON.parse(run.stdout) as { id: string };
+  t.regex(id, /^cli-[0-9a-f-]{36}$/);
+  t.truthy(await n.audit.byId(id));
+});
+
+test.serial(
+  'a 504 says the target had not caught up, that nothing moved, and how to retry with the same key',
+  async (t) => {
+    const n = await node(t, { transfers: { budgetMs: 200 } });
+    await establish(n);
+    n.probe.unreachable('west');
+    const run = await baton(n, ['transfer', 'proj', ...TRANSFER, '--key', 'k-504']);
+    t.is(run.code, ExitCode.Failed);
+    t.regex(
+      run.stderr,
+      /the target west had not caught up .*within the node's budget: nothing moved and no audit was written/,
+    );
+    t.regex(
+      run.stderr,
+      /retry with the same key: baton authority transfer proj --from east --to west --reason 'drain east' --key k-504\n$/,
+    );
+    const json = await baton(n, ['transfer', 'proj', ...TRANSFER, '--key', 'k-504', '--json']);
+    t.is(JSON.parse(json.stderr).error.code, 'target_not_caught_up');
+  },
+);
+
+test.serial(
+  'a second transfer while one runs is refused with why; cancel calls the first off, which then reports it',
+  async (t) => {
+    const n = await node(t);
+    await establish(n);
+    n.probe.hang('west');
+    const first = baton(n, ['transfer', 'proj', ...TRANSFER, '--key', 'k-first']);
+    await n.probe.whenProbed(1);
+
+    const second = await baton(n, ['transfer', 'proj', ...TRANSFER, '--key', 'k-second']);
+    t.is(second.code, ExitCode.Failed);
+    t.regex(
+      second.stderr,
+      /^baton: refused: .*proj.*See it with "baton authority status proj", or call it off with "baton authority cancel proj"\n$/,
+    );
+
+    const status = await baton(n, ['status', 'proj'], READER);
+    t.is(status.code, ExitCode.Ok, status.stderr);
+    t.regex(
+      status.stdout,
+      /^proj: home east, epoch 1\n\s+transfer\s+k-first: east -> west, AwaitingCatchUp\n\s+barrier\s+0, target at no reading yet/,
+    );
+    t.regex(status.stdout, /by\s+olivia: drain east/);
+
+    const cancel = await baton(n, ['cancel', 'proj']);
+    t.is(cancel.code, ExitCode.Ok, cancel.stderr);
+    t.is(
+      cancel.stdout,
+      'cancelled: the transfer of proj was called off before it committed; nothing moved\n',
+    );
+
+    const outcome = await first;
+    t.is(outcome.code, ExitCode.Failed);
+    t.regex(
+      outcome.stderr,
+      /refused: transfer k-first of proj was cancelled before it committed; nothing moved\. Nothing moved; start it again/,
+    );
+    t.is(await n.audit.byId('k-first'), undefined);
+  },
+);
+
+test.serial(
+  'cancel of a committed transfer says the move stands; of an unknown authority, no transfer (both exit 1)',
+  async (t) => {
+    const n = await node(t);
+    await establish(n);
+    n.probe.answer('west', 0);
+    t.is((await baton(n, ['transfer', 'proj', ...TRANSFER])).code, ExitCode.Ok);
+    const committed = await baton(n, ['cancel', 'proj']);
+    t.is(committed.code, ExitCode.Failed);
+    t.regex(committed.stderr, /^baton: already committed: the move stands \(/);
+    const none = await baton(n, ['cancel', 'other', '--json']);
+    t.is(none.code, ExitCode.Failed);
+    const { error } = JSON.parse(none.stderr) as { error: { code: string; message: string } };
+    t.is(error.code, 'no_transfer');
+    t.regex(error.message, /^no transfer: no transfer of other is registered or committed/);
+  },
+);
+
+test.serial(
+  'authority status shows the home with no transfer in flight, as JSON too; an unknown authority exits 1',
+  async (t) => {
+    const n = await node(t);
+    await establish(n);
+    const human = await baton(n, ['status', 'proj'], READER);
+    t.is(human.code, ExitCode.Ok, human.stderr);
+    t.is(human.stdout, 'proj: home east, epoch 1\n  no transfer in flight\n');
+    const json = await baton(n, ['status', 'proj', '--json'], READER);
+    t.deepEqual(JSON.parse(json.stdout), {
+      authority: 'proj',
+      home: 'east',
+      epoch: 1,
+      transfer: null,
+    });
+    const unknown = await baton(n, ['status', 'nothing'], READER);
+    t.is(unknown.code, ExitCode.Failed);
+    t.regex(
+      unknown.stderr,
+      /nothing has no home and no transfer in flight on http:\/\/127\.0\.0\.1:\d+/,
+    );
+  },
+);
+
+test.serial(
+  'authority members lists the roster with the tracker state of each member',
+  async (t) => {
+    const n = await node(t);
+    const run = await baton(n, ['members'], READER);
+    t.is(run.code, ExitCode.Ok, run.stderr);
+    const [header, ...rows] = run.stdout.trimEnd().split('\n');
+    t.regex(header, /^MEMBER\s+DATACENTER\s+STATE\s+LAST HEARD$/);
+    t.regex(
+      rows.find((r) => r.startsWith('east-1'))!,
+      /^east-1\s+east\s+Alive\s+0\.0 s ago$/,
+    );
+    t.regex(
+      rows.find((r) => r.startsWith('west-1'))!,
+      /^west-1\s+west\s+\w+\s+/,
+    );
+    const json = await baton(n, ['members', '--json'], READER);
+    const { members } = JSON.parse(json.stdout) as {
+      members: { member: string; datacenter: string }[];
+    };
+    t.deepEqual(members.map((m) => `${m.member}@${m.datacenter}`).sort(), [
+      'east-1@east',
+      'west-1@west',
+    ]);
+  },
+);
+
+test.serial('a token without the write scope is refused and told so', async (t) => {
+  const n = await node(t);
+  const run = await baton(n, ['transfer', 'proj', ...TRANSFER], READER);
+  t.is(run.code, ExitCode.Failed);
+  t.regex(run.stderr, /answered 403: .*\(this token lacks the scope\)/);
+});
+
+test.serial('a node in mode dc refuses transfers with its reason', async (t) => {
+  const n = await node(t, { mode: 'dc' });
+  const run = await baton(n, ['transfer', 'proj', ...TRANSFER]);
+  t.is(run.code, ExitCode.Failed);
+  t.regex(run.stderr, /answered 503: this node runs in mode dc/);
+});
+
+test.serial(
+  'an unreachable control listener exits 3 naming it; a transfer adds how to retry safely',
+  async (t) => {
+    const port = await closedPort();
+    const url = `http://127.0.0.1:${port}`;
+    const members = await runBaton(['authority', 'members', '--url', url], { cwd });
+    t.is(members.code, ExitCode.Unreachable);
+    t.regex(
+      members.stderr,
+      new RegExp(`^baton: cannot reach ${url.replace(/\./g, '\\.')}: connection refused`),
+    );
+    const transfer = await runBaton(
+      ['authority', 'transfer', 'proj', ...TRANSFER, '--key', 'k9', '--url', url, '--json'],
+      { cwd },
+    );
+    t.is(transfer.code, ExitCode.Unreachable);
+    const { error } = JSON.parse(transfer.stderr) as { error: { code: string; message: string } };
+    t.is(error.code, 'unreachable');
+    t.regex(
+      error.message,
+      /reissue it with the same key \(it never moves twice\): baton authority transfer proj .* --key k9$/,
+    );
+  },
+);
+
+test.serial('usage errors exit 2: a missing --reason, an invalid --key', async (t) => {
+  const reason = await runBaton(
+    ['authority', 'transfer', 'proj', '--from', 'east', '--to', 'west'],
+    { cwd },
+  );
+  t.is(reason.code, ExitCode.Usage);
+  t.regex(reason.stderr, /required option '--reason <text>' not specified/);
+  const key = await runBaton(['authority', 'transfer', 'proj', ...TRANSFER, '--key', 'has space'], {
+    cwd,
+  });
+  t.is(key.code, ExitCode.Usage);
+  t.regex(key.stderr, /--key "has space" is not a valid idempotency key/);
+});
+
+test.serial(
+  'authority audit lists the records the node serves, newest first, as text or JSON',
+  async (t) => {
+    // The control listener has no audit read route yet: a server answering its documented shape
+    // (GET /availability/v1/authorities/{authority}/audit?limit=N) stands in for it.
+    const records = [2, 1].map((epoch) => ({
+      id: `k${epoch}`,
+      authority: 'proj',
+      source: epoch === 2 ? 'west' : 'east',
+      target: epoch === 2 ? 'east' : 'west',
+      actor: 'olivia',
+      reason: `move ${epoch}`,
+      barrier: 10 * epoch,
+      epoch,
+      commit_term: 1,
+      commit_index: 100 + epoch,
+    }));
+    const seen: string[] = [];
+    const server = createServer((req, res) => {
+      seen.push(`${req.method} ${req.url} ${req.headers.authorization}`);
+      const match = /^\/availability\/v1\/authorities\/([^/]+)\/audit\?limit=(\d+)$/.exec(
+        req.url ?? '',
+      );
+      res.writeHead(match ? 200 : 404, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify(
+          match ? { authority: 'proj', records: records.slice(0, Number(match[2])) } : {},
+        ),
+      );
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+    const human = await runBaton(['authority', 'audit', 'proj', '--url', url, '--token', READER], {
+      cwd,
+    });
+    t.is(human.code, ExitCode.Ok, human.stderr);
+    t.regex(
+      human.stdout,
+      /^west -> east at epoch 2\n\s+id\s+k2\n[\s\S]*\n\neast -> west at epoch 1\n\s+id\s+k1\n/,
+    );
+    t.deepEqual(seen, [`GET /availability/v1/authorities/proj/audit?limit=20 Bearer ${READER}`]);
+    const json = await runBaton(
+      ['authority', 'audit', 'proj', '--limit', '1', '--url', url, '--json'],
+      { cwd },
+    );
+    t.deepEqual(JSON.parse(json.stdout), { authority: 'proj', records: [records[0]] });
+  },
+);
+
+test.serial('authority audit against a node without audit reads says so (exit 1)', async (t) => {
+  const server = createServer((_req, res) => {
+    res.writeHead(404, { 'content-type': 'application/problem+json' });
+    res.end(
+      JSON.stringify({
+        type: 'urn:baton:problem:not-found',
+        status: 404,
+        detail: 'nothing is served here',
+      }),
+    );
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const run = await runBaton(['authority', 'audit', 'proj', '--url', url], { cwd });
+  t.is(run.code, ExitCode.Failed);
+  t.regex(
+    run.stderr,
+    /does not serve audit reads \(GET \/availability\/v1\/authorities\/proj\/audit\?limit=20 answered 404\)/,
+  );
+});
+
+test.serial(
+  'the executable reads the members of a node given by BATON_URL and BATON_TOKEN',
+  async (t) => {
+    const n = await node(t);
+    const run = await spawnBaton(['authority', 'members', '--json'], {
+      env: { BATON_URL: n.control, BATON_TOKEN: READER },
+    });
+    t.is(run.code, ExitCode.Ok, run.stderr);
+    t.is((JSON.parse(run.stdout) as { members: unknown[] }).members.length, 2);
+  },
+);
