@@ -1,0 +1,204 @@
+import test from 'ava';
+import { METADATA_CONSENSUS } from '../../../framework/contracts/metadata-consensus.js';
+import { OBJECT_STORE } from '../../../framework/contracts/object-store.js';
+import { METRICS, type BatonMetrics } from '../../../framework/http/metrics.js';
+import { assertRoutesDocumented, routedOperations, undocumentedResponses, type AnsweredRequest } from '../../../framework/http/openapi-coverage.js';
+import { SystemClock } from '../../../framework/kernel/system-clock.js';
+import { streamApiRouters } from '../../../framework/stream-transfer/api.js';
+import { StreamClient } from '../../../framework/stream-transfer/client.js';
+import type { StreamCommand, StreamResult } from '../../../framework/stream-transfer/commands.js';
+import type { StreamMetadata } from '../../../framework/stream-transfer/model.js';
+import { STREAM_NODE } from '../../../framework/stream-transfer/plugins.js';
+import { StreamStateMachine } from '../../../framework/stream-transfer/state-machine.js';
+import { LocalConsensus } from '../../../framework/testing/fakes/local-consensus.js';
+import { streamNodeHostBuilder } from '../../../hosts/stream-node/host.js';
+import { RAFT_PEER_ROUTER } from '../../../plugins/raft/transport-http.js';
+
+const TOKEN = 'doc-admin';
+const READER = 'doc-reader';
+
+function config(self: string) {
+  return {
+    node: {
+      self,
+      http: { port: 0 },
+      wal: { kind: 'memory' },
+      tokens: [
+        { token: TOKEN, principal: 'ops', scopes: ['admin'] },
+        { token: READER, principal: 'reader', scopes: ['read'] },
+      ],
+    },
+    dataDir: null,
+    objectStore: { use: 'memory-object-store' },
+    log: { level: 'silent' },
+  };
+}
+
+async function eventually(condition: () => Promise<boolean> | boolean, what: string, ms = 10_000): Promise<void> {
+  const clock = new SystemClock();
+  const deadline = clock.now() + ms;
+  while (!(await condition())) {
+    if (clock.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await clock.sleep(10);
+  }
+}
+
+/** The answers a host gave, by route template and status, read back from its request histogram. */
+async function answered(metrics: BatonMetrics): Promise<AnsweredRequest[]> {
+  const histogram = await metrics.httpRequestDuration.get();
+  return histogram.values
+    .filter((v) => v.metricName === 'baton_http_request_duration_seconds_count' && v.labels.route !== 'unmatched')
+    .map((v) => ({ method: String(v.labels.method), path: String(v.labels.route), status: Number(v.labels.status) }));
+}
+
+/** The value of the sample `name` whose labels include `labels` (in any order), if exposed. */
+function sample(text: string, name: string, labels: Record<string, string>): number | undefined {
+  for (const line of text.split('\n')) {
+    const match = /^([a-z_]+)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!match || match[1] !== name) continue;
+    const present = new Map([...(match[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
+    if (Object.entries(labels).every(([k, v]) => present.get(k) === v)) return Number(match[3]);
+  }
+  return undefined;
+}
+
+/** Two hosts on one metadata consensus, so a transfer can happen between them. */
+async function twoNodes(t: import('ava').ExecutionContext) {
+  const inner = new LocalConsensus<StreamMetadata, StreamCommand, StreamResult>(new StreamStateMachine());
+  const shared = new Proxy(inner, {
+    get(target, property) {
+      if (property === 'start' || property === 'stop') return undefined;
+      const value = Reflect.get(target, property, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  const first = streamNodeHostBuilder(config('n1')).value(METADATA_CONSENSUS, shared).build();
+  await first.start();
+  const second = streamNodeHostBuilder(config('n2')).value(METADATA_CONSENSUS, shared).value(OBJECT_STORE, first.get(OBJECT_STORE)).build();
+  await second.start();
+  t.teardown(async () => {
+    await second.stop();
+    await first.stop();
+  });
+  return { first, second, n1: first.get(STREAM_NODE), n2: second.get(STREAM_NODE) };
+}
+
+test('every route the stream listener serves is in the OpenAPI document, and nothing else is', async (t) => {
+  const { first } = await twoNodes(t);
+  const node = first.get(STREAM_NODE);
+  const { routers, document } = streamApiRouters(node.node, first.get(METRICS));
+  t.notThrows(() => assertRoutesDocumented(routers, document));
+  t.true(document.has('get', '/metrics') && document.has('get', '/openapi.json'));
+  // The listener also carries Raft peer traffic: internal, member-to-member, kept out of the public document.
+  const peer = routedOperations(first.get(RAFT_PEER_ROUTER)).operations;
+  t.true(peer.length > 0 && peer.every((op) => op.includes('/internal/raft/')), peer.join(', '));
+  // The served document is the same one.
+  const served = (await (await fetch(`${node.url}/openapi.json`)).json()) as { openapi: string; paths: Record<string, unknown> };
+  t.is(served.openapi, '3.1.0');
+  t.deepEqual(Object.keys(served.paths).sort(), Object.keys(document.toJSON().paths as object).sort());
+});
+
+test('every status the API answers while exercised is declared in the document, and every route is exercised', async (t) => {
+  const { first, n1, n2 } = await twoNodes(t);
+  const url = n1.url;
+  const admin = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
+  const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = admin) =>
+    fetch(`${url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const client = new StreamClient({ nodes: [url], token: TOKEN });
+  await eventually(async () => (await client.nodes()).nodes.length === 2, 'both registered');
+
+  const statuses: Record<string, number> = {};
+  const expect = async (label: string, response: Promise<Response>, status: number) => {
+    const r = await response;
+    await r.arrayBuffer();
+    statuses[label] = r.status;
+    t.is(r.status, status, label);
+  };
+  await expect('register', call('POST', '/v1/admin/nodes', { id: 'n3', address: 'http://127.0.0.1:9', slots: 1 }), 201);
+  await expect('register again', call('POST', '/v1/admin/nodes', { id: 'n3', address: 'http://127.0.0.1:9', slots: 1 }), 200);
+  await expect('register invalid', call('POST', '/v1/admin/nodes', { id: 'n3' }), 400);
+  await expect('no token', call('POST', '/v1/admin/nodes', {}, { 'content-type': 'application/json' }), 401);
+  await expect('wrong scope', call('GET', '/v1/admin/nodes', undefined, { authorization: `Bearer ${READER}` }), 403);
+  await expect('not json', fetch(`${url}/v1/admin/streams`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'text/plain' }, body: 's' }), 415);
+  await expect('too large', call('POST', '/v1/streams/s/records', { records: [{ body: 'x'.repeat(3 * 1024 * 1024) }] }), 413);
+  await expect('nodes', call('GET', '/v1/admin/nodes'), 200);
+  await expect('node', call('GET', '/v1/admin/nodes/n1'), 200);
+  await expect('unknown node', call('GET', '/v1/admin/nodes/n9'), 404);
+  await expect('create', call('POST', '/v1/admin/streams', { stream: 's', node: 'n1' }), 201);
+  await expect('create again', call('POST', '/v1/admin/streams', { stream: 's', node: 'n1' }), 200);
+  await expect('create elsewhere', call('POST', '/v1/admin/streams', { stream: 's', node: 'n2' }), 409);
+  await eventually(() => n1.node.session('s')?.writable === true, 'pre-warm on n1');
+  await expect('append', call('POST', '/v1/streams/s/records', { records: [{ body: 'one' }] }), 200);
+  await expect('append invalid', call('POST', '/v1/streams/s/records', { records: [] }), 400);
+  await expect('append on non-owner', fetch(`${n2.url}/v1/streams/s/records`, { method: 'POST', headers: admin, body: JSON.stringify({ records: [{ body: 'x' }] }) }), 409);
+  await expect('read', call('GET', '/v1/streams/s/records?from=0'), 200);
+  await expect('read invalid', call('GET', '/v1/streams/s/records?limit=0'), 400);
+  await expect('describe', call('GET', '/v1/streams/s'), 200);
+  await expect('describe unknown', call('GET', '/v1/streams/nope'), 404);
+  await expect('transfer', call('POST', '/v1/admin/transfers', { stream: 's', target: 'n2' }), 202);
+  await expect('transfer unknown', call('POST', '/v1/admin/transfers', { stream: 'nope', target: 'n2' }), 404);
+  await expect('transfers', call('GET', '/v1/admin/transfers'), 200);
+  await eventually(async () => (await client.transferStatus('s')).status === 'settled', 'handoff');
+  await expect('transfer status', call('GET', '/v1/admin/transfers/s'), 200);
+  await expect('transfer status unknown', call('GET', '/v1/admin/transfers/nope'), 404);
+  await expect('drain', call('POST', '/v1/admin/nodes/n3/drain'), 202);
+  await expect('drain unknown', call('POST', '/v1/admin/nodes/n9/drain'), 404);
+  await expect('undrain', call('POST', '/v1/admin/nodes/n3/undrain'), 200);
+  await expect('rebalance plan', call('POST', '/v1/admin/rebalance', { dryRun: true }), 200);
+  await expect('rebalance', call('POST', '/v1/admin/rebalance', {}), 202);
+  await expect('rebalance progress', call('GET', '/v1/admin/rebalance'), 200);
+  await expect('openapi', call('GET', '/openapi.json'), 200);
+  await expect('metrics', call('GET', '/metrics'), 200);
+
+  const metrics = first.get(METRICS);
+  const seen = await answered(metrics);
+  const { routers, document } = streamApiRouters(n1.node, metrics);
+  // A request refused by the admin scope check never reaches its route: koa names the answer
+  // after the router's scope middleware. Such a status must be declared by every admin route
+  // of that method.
+  const adminGate = seen.filter((a) => a.path.startsWith('/v1/admin('));
+  t.deepEqual(adminGate.map((a) => a.status).sort(), [401, 403]);
+  const adminOps = routedOperations(routers).operations.filter((op) => op.includes(' /v1/admin/'));
+  const perRoute = adminGate.flatMap((a) =>
+    adminOps.filter((op) => op.startsWith(`${a.method} `)).map((op) => ({ ...a, path: op.slice(op.indexOf(' ') + 1) })),
+  );
+  t.true(perRoute.length > adminGate.length);
+  const checked = [...seen.filter((a) => !adminGate.includes(a)), ...perRoute];
+  t.deepEqual(undocumentedResponses(checked, document), [], 'every answered status is declared');
+  const exercised = new Set(seen.filter((a) => !adminGate.includes(a)).map((a) => `${a.method} ${a.path}`));
+  t.deepEqual(routedOperations(routers).operations.filter((op) => !exercised.has(op)), [], 'every route was exercised');
+});
+
+test('GET /metrics shows the handed-off transfer by outcome and duration, the consensus position and store errors', async (t) => {
+  const { n1, n2 } = await twoNodes(t);
+  const client = new StreamClient({ nodes: [n1.url], token: TOKEN });
+  await eventually(async () => (await client.nodes()).nodes.length === 2, 'both registered');
+  await client.createStream('moved', 'n1');
+  await eventually(() => n1.node.session('moved')?.writable === true, 'pre-warm on n1');
+  await client.append('moved', ['a']);
+  await client.transfer('moved', 'n2');
+  await eventually(async () => (await client.transferStatus('moved')).status === 'settled', 'handoff');
+  const scrape = async () => {
+    const response = await fetch(`${n1.url}/metrics`);
+    t.regex(response.headers.get('content-type') ?? '', /text\/plain/);
+    return response.text();
+  };
+  // The source counts the transfer once it sees the completion applied.
+  await eventually(async () => sample(await scrape(), 'baton_transfers_total', { outcome: 'completed' }) === 1, 'the completed transfer counted');
+  const text = await scrape();
+  t.is(sample(text, 'baton_transfers_total', { outcome: 'completed', node: 'n1' }), 1);
+  t.is(sample(text, 'baton_transfer_duration_seconds_count', { outcome: 'completed', node: 'n1' }), 1);
+  t.is(sample(text, 'baton_transfers_in_flight', { node: 'n1' }), 0);
+  t.true((sample(text, 'baton_consensus_term', { node: 'n1' }) ?? 0) >= 1);
+  t.true((sample(text, 'baton_consensus_applied_index', { node: 'n1' }) ?? 0) >= 4, 'registrations, create, transfer, close, complete');
+  t.is(sample(text, 'baton_consensus_is_leader', { node: 'n1' }), 1);
+  t.regex(text, /# TYPE baton_store_errors_total counter/);
+  t.is(
+    sample(text, 'baton_http_request_duration_seconds_count', { listener: 'streams', method: 'POST', route: '/v1/streams/{stream}/records', status: '200' }),
+    1,
+  );
+  // The second host has its own registry: nothing of n1's transfer is counted there.
+  const other = await (await fetch(`${n2.url}/metrics`)).text();
+  t.is(sample(other, 'baton_transfers_total', { outcome: 'completed' }), undefined);
+  t.notRegex(other, /node="n1"/);
+});
