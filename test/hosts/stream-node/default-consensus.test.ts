@@ -5,6 +5,7 @@ import { SystemClock } from '../../../framework/kernel/system-clock.js';
 import { StreamClient } from '../../../framework/stream-transfer/client.js';
 import { makeTempDir } from '../../../framework/testing/temp-dir.js';
 import { RaftConsensus } from '../../../plugins/raft/driver/raft-consensus.js';
+import { STREAM_NODE } from '../../../framework/stream-transfer/plugins.js';
 import { startStreamNode, streamNodeHostBuilder } from '../../../hosts/stream-node/host.js';
 
 const TOKEN = 'default-admin';
@@ -46,6 +47,11 @@ test('the default consensus is a one-voter Raft with its log under the data dir'
   t.true(host.get(METADATA_CONSENSUS) instanceof RaftConsensus);
   await eventually(() => host.get(METADATA_CONSENSUS).leadership().isLeader, 'the lone voter to lead');
   t.true(existsSync(`${dir.path}/data/raft`), 'the Raft log is on disk under dataDir/raft');
+  // The Raft reports its commit index, so the gauge the contract alone cannot fill is set.
+  const committed = /^baton_consensus_commit_index\{node="n1"\} [1-9]\d*$/m;
+  const scrape = async () => (await fetch(`${host.get(STREAM_NODE).url}/metrics`)).text();
+  await eventually(async () => committed.test(await scrape()), 'a commit index above 0 on /metrics');
+  t.regex(await scrape(), committed);
 });
 
 test('with the default config, streams, owners and epochs survive a host restart', async (t) => {
