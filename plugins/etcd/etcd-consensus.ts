@@ -201,10 +201,7 @@ export class EtcdConsensus<S, C, R> implements MetadataConsensus<S, C, R>, Lifec
     const refusal = this.refusal();
     if (refusal) throw refusal;
     if (options.signal?.aborted) {
-      throw new OutcomeUnknownError(
-        'aborted',
-        'the signal was aborted before the proposal was submitted',
-      );
+      throw new NotAppendedError('aborted', 'the signal was aborted before the proposal was submitted');
     }
     const key = options.idempotencyKey;
     if (key !== undefined && (typeof key !== 'string' || key.length === 0 || key.length > 512)) {

@@ -261,12 +261,7 @@ export class FakeMember<S, C, R> implements MetadataConsensus<S, C, R> {
       if (this.stopped)
         return reject(new NotAppendedError('stopped', `member ${this.self} is stopped`));
       if (options.signal?.aborted)
-        return reject(
-          new OutcomeUnknownError(
-            'aborted',
-            'the signal was aborted before the proposal was submitted',
-          ),
-        );
+        return reject(new NotAppendedError('aborted', 'the signal was aborted before the proposal was submitted'));
       if (this.belief.leader === this.self && this.cluster.isIsolated(this.self)) {
         // A leader cut off from its followers appends locally, and the entry never commits.
         return this.strand(options, reject);

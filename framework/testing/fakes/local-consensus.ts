@@ -141,13 +141,9 @@ export class LocalConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
       const refusal = this.refusal();
       if (refusal) return reject(refusal);
       if (options.signal?.aborted) {
-        // Nothing was submitted, but the contract has no "not appended because aborted": the
-        // caller learns only that it must not assume the command took effect.
+        // Nothing was submitted, so the command certainly was not appended.
         return reject(
-          new OutcomeUnknownError(
-            'aborted',
-            'the signal was aborted before the proposal was submitted',
-          ),
+          new NotAppendedError('aborted', 'the signal was aborted before the proposal was submitted'),
         );
       }
       const key = options.idempotencyKey;

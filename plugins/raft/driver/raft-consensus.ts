@@ -214,7 +214,7 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
       if (known && known.fingerprint !== fingerprint) throw keyReused(key);
       if (known) return { position: { ...known.position }, result: known.result, replayed: true };
     }
-    if (options.signal?.aborted) throw new OutcomeUnknownError('aborted', 'the signal was aborted before the proposal was submitted');
+    if (options.signal?.aborted) throw new NotAppendedError('aborted', 'the signal was aborted before the proposal was submitted');
     for (;;) {
       const remaining = deadline - this.clock.now();
       if (remaining <= 0) throw new NotAppendedError('no_leader', `no leader accepted the proposal within ${timeoutMs} ms`);
