@@ -59,17 +59,18 @@ function summary(samples: number[]) {
   return { n: sorted.length, p50Ms: round(percentile(sorted, 50)), p99Ms: round(percentile(sorted, 99)), maxMs: round(sorted[sorted.length - 1]) };
 }
 
-function engineFor(consensus: Ownership, audit: AuditStore, probe: FrontierProbe) {
+async function engineFor(consensus: Ownership, audit: AuditStore, probe: FrontierProbe) {
   const projection = new AuditProjection(consensus, audit, clock, log);
   projection.start();
-  const feed = new ChangeFeed(consensus.leadership().self);
+  const feed = new ChangeFeed(consensus.leadership().self, { mintIncarnation: () => 'bench' });
+  await feed.open();
   const engine = new PlannedTransferEngine({ consensus, audit, projection, probe, feed, clock, log });
   return { engine, projection, feed };
 }
 
 async function benchCancel() {
   const consensus = new LocalConsensus(new OwnershipStateMachine(), { self: 'east-1', clock });
-  const { engine, projection } = engineFor(consensus, new MemoryAuditStore(), unresponsive(clock));
+  const { engine, projection } = await engineFor(consensus, new MemoryAuditStore(), unresponsive(clock));
   await consensus.propose({ type: 'transfer_authority', authority: 'proj', target: 'east' });
   const answer: number[] = [];
   const ended: number[] = [];
@@ -113,7 +114,7 @@ async function raftCluster(audits: AuditStore[]) {
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
   const leader = members.find((m) => m.leadership().isLeader)!;
-  const engines = members.map((m, i) => engineFor(m, audits[i], caughtUp));
+  const engines = await Promise.all(members.map((m, i) => engineFor(m, audits[i], caughtUp)));
   return { members, leader, engine: engines[members.indexOf(leader)].engine, engines };
 }
 

@@ -1,3 +1,5 @@
+import { join } from 'node:path';
+import Router from '@koa/router';
 import type { Middleware } from 'koa';
 import type { AuditStore } from '../contracts/audit-store.js';
 import type { Clock } from '../contracts/clock.js';
@@ -7,12 +9,19 @@ import type { Rng } from '../contracts/rng.js';
 import { createApiApp } from '../http/api-app.js';
 import { BearerTokens } from '../http/auth.js';
 import { HttpServer, type BoundAddress } from '../http/http-server.js';
+import { BatonMetrics } from '../http/metrics.js';
+import { metricsRouter } from '../http/metrics-http.js';
+import { consensusReadingOf, countStoreErrors } from '../http/metrics-sources.js';
+import { ApiDocument } from '../http/openapi.js';
+import { openApiRouter } from '../http/openapi-routes.js';
 import { serveRouter } from '../http/routes.js';
 import type { Lifecycle } from '../kernel/plugin.js';
 import { AuditProjection, type OwnershipConsensus } from './audit-projection.js';
 import { ChangeFeed } from './change-feed.js';
 import { createControlRouter } from './control-router.js';
 import { FailoverCommands } from './failover-command.js';
+import { DirectoryFeedFiles } from './feed-files.js';
+import { FeedReplicas } from './feed-replicas.js';
 import { FeedReplicator } from './feed-replicator.js';
 import type { FrontierProbe } from './frontier-probe.js';
 import { HttpFrontierProbe } from './http-frontier-probe.js';
@@ -37,23 +46,36 @@ export interface AuthorityNodeDeps {
   probe?: FrontierProbe;
   /** Extra peer routing on the public server (a consensus transport's router, for instance). */
   peerRoutes?: readonly Middleware[];
+  /** The host's metrics; the node keeps a registry of its own when the host has none. */
+  metrics?: BatonMetrics;
+}
+
+/** The routers of one listener and the OpenAPI document that describes them. */
+export interface ListenerApi {
+  document: ApiDocument;
+  routers: Router[];
 }
 
 /**
- * One member of the authority-transfer variant: its change feed, member tracker, and in mode ha
- * the planned-transfer engine, audit projection, fence and failover command, served on a
- * control listener (its own port) and a public server (peer traffic, writes). Started after
- * the consensus and audit store it uses, stopped before them.
+ * One member of the authority-transfer variant: its durable change feed and replicas of its
+ * peers' feeds, member tracker, and in mode ha the planned-transfer engine, audit projection,
+ * fence and failover command, served on a control listener (its own port) and a public server
+ * (peer traffic, writes). Each listener serves GET /openapi.json; the control listener also
+ * serves GET /metrics. Started after the consensus and audit store it uses, stopped before them.
  */
 export class AuthorityNode implements Lifecycle {
   readonly roster: Roster;
   readonly datacenter: string;
   readonly feed: ChangeFeed;
+  readonly replicas: FeedReplicas;
   readonly tracker: MemberTracker;
   readonly engine?: PlannedTransferEngine;
   readonly projection?: AuditProjection;
   readonly fence?: WriteFence;
   readonly replicator: FeedReplicator;
+  readonly metrics: BatonMetrics;
+  readonly controlApi: ListenerApi;
+  readonly publicApi: ListenerApi;
   private readonly control: HttpServer;
   private readonly publicServer: HttpServer;
 
@@ -61,9 +83,24 @@ export class AuthorityNode implements Lifecycle {
     const { options, clock, log } = deps;
     this.roster = new Roster(options.roster);
     this.datacenter = this.roster.datacenterOfMember(options.self)!;
-    this.feed = new ChangeFeed(options.self);
+    this.metrics = deps.metrics ?? new BatonMetrics({ labels: { member: options.self } });
+    const peers = this.roster.allMembers().map((m) => m.id).filter((id) => id !== options.self);
+    const dir = options.feed.dir;
+    this.feed = new ChangeFeed(options.self, {
+      files: dir ? new DirectoryFeedFiles(join(dir, 'own')) : undefined,
+      mintIncarnation: () => deps.rng.hex(8),
+      peers,
+      maxRetained: options.feed.maxRetained,
+      segmentEntries: options.feed.segmentEntries,
+      log,
+    });
+    this.replicas = new FeedReplicas(options.self, {
+      filesFor: dir ? (origin) => new DirectoryFeedFiles(join(dir, 'replicas', encodeURIComponent(origin))) : undefined,
+      retain: options.feed.replicaRetain,
+      segmentEntries: options.feed.segmentEntries,
+    });
     this.tracker = new MemberTracker(clock, this.roster, options.self, options.tracker);
-    this.replicator = new FeedReplicator(this.feed, this.roster, this.tracker, clock, log, {
+    this.replicator = new FeedReplicator(options.self, this.replicas, this.roster, this.tracker, clock, log, {
       intervalMs: options.feed.pullIntervalMs,
       timeoutMs: options.feed.pullTimeoutMs,
       batch: options.feed.batch,
@@ -71,30 +108,61 @@ export class AuthorityNode implements Lifecycle {
     });
     let ha: Parameters<typeof createControlRouter>[0]['ha'];
     if (options.mode === 'ha') {
-      const { consensus, audit } = deps;
-      if (!consensus || !audit) throw new Error('mode ha needs a MetadataConsensus and an AuditStore');
+      const { consensus } = deps;
+      if (!consensus || !deps.audit) throw new Error('mode ha needs a MetadataConsensus and an AuditStore');
       const self = consensus.leadership().self;
       if (self !== options.self) {
         throw new Error(`the consensus member is ${self} but the node is configured as ${options.self}: they must match`);
       }
+      const audit = countStoreErrors(deps.audit, 'audit', this.metrics);
       this.projection = new AuditProjection(consensus, audit, clock, log);
       const probe = deps.probe ?? new HttpFrontierProbe(this.roster, clock, { token: options.peerToken, tracker: this.tracker });
       this.engine = new PlannedTransferEngine(
-        { consensus, audit, projection: this.projection, probe, feed: this.feed, clock, log },
+        { consensus, audit, projection: this.projection, probe, feed: this.feed, clock, log, metrics: this.metrics },
         {
           budgetMs: options.transfers.budgetMs,
           probeTimeoutMs: options.transfers.probeTimeoutMs,
           schedule: { initialDelayMs: options.transfers.reprobeInitialDelayMs, maxDelayMs: options.transfers.reprobeMaxDelayMs },
           abandonedWindow: options.transfers.abandonedWindow,
+          resolution: options.resolution,
         },
       );
       this.fence = new WriteFence(consensus, this.feed, this.datacenter);
       ha = { engine: this.engine, failover: new FailoverCommands(consensus, this.tracker), consensus };
+      const engine = this.engine;
+      this.metrics.observeTransfersInFlight(() => engine.registry.size);
+      this.metrics.observeConsensus(consensusReadingOf(consensus));
     }
     const tokens = new BearerTokens(options.tokens);
-    const app = () => createApiApp({ clock, rng: deps.rng, logger: log, tokens, mappers: [transferProblemMapper] });
-    const controlApp = app().use(serveRouter(createControlRouter({ identity: deps.identity, tracker: this.tracker, ha })));
-    const publicApp = app().use(serveRouter(createPublicRouter({ feed: this.feed, identity: deps.identity, fence: this.fence })));
+    const app = (listener: string) =>
+      createApiApp({ clock, rng: deps.rng, logger: log, tokens, mappers: [transferProblemMapper], metrics: this.metrics, listener });
+
+    const controlDocument = new ApiDocument({
+      title: 'Peryx availability control API',
+      version: '1',
+      description: `Planned authority transfers, the raw transfer command, ownership and the member tracker (member ${options.self}).`,
+    });
+    const controlRouters = [
+      createControlRouter({ identity: deps.identity, tracker: this.tracker, ha }, controlDocument),
+      metricsRouter(this.metrics, controlDocument),
+      openApiRouter(controlDocument),
+    ];
+    this.controlApi = { document: controlDocument, routers: controlRouters };
+    const controlApp = app('control');
+    for (const router of controlRouters) controlApp.use(serveRouter(router));
+
+    const publicDocument = new ApiDocument({
+      title: 'Peryx public API',
+      version: '1',
+      description: `Peer traffic (change feeds, applied serials) and fenced writes (member ${options.self}).`,
+    });
+    const publicRouters = [
+      createPublicRouter({ feed: this.feed, replicas: this.replicas, identity: deps.identity, fence: this.fence }, publicDocument),
+      openApiRouter(publicDocument),
+    ];
+    this.publicApi = { document: publicDocument, routers: publicRouters };
+    const publicApp = app('public');
+    for (const router of publicRouters) publicApp.use(serveRouter(router));
     for (const routes of deps.peerRoutes ?? []) publicApp.use(routes);
     this.control = new HttpServer({ app: controlApp, ...options.control, clock, logger: log, name: 'control' });
     this.publicServer = new HttpServer({ app: publicApp, ...options.public, clock, logger: log, name: 'public' });
@@ -109,6 +177,9 @@ export class AuthorityNode implements Lifecycle {
   }
 
   async start(): Promise<void> {
+    // The feed is recovered before anything can read its serial or append to it.
+    await this.feed.open();
+    await this.replicas.open(this.roster.allMembers().map((m) => m.id));
     await this.publicServer.start();
     await this.control.start();
     this.projection?.start();
@@ -121,5 +192,7 @@ export class AuthorityNode implements Lifecycle {
     this.projection?.stop();
     await this.control.stop();
     await this.publicServer.stop();
+    await this.replicas.close();
+    await this.feed.close();
   }
 }

@@ -1,5 +1,5 @@
 import type { Clock } from '../contracts/clock.js';
-import type { MemberId } from '../contracts/peer-transport.js';
+import type { FeedOrigin } from './change-feed.js';
 import type { FrontierProbe } from './frontier-probe.js';
 import { reprobeDelay, type ReprobeSchedule } from './reprobe-schedule.js';
 import type { TransferPlan } from './transfer-plan.js';
@@ -7,8 +7,8 @@ import type { TransferPlan } from './transfer-plan.js';
 export interface CatchUpOptions {
   clock: Clock;
   probe: FrontierProbe;
-  /** Whose feed the barrier counts: this member's. */
-  origin: MemberId;
+  /** Whose feed the barrier counts: this member's, in its current incarnation. */
+  origin: FeedOrigin;
   probeTimeoutMs: number;
   schedule: ReprobeSchedule;
 }

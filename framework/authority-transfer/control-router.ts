@@ -2,10 +2,13 @@ import Router from '@koa/router';
 import { z } from 'zod';
 import type { IdentitySupplier } from '../contracts/identity-supplier.js';
 import { requireScope } from '../http/auth.js';
-import { idempotencyKey } from '../http/idempotency-key.js';
+import { IDEMPOTENCY_KEY_HEADER, idempotencyKey } from '../http/idempotency-key.js';
 import { readValidBody } from '../http/json-body.js';
+import type { ApiDocument } from '../http/openapi.js';
+import { route } from '../http/openapi-routes.js';
 import { problems } from '../http/problem.js';
 import { principalOf } from '../http/state.js';
+import { auditRecordSchema, membersSchema, ownershipSchema, rawTransferOutcomeSchema, transferStatusSchema } from './api-schemas.js';
 import type { OwnershipConsensus } from './audit-projection.js';
 import type { FailoverCommands } from './failover-command.js';
 import type { MemberTracker } from './member-tracker.js';
@@ -34,6 +37,15 @@ const commandBody = z
   })
   .strict();
 
+const authorityParam = z.object({ authority: z.string().min(1) });
+
+const keyHeader = {
+  name: IDEMPOTENCY_KEY_HEADER,
+  description: 'The operation identity; assigned when absent and echoed in the response. Reuse it to retry the same request.',
+};
+const echoedKey = { [IDEMPOTENCY_KEY_HEADER]: { description: 'The operation identity, given or assigned' } };
+const UNAVAILABLE = 'Mode dc (no ownership consensus), or the metadata store or consensus cannot answer now';
+
 /** What the control listener serves; absent consensus pieces mean mode dc. */
 export interface ControlRouterDeps {
   identity: IdentitySupplier;
@@ -44,10 +56,10 @@ export interface ControlRouterDeps {
 
 /**
  * The availability control listener (its own port): planned transfers, the raw command, the
- * member tracker and ownership reads. In mode dc there is no ownership consensus and every
- * transfer request answers 503.
+ * member tracker and ownership reads, each declared in `document` as it is routed. In mode dc
+ * there is no ownership consensus and every transfer request answers 503.
  */
-export function createControlRouter(deps: ControlRouterDeps): Router {
+export function createControlRouter(deps: ControlRouterDeps, document: ApiDocument): Router {
   const router = new Router({ prefix: '/availability/v1' });
   const ha = () => {
     if (!deps.ha) {
@@ -58,60 +70,171 @@ export function createControlRouter(deps: ControlRouterDeps): Router {
     return deps.ha;
   };
 
-  router.post('/transfers', requireScope(ADMIN_WRITE_SCOPE), async (ctx) => {
-    const { engine } = ha();
-    const id = idempotencyKey(ctx, deps.identity);
-    const body = await readValidBody(ctx, transferBody);
-    const authority = deps.identity.authority(body.authority);
-    const record = await engine.start({
-      id,
-      authority,
-      source: body.source,
-      target: body.target,
-      reason: body.reason,
-      actor: principalOf(ctx).name,
-    });
-    ctx.status = 200;
-    ctx.body = record;
-  });
+  route(
+    router,
+    document,
+    {
+      method: 'post',
+      path: '/transfers',
+      summary: 'Start a planned transfer; answers once it committed, with the sealed audit record',
+      tags: ['transfers'],
+      scope: ADMIN_WRITE_SCOPE,
+      params: { headers: [keyHeader] },
+      requestBody: transferBody,
+      responses: {
+        200: { description: 'Committed: the sealed audit record', schema: auditRecordSchema, headers: echoedKey },
+        409: 'A transfer of this authority is running, it was cancelled, the source is not its home, or it is committing',
+        422: 'The Idempotency-Key already names a different transfer',
+        503: `${UNAVAILABLE}; or the move committed but the audit store did not take the record (retry with the same key); or the outcome is unknown (retry with the same key)`,
+        504: 'The target did not reach the barrier within the budget; nothing moved, no audit was written',
+      },
+    },
+    requireScope(ADMIN_WRITE_SCOPE),
+    async (ctx) => {
+      const { engine } = ha();
+      const id = idempotencyKey(ctx, deps.identity);
+      const body = await readValidBody(ctx, transferBody);
+      const authority = deps.identity.authority(body.authority);
+      ctx.body = await engine.start({
+        id,
+        authority,
+        source: body.source,
+        target: body.target,
+        reason: body.reason,
+        actor: principalOf(ctx).name,
+      });
+      ctx.status = 200;
+    },
+  );
 
-  router.delete('/transfers/:authority', requireScope(ADMIN_WRITE_SCOPE), async (ctx) => {
-    const { engine } = ha();
-    await engine.cancel(deps.identity.authority(ctx.params.authority));
-    ctx.status = 204;
-  });
+  route(
+    router,
+    document,
+    {
+      method: 'delete',
+      path: '/transfers/{authority}',
+      summary: 'Cancel a waiting transfer',
+      tags: ['transfers'],
+      scope: ADMIN_WRITE_SCOPE,
+      params: { path: authorityParam },
+      responses: {
+        204: 'Abandoned before it committed (also for a repeat within the abandoned window)',
+        400: 'Invalid authority identity',
+        404: 'No registered transfer of this authority (or it did not commit)',
+        409: 'The transfer committed or is committing: the move stands',
+        503: UNAVAILABLE,
+      },
+    },
+    requireScope(ADMIN_WRITE_SCOPE),
+    async (ctx) => {
+      const { engine } = ha();
+      await engine.cancel(deps.identity.authority(ctx.params.authority));
+      ctx.status = 204;
+    },
+  );
 
-  router.get('/transfers/:authority', requireScope(ADMIN_READ_SCOPE), async (ctx) => {
-    const { engine } = ha();
-    const authority = deps.identity.authority(ctx.params.authority);
-    const status = engine.status(authority);
-    if (!status) throw problems.notFound(`no transfer of ${authority} is in flight`, { authority });
-    ctx.body = status;
-  });
+  route(
+    router,
+    document,
+    {
+      method: 'get',
+      path: '/transfers/{authority}',
+      summary: 'The transfer of an authority in flight: state, barrier, latest frontier reading, age',
+      tags: ['transfers'],
+      scope: ADMIN_READ_SCOPE,
+      params: { path: authorityParam },
+      responses: {
+        200: { description: 'The transfer in flight', schema: transferStatusSchema },
+        400: 'Invalid authority identity',
+        404: 'No transfer of this authority is in flight',
+        503: UNAVAILABLE,
+      },
+    },
+    requireScope(ADMIN_READ_SCOPE),
+    async (ctx) => {
+      const { engine } = ha();
+      const authority = deps.identity.authority(ctx.params.authority);
+      const status = engine.status(authority);
+      if (!status) throw problems.notFound(`no transfer of ${authority} is in flight`, { authority });
+      ctx.body = status;
+    },
+  );
 
-  router.post('/commands', requireScope(ADMIN_WRITE_SCOPE), async (ctx) => {
-    const { failover } = ha();
-    const id = idempotencyKey(ctx, deps.identity);
-    const body = await readValidBody(ctx, commandBody);
-    ctx.body = await failover.transfer({
-      id,
-      authority: deps.identity.authority(body.authority),
-      target: body.target,
-      source: body.source,
-    });
-  });
+  route(
+    router,
+    document,
+    {
+      method: 'post',
+      path: '/commands',
+      summary: 'The raw transfer_authority command: the unconditional move a failover commits (source must be Dead)',
+      tags: ['commands'],
+      scope: ADMIN_WRITE_SCOPE,
+      params: { headers: [keyHeader] },
+      requestBody: commandBody,
+      responses: {
+        200: { description: 'Committed (or replayed under the same key)', schema: rawTransferOutcomeSchema, headers: echoedKey },
+        409: 'The source is not the home, is not Dead, or the authority is already at the target',
+        422: 'The Idempotency-Key already names a different command',
+        503: UNAVAILABLE,
+      },
+    },
+    requireScope(ADMIN_WRITE_SCOPE),
+    async (ctx) => {
+      const { failover } = ha();
+      const id = idempotencyKey(ctx, deps.identity);
+      const body = await readValidBody(ctx, commandBody);
+      ctx.body = await failover.transfer({
+        id,
+        authority: deps.identity.authority(body.authority),
+        target: body.target,
+        source: body.source,
+      });
+    },
+  );
 
-  router.get('/authorities/:authority', requireScope(ADMIN_READ_SCOPE), async (ctx) => {
-    const { consensus } = ha();
-    const authority = deps.identity.authority(ctx.params.authority);
-    const ownership = consensus.view().state.authorities[authority];
-    if (!ownership) throw problems.notFound(`${authority} has no home`, { authority });
-    ctx.body = { authority, home: ownership.home, epoch: ownership.epoch };
-  });
+  route(
+    router,
+    document,
+    {
+      method: 'get',
+      path: '/authorities/{authority}',
+      summary: "An authority's home datacenter and fencing epoch (this member's applied view)",
+      tags: ['authorities'],
+      scope: ADMIN_READ_SCOPE,
+      params: { path: authorityParam },
+      responses: {
+        200: { description: 'Home and epoch', schema: ownershipSchema },
+        400: 'Invalid authority identity',
+        404: 'The authority has no home',
+        503: UNAVAILABLE,
+      },
+    },
+    requireScope(ADMIN_READ_SCOPE),
+    async (ctx) => {
+      const { consensus } = ha();
+      const authority = deps.identity.authority(ctx.params.authority);
+      const ownership = consensus.view().state.authorities[authority];
+      if (!ownership) throw problems.notFound(`${authority} has no home`, { authority });
+      ctx.body = { authority, home: ownership.home, epoch: ownership.epoch };
+    },
+  );
 
-  router.get('/members', requireScope(ADMIN_READ_SCOPE), async (ctx) => {
-    ctx.body = { members: deps.tracker.snapshot() };
-  });
+  route(
+    router,
+    document,
+    {
+      method: 'get',
+      path: '/members',
+      summary: 'The member tracker: Alive, Suspect or Dead per member',
+      tags: ['members'],
+      scope: ADMIN_READ_SCOPE,
+      responses: { 200: { description: 'Every roster member', schema: membersSchema } },
+    },
+    requireScope(ADMIN_READ_SCOPE),
+    async (ctx) => {
+      ctx.body = { members: deps.tracker.snapshot() };
+    },
+  );
 
   return router;
 }

@@ -1,6 +1,7 @@
 import type { Clock, Timer } from '../contracts/clock.js';
 import type { Logger } from '../contracts/logger.js';
-import type { ChangeFeed, FeedEntry } from './change-feed.js';
+import type { FeedEntry } from './change-feed.js';
+import type { FeedReplicas } from './feed-replicas.js';
 import type { MemberTracker } from './member-tracker.js';
 import { fetchPeerJson } from './peer-fetch.js';
 import type { Roster } from './roster.js';
@@ -14,21 +15,30 @@ export interface FeedReplicatorOptions {
 
 export const DEFAULT_FEED_REPLICATOR_OPTIONS: FeedReplicatorOptions = { intervalMs: 500, timeoutMs: 2_000, batch: 1_000 };
 
+/** What a peer's GET /availability/v1/feed answers. */
+interface FeedPage {
+  incarnation?: unknown;
+  entries?: unknown;
+  truncated?: unknown;
+}
+
 /**
  * Pulls every peer's change feed from its public server (GET /availability/v1/feed?after=N) and
- * records how far it applied each one: the serial a barrier probe reads. Each successful pull is
- * also a sign of life for the member tracker. Pulls are sequential per round, so a slow peer
- * delays the round, never overlaps it.
+ * applies it to this member's replicas: written to disk first, then the applied serial a barrier
+ * probe reads moves. A peer answering under another incarnation than the replica holds lost its
+ * feed: the replica starts over at 0 in the new one. Each successful pull is also a sign of life
+ * for the member tracker. Pulls are sequential per round, so a slow peer delays the round, never
+ * overlaps it.
  */
 export class FeedReplicator {
   private timer: Timer | undefined;
   private running = false;
   private stopped = false;
-  /** Received entries of each peer's feed, kept for reconciliation (last `batch` only). */
-  private readonly recent = new Map<string, FeedEntry[]>();
+  private readonly warnedTruncated = new Set<string>();
 
   constructor(
-    private readonly feed: ChangeFeed,
+    private readonly self: string,
+    private readonly replicas: FeedReplicas,
     private readonly roster: Roster,
     private readonly tracker: MemberTracker,
     private readonly clock: Clock,
@@ -49,29 +59,41 @@ export class FeedReplicator {
   /** One round over every peer; resolves when it is done. */
   async pullOnce(): Promise<void> {
     for (const member of this.roster.allMembers()) {
-      if (member.id === this.feed.self || this.stopped) continue;
+      if (member.id === this.self || this.stopped) continue;
       try {
-        const after = this.feed.appliedSerial(member.id);
-        const body = (await fetchPeerJson(
-          `${member.publicUrl}/availability/v1/feed?after=${after}&limit=${this.options.batch}`,
-          { clock: this.clock, timeoutMs: this.options.timeoutMs, token: this.options.token },
-        )) as { entries?: FeedEntry[] };
-        this.tracker.heard(member.id);
-        const entries = Array.isArray(body?.entries) ? body.entries : [];
-        let next = after;
-        for (const entry of entries) {
-          if (entry?.serial !== next + 1) break; // a gap or a duplicate: stop at what is contiguous
-          next = entry.serial;
-        }
-        if (next > after) {
-          const kept = [...(this.recent.get(member.id) ?? []), ...entries.slice(0, next - after)];
-          this.recent.set(member.id, kept.slice(-this.options.batch));
-          this.feed.markApplied(member.id, next);
-        }
+        await this.pull(member.id, member.publicUrl);
       } catch (error) {
         this.log.debug({ peer: member.id, err: (error as Error).message }, 'feed pull failed');
       }
     }
+  }
+
+  private async pull(peer: string, publicUrl: string): Promise<void> {
+    const { incarnation, serial } = this.replicas.applied(peer);
+    const query = `from=${encodeURIComponent(this.self)}&after=${serial}&limit=${this.options.batch}${incarnation ? `&incarnation=${encodeURIComponent(incarnation)}` : ''}`;
+    const page = (await fetchPeerJson(`${publicUrl}/availability/v1/feed?${query}`, {
+      clock: this.clock,
+      timeoutMs: this.options.timeoutMs,
+      token: this.options.token,
+    })) as FeedPage;
+    this.tracker.heard(peer);
+    if (typeof page?.incarnation !== 'string' || page.incarnation === '') throw new Error(`${peer} answered a feed page without an incarnation`);
+    const entries = Array.isArray(page.entries) ? (page.entries as FeedEntry[]) : [];
+    if (page.incarnation !== incarnation) {
+      this.log.info({ peer, from: incarnation ?? null, to: page.incarnation }, 'peer feed has a new incarnation; replicating it from the start');
+      await this.replicas.reset(peer, page.incarnation);
+      // Entries after a serial of another history mean nothing here; from 0 they are the start.
+      if (serial !== 0) return;
+    }
+    if (page.truncated === true) {
+      if (!this.warnedTruncated.has(peer)) {
+        this.warnedTruncated.add(peer);
+        this.log.warn({ peer, applied: serial }, 'peer trimmed its feed past what this member applied: transfers to this datacenter cannot catch up on it');
+      }
+      return;
+    }
+    this.warnedTruncated.delete(peer);
+    if (entries.length > 0) await this.replicas.apply(peer, page.incarnation, entries);
   }
 
   private schedule(delay: number): void {

@@ -1,5 +1,5 @@
-import type { MemberId } from '../contracts/peer-transport.js';
 import { token } from '../contracts/token.js';
+import type { FeedOrigin } from './change-feed.js';
 
 export interface ProbeOptions {
   /** Aborts the probe (a cancel of the plan ends the wait outright). */
@@ -9,13 +9,14 @@ export interface ProbeOptions {
 }
 
 /**
- * Reads how far a target datacenter has applied `origin`'s change feed, through the addresses the
- * roster resolves for it. `undefined` means "no frontier": the target is unknown to the roster,
+ * Reads how far a target datacenter has applied `origin`'s change feed (in the origin's current
+ * incarnation: a target holding another history reads 0), through the addresses the roster
+ * resolves for it. `undefined` means "no frontier": the target is unknown to the roster,
  * unreachable, or too slow. A reading never advances a plan it cannot justify; an abort rejects
  * with the signal's reason.
  */
 export interface FrontierProbe {
-  probe(target: string, origin: MemberId, options: ProbeOptions): Promise<number | undefined>;
+  probe(target: string, origin: FeedOrigin, options: ProbeOptions): Promise<number | undefined>;
 }
 
 export const FRONTIER_PROBE = token<FrontierProbe>('authority-transfer.FrontierProbe');

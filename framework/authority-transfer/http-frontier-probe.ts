@@ -1,5 +1,5 @@
 import type { Clock } from '../contracts/clock.js';
-import type { MemberId } from '../contracts/peer-transport.js';
+import type { FeedOrigin } from './change-feed.js';
 import { datacenterFrontier, type FrontierProbe, type ProbeOptions } from './frontier-probe.js';
 import type { MemberTracker } from './member-tracker.js';
 import { fetchPeerJson } from './peer-fetch.js';
@@ -8,7 +8,9 @@ import type { Roster } from './roster.js';
 /**
  * Probes a target datacenter over HTTP: GET {public}/availability/v1/feeds/{origin}/applied on
  * every member the roster lists for it, in parallel. A member that does not answer in time, or
- * answers nonsense, has no reading, and then neither has the datacenter.
+ * answers nonsense, has no reading, and then neither has the datacenter. A member that applied
+ * another incarnation of the origin's feed (the origin lost its disk since) holds none of this
+ * one: it reads 0, whatever its serial there.
  */
 export class HttpFrontierProbe implements FrontierProbe {
   constructor(
@@ -17,17 +19,18 @@ export class HttpFrontierProbe implements FrontierProbe {
     private readonly options: { token?: string; tracker?: MemberTracker } = {},
   ) {}
 
-  async probe(target: string, origin: MemberId, options: ProbeOptions): Promise<number | undefined> {
+  async probe(target: string, origin: FeedOrigin, options: ProbeOptions): Promise<number | undefined> {
     const members = this.roster.membersOf(target);
     const readings = await Promise.all(
       members.map(async (member) => {
         try {
           const body = (await fetchPeerJson(
-            `${member.publicUrl}/availability/v1/feeds/${encodeURIComponent(origin)}/applied`,
+            `${member.publicUrl}/availability/v1/feeds/${encodeURIComponent(origin.member)}/applied`,
             { clock: this.clock, timeoutMs: options.timeoutMs, signal: options.signal, token: this.options.token },
-          )) as { serial?: unknown };
+          )) as { serial?: unknown; incarnation?: unknown };
           this.options.tracker?.heard(member.id);
-          return Number.isSafeInteger(body?.serial) && (body.serial as number) >= 0 ? (body.serial as number) : undefined;
+          if (!Number.isSafeInteger(body?.serial) || (body.serial as number) < 0) return undefined;
+          return body.incarnation === origin.incarnation ? (body.serial as number) : 0;
         } catch {
           return undefined;
         }

@@ -50,12 +50,31 @@ export const authorityNodeOptions = z
       .default({ suspectAfterMs: 5_000, deadAfterMs: 30_000 }),
     feed: z
       .object({
+        /**
+         * Directory of this member's change feed and of its replicas of the peers' feeds. Without
+         * it both live in memory: acknowledged writes die with the process, and the feed comes
+         * back under a new incarnation (so peers never mistake old serials for new ones).
+         */
+        dir: z.string().min(1).optional(),
         pullIntervalMs: z.number().int().min(1).default(500),
         pullTimeoutMs: z.number().int().min(1).default(2_000),
         batch: z.number().int().min(1).default(1_000),
+        /** Entries kept for a peer that stopped pulling before they are trimmed anyway. */
+        maxRetained: z.number().int().min(1).default(1_000_000),
+        /** Entries of each peer's feed kept on disk behind what was applied. */
+        replicaRetain: z.number().int().min(0).default(10_000),
+        segmentEntries: z.number().int().min(1).default(10_000),
       })
       .strict()
-      .default({ pullIntervalMs: 500, pullTimeoutMs: 2_000, batch: 1_000 }),
+      .default({ pullIntervalMs: 500, pullTimeoutMs: 2_000, batch: 1_000, maxRetained: 1_000_000, replicaRetain: 10_000, segmentEntries: 10_000 }),
+    /** Background resolution of transfers whose commit outcome is unknown. */
+    resolution: z
+      .object({
+        initialDelayMs: z.number().int().min(1).default(500),
+        maxDelayMs: z.number().int().min(1).default(30_000),
+      })
+      .strict()
+      .default({ initialDelayMs: 500, maxDelayMs: 30_000 }),
   })
   .strict()
   .superRefine((options, ctx) => {

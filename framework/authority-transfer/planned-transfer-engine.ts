@@ -2,6 +2,7 @@ import type { AuditRecord, AuditStore } from '../contracts/audit-store.js';
 import type { Clock, Timer } from '../contracts/clock.js';
 import type { Logger } from '../contracts/logger.js';
 import { NotAppendedError } from '../contracts/metadata-consensus.js';
+import type { BatonMetrics } from '../http/metrics.js';
 import type { AuditProjection, OwnershipConsensus } from './audit-projection.js';
 import { awaitCatchUp } from './catch-up.js';
 import type { ChangeFeed } from './change-feed.js';
@@ -33,6 +34,8 @@ export interface PlannedTransferOptions {
   schedule: ReprobeSchedule;
   /** How many abandoned authorities a repeated cancel stays idempotent for (seed: 256). */
   abandonedWindow: number;
+  /** Backoff of the background resolution of a commit whose outcome is unknown. */
+  resolution: { initialDelayMs: number; maxDelayMs: number };
 }
 
 export const DEFAULT_PLANNED_TRANSFER_OPTIONS: PlannedTransferOptions = {
@@ -40,6 +43,7 @@ export const DEFAULT_PLANNED_TRANSFER_OPTIONS: PlannedTransferOptions = {
   probeTimeoutMs: 10_000,
   schedule: DEFAULT_REPROBE_SCHEDULE,
   abandonedWindow: 256,
+  resolution: { initialDelayMs: 500, maxDelayMs: 30_000 },
 };
 
 export interface PlannedTransferDeps {
@@ -50,6 +54,8 @@ export interface PlannedTransferDeps {
   feed: ChangeFeed;
   clock: Clock;
   log: Logger;
+  /** Transfers by outcome and their durations, when the host exposes metrics. */
+  metrics?: BatonMetrics;
 }
 
 /** What GET /availability/v1/transfers/{authority} shows of a transfer in flight. */
@@ -78,6 +84,9 @@ export class PlannedTransferEngine {
   readonly registry: PlanRegistry;
   private readonly options: PlannedTransferOptions;
   private readonly expiries = new Map<TransferPlan, Timer>();
+  /** Plans claimed without a known outcome, each with its next resolution attempt. */
+  private readonly resolutions = new Map<TransferPlan, { timer: Timer; attempt: number }>();
+  private stopped = false;
 
   constructor(
     private readonly deps: PlannedTransferDeps,
@@ -162,6 +171,14 @@ export class PlannedTransferEngine {
     }
     for (const timer of this.expiries.values()) timer.cancel();
     this.expiries.clear();
+    this.stopped = true;
+    for (const { timer } of this.resolutions.values()) timer.cancel();
+    this.resolutions.clear();
+  }
+
+  /** Plans claimed whose commit outcome is still unknown (being resolved in the background). */
+  get unresolvedCount(): number {
+    return this.resolutions.size;
   }
 
   /** Joins the registered plan for this authority, if any: same key shares it, another is refused. */
@@ -177,12 +194,25 @@ export class PlannedTransferEngine {
 
   private launch(plan: TransferPlan, fresh = false): Promise<AuditRecord> {
     this.forgetExpiry(plan);
+    this.forgetResolution(plan);
     const run = (fresh ? this.admit(plan) : this.drive(plan)).finally(() => {
       if (plan.run === run) plan.run = undefined;
       this.armExpiry(plan);
+      this.armResolution(plan);
     });
     plan.run = run;
+    run.then(
+      () => this.recordOutcome(plan, 'committed'),
+      (error) => this.recordOutcome(plan, outcomeOf(error)),
+    );
     return run;
+  }
+
+  private recordOutcome(plan: TransferPlan, outcome: string): void {
+    // An unknown outcome is counted once, when it first happens; its resolution counts again.
+    if (outcome === 'outcome_unknown' && plan.countedUnknown) return;
+    if (outcome === 'outcome_unknown') plan.countedUnknown = true;
+    this.deps.metrics?.recordTransfer(outcome, this.deps.clock.now() - plan.createdAt);
   }
 
   /**
@@ -222,7 +252,7 @@ export class PlannedTransferEngine {
       const outcome = await awaitCatchUp(plan, {
         clock: this.deps.clock,
         probe: this.deps.probe,
-        origin: this.deps.feed.self,
+        origin: this.deps.feed.origin(),
         probeTimeoutMs: this.options.probeTimeoutMs,
         schedule: this.options.schedule,
       });
@@ -251,14 +281,25 @@ export class PlannedTransferEngine {
           const sealed = await this.findSealed(plan.id).catch(() => undefined);
           if (sealed && plan.sameRequest({ ...sealed })) return this.settle(plan, sealed);
         }
+        if (plan.unresolved && error.reason !== 'key_reused') {
+          // This attempt did not append, but an earlier one may have and may still commit:
+          // the plan stays claimed, and the outcome stays unknown.
+          throw new TransferOutcomeUnknownError(plan.id, error);
+        }
         plan.release();
         throw new CommitRefusedError(plan.id, error.reason, error);
       }
       plan.unresolved = true;
-      this.deps.log.warn({ transfer: plan.id, err: (error as Error).message }, 'transfer outcome unknown');
+      this.deps.log.warn({ transfer: plan.id, err: (error as Error).message }, 'transfer outcome unknown; resolving it in the background');
       throw new TransferOutcomeUnknownError(plan.id, error);
     }
     if (!result.ok) {
+      if (plan.unresolved) {
+        // An earlier attempt may have committed and left the idempotency window since: the
+        // durable audit then knows the move, and this refusal is that move seen from after.
+        const sealed = await this.findSealed(plan.id).catch(() => undefined);
+        if (sealed && plan.sameRequest({ ...sealed })) return this.settle(plan, sealed);
+      }
       this.registry.resolve(plan);
       throw new MoveRefusedError(plan.authority, result.reason, `the ownership state refused the move (${result.reason}, home ${result.home ?? 'none'})`);
     }
@@ -313,6 +354,34 @@ export class PlannedTransferEngine {
     );
   }
 
+  /**
+   * A claimed plan left without a known outcome blocks its authority until it is resolved. The
+   * resolution is what a retry under the same key does: propose the same command under the same
+   * idempotency key again. If an earlier attempt committed, consensus replays that decision (or
+   * the audit holds it); if none did, this one commits the move the operator ordered and could
+   * no longer cancel. Either way the key reaches its one outcome, and a delayed earlier attempt
+   * landing later is deduplicated into it. Attempts back off up to `resolution.maxDelayMs`.
+   */
+  private armResolution(plan: TransferPlan): void {
+    if (this.stopped || plan.run || plan.state !== 'Committing' || !plan.unresolved) return;
+    if (this.registry.get(plan.authority) !== plan || this.resolutions.has(plan)) return;
+    const attempt = (plan.resolutionAttempts = (plan.resolutionAttempts ?? 0) + 1);
+    const { initialDelayMs, maxDelayMs } = this.options.resolution;
+    const delay = Math.min(maxDelayMs, initialDelayMs * 2 ** Math.min(attempt - 1, 20));
+    const timer = this.deps.clock.setTimer(delay, () => {
+      this.resolutions.delete(plan);
+      if (plan.run || plan.state !== 'Committing' || this.registry.get(plan.authority) !== plan) return;
+      this.deps.log.info({ transfer: plan.id, attempt }, 'resolving a transfer whose commit outcome is unknown');
+      this.launch(plan).catch(() => undefined);
+    });
+    this.resolutions.set(plan, { timer, attempt });
+  }
+
+  private forgetResolution(plan: TransferPlan): void {
+    this.resolutions.get(plan)?.timer.cancel();
+    this.resolutions.delete(plan);
+  }
+
   private forgetExpiry(plan: TransferPlan): void {
     this.expiries.get(plan)?.cancel();
     this.expiries.delete(plan);
@@ -342,4 +411,14 @@ function assertSameTransfer(request: TransferRequest, sealed: AuditRecord): void
 
 function describe(r: { authority: string; source: string; target: string; reason: string }): string {
   return `${r.authority} from ${r.source} to ${r.target} (reason ${JSON.stringify(r.reason)})`;
+}
+
+/** The metrics label of a run that ended in `error`. */
+function outcomeOf(error: unknown): string {
+  if (error instanceof TransferCancelledError) return 'cancelled';
+  if (error instanceof CatchUpTimeoutError) return 'timed_out';
+  if (error instanceof TransferOutcomeUnknownError) return 'outcome_unknown';
+  if (error instanceof MoveRefusedError || error instanceof CommitRefusedError || error instanceof IdempotencyKeyMismatchError) return 'refused';
+  if (error instanceof AuditProjectionError) return 'committed_unprojected';
+  return 'failed';
 }

@@ -7,6 +7,7 @@ import { METADATA_CONSENSUS, STATE_MACHINE } from '../contracts/metadata-consens
 import { RNG } from '../contracts/rng.js';
 import { token, type Token } from '../contracts/token.js';
 import type { Middleware } from 'koa';
+import { METRICS } from '../http/metrics.js';
 import { definePlugin } from '../kernel/plugin.js';
 import { AuthorityNode } from './authority-node.js';
 import { FRONTIER_PROBE } from './frontier-probe.js';
@@ -54,6 +55,7 @@ export const authorityNodeHaPlugin = definePlugin({
           audit: resolve(AUDIT_STORE),
           probe: optional(resolve, FRONTIER_PROBE),
           peerRoutes: optional(resolve, PUBLIC_PEER_ROUTES),
+          metrics: optional(resolve, METRICS),
         }),
     }),
 });
@@ -74,6 +76,7 @@ export const authorityNodeDcPlugin = definePlugin({
           rng: resolve(RNG),
           log: resolve(LOGGER).child({ member: ctx.options.self }),
           identity: resolve(IDENTITY_SUPPLIER),
+          metrics: optional(resolve, METRICS),
         }),
     }),
 });

@@ -182,3 +182,11 @@ export class SourceNotDeadError extends TransferError {
     );
   }
 }
+
+/** The change feed cannot take writes (its storage failed): the node answers 503 until restarted. */
+export class FeedUnavailableError extends TransferError {
+  readonly status = 503;
+  constructor(detail: string, options?: { cause?: unknown }) {
+    super('feed_unavailable', `the change feed cannot record writes: ${detail}; restart the node once its data dir is writable`, options);
+  }
+}

@@ -28,8 +28,15 @@ export class TransferPlan {
   frontier: number | undefined;
   /** When the latest reading (with or without a frontier) arrived. */
   lastReadingAt: number | undefined;
-  /** Claimed, then the consensus round trip ended without a known outcome. */
+  /**
+   * Claimed, then a consensus round trip ended without a known outcome. Sticky until the plan
+   * resolves: once an attempt may have appended, no later refusal proves nothing will commit.
+   */
   unresolved = false;
+  /** Background resolution attempts made so far. */
+  resolutionAttempts: number | undefined;
+  /** The unknown outcome was counted in the metrics already. */
+  countedUnknown = false;
   /** The run currently driving the plan, shared by duplicate requests under the same key. */
   run: Promise<unknown> | undefined;
   private readonly controller = new AbortController();
@@ -80,13 +87,14 @@ export class TransferPlan {
   claim(): boolean {
     if (this.state !== 'Ready') return false;
     this.state = 'Committing';
-    this.unresolved = false;
     return true;
   }
 
-  /** Committing -> Ready after a refusal that certainly did not reach the log. */
+  /** Committing -> Ready after a refusal proving nothing under this key can commit. */
   release(): void {
-    if (this.state === 'Committing') this.state = 'Ready';
+    if (this.state !== 'Committing') return;
+    this.state = 'Ready';
+    this.unresolved = false;
   }
 
   /** Abandons a plan that has not been claimed; false from the claim onward. */

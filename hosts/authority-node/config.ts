@@ -3,15 +3,24 @@ import { pluginChoiceSchema } from '../../framework/kernel/catalog.js';
 
 /**
  * The config file of an authority node. `node` is the node itself (validated by its plugin, so
- * errors name node.*); the three choices pick plugins by id from the host's catalog.
+ * errors name node.*); the choices pick plugins by id from the host's catalog.
+ *
+ * `dataDir` holds everything the node must not lose: the Raft log and snapshots of the ownership
+ * consensus (homes, epochs, idempotency receipts, pending audits), the change feed and the peers'
+ * feeds it applied, and the audit. Each default below lives under it. `null` keeps all of them in
+ * memory instead, for tests and throwaway development nodes: a restart then loses ownership and
+ * acknowledged writes.
  */
 export const authorityNodeHostConfig = z
   .object({
     node: z.record(z.string(), z.unknown()),
-    consensus: pluginChoiceSchema.default({ use: 'single-member-consensus' }),
-    /** How consensus members reach each other; needed by the raft consensus. */
+    dataDir: z.string().min(1).nullable().default('data'),
+    /** Default: a Raft whose voters are this node alone, its log under `<dataDir>/raft`. */
+    consensus: pluginChoiceSchema.optional(),
+    /** How consensus members reach each other. Default for raft: HTTP to the roster's public addresses. */
     peerTransport: pluginChoiceSchema.optional(),
-    auditStore: pluginChoiceSchema.default({ use: 'fs-audit-store', options: { dir: 'data/audit' } }),
+    /** Default: files under `<dataDir>/audit` (memory when dataDir is null). */
+    auditStore: pluginChoiceSchema.optional(),
     identity: pluginChoiceSchema.default({ use: 'identity-opaque' }),
     log: z
       .object({
@@ -25,7 +34,7 @@ export const authorityNodeHostConfig = z
 
 export type AuthorityNodeHostConfig = z.output<typeof authorityNodeHostConfig>;
 
-/** A single-node development setup: one datacenter "east", mode ha, durable audit under data/. */
+/** A single-node setup: one datacenter "east", mode ha, everything durable under data/. */
 export const defaultAuthorityNodeConfig: z.input<typeof authorityNodeHostConfig> = {
   node: {
     self: 'east-1',
@@ -35,7 +44,6 @@ export const defaultAuthorityNodeConfig: z.input<typeof authorityNodeHostConfig>
     control: { port: 7601 },
     tokens: [],
   },
-  consensus: { use: 'single-member-consensus' },
-  auditStore: { use: 'fs-audit-store', options: { dir: 'data/audit' } },
+  dataDir: 'data',
   identity: { use: 'identity-opaque' },
 };

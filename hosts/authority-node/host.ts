@@ -1,6 +1,8 @@
 import { AUTHORITY_NODE, authorityNodeDcPlugin, authorityNodeHaPlugin, ownershipStateMachinePlugin } from '../../framework/authority-transfer/plugins.js';
 import type { AuthorityNode } from '../../framework/authority-transfer/authority-node.js';
-import { PluginCatalog } from '../../framework/kernel/catalog.js';
+import { join } from 'node:path';
+import { PluginCatalog, type PluginChoice } from '../../framework/kernel/catalog.js';
+import { metricsPlugin } from '../../framework/http/metrics-plugin.js';
 import { loadConfig, validateConfig, type LoadConfigOptions } from '../../framework/kernel/config.js';
 import { createHost, type Host, type HostBuilder } from '../../framework/kernel/host.js';
 import { pinoLoggerPlugin, systemDefaults } from '../../framework/kernel/system-plugins.js';
@@ -28,40 +30,72 @@ export const authorityNodeCatalog = new PluginCatalog([
 ]);
 
 /**
- * The composition root of the authority-transfer variant: system defaults, then the chosen
- * identity, audit store and consensus, then the node for its mode. Returns the builder so a
- * test can override a token (`.value(FRONTIER_PROBE, fake)`) before building.
+ * The composition root of the authority-transfer variant: system defaults and metrics, then the
+ * chosen identity, audit store and consensus, then the node for its mode. Unless the config
+ * chooses otherwise, everything durable lives under `dataDir`: a Raft whose voters are this
+ * node alone (its log under raft/, HTTP transport to the roster's public addresses), the change
+ * feed under feed/, the audit under audit/. Returns the builder so a test can override a token
+ * (`.value(FRONTIER_PROBE, fake)`) before building.
  */
 export function authorityNodeHostBuilder(raw: unknown, catalog = authorityNodeCatalog): HostBuilder {
   const config: AuthorityNodeHostConfig = validateConfig(authorityNodeHostConfig, raw, 'authority node config');
   const mode = config.node.mode === 'dc' ? 'dc' : 'ha';
-  const builder = createHost(systemDefaults).add(pinoLoggerPlugin, config.log, 'log');
+  const self = typeof config.node.self === 'string' ? config.node.self : undefined;
+  const under = (sub: string) => (config.dataDir === null ? undefined : join(config.dataDir, sub));
+  const node = withFeedDir(config.node, under('feed'));
+  const builder = createHost(systemDefaults)
+    .add(pinoLoggerPlugin, config.log, 'log')
+    .add(metricsPlugin, { labels: self ? { member: self } : undefined }, 'metrics');
   const [identity] = catalog.resolve([config.identity], 'identity');
   builder.add(identity.plugin, identity.options, 'identity.options');
-  if (mode === 'ha') {
-    const self = typeof config.node.self === 'string' ? config.node.self : undefined;
-    const [audit] = catalog.resolve([config.auditStore], 'auditStore');
-    // The consensus member id is the node's id unless the config says otherwise.
-    const consensusChoice = {
-      ...config.consensus,
-      options: config.consensus.use === 'single-member-consensus' ? { self, ...config.consensus.options } : config.consensus.options,
-    };
-    const [consensus] = catalog.resolve([consensusChoice], 'consensus');
-    if (config.peerTransport) {
-      const [transport] = catalog.resolve([config.peerTransport], 'peerTransport');
-      builder.add(transport.plugin, transport.options, 'peerTransport.options');
-      // Raft traffic arrives at the public server the roster names.
-      if (transport.plugin.id === 'raft-http-transport') builder.add(raftPeerRoutesPlugin);
-    }
-    builder
-      .add(ownershipStateMachinePlugin)
-      .add(audit.plugin, audit.options, 'auditStore.options')
-      .add(consensus.plugin, consensus.options, 'consensus.options')
-      .add(authorityNodeHaPlugin, config.node, 'node');
-  } else {
-    builder.add(authorityNodeDcPlugin, config.node, 'node');
+  if (mode === 'dc') return builder.add(authorityNodeDcPlugin, node, 'node');
+
+  const auditChoice = config.auditStore ?? (config.dataDir === null ? { use: 'memory-audit-store' } : { use: 'fs-audit-store', options: { dir: under('audit') } });
+  const [audit] = catalog.resolve([auditChoice], 'auditStore');
+  const consensusChoice = withConsensusDefaults(config.consensus ?? { use: 'raft' }, self, under('raft'));
+  const [consensus] = catalog.resolve([consensusChoice], 'consensus');
+  const transportChoice =
+    config.peerTransport ?? (consensusChoice.use === 'raft' ? { use: 'raft-http-transport', options: { member: self, peers: rosterAddresses(config.node.roster) } } : undefined);
+  if (transportChoice) {
+    const [transport] = catalog.resolve([transportChoice], 'peerTransport');
+    builder.add(transport.plugin, transport.options, 'peerTransport.options');
+    // Raft traffic arrives at the public server the roster names.
+    if (transport.plugin.id === 'raft-http-transport') builder.add(raftPeerRoutesPlugin);
   }
-  return builder;
+  return builder
+    .add(ownershipStateMachinePlugin)
+    .add(audit.plugin, audit.options, 'auditStore.options')
+    .add(consensus.plugin, consensus.options, 'consensus.options')
+    .add(authorityNodeHaPlugin, node, 'node');
+}
+
+/** The consensus member id is the node's id, and its log goes under the data dir, unless the config says otherwise. */
+function withConsensusDefaults(choice: PluginChoice, self: string | undefined, dataDir: string | undefined): PluginChoice {
+  const given = choice.options ?? {};
+  if (choice.use === 'raft') {
+    return { use: choice.use, options: { member: self, voters: self ? [self] : undefined, ...(dataDir ? { dataDir } : {}), ...given } };
+  }
+  if (choice.use === 'single-member-consensus') return { use: choice.use, options: { self, ...(dataDir ? { dataDir } : {}), ...given } };
+  return choice;
+}
+
+/** The node's feed directory defaults to `<dataDir>/feed`. */
+function withFeedDir(node: Record<string, unknown>, dir: string | undefined): Record<string, unknown> {
+  const feed = node.feed && typeof node.feed === 'object' ? (node.feed as Record<string, unknown>) : {};
+  if (!dir || 'dir' in feed) return node;
+  return { ...node, feed: { ...feed, dir } };
+}
+
+/** member -> public address, from the roster (the raft router is mounted on the public server). */
+function rosterAddresses(roster: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!roster || typeof roster !== 'object') return out;
+  for (const dc of Object.values(roster as Record<string, { members?: Record<string, { public?: unknown }> }>)) {
+    for (const [id, member] of Object.entries(dc?.members ?? {})) {
+      if (typeof member?.public === 'string') out[id] = member.public;
+    }
+  }
+  return out;
 }
 
 /** Builds and starts a node; the caller stops it with `host.stop()`. */

@@ -1,22 +1,63 @@
 import { z } from 'zod';
 import { CLOCK } from '../../framework/contracts/clock.js';
+import { LOGGER } from '../../framework/contracts/logger.js';
 import { METADATA_CONSENSUS, STATE_MACHINE } from '../../framework/contracts/metadata-consensus.js';
+import { PeerUnreachableError, type PeerHandlers, type PeerMessage, type PeerTransport } from '../../framework/contracts/peer-transport.js';
+import { RNG } from '../../framework/contracts/rng.js';
 import { definePlugin } from '../../framework/kernel/plugin.js';
-import { LocalConsensus } from '../../framework/testing/fakes/local-consensus.js';
+import { RaftConsensus } from '../../plugins/raft/driver/raft-consensus.js';
+import { DirectoryFiles } from '../../plugins/raft/storage/byte-files.js';
+import { FileRaftStorage } from '../../plugins/raft/storage/file-storage.js';
+import { MemoryRaftStorage } from '../../plugins/raft/storage/memory-storage.js';
+
+/** A transport with nobody to talk to: a lone voter never sends, and cannot be reached. */
+class NoPeersTransport implements PeerTransport {
+  constructor(readonly self: string) {}
+
+  send(): void {}
+
+  async request(to: string, _message: PeerMessage): Promise<PeerMessage> {
+    throw new PeerUnreachableError(to, `${this.self} runs a one-voter consensus and has no peers`);
+  }
+
+  listen(_channel: string, _handlers: PeerHandlers): () => void {
+    return () => undefined;
+  }
+}
 
 /**
- * A one-voter ownership consensus in process memory: enough to run and try a node alone (the
- * HA component exercise), not to survive its loss. A deployment chooses a replicated consensus
- * plugin in the config instead; the node does not change.
+ * A one-voter Raft without a network: the ownership consensus of a node that runs alone. With a
+ * `dataDir` its log and snapshots are on disk and ownership survives a restart; without one it
+ * lives in memory and a restart loses every home, epoch and pending audit (development only).
+ * A deployment that may grow chooses the `raft` plugin with the HTTP transport instead.
  */
 export const singleMemberConsensusPlugin = definePlugin({
   id: 'single-member-consensus',
-  description: 'One-voter MetadataConsensus in memory, for development: not replicated, not durable.',
+  description: 'One-voter Raft with no peers: durable with dataDir, in memory (and lost on restart) without.',
   provides: [METADATA_CONSENSUS],
-  requires: [STATE_MACHINE, CLOCK],
-  options: z.object({ self: z.string().min(1, 'the member id, the same as node.self') }).strict(),
+  requires: [STATE_MACHINE, CLOCK, RNG, LOGGER],
+  options: z
+    .object({
+      self: z.string().min(1, 'the member id, the same as node.self'),
+      dataDir: z.string().min(1).optional(),
+    })
+    .strict(),
   register: (ctx) =>
     ctx.provide(METADATA_CONSENSUS, {
-      useFactory: (resolve) => new LocalConsensus(resolve(STATE_MACHINE), { self: ctx.options.self, clock: resolve(CLOCK) }),
+      useFactory: (resolve) => {
+        const { self, dataDir } = ctx.options;
+        const logger = resolve(LOGGER);
+        if (!dataDir) logger.warn({ member: self }, 'the one-voter consensus keeps ownership in memory: a restart loses it');
+        return new RaftConsensus({
+          self,
+          voters: [self],
+          machine: resolve(STATE_MACHINE),
+          storage: dataDir ? new FileRaftStorage(new DirectoryFiles(dataDir)) : new MemoryRaftStorage(),
+          transport: new NoPeersTransport(self),
+          clock: resolve(CLOCK),
+          rng: resolve(RNG),
+          logger,
+        });
+      },
     }),
 });

@@ -4,7 +4,7 @@ import { flushMicrotasks } from '../../../framework/testing/sim/virtual-clock.js
 import { engineHarness, establish, request } from './harness.js';
 
 test('a commit with several voters stays pending until every one acknowledged or left', async (t) => {
-  const h = engineHarness({ voters: ['east-1', 'west-1', 'north-1'] });
+  const h = await engineHarness({ voters: ['east-1', 'west-1', 'north-1'] });
   await establish(h.consensus, 'proj', 'east');
   h.probe.answer('west', 0);
   await h.engine.start(request());
@@ -16,7 +16,7 @@ test('a commit with several voters stays pending until every one acknowledged or
 });
 
 test('the acknowledgement is proposed only after the store write resolved', async (t) => {
-  const h = engineHarness();
+  const h = await engineHarness();
   await establish(h.consensus, 'proj', 'east');
   const order: string[] = [];
   const put = h.audit.put.bind(h.audit);
@@ -33,7 +33,7 @@ test('the acknowledgement is proposed only after the store write resolved', asyn
 });
 
 test('concurrent projections share acknowledgement entries', async (t) => {
-  const h = engineHarness();
+  const h = await engineHarness();
   h.consensus.hold();
   const records = [1, 2, 3].map((i) => ({
     id: `r${i}`, authority: `a${i}`, source: 'east', target: 'west', actor: 'x', reason: '', barrier: 0, epoch: 1, commit_term: 1, commit_index: i,
@@ -50,10 +50,10 @@ test('concurrent projections share acknowledgement entries', async (t) => {
 });
 
 test('a failed projection is retried on a schedule until the store takes it', async (t) => {
-  const h = engineHarness({ voters: ['east-1', 'west-1'] });
+  const h = await engineHarness({ voters: ['east-1', 'west-1'] });
   await establish(h.consensus, 'proj', 'east');
   h.probe.answer('west', 1);
-  h.feed.append({ authority: 'proj', operation: 'w', epoch: 1 });
+  await h.feed.append({ authority: 'proj', operation: 'w', epoch: 1 });
   h.probe.answer('west', 0);
   const run = h.engine.start(request()).catch((e) => e);
   await h.probe.whenProbed(1);
@@ -70,7 +70,7 @@ test('a failed projection is retried on a schedule until the store takes it', as
 });
 
 test('a crash between the store write and the ack leaves only that member pending; the repeat is harmless', async (t) => {
-  const h = engineHarness();
+  const h = await engineHarness();
   await establish(h.consensus, 'proj', 'east');
   h.probe.answer('west', 0);
   h.projection.stop();

@@ -16,7 +16,7 @@ import { ScriptedFrontierProbe } from './scripted-frontier-probe.js';
 export type OwnershipLocalConsensus = LocalConsensus<OwnershipState, OwnershipCommand, OwnershipResult>;
 
 /** One member's planned-transfer engine over fakes: single-member consensus, memory audit, scripted probe. */
-export function engineHarness(options: { self?: string; voters?: string[]; engine?: Partial<PlannedTransferOptions> } = {}) {
+export async function engineHarness(options: { self?: string; voters?: string[]; engine?: Partial<PlannedTransferOptions> } = {}) {
   const self = options.self ?? 'east-1';
   const clock = new VirtualClock();
   const consensus: OwnershipLocalConsensus = new LocalConsensus(new OwnershipStateMachine(), {
@@ -28,7 +28,8 @@ export function engineHarness(options: { self?: string; voters?: string[]; engin
   const log = createSilentLogger();
   const projection = new AuditProjection(consensus, audit, clock, log);
   const probe = new ScriptedFrontierProbe(clock);
-  const feed = new ChangeFeed(self);
+  const feed = new ChangeFeed(self, { mintIncarnation: () => `${self}-inc` });
+  await feed.open();
   const engine = new PlannedTransferEngine({ consensus, audit, projection, probe, feed, clock, log }, options.engine);
   projection.start();
   return { self, clock, consensus, audit, projection, probe, feed, engine, log };

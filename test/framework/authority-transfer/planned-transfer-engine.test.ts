@@ -19,9 +19,9 @@ import { flushMicrotasks } from '../../../framework/testing/sim/virtual-clock.js
 import { engineHarness, establish, request, settle } from './harness.js';
 
 async function ready() {
-  const h = engineHarness();
+  const h = await engineHarness();
   await establish(h.consensus, 'proj', 'east');
-  for (let i = 0; i < 5; i++) h.feed.append({ authority: 'proj', operation: `op${i}`, epoch: 1 });
+  for (let i = 0; i < 5; i++) await h.feed.append({ authority: 'proj', operation: `op${i}`, epoch: 1 });
   return h;
 }
 
@@ -58,7 +58,7 @@ test('the probe reads the target for this member feed with a ten-second timeout'
   const h = await ready();
   h.probe.answer('west', 9);
   await h.engine.start(request());
-  t.deepEqual(h.probe.calls[0], { target: 'west', origin: 'east-1', timeoutMs: 10_000 });
+  t.deepEqual(h.probe.calls[0], { target: 'west', origin: { member: 'east-1', incarnation: 'east-1-inc' }, timeoutMs: 10_000 });
 });
 
 test('an unreachable target never advances the plan and times out with 504 after the budget; nothing moves', async (t) => {
@@ -88,9 +88,9 @@ test('a target absent from the roster reads as no frontier and times out', async
 });
 
 test('the re-probe schedule is bounded: a probe never waits past the budget', async (t) => {
-  const h = engineHarness({ engine: { budgetMs: 15_000 } });
+  const h = await engineHarness({ engine: { budgetMs: 15_000 } });
   await establish(h.consensus, 'proj', 'east');
-  h.feed.append({ authority: 'proj', operation: 'op', epoch: 1 });
+  await h.feed.append({ authority: 'proj', operation: 'op', epoch: 1 });
   h.probe.hang('west');
   const run = settle(h.engine.start(request()));
   await h.clock.advanceAsync(15_000);
@@ -104,7 +104,7 @@ test('the re-probe schedule is bounded: a probe never waits past the budget', as
 });
 
 test('the budget is configurable', async (t) => {
-  const h = engineHarness({ engine: { budgetMs: 1_000 } });
+  const h = await engineHarness({ engine: { budgetMs: 1_000 } });
   await establish(h.consensus, 'proj', 'east');
   const run = settle(h.engine.start(request()));
   await h.clock.advanceAsync(1_000);
@@ -244,7 +244,7 @@ test('a retry with the same key after commit answers the original record and mov
   const h = await ready();
   h.probe.answer('west', 5);
   const first = await h.engine.start(request());
-  h.feed.append({ authority: 'proj', operation: 'later', epoch: 2 });
+  await h.feed.append({ authority: 'proj', operation: 'later', epoch: 2 });
   const again = await h.engine.start(request());
   t.deepEqual(again, first);
   t.is(moves(h), 1);
@@ -341,7 +341,7 @@ test('a failed audit store write answers 503 naming the transfer; the record sta
   const pending = h.consensus.view().state.pending['5f0c-drain-proj'];
   t.deepEqual(pending.awaiting, ['east-1']);
   h.audit.failWith(undefined);
-  h.feed.append({ authority: 'proj', operation: 'later', epoch: 2 });
+  await h.feed.append({ authority: 'proj', operation: 'later', epoch: 2 });
   const record = await h.engine.start(request());
   t.deepEqual(record, pending.record, 'original epoch and term/index');
   t.is(moves(h), 1);

@@ -7,7 +7,7 @@ import { TransferCancelledError, TransferCommittedError, TransferCommittingError
 import { engineHarness, establish, request, settle, type OwnershipLocalConsensus } from './harness.js';
 
 /** Every probe answer and consensus proposal becomes a step the scheduler orders. */
-function scheduled(s: fc.Scheduler, h: ReturnType<typeof engineHarness>) {
+function scheduled(s: fc.Scheduler, h: Awaited<ReturnType<typeof engineHarness>>) {
   const probe: FrontierProbe = {
     probe: (_target, _origin, options) =>
       s.schedule(Promise.resolve(1), 'probe answers').then((serial) => {
@@ -24,7 +24,7 @@ function scheduled(s: fc.Scheduler, h: ReturnType<typeof engineHarness>) {
   return { engine, consensus };
 }
 
-function committedMoves(h: ReturnType<typeof engineHarness>): number {
+function committedMoves(h: Awaited<ReturnType<typeof engineHarness>>): number {
   return h.consensus.log().filter((e) => e.command.type === 'commit_planned_transfer' && e.result.ok).length;
 }
 
@@ -32,9 +32,9 @@ test('cancel versus commit resolves to exactly one of the two, under every inter
   const seen = { committed: 0, cancelled: 0 };
   await fc.assert(
     fc.asyncProperty(fc.scheduler(), fc.integer({ min: 0, max: 3 }), async (s, cancelAfterSteps) => {
-      const h = engineHarness();
+      const h = await engineHarness();
       await establish(h.consensus, 'proj', 'east');
-      h.feed.append({ authority: 'proj', operation: 'w', epoch: 1 });
+      await h.feed.append({ authority: 'proj', operation: 'w', epoch: 1 });
       const { engine } = scheduled(s, h);
       const run = settle(engine.start(request()));
       let chain: Promise<unknown> = Promise.resolve();
@@ -71,9 +71,9 @@ test('duplicate requests under one key collapse to one move, under every interle
   let runsChecked = 0;
   await fc.assert(
     fc.asyncProperty(fc.scheduler(), fc.integer({ min: 2, max: 4 }), async (s, copies) => {
-      const h = engineHarness();
+      const h = await engineHarness();
       await establish(h.consensus, 'proj', 'east');
-      h.feed.append({ authority: 'proj', operation: 'w', epoch: 1 });
+      await h.feed.append({ authority: 'proj', operation: 'w', epoch: 1 });
       const { engine } = scheduled(s, h);
       const runs: Promise<Awaited<ReturnType<typeof settle>>>[] = [];
       for (let i = 0; i < copies; i++) {

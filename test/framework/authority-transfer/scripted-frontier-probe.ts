@@ -1,5 +1,5 @@
 import type { Clock } from '../../../framework/contracts/clock.js';
-import type { MemberId } from '../../../framework/contracts/peer-transport.js';
+import type { FeedOrigin } from '../../../framework/authority-transfer/change-feed.js';
 import type { FrontierProbe, ProbeOptions } from '../../../framework/authority-transfer/frontier-probe.js';
 
 /**
@@ -9,7 +9,7 @@ import type { FrontierProbe, ProbeOptions } from '../../../framework/authority-t
  */
 export class ScriptedFrontierProbe implements FrontierProbe {
   private readonly targets = new Map<string, { kind: 'serial'; serial: number } | { kind: 'unreachable' } | { kind: 'hang' }>();
-  readonly calls: { target: string; origin: MemberId; timeoutMs: number }[] = [];
+  readonly calls: { target: string; origin: FeedOrigin; timeoutMs: number }[] = [];
   private waiters: { count: number; resolve(): void }[] = [];
 
   constructor(private readonly clock: Clock) {}
@@ -32,7 +32,7 @@ export class ScriptedFrontierProbe implements FrontierProbe {
     return new Promise((resolve) => this.waiters.push({ count, resolve }));
   }
 
-  async probe(target: string, origin: MemberId, options: ProbeOptions): Promise<number | undefined> {
+  async probe(target: string, origin: FeedOrigin, options: ProbeOptions): Promise<number | undefined> {
     this.calls.push({ target, origin, timeoutMs: options.timeoutMs });
     const ready = this.waiters.filter((w) => this.calls.length >= w.count);
     this.waiters = this.waiters.filter((w) => this.calls.length < w.count);

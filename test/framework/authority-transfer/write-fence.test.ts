@@ -4,7 +4,7 @@ import { WriteFence } from '../../../framework/authority-transfer/write-fence.js
 import { engineHarness, establish, request } from './harness.js';
 
 test('a write in flight under the previous epoch is rejected after the transfer and never finalised', async (t) => {
-  const h = engineHarness();
+  const h = await engineHarness();
   await establish(h.consensus, 'proj', 'east');
   const fence = new WriteFence(h.consensus, h.feed, 'east');
   const inFlight = fence.admit('proj', 1);
@@ -15,7 +15,7 @@ test('a write in flight under the previous epoch is rejected after the transfer 
 });
 
 test('the new home accepts writes only under the minted epoch', async (t) => {
-  const h = engineHarness();
+  const h = await engineHarness();
   await establish(h.consensus, 'proj', 'east');
   h.probe.answer('west', 0);
   await h.engine.start(request());
@@ -26,7 +26,7 @@ test('the new home accepts writes only under the minted epoch', async (t) => {
 });
 
 test('a write to an authority without home is refused', async (t) => {
-  const h = engineHarness();
+  const h = await engineHarness();
   const fence = new WriteFence(h.consensus, h.feed, 'east');
   t.throws(() => fence.admit('ghost', 1), { instanceOf: NotHomeError, message: /no home yet/ });
 });

@@ -5,6 +5,7 @@ import { FRONTIER_PROBE } from '../../../framework/authority-transfer/frontier-p
 import { AUTHORITY_NODE } from '../../../framework/authority-transfer/plugins.js';
 import type { OwnershipConsensus } from '../../../framework/authority-transfer/audit-projection.js';
 import { SystemClock } from '../../../framework/kernel/system-clock.js';
+import { VirtualClock } from '../../../framework/testing/sim/virtual-clock.js';
 import { authorityNodeHostBuilder } from '../../../hosts/authority-node/host.js';
 import type { MemoryAuditStore } from '../../../plugins/memory/memory-audit-store.js';
 import { ScriptedFrontierProbe } from '../../framework/authority-transfer/scripted-frontier-probe.js';
@@ -35,11 +36,20 @@ export interface NodeOverrides {
   feedPullMs?: number;
   /** Replaces the node's clock (a VirtualClock makes the member tracker deterministic). */
   clock?: Clock;
+  /** Where the node keeps its state; null (the default here) keeps it in memory. */
+  dataDir?: string | null;
+  /** Extra node options (merged over the harness's). */
+  node?: Record<string, unknown>;
+  /** The host's default audit store (under the data dir) instead of the memory one. */
+  defaultAuditStore?: boolean;
+  /** A consensus choice other than the default one-voter Raft. */
+  consensus?: { use: string; options?: Record<string, unknown> };
 }
 
 /**
- * Starts a real authority node on loopback port 0 with in-memory fakes: one-voter consensus,
- * memory audit store, opaque identities, and a scripted frontier probe on the real clock.
+ * Starts a real authority node on loopback port 0: its default one-voter Raft (in memory unless
+ * a dataDir is given), memory audit store, opaque identities, and a scripted frontier probe on
+ * the real clock. Resolves once the consensus has a leader, so a test can propose at once.
  */
 export async function startNode(overrides: NodeOverrides = {}) {
   const self = overrides.self ?? 'east-1';
@@ -60,8 +70,11 @@ export async function startNode(overrides: NodeOverrides = {}) {
       transfers: { reprobeInitialDelayMs: 5, reprobeMaxDelayMs: 20, ...overrides.transfers },
       ...(overrides.tracker ? { tracker: overrides.tracker } : {}),
       ...(overrides.feedPullMs ? { feed: { pullIntervalMs: overrides.feedPullMs } } : {}),
+      ...overrides.node,
     },
-    auditStore: { use: 'memory-audit-store' },
+    dataDir: overrides.dataDir ?? null,
+    ...(overrides.consensus ? { consensus: overrides.consensus } : {}),
+    ...(overrides.defaultAuditStore ? {} : { auditStore: { use: 'memory-audit-store' } }),
     log: { level: 'silent' },
   };
   const builder = authorityNodeHostBuilder(config);
@@ -74,6 +87,14 @@ export async function startNode(overrides: NodeOverrides = {}) {
   const publicUrl = node.publicAddress.url;
   const consensus = overrides.mode === 'dc' ? undefined : (host.get(METADATA_CONSENSUS) as OwnershipConsensus);
   const audit = overrides.mode === 'dc' ? undefined : (host.get(AUDIT_STORE) as MemoryAuditStore);
+  // On a virtual clock the election timer only fires when the test moves time: move it here.
+  const virtual = overrides.clock instanceof VirtualClock ? overrides.clock : undefined;
+  if (consensus) {
+    await waitFor(() => {
+      virtual?.advance(10);
+      return consensus.leadership().isLeader;
+    }, `${self} to lead its one-voter consensus`);
+  }
   return {
     host,
     node,

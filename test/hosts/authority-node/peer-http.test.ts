@@ -3,13 +3,15 @@ import test from 'ava';
 import { FeedReplicator } from '../../../framework/authority-transfer/feed-replicator.js';
 import { HttpFrontierProbe } from '../../../framework/authority-transfer/http-frontier-probe.js';
 import { MemberTracker } from '../../../framework/authority-transfer/member-tracker.js';
-import { ChangeFeed } from '../../../framework/authority-transfer/change-feed.js';
+import { FeedReplicas } from '../../../framework/authority-transfer/feed-replicas.js';
 import { Roster } from '../../../framework/authority-transfer/roster.js';
 import { createSilentLogger } from '../../../framework/kernel/pino-logger.js';
 import { SystemClock } from '../../../framework/kernel/system-clock.js';
 import { ADMIN, PEER, startNode, transfer } from './node-harness.js';
 
 const clock = new SystemClock();
+const EAST = { member: 'east-1', incarnation: 'inc-east' };
+const entries = (n: number) => Array.from({ length: n }, (_, i) => ({ serial: i + 1, authority: 'a', operation: `op${i}`, epoch: 1 }));
 
 /** A TCP server that accepts connections and never answers: an unresponsive target. */
 async function silentServer(): Promise<{ url: string; server: Server }> {
@@ -30,11 +32,14 @@ async function freePort(): Promise<number> {
 test('the HTTP probe reads the target applied serial through the roster address', async (t) => {
   const west = await startNode({ mode: 'dc', self: 'west-1' });
   try {
-    west.node.feed.markApplied('east-1', 7);
+    await west.node.replicas.reset('east-1', EAST.incarnation);
+    await west.node.replicas.apply('east-1', EAST.incarnation, entries(7));
     const roster = new Roster({ west: { members: { 'west-1': { public: west.publicUrl } } } });
     const probe = new HttpFrontierProbe(roster, clock, { token: PEER });
-    const reading = await probe.probe('west', 'east-1', { signal: new AbortController().signal, timeoutMs: 2_000 });
+    const reading = await probe.probe('west', EAST, { signal: new AbortController().signal, timeoutMs: 2_000 });
     t.is(reading, 7);
+    const other = await probe.probe('west', { member: 'east-1', incarnation: 'inc-east-after-disk-loss' }, { signal: new AbortController().signal, timeoutMs: 2_000 });
+    t.is(other, 0, 'a serial of another incarnation of the origin feed counts for nothing');
   } finally {
     await west.host.stop();
   }
@@ -48,9 +53,9 @@ test('an unreachable, unknown or unauthorised target reads as no frontier', asyn
       down: { members: { 'down-1': { public: 'http://127.0.0.1:9' } } },
     });
     const signal = new AbortController().signal;
-    t.is(await new HttpFrontierProbe(roster, clock, { token: PEER }).probe('down', 'east-1', { signal, timeoutMs: 2_000 }), undefined);
-    t.is(await new HttpFrontierProbe(roster, clock, { token: PEER }).probe('nowhere', 'east-1', { signal, timeoutMs: 2_000 }), undefined);
-    t.is(await new HttpFrontierProbe(roster, clock).probe('west', 'east-1', { signal, timeoutMs: 2_000 }), undefined, 'no peer token: 401');
+    t.is(await new HttpFrontierProbe(roster, clock, { token: PEER }).probe('down', EAST, { signal, timeoutMs: 2_000 }), undefined);
+    t.is(await new HttpFrontierProbe(roster, clock, { token: PEER }).probe('nowhere', EAST, { signal, timeoutMs: 2_000 }), undefined);
+    t.is(await new HttpFrontierProbe(roster, clock).probe('west', EAST, { signal, timeoutMs: 2_000 }), undefined, 'no peer token: 401');
   } finally {
     await west.host.stop();
   }
@@ -61,9 +66,9 @@ test('a probe of an unresponsive target gives up at its timeout, and an abort en
   try {
     const roster = new Roster({ west: { members: { 'west-1': { public: silent.url } } } });
     const probe = new HttpFrontierProbe(roster, clock, { token: PEER });
-    t.is(await probe.probe('west', 'east-1', { signal: new AbortController().signal, timeoutMs: 100 }), undefined);
+    t.is(await probe.probe('west', EAST, { signal: new AbortController().signal, timeoutMs: 100 }), undefined);
     const controller = new AbortController();
-    const pending = probe.probe('west', 'east-1', { signal: controller.signal, timeoutMs: 60_000 });
+    const pending = probe.probe('west', EAST, { signal: controller.signal, timeoutMs: 60_000 });
     controller.abort(new Error('cancelled'));
     await t.throwsAsync(pending, { message: 'cancelled' });
   } finally {
@@ -74,23 +79,24 @@ test('a probe of an unresponsive target gives up at its timeout, and an abort en
 test('the feed replicator pulls a peer feed, records its applied serial and hears the peer', async (t) => {
   const west = await startNode({ mode: 'dc', self: 'west-1' });
   try {
-    for (let i = 0; i < 3; i++) west.node.feed.append({ authority: 'a', operation: `op${i}`, epoch: 1 });
+    for (let i = 0; i < 3; i++) await west.node.feed.append({ authority: 'a', operation: `op${i}`, epoch: 1 });
     const roster = new Roster({
       east: { members: { 'east-1': { public: 'http://127.0.0.1:9' } } },
       west: { members: { 'west-1': { public: west.publicUrl } } },
     });
-    const feed = new ChangeFeed('east-1');
+    const replicas = new FeedReplicas('east-1');
+    await replicas.open(['west-1']);
     const tracker = new MemberTracker(clock, roster, 'east-1');
-    const replicator = new FeedReplicator(feed, roster, tracker, clock, createSilentLogger(), {
+    const replicator = new FeedReplicator('east-1', replicas, roster, tracker, clock, createSilentLogger(), {
       intervalMs: 1_000,
       timeoutMs: 2_000,
       batch: 2,
       token: PEER,
     });
     await replicator.pullOnce();
-    t.is(feed.appliedSerial('west-1'), 2, 'one batch');
+    t.deepEqual(replicas.applied('west-1'), { incarnation: west.node.feed.incarnation, serial: 2 }, 'one batch');
     await replicator.pullOnce();
-    t.is(feed.appliedSerial('west-1'), 3);
+    t.is(replicas.applied('west-1').serial, 3);
     t.like(tracker.snapshot().find((m) => m.member === 'west-1'), { state: 'Alive' });
   } finally {
     await west.host.stop();
@@ -118,7 +124,7 @@ test('two nodes over HTTP: the transfer commits once the target pulled the sourc
     const res = await east.call('POST', '/availability/v1/transfers', { token: ADMIN, key: 'e2e', body: transfer });
     t.is(res.status, 200, JSON.stringify(res.body));
     t.is(res.body.barrier, 3);
-    t.true(west.node.feed.appliedSerial('east-1') >= 3, 'the target had applied the barrier when it committed');
+    t.true(west.node.replicas.appliedSerial(east.node.feed.origin()) >= 3, 'the target had applied the barrier when it committed');
   } finally {
     await west.host.stop();
     await east.host.stop();

@@ -1,5 +1,7 @@
 import { AuditProjection, type OwnershipConsensus } from '../../../framework/authority-transfer/audit-projection.js';
-import { ChangeFeed } from '../../../framework/authority-transfer/change-feed.js';
+import { ChangeFeed, type FeedOrigin } from '../../../framework/authority-transfer/change-feed.js';
+import { MemoryFeedFiles } from '../../../framework/authority-transfer/feed-files.js';
+import { FeedReplicas } from '../../../framework/authority-transfer/feed-replicas.js';
 import type { FrontierProbe, ProbeOptions } from '../../../framework/authority-transfer/frontier-probe.js';
 import type { OwnershipCommand, OwnershipResult, OwnershipState } from '../../../framework/authority-transfer/ownership.js';
 import { OwnershipStateMachine } from '../../../framework/authority-transfer/ownership-state-machine.js';
@@ -57,6 +59,11 @@ export class SimCluster {
     this.log = new LocalConsensus(this.machine, { self: 'log', voters: [...MEMBERS], clock });
     this.subscribe();
     for (const id of MEMBERS) this.members.set(id, new SimMember(this, id));
+  }
+
+  /** Boots every member (recovers its feed): before the first step. */
+  async open(): Promise<void> {
+    for (const member of this.members.values()) await member.boot();
   }
 
   datacenterOf(member: string): string {
@@ -163,7 +170,7 @@ class SimProbe implements FrontierProbe {
     private readonly from: string,
   ) {}
 
-  async probe(target: string, origin: string, options: ProbeOptions): Promise<number | undefined> {
+  async probe(target: string, origin: FeedOrigin, options: ProbeOptions): Promise<number | undefined> {
     const { clock, rng } = this.cluster;
     const members = this.cluster.roster.membersOf(target);
     const fromDc = this.cluster.datacenterOf(this.from);
@@ -173,43 +180,51 @@ class SimProbe implements FrontierProbe {
       return undefined;
     }
     await clock.sleep(1 + rng.int(30), options.signal);
-    return Math.min(...members.map((m) => this.cluster.members.get(m.id)!.feed.appliedSerial(origin)));
+    return Math.min(...members.map((m) => this.cluster.members.get(m.id)!.holds(origin)));
   }
 }
 
-/** One member: its feed and audit store survive a crash; its engine and projection do not. */
+/**
+ * One member: its feed, replicas and audit store are on its disk and survive a crash (the feed is
+ * recovered from its files); its engine and projection do not. `loseDisk` also wipes the feed
+ * and replicas: the feed comes back under a new incarnation at serial 0.
+ */
 export class SimMember {
   readonly consensus: SimConsensus;
-  readonly feed: ChangeFeed;
+  feed!: ChangeFeed;
+  replicas!: FeedReplicas;
   readonly audit = new MemoryAuditStore();
-  readonly fence: WriteFence;
+  fence!: WriteFence;
   engine!: PlannedTransferEngine;
   projection!: AuditProjection;
   readonly datacenter: string;
+  private feedFiles = new MemoryFeedFiles();
+  private replicaFiles = new Map<string, MemoryFeedFiles>();
 
   constructor(
     private readonly cluster: SimCluster,
     readonly id: string,
   ) {
     this.consensus = new SimConsensus(cluster, id);
-    this.feed = new ChangeFeed(id);
     this.datacenter = cluster.datacenterOf(id);
-    this.fence = new WriteFence(this.consensus as OwnershipConsensus, this.feed, this.datacenter);
-    this.boot();
   }
 
   announceLeadership(): void {
     this.consensus.announceLeadership();
   }
 
-  /** Loses every plan in memory, then comes back with a fresh registry. */
-  crashAndRestart(): void {
-    this.engine.stop();
-    this.projection.stop();
-    this.boot();
-  }
-
-  private boot(): void {
+  /** Recovers the feed and replicas from this member's disk and starts a fresh engine. */
+  async boot(): Promise<void> {
+    this.feed = new ChangeFeed(this.id, { files: this.feedFiles, mintIncarnation: () => this.cluster.rng.hex(4) });
+    await this.feed.open();
+    this.replicas = new FeedReplicas(this.id, {
+      filesFor: (origin) => {
+        if (!this.replicaFiles.has(origin)) this.replicaFiles.set(origin, new MemoryFeedFiles());
+        return this.replicaFiles.get(origin)!;
+      },
+    });
+    await this.replicas.open([...MEMBERS]);
+    this.fence = new WriteFence(this.consensus as OwnershipConsensus, this.feed, this.datacenter);
     const log = createSilentLogger();
     const { clock } = this.cluster;
     this.projection = new AuditProjection(this.consensus, this.audit, clock, log, { retryDelayMs: 200, maxRetryDelayMs: 2_000 });
@@ -223,8 +238,35 @@ export class SimMember {
         clock,
         log,
       },
-      { budgetMs: this.cluster.budgetMs },
+      { budgetMs: this.cluster.budgetMs, resolution: { initialDelayMs: 500, maxDelayMs: 5_000 } },
     );
     this.projection.start();
+  }
+
+  /** Loses every plan in memory (and with `loseDisk`, the feed and replicas), then boots again. */
+  async crashAndRestart(options: { loseDisk?: boolean } = {}): Promise<void> {
+    this.engine.stop();
+    this.projection.stop();
+    if (options.loseDisk) {
+      this.feedFiles = new MemoryFeedFiles();
+      this.replicaFiles = new Map();
+    }
+    await this.boot();
+  }
+
+  /** The serial of `origin`'s feed this member holds, in that feed's current incarnation. */
+  holds(origin: FeedOrigin): number {
+    if (origin.member === this.id) return this.feed.incarnation === origin.incarnation ? this.feed.serial() : 0;
+    return this.replicas.appliedSerial(origin);
+  }
+
+  /** Pulls `from`'s feed as the replicator does, up to `lag` entries short of its serial. */
+  async pull(from: SimMember, lag = 0): Promise<void> {
+    const incarnation = from.feed.incarnation;
+    if (this.replicas.applied(from.id).incarnation !== incarnation) await this.replicas.reset(from.id, incarnation);
+    const after = this.replicas.applied(from.id).serial;
+    const upTo = Math.max(after, from.feed.serial() - lag);
+    const { entries, truncated } = from.feed.read(after, upTo - after);
+    if (!truncated && entries.length > 0) await this.replicas.apply(from.id, incarnation, entries);
   }
 }

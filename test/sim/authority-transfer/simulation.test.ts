@@ -3,6 +3,7 @@ import type { AuditRecord } from '../../../framework/contracts/audit-store.js';
 import { StoreUnavailableError } from '../../../framework/contracts/errors.js';
 import { OutcomeUnknownError } from '../../../framework/contracts/metadata-consensus.js';
 import { CatchUpTimeoutError, TransferCancelledError } from '../../../framework/authority-transfer/transfer-errors.js';
+import type { FeedOrigin } from '../../../framework/authority-transfer/change-feed.js';
 import type { AdmittedWrite } from '../../../framework/authority-transfer/write-fence.js';
 import { SeededRng } from '../../../framework/testing/sim/seeded-rng.js';
 import { VirtualClock } from '../../../framework/testing/sim/virtual-clock.js';
@@ -16,8 +17,8 @@ class InvariantViolation extends Error {}
 
 /** Everything observed during one run, and the invariants over it. */
 class Observer {
-  /** id -> barriers the id was started with, per origin member. */
-  readonly started = new Map<string, { origin: string; barrier: number }[]>();
+  /** id -> barriers the id was started with, per origin feed (member and incarnation). */
+  readonly started = new Map<string, { origin: FeedOrigin; barrier: number }[]>();
   /** id -> number of real moves (entries that minted an epoch). */
   readonly moves = new Map<string, number>();
   readonly committed = new Map<string, { record: AuditRecord; voters: string[] }>();
@@ -43,7 +44,7 @@ class Observer {
         const justified = barriers.some(
           (b) =>
             b.barrier === record.barrier &&
-            cluster.roster.membersOf(record.target).every((m) => cluster.members.get(m.id)!.feed.appliedSerial(b.origin) >= b.barrier),
+            cluster.roster.membersOf(record.target).every((m) => cluster.members.get(m.id)!.holds(b.origin) >= b.barrier),
         );
         if (!justified) this.record(`${record.id} committed before the target applied barrier ${record.barrier}`);
         this.committed.set(record.id, { record, voters: view.state.pending[record.id]?.awaiting ?? [] });
@@ -104,6 +105,7 @@ async function runSeed(seed: number): Promise<{ commits: number; abandoned: numb
   const rng = new SeededRng(seed);
   const clock = new VirtualClock();
   const cluster = new SimCluster(clock, rng.fork('cluster'), BUDGET_MS);
+  await cluster.open();
   const observer = new Observer(cluster);
   const members = [...cluster.members.values()];
   const runs = new Map<string, { member: SimMember; authority: string; done: boolean }>();
@@ -133,7 +135,7 @@ async function runSeed(seed: number): Promise<{ commits: number; abandoned: numb
     requests.set(id, { authority, source, target });
     const barrier = member.feed.serial();
     const list = observer.started.get(id) ?? [];
-    list.push({ origin: member.id, barrier });
+    list.push({ origin: member.feed.origin(), barrier });
     observer.started.set(id, list);
     const reason = `sim ${id}`;
     track(id, member, authority, member.engine.start({ id, authority, source, target, actor: 'sim', reason }));
@@ -189,8 +191,7 @@ async function runSeed(seed: number): Promise<{ commits: number; abandoned: numb
       for (const to of members) {
         for (const from of members) {
           if (to === from || cluster.partitioned(to.datacenter, from.datacenter)) continue;
-          const lag = rng.int(3);
-          to.feed.markApplied(from.id, Math.max(0, from.feed.serial() - lag));
+          await to.pull(from, rng.int(3));
         }
       }
     } else if (roll < 68) {
@@ -207,7 +208,8 @@ async function runSeed(seed: number): Promise<{ commits: number; abandoned: numb
     } else if (roll < 85) {
       member.audit.failWith(rng.chance(0.5) ? new StoreUnavailableError('audit', 'sim outage') : undefined);
     } else if (roll < 88) {
-      member.crashAndRestart();
+      // A crash; now and then the disk is lost too, and the feed restarts under a new incarnation.
+      await member.crashAndRestart({ loseDisk: rng.chance(0.25) });
     } else if (roll < 89) {
       cluster.restartLog();
     } else if (roll < 90 && !observer.removedVoters.has('north-1') && step > STEPS / 2) {
@@ -223,7 +225,7 @@ async function runSeed(seed: number): Promise<{ commits: number; abandoned: numb
   for (const m of members) m.audit.failWith(undefined);
   cluster.elect('west-1');
   for (let round = 0; round < 5; round++) {
-    for (const to of members) for (const from of members) to.feed.markApplied(from.id, from.feed.serial());
+    for (const to of members) for (const from of members) if (to !== from) await to.pull(from);
     await clock.advanceAsync(BUDGET_MS);
   }
   await clock.advanceAsync(10_000);

@@ -1,0 +1,78 @@
+import { z } from 'zod';
+
+// The answers of the authority node's two listeners, as published in their OpenAPI documents.
+// The handlers build these bodies from typed values; the schemas are what a client reads.
+
+const serial = z.number().int().min(0);
+
+export const auditRecordSchema = z.object({
+  id: z.string().describe('The transfer identity (its Idempotency-Key)'),
+  authority: z.string(),
+  source: z.string(),
+  target: z.string(),
+  actor: z.string().describe('The authenticated principal who ordered the move'),
+  reason: z.string(),
+  barrier: serial.describe("The source member's metadata serial the target applied before the commit"),
+  epoch: z.number().int().min(1).describe('The fencing epoch the move minted'),
+  commit_term: z.number().int().min(0),
+  commit_index: z.number().int().min(1),
+});
+
+export const transferStatusSchema = z.object({
+  id: z.string(),
+  authority: z.string(),
+  source: z.string(),
+  target: z.string(),
+  actor: z.string(),
+  reason: z.string(),
+  state: z.enum(['AwaitingCatchUp', 'Ready', 'Committing', 'Committed', 'Abandoned']),
+  barrier: serial,
+  frontier: serial.nullable().describe('Highest applied serial the target reported, if any'),
+  last_reading_age_ms: z.number().nullable(),
+  age_ms: z.number(),
+  deadline_in_ms: z.number(),
+  outcome_unknown: z.boolean().describe('Claimed, and the commit was sent without a known outcome; being resolved'),
+});
+
+export const rawTransferOutcomeSchema = z.object({
+  id: z.string(),
+  authority: z.string(),
+  source: z.string().nullable(),
+  home: z.string(),
+  epoch: z.number().int().min(1),
+  commit_term: z.number().int().min(0),
+  commit_index: z.number().int().min(1),
+  replayed: z.boolean(),
+});
+
+export const ownershipSchema = z.object({ authority: z.string(), home: z.string(), epoch: z.number().int().min(1) });
+
+export const membersSchema = z.object({
+  members: z.array(
+    z.object({
+      member: z.string(),
+      datacenter: z.string(),
+      state: z.enum(['Alive', 'Suspect', 'Dead']),
+      last_heard_ms_ago: z.number().nullable(),
+    }),
+  ),
+});
+
+const feedEntrySchema = z.object({ serial: z.number().int().min(1), authority: z.string(), operation: z.string(), epoch: z.number().int() });
+
+export const feedPageSchema = z.object({
+  member: z.string(),
+  incarnation: z.string().describe('The history the serials count in; a new one means the feed restarted from 0'),
+  serial: serial,
+  entries: z.array(feedEntrySchema),
+  truncated: z.boolean().describe('Entries after `after` were trimmed: the caller cannot catch up from this feed'),
+});
+
+export const appliedSerialSchema = z.object({
+  member: z.string(),
+  origin: z.string(),
+  incarnation: z.string().nullable().describe("The origin feed's incarnation the serial counts in (null: never pulled)"),
+  serial: serial,
+});
+
+export const writeResultSchema = z.object({ authority: z.string(), epoch: z.number().int(), serial: z.number().int().min(1) });
