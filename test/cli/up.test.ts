@@ -1,0 +1,120 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import test, { type ExecutionContext } from 'ava';
+import { StreamClient } from '../../framework/stream-transfer/client.js';
+import { BATON_MAIN, runBaton } from './run-baton.js';
+import { eventually } from './stream-cluster.js';
+import { workDir } from './temp-project.js';
+
+interface UpProcess {
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  exited: Promise<number | null>;
+}
+
+/** `baton up ...args` as a user runs it, stopped (SIGTERM) after the test if it still runs. */
+function startUp(t: ExecutionContext, args: readonly string[]): UpProcess {
+  const child = spawn(process.execPath, [BATON_MAIN, 'up', ...args], {
+    env: { ...process.env, BATON_DEBUG: '', BATON_URL: '', BATON_TOKEN: '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  t.teardown(async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      await exited;
+    }
+  });
+  return { child, stdout: () => stdout, stderr: () => stderr, exited };
+}
+
+/** Waits for the line naming the admin token: the cluster is up once it is printed. */
+async function upAndReady(up: UpProcess, marker: RegExp): Promise<void> {
+  await eventually(
+    () => {
+      if (up.child.exitCode !== null) throw new Error(`baton up exited early (${up.child.exitCode}): ${up.stderr()}`);
+      return marker.test(up.stdout());
+    },
+    'baton up to print its endpoints',
+    90_000,
+  );
+}
+
+test('baton up runs three stream nodes, stops on SIGINT keeping the data, and resumes from it', async (t) => {
+  t.timeout(240_000);
+  const dataDir = join(await workDir(t), 'data');
+
+  const first = startUp(t, ['--data-dir', dataDir]);
+  await upAndReady(first, /admin token: \S+/);
+  const printed = first.stdout();
+  const urls = [...printed.matchAll(/^\s+(n[123])\s+(http:\/\/127\.0\.0\.1:\d+)/gm)].map((m) => ({ id: m[1], url: m[2] }));
+  t.deepEqual(urls.map((u) => u.id), ['n1', 'n2', 'n3']);
+  const token = /admin token: (\S+)/.exec(printed)![1];
+  t.regex(printed, /baton streams create events/, 'suggests commands to try');
+  t.true(printed.includes(`BATON_TOKEN=${token}`));
+
+  // Every node is a voter that sees the others registered; any node takes the create.
+  const client = new StreamClient({ nodes: [urls[1].url], token });
+  t.deepEqual((await client.nodes()).nodes.map((n) => n.id).sort(), ['n1', 'n2', 'n3']);
+  const created = await client.createStream('events', 'n3');
+  t.is(created.owner, 'n3');
+  await eventually(async () => {
+    try {
+      await client.append('events', ['kept']);
+      return true;
+    } catch {
+      return false; // The owner is still opening the stream.
+    }
+  }, 'the first append to be accepted');
+  t.deepEqual((await client.read('events')).records.map((r) => r.body), ['kept']);
+
+  first.child.kill('SIGINT');
+  t.is(await first.exited, 0, `baton up should exit 0 after SIGINT; stderr: ${first.stderr()}`);
+  t.regex(first.stderr(), /stopping the nodes/);
+
+  const record = JSON.parse(await readFile(join(dataDir, 'cluster.json'), 'utf8')) as { ports: Record<string, number>; token: string };
+  t.is(record.token, token);
+
+  const second = startUp(t, ['--data-dir', dataDir, '--json']);
+  await upAndReady(second, /^\}$/m);
+  const resumed = JSON.parse(second.stdout()) as { resumed: boolean; token: string; nodes: { id: string; url: string }[] };
+  t.true(resumed.resumed);
+  t.is(resumed.token, token, 'the admin token is kept across restarts');
+  t.deepEqual(
+    resumed.nodes.map((n) => n.url),
+    urls.map((u) => u.url),
+    'the nodes answer at the ports recorded in the data dir',
+  );
+  const again = new StreamClient({ nodes: [resumed.nodes[0].url], token });
+  await eventually(async () => {
+    try {
+      return (await again.read('events')).records.length === 1;
+    } catch {
+      return false; // The owner is still recovering its WAL.
+    }
+  }, 'the record to be readable after the restart', 60_000);
+  t.deepEqual((await again.read('events')).records.map((r) => r.body), ['kept']);
+
+  second.child.kill('SIGTERM');
+  t.is(await second.exited, 0, `baton up should exit 0 after SIGTERM; stderr: ${second.stderr()}`);
+});
+
+test('baton up --variant authority says it is not available yet and exits 1', async (t) => {
+  const cwd = await workDir(t);
+  const run = await runBaton(['up', '--variant', 'authority'], { cwd });
+  t.is(run.code, 1);
+  t.regex(run.stderr, /--variant authority is not available yet/);
+});
+
+test('baton up refuses a base port that leaves no room for three nodes', async (t) => {
+  const cwd = await workDir(t);
+  const run = await runBaton(['up', '--base-port', '65535', '--data-dir', join(cwd, 'data')], { cwd });
+  t.is(run.code, 2);
+  t.regex(run.stderr, /--base-port must be a port number/);
+});
