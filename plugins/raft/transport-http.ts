@@ -12,6 +12,7 @@ import {
   type RequestOptions,
 } from '../../framework/contracts/peer-transport.js';
 import { token } from '../../framework/contracts/token.js';
+import { PeerPoster } from './http-post.js';
 
 export const RAFT_HTTP_BASE = '/internal/raft/v1';
 
@@ -78,6 +79,7 @@ export class HttpPeerTransport implements PeerTransport {
   private readonly maxQueued: number;
   private readonly maxBatch: number;
   private closed = false;
+  private readonly poster = new PeerPoster();
 
   constructor(private readonly options: HttpPeerTransportOptions) {
     this.self = options.self;
@@ -122,14 +124,14 @@ export class HttpPeerTransport implements PeerTransport {
     const onAbort = () => controller.abort(options.signal?.reason);
     options.signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      const response = await fetch(`${base}${RAFT_HTTP_BASE}/requests`, {
-        method: 'POST',
-        headers: this.headers(),
-        body: JSON.stringify({ cluster: this.options.cluster, from: this.self, message }),
-        signal: controller.signal,
-      });
-      if (!response.ok) throw new Error(`HTTP ${response.status}`);
-      const parsed = peerMessage.safeParse(await response.json());
+      const response = await this.poster.post(
+        `${base}${RAFT_HTTP_BASE}/requests`,
+        JSON.stringify({ cluster: this.options.cluster, from: this.self, message }),
+        this.headers(),
+        controller.signal,
+      );
+      if (response.status < 200 || response.status > 299) throw new Error(`HTTP ${response.status}`);
+      const parsed = peerMessage.safeParse(JSON.parse(response.text));
       if (!parsed.success) throw new Error('malformed response');
       return parsed.data;
     } catch (error) {
@@ -144,6 +146,7 @@ export class HttpPeerTransport implements PeerTransport {
   stop(): void {
     this.closed = true;
     this.queues.clear();
+    this.poster.destroy();
   }
 
   /** Sends what is queued for `to`, one POST at a time, until the queue is empty. */
@@ -155,13 +158,12 @@ export class HttpPeerTransport implements PeerTransport {
         if (!queue || queue.length === 0 || this.closed) return;
         const batch = queue.splice(0, this.maxBatch);
         try {
-          const response = await fetch(`${this.options.peers[to]}${RAFT_HTTP_BASE}/messages`, {
-            method: 'POST',
-            headers: this.headers(),
-            body: JSON.stringify({ cluster: this.options.cluster, from: this.self, messages: batch }),
-          });
-          await response.arrayBuffer();
-          if (!response.ok) throw new Error(`HTTP ${response.status}`);
+          const response = await this.poster.post(
+            `${this.options.peers[to]}${RAFT_HTTP_BASE}/messages`,
+            JSON.stringify({ cluster: this.options.cluster, from: this.self, messages: batch }),
+            this.headers(),
+          );
+          if (response.status < 200 || response.status > 299) throw new Error(`HTTP ${response.status}`);
           this.stats.sent += batch.length;
         } catch (error) {
           // Best effort: Raft retransmits. Log once per failure burst at debug level.
