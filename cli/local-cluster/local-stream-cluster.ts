@@ -3,6 +3,7 @@ import { SystemClock } from '../../framework/kernel/system-clock.js';
 import { StreamClient } from '../../framework/stream-transfer/client.js';
 import { FailedError } from '../cli-errors.js';
 import { LOCAL_NODE_IDS, newAdminToken, readClusterRecord, writeClusterRecord, type ClusterRecord } from './cluster-record.js';
+import { lockDataDir } from './data-dir-lock.js';
 import { freeLoopbackPorts } from './free-ports.js';
 import { NodeProcess } from './node-process.js';
 import { writeStreamNodeConfigs, type LocalNodeConfig } from './stream-node-configs.js';
@@ -31,6 +32,19 @@ export interface LocalStreamCluster {
  * from the data dir's record (a restart answers where it did), else are chosen free.
  */
 export async function startLocalStreamCluster(options: { dataDir: string; basePort?: number }): Promise<LocalStreamCluster> {
+  const lock = await lockDataDir(options.dataDir);
+  try {
+    return await startLocked(options, lock.release);
+  } catch (error) {
+    await lock.release();
+    throw error;
+  }
+}
+
+async function startLocked(
+  options: { dataDir: string; basePort?: number },
+  releaseLock: () => Promise<void>,
+): Promise<LocalStreamCluster> {
   const previous = await readClusterRecord(options.dataDir);
   if (previous && previous.variant !== 'stream') {
     throw new FailedError(
@@ -62,6 +76,7 @@ export async function startLocalStreamCluster(options: { dataDir: string; basePo
       const code = await node.stop();
       if (code !== 0) failures.push({ id: node.id, code });
     }
+    await releaseLock();
     return failures;
   };
   const firstExit = Promise.race(

@@ -74,6 +74,10 @@ test('baton up runs three stream nodes, stops on SIGINT keeping the data, and re
   }, 'the first append to be accepted');
   t.deepEqual((await client.read('events')).records.map((r) => r.body), ['kept']);
 
+  const concurrent = await runBaton(['up', '--data-dir', dataDir], { cwd: dataDir });
+  t.is(concurrent.code, 1, 'a second cluster on the same data dir is refused');
+  t.regex(concurrent.stderr, /already running from .* \(baton up, pid \d+\)/);
+
   first.child.kill('SIGINT');
   t.is(await first.exited, 0, `baton up should exit 0 after SIGINT; stderr: ${first.stderr()}`);
   t.regex(first.stderr(), /stopping the nodes/);
@@ -103,6 +107,19 @@ test('baton up runs three stream nodes, stops on SIGINT keeping the data, and re
 
   second.child.kill('SIGTERM');
   t.is(await second.exited, 0, `baton up should exit 0 after SIGTERM; stderr: ${second.stderr()}`);
+});
+
+test('baton up stops the cluster and exits 1 naming the node when a node process dies', async (t) => {
+  t.timeout(180_000);
+  const dataDir = join(await workDir(t), 'data');
+  const up = startUp(t, ['--data-dir', dataDir]);
+  await upAndReady(up, /admin token: \S+/);
+  const pid = Number(/"pid":(\d+)/.exec(await readFile(join(dataDir, 'n2', 'node.log'), 'utf8'))![1]);
+  process.kill(pid, 'SIGKILL');
+  t.is(await up.exited, 1);
+  t.regex(up.stderr(), /node n2 exited \(SIGKILL\)/);
+  // The lock is released with the cluster: the data dir can be brought up again.
+  await t.throwsAsync(readFile(join(dataDir, 'up.lock'), 'utf8'), { code: 'ENOENT' });
 });
 
 test('baton up --variant authority says it is not available yet and exits 1', async (t) => {
