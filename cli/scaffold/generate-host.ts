@@ -40,14 +40,8 @@ export async function generateHost(
     imports.set(choice.importFrom, [...(imports.get(choice.importFrom) ?? []), choice.exportName]);
   const adminToken = randomBytes(18).toString('base64url');
   const config = {
-    node: {
-      self: 'east-1',
-      mode: 'ha',
-      roster: { east: { members: { 'east-1': { public: 'http://127.0.0.1:7600' } } } },
-      public: { port: 7600 },
-      control: { port: 7601 },
-      tokens: [{ token: adminToken, principal: 'admin', scopes: ['admin:write', 'admin:read'] }],
-    },
+    node: variant.nodeConfig(adminToken),
+    ...variant.fixedConfig,
     ...Object.fromEntries(chosen.map(({ slot, choice }) => [slot, choice.config])),
     log: { level: 'info' },
   };
@@ -72,6 +66,8 @@ export async function generateHost(
   );
   values.testHelperImport =
     helpers.length > 0 ? `import { ${helpers.join(', ')} } from './support.js';\n` : '';
+  // For a template whose test already imports other helpers from support.ts.
+  values.testHelperNames = helpers.map((helper) => `, ${helper}`).join('');
   for (const { slot, choice } of chosen) {
     values[`${slot}Plugin`] = choice.exportName;
     values[`${slot}TestOptions`] = choice.testOptions;

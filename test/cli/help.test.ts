@@ -107,7 +107,7 @@ test('baton new host --help lists the plugins each variant can choose', async (t
     run.stdout,
     /authority: --consensus single-member\s+--audit-store fs\|memory\|redis\s+--identity opaque\|npm\|pypi\|oci/,
   );
-  t.regex(run.stdout, /stream: /);
+  t.regex(run.stdout, /stream: --consensus raft\s+--object-store fs\|memory/);
 });
 
 test('baton --version prints the package version and exits 0', async (t) => {

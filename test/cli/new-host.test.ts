@@ -129,11 +129,58 @@ test('a plugin that is not a choice of the slot, or a slot of another variant, i
   t.deepEqual([...(await filesUnder(cwd)).keys()], [], 'nothing was written');
 });
 
-test('the stream variant is refused with the reason until its node can be composed', async (t) => {
+test('new host --variant stream composes a stream node with the chosen object store', async (t) => {
   const cwd = await workDir(t);
-  const run = await runBaton(['new', 'host', 'acme-node', '--variant', 'stream'], { cwd });
-  t.is(run.code, ExitCode.Failed);
-  t.regex(run.stderr, /cannot generate a stream host: .*--variant authority/);
+  const run = await runBaton(
+    ['new', 'host', 'acme-streams', '--variant', 'stream', '--object-store', 'memory', '--json'],
+    { cwd },
+  );
+  t.is(run.code, ExitCode.Ok, run.stderr);
+  t.deepEqual(JSON.parse(run.stdout).plugins, {
+    consensus: 'raft',
+    objectStore: 'memory',
+  });
+  const files = await filesUnder(join(cwd, 'acme-streams'));
+  const host = files.get('src/host.ts')!;
+  t.regex(host, /import \{ memoryObjectStorePlugin \} from 'baton\/plugins\/memory\/plugins\.js';/);
+  t.regex(host, /import \{ raftConsensusPlugin \} from 'baton\/plugins\/raft\/plugin\.js';/);
+  t.regex(host, /\.add\(httpPeerTransportPlugin, config\.peerTransport, 'peerTransport'\)/);
+  t.regex(host, /\.add\(memoryObjectStorePlugin, config\.objectStore, 'objectStore'\)/);
+  t.regex(host, /\.add\(streamNodePlugin, config\.node, 'node'\)/);
+  const config = JSON.parse(files.get('config/host.json')!);
+  t.like(config.node, { self: 'n1', http: { port: 7700 }, wal: { kind: 'file', dir: 'data/wal' } });
+  t.deepEqual(config.node.tokens[0].scopes, ['admin']);
+  t.deepEqual(config.consensus, { member: 'n1', voters: ['n1'], dataDir: 'data/raft' });
+  t.deepEqual(config.peerTransport, { member: 'n1', peers: {} });
+  t.deepEqual(config.objectStore, {});
+  t.regex(files.get('test/host.test.ts')!, /import \{ eventually \} from '\.\/support\.js';/);
+  t.regex(files.get('README.md')!, new RegExp(`BATON_TOKEN=${config.node.tokens[0].token}`));
+  for (const [path, content] of files) t.notRegex(content, /\{\{|\}\}/, path);
+});
+
+test('a stream host with the fs object store gives its test a temporary directory', async (t) => {
+  const cwd = await workDir(t);
+  const run = await runBaton(['new', 'host', 'acme-streams', '--variant', 'stream'], { cwd });
+  t.is(run.code, ExitCode.Ok, run.stderr);
+  const files = await filesUnder(join(cwd, 'acme-streams'));
+  t.deepEqual(JSON.parse(files.get('config/host.json')!).objectStore, { dir: 'data/objects' });
+  const generatedTest = files.get('test/host.test.ts')!;
+  t.regex(generatedTest, /import \{ eventually, tempDir \} from '\.\/support\.js';/);
+  t.regex(generatedTest, /objectStore: \{ dir: await tempDir\(t\) \}/);
+});
+
+test('a slot of the other variant is a usage error naming the slots of this one', async (t) => {
+  const cwd = await workDir(t);
+  const run = await runBaton(
+    ['new', 'host', 'acme-streams', '--variant', 'stream', '--audit-store', 'fs'],
+    { cwd },
+  );
+  t.is(run.code, ExitCode.Usage);
+  t.regex(
+    run.stderr,
+    /--audit-store does not apply to the stream variant, which chooses --consensus, --object-store/,
+  );
+  t.deepEqual([...(await filesUnder(cwd)).keys()], [], 'nothing was written');
 });
 
 test('an invalid host name is a usage error and writes nothing', async (t) => {

@@ -60,6 +60,8 @@ export async function startStreamCluster(
         wal: { kind: 'memory' },
         tokens: [{ token: STREAM_TOKEN, principal: 'ops', scopes: ['admin'] }],
       },
+      // Nothing on disk: the metadata is the shared consensus below, the objects in memory.
+      dataDir: null,
       objectStore: { use: 'memory-object-store' },
       log: { level: 'silent' },
     }).value(METADATA_CONSENSUS, consensus);

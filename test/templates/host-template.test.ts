@@ -7,7 +7,7 @@ import { generateProject, runTool, type ProcessResult } from './generated-projec
 // Serial: each build type-checks Baton's sources, and several at once starve a small machine.
 
 interface StartOutcome {
-  /** The control API address the start script printed, if it got that far. */
+  /** The API address the start script printed (control API or stream API), if it got that far. */
   control?: string;
   stdout: string;
   stderr: string;
@@ -32,7 +32,7 @@ async function startScript(dir: string, env: Record<string, string>): Promise<St
   await new Promise<void>((resolve) => {
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
       outcome.stdout += chunk;
-      const match = /control API (http:\/\/127\.0\.0\.1:\d+)/.exec(outcome.stdout);
+      const match = /(?:control|stream) API (http:\/\/127\.0\.0\.1:\d+)/.exec(outcome.stdout);
       if (match) {
         outcome.control = match[1];
         resolve();
@@ -122,6 +122,64 @@ test.serial(
       'redis',
       '--identity',
       'npm',
+    ]);
+    const build = await runTool(project.dir, 'tsc');
+    t.is(build.code, 0, `tsc failed:\n${build.output}`);
+    const tests = await runTool(project.dir, 'ava');
+    t.is(tests.code, 0, `ava failed:\n${tests.output}`);
+    t.regex(tests.output, /3 tests passed/);
+  },
+);
+
+test.serial(
+  'the stream host template with the default plugins compiles, passes its own test, and its start script serves streams',
+  async (t) => {
+    const project = await generateProject(t, [
+      'new',
+      'host',
+      'acme-streams',
+      '--variant',
+      'stream',
+    ]);
+    const build = await runTool(project.dir, 'tsc');
+    t.is(build.code, 0, `tsc failed:\n${build.output}`);
+    const tests = await runTool(project.dir, 'ava');
+    t.is(tests.code, 0, `ava failed:\n${tests.output}`);
+    t.regex(
+      tests.output,
+      /✔ the host starts on a free port, registers itself, serves streams, and stops/,
+    );
+    t.regex(tests.output, /3 tests passed/);
+
+    // The start script, on a free port and with its data in the project directory.
+    const running = await startScript(project.dir, {
+      BATON__node__http__port: '0',
+      BATON__log__level: 'silent',
+    });
+    t.teardown(() => running.stop('SIGKILL'));
+    t.truthy(
+      running.control,
+      `the host did not report running:\n${running.stdout}\n${running.stderr}`,
+    );
+    const answer = await fetch(`${running.control}/v1/admin/nodes`);
+    t.is(answer.status, 401, 'the admin API answers, and wants a token');
+    running.stop('SIGINT');
+    t.is(await running.exited, 0, running.stderr);
+    t.regex(running.stdout, /SIGINT: stopping acme-streams/);
+  },
+);
+
+test.serial(
+  'the stream host template with the memory object store compiles and passes its test',
+  async (t) => {
+    const project = await generateProject(t, [
+      'new',
+      'host',
+      'acme-streams',
+      '--variant',
+      'stream',
+      '--object-store',
+      'memory',
     ]);
     const build = await runTool(project.dir, 'tsc');
     t.is(build.code, 0, `tsc failed:\n${build.output}`);

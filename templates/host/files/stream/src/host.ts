@@ -1,0 +1,27 @@
+import { metricsPlugin } from 'baton/framework/http/metrics-plugin.js';
+import { createHost, type HostBuilder } from 'baton/framework/kernel/host.js';
+import { pinoLoggerPlugin, systemDefaults } from 'baton/framework/kernel/system-plugins.js';
+import { streamNodePlugin, streamStateMachinePlugin } from 'baton/framework/stream-transfer/plugins.js';
+import { streamRaftPeerRoutesPlugin } from 'baton/hosts/stream-node/raft-peer-routes.js';
+import { httpPeerTransportPlugin } from 'baton/plugins/raft/plugin.js';
+{{pluginImports}}
+import type { HostConfig } from './config.js';
+
+/**
+ * The composition root of {{name}}: a stream node and the plugins chosen for it. A host is a
+ * list: the system defaults (clock, randomness, logs), metrics, the stream metadata state
+ * machine, then each plugin with its section of the config. The consensus members talk over
+ * HTTP, served on the node's own listener. To swap a plugin, replace its line (and its config
+ * section); the build fails at start, naming the token, if a contract is left without a provider.
+ */
+export function hostBuilder(config: HostConfig): HostBuilder {
+  return createHost(systemDefaults)
+    .add(pinoLoggerPlugin, config.log, 'log')
+    .add(metricsPlugin, config.metrics, 'metrics')
+    .add(httpPeerTransportPlugin, config.peerTransport, 'peerTransport')
+    .add(streamRaftPeerRoutesPlugin)
+    .add(streamStateMachinePlugin)
+    .add({{objectStorePlugin}}, config.objectStore, 'objectStore')
+    .add({{consensusPlugin}}, config.consensus, 'consensus')
+    .add(streamNodePlugin, config.node, 'node');
+}
