@@ -66,6 +66,10 @@ Examples:
       // Chosen here, not by the node, so a retry can name it even if no answer ever arrives.
       const key = options.key ?? `cli-${randomUUID()}`;
       const retry = retryCommand(name, options, key);
+      output.note(
+        `transfer ${key}: waiting for ${options.to} to catch up and the move to commit ` +
+          `(stopping this command does not stop the transfer: "baton authority cancel ${name}" does)`,
+      );
       let record: AuditRecord;
       try {
         ({ body: record } = await adminRequest<AuditRecord>(connection.url, {
@@ -201,7 +205,7 @@ function conflictAdvice(error: HttpRefusal, name: string): string {
     case 'transfer_in_progress':
       return `. See it with "baton authority status ${name}", or call it off with "baton authority cancel ${name}"`;
     case 'transfer_cancelled':
-      return '. Nothing moved; start it again with a new key if it is still wanted';
+      return '. Start it again with a new key if it is still wanted';
     default:
       return '';
   }

@@ -157,9 +157,12 @@ Examples:
         next = page.next;
         if (page.records.length < want) break;
       }
-      output.result({ stream: name, from: options.from, records, next }, (r) =>
-        r.records.map((record) => `${record.offset}\t${record.body}`),
-      );
+      // An empty read prints nothing on stdout, so `| wc -l` counts records.
+      if (output.json || records.length > 0) {
+        output.result({ stream: name, from: options.from, records, next }, (r) =>
+          r.records.map((record) => `${record.offset}\t${record.body}`),
+        );
+      }
       output.note(
         records.length === 0
           ? `no records at offset ${options.from} or after`

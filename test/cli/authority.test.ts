@@ -150,7 +150,7 @@ test.serial(
     t.is(second.code, ExitCode.Failed);
     t.regex(
       second.stderr,
-      /^baton: refused: .*proj.*See it with "baton authority status proj", or call it off with "baton authority cancel proj"\n$/,
+      /^transfer k-second: waiting for west to catch up and the move to commit \(stopping this command does not stop the transfer: "baton authority cancel proj" does\)\nbaton: refused: .*proj.*See it with "baton authority status proj", or call it off with "baton authority cancel proj"\n$/,
     );
 
     const status = await baton(n, ['status', 'proj'], READER);
@@ -172,7 +172,7 @@ test.serial(
     t.is(outcome.code, ExitCode.Failed);
     t.regex(
       outcome.stderr,
-      /refused: transfer k-first of proj was cancelled before it committed; nothing moved\. Nothing moved; start it again/,
+      /refused: transfer k-first of proj was cancelled before it committed; nothing moved\. Start it again with a new key if it is still wanted/,
     );
     t.is(await n.audit.byId('k-first'), undefined);
   },

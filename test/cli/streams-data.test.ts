@@ -62,6 +62,13 @@ test('streams append without bodies appends each line of stdin; read --json page
     next: 4,
   });
   t.is(read.stderr, '', '--json keeps notes off stderr');
+  const past = await runBaton(['streams', 'read', 'logs', '--from', '5'], {
+    cwd,
+    env: cluster.env,
+  });
+  t.is(past.code, ExitCode.Ok, past.stderr);
+  t.is(past.stdout, '', 'nothing past the tail, not even an empty line');
+  t.regex(past.stderr, /no records at offset 5 or after/);
 });
 
 test('streams append with a producer appends a batch once however often it is retried', async (t) => {
