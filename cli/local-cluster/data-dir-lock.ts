@@ -31,7 +31,10 @@ export async function lockDataDir(dataDir: string): Promise<{ release(): Promise
     }
     await rm(path, { force: true });
   }
-  throw new FailedError('data-dir-in-use', `could not lock ${path}: another baton up is starting on ${dataDir}; try again`);
+  throw new FailedError(
+    'data-dir-in-use',
+    `could not lock ${path}: another baton up is starting on ${dataDir}; try again`,
+  );
 }
 
 function isAlive(pid: number): boolean {

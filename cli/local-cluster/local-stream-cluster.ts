@@ -2,7 +2,13 @@ import { fileURLToPath } from 'node:url';
 import { SystemClock } from '../../framework/kernel/system-clock.js';
 import { StreamClient } from '../../framework/stream-transfer/client.js';
 import { FailedError } from '../cli-errors.js';
-import { LOCAL_NODE_IDS, newAdminToken, readClusterRecord, writeClusterRecord, type ClusterRecord } from './cluster-record.js';
+import {
+  LOCAL_NODE_IDS,
+  newAdminToken,
+  readClusterRecord,
+  writeClusterRecord,
+  type ClusterRecord,
+} from './cluster-record.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { freeLoopbackPorts } from './free-ports.js';
 import { NodeProcess } from './node-process.js';
@@ -13,6 +19,13 @@ const STREAM_NODE_MAIN = fileURLToPath(new URL('../../hosts/stream-node/main.js'
 
 /** How long the nodes get to elect a leader and register themselves. */
 const READY_TIMEOUT_MS = 60_000;
+
+export interface StartOptions {
+  dataDir: string;
+  basePort?: number;
+  /** Aborted (Ctrl-C) while the nodes start: they are stopped and the start fails. */
+  interrupted?: AbortSignal;
+}
 
 export interface LocalStreamCluster {
   nodes: LocalNodeConfig[];
@@ -31,7 +44,7 @@ export interface LocalStreamCluster {
  * until every node answers and lists all three as registered. Ports come from `basePort`, else
  * from the data dir's record (a restart answers where it did), else are chosen free.
  */
-export async function startLocalStreamCluster(options: { dataDir: string; basePort?: number }): Promise<LocalStreamCluster> {
+export async function startLocalStreamCluster(options: StartOptions): Promise<LocalStreamCluster> {
   const lock = await lockDataDir(options.dataDir);
   try {
     return await startLocked(options, lock.release);
@@ -42,7 +55,7 @@ export async function startLocalStreamCluster(options: { dataDir: string; basePo
 }
 
 async function startLocked(
-  options: { dataDir: string; basePort?: number },
+  options: StartOptions,
   releaseLock: () => Promise<void>,
 ): Promise<LocalStreamCluster> {
   const previous = await readClusterRecord(options.dataDir);
@@ -59,7 +72,10 @@ async function startLocked(
         ? LOCAL_NODE_IDS.map((id) => previous.ports[id])
         : await freeLoopbackPorts(LOCAL_NODE_IDS.length);
   if (ports.some((port) => port === undefined || port > 65535)) {
-    throw new FailedError('bad-ports', `no valid ports for nodes ${LOCAL_NODE_IDS.join(', ')}: give --base-port PORT (at most ${65535 - 2})`);
+    throw new FailedError(
+      'bad-ports',
+      `no valid ports for nodes ${LOCAL_NODE_IDS.join(', ')}: give --base-port PORT (at most ${65535 - 2})`,
+    );
   }
   const record: ClusterRecord = {
     variant: 'stream',
@@ -69,7 +85,9 @@ async function startLocked(
   await writeClusterRecord(options.dataDir, record);
   const configs = await writeStreamNodeConfigs(options.dataDir, record);
 
-  const processes = configs.map((config) => new NodeProcess(config.id, STREAM_NODE_MAIN, config.file, config.logFile));
+  const processes = configs.map(
+    (config) => new NodeProcess(config.id, STREAM_NODE_MAIN, config.file, config.logFile),
+  );
   const stop = async (): Promise<{ id: string; code: number | string }[]> => {
     const failures: { id: string; code: number | string }[] = [];
     for (const node of [...processes].reverse()) {
@@ -80,15 +98,24 @@ async function startLocked(
     return failures;
   };
   const firstExit = Promise.race(
-    processes.map((node) => node.exited.then((code) => ({ id: node.id, code, logTail: node.logTail() }))),
+    processes.map((node) =>
+      node.exited.then((code) => ({ id: node.id, code, logTail: node.logTail() })),
+    ),
   );
   try {
-    await waitUntilReady(configs, record.token, firstExit);
+    await waitUntilReady(configs, record.token, firstExit, options.interrupted);
   } catch (error) {
     await stop();
     throw error;
   }
-  return { nodes: configs, token: record.token, dataDir: options.dataDir, resumed: previous !== undefined, firstExit, stop };
+  return {
+    nodes: configs,
+    token: record.token,
+    dataDir: options.dataDir,
+    resumed: previous !== undefined,
+    firstExit,
+    stop,
+  };
 }
 
 /** Every node answers and sees all three registered, or a node exits, or the deadline passes. */
@@ -96,12 +123,19 @@ async function waitUntilReady(
   configs: readonly LocalNodeConfig[],
   token: string,
   firstExit: Promise<{ id: string; code: number | string; logTail: string }>,
+  interrupted?: AbortSignal,
 ): Promise<void> {
   const clock = new SystemClock();
   let exited: { id: string; code: number | string; logTail: string } | undefined;
   void firstExit.then((exit) => (exited = exit));
   const deadline = clock.now() + READY_TIMEOUT_MS;
   for (;;) {
+    if (interrupted?.aborted) {
+      throw new FailedError(
+        'interrupted',
+        'interrupted while the cluster was starting: the nodes were stopped, their data kept',
+      );
+    }
     if (exited) {
       throw new FailedError(
         'node-exited',

@@ -24,7 +24,9 @@ function startUp(t: ExecutionContext, args: readonly string[]): UpProcess {
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => resolve(code)),
+  );
   t.teardown(async () => {
     if (child.exitCode === null && child.signalCode === null) {
       child.kill('SIGTERM');
@@ -38,7 +40,8 @@ function startUp(t: ExecutionContext, args: readonly string[]): UpProcess {
 async function upAndReady(up: UpProcess, marker: RegExp): Promise<void> {
   await eventually(
     () => {
-      if (up.child.exitCode !== null) throw new Error(`baton up exited early (${up.child.exitCode}): ${up.stderr()}`);
+      if (up.child.exitCode !== null)
+        throw new Error(`baton up exited early (${up.child.exitCode}): ${up.stderr()}`);
       return marker.test(up.stdout());
     },
     'baton up to print its endpoints',
@@ -53,8 +56,14 @@ test('baton up runs three stream nodes, stops on SIGINT keeping the data, and re
   const first = startUp(t, ['--data-dir', dataDir]);
   await upAndReady(first, /admin token: \S+/);
   const printed = first.stdout();
-  const urls = [...printed.matchAll(/^\s+(n[123])\s+(http:\/\/127\.0\.0\.1:\d+)/gm)].map((m) => ({ id: m[1], url: m[2] }));
-  t.deepEqual(urls.map((u) => u.id), ['n1', 'n2', 'n3']);
+  const urls = [...printed.matchAll(/^\s+(n[123])\s+(http:\/\/127\.0\.0\.1:\d+)/gm)].map((m) => ({
+    id: m[1],
+    url: m[2],
+  }));
+  t.deepEqual(
+    urls.map((u) => u.id),
+    ['n1', 'n2', 'n3'],
+  );
   const token = /admin token: (\S+)/.exec(printed)![1];
   t.regex(printed, /baton streams create events/, 'suggests commands to try');
   t.true(printed.includes(`BATON_TOKEN=${token}`));
@@ -72,7 +81,10 @@ test('baton up runs three stream nodes, stops on SIGINT keeping the data, and re
       return false; // The owner is still opening the stream.
     }
   }, 'the first append to be accepted');
-  t.deepEqual((await client.read('events')).records.map((r) => r.body), ['kept']);
+  t.deepEqual(
+    (await client.read('events')).records.map((r) => r.body),
+    ['kept'],
+  );
 
   const concurrent = await runBaton(['up', '--data-dir', dataDir], { cwd: dataDir });
   t.is(concurrent.code, 1, 'a second cluster on the same data dir is refused');
@@ -82,12 +94,19 @@ test('baton up runs three stream nodes, stops on SIGINT keeping the data, and re
   t.is(await first.exited, 0, `baton up should exit 0 after SIGINT; stderr: ${first.stderr()}`);
   t.regex(first.stderr(), /stopping the nodes/);
 
-  const record = JSON.parse(await readFile(join(dataDir, 'cluster.json'), 'utf8')) as { ports: Record<string, number>; token: string };
+  const record = JSON.parse(await readFile(join(dataDir, 'cluster.json'), 'utf8')) as {
+    ports: Record<string, number>;
+    token: string;
+  };
   t.is(record.token, token);
 
   const second = startUp(t, ['--data-dir', dataDir, '--json']);
   await upAndReady(second, /^\}$/m);
-  const resumed = JSON.parse(second.stdout()) as { resumed: boolean; token: string; nodes: { id: string; url: string }[] };
+  const resumed = JSON.parse(second.stdout()) as {
+    resumed: boolean;
+    token: string;
+    nodes: { id: string; url: string }[];
+  };
   t.true(resumed.resumed);
   t.is(resumed.token, token, 'the admin token is kept across restarts');
   t.deepEqual(
@@ -96,14 +115,21 @@ test('baton up runs three stream nodes, stops on SIGINT keeping the data, and re
     'the nodes answer at the ports recorded in the data dir',
   );
   const again = new StreamClient({ nodes: [resumed.nodes[0].url], token });
-  await eventually(async () => {
-    try {
-      return (await again.read('events')).records.length === 1;
-    } catch {
-      return false; // The owner is still recovering its WAL.
-    }
-  }, 'the record to be readable after the restart', 60_000);
-  t.deepEqual((await again.read('events')).records.map((r) => r.body), ['kept']);
+  await eventually(
+    async () => {
+      try {
+        return (await again.read('events')).records.length === 1;
+      } catch {
+        return false; // The owner is still recovering its WAL.
+      }
+    },
+    'the record to be readable after the restart',
+    60_000,
+  );
+  t.deepEqual(
+    (await again.read('events')).records.map((r) => r.body),
+    ['kept'],
+  );
 
   second.child.kill('SIGTERM');
   t.is(await second.exited, 0, `baton up should exit 0 after SIGTERM; stderr: ${second.stderr()}`);
@@ -114,12 +140,34 @@ test('baton up stops the cluster and exits 1 naming the node when a node process
   const dataDir = join(await workDir(t), 'data');
   const up = startUp(t, ['--data-dir', dataDir]);
   await upAndReady(up, /admin token: \S+/);
-  const pid = Number(/"pid":(\d+)/.exec(await readFile(join(dataDir, 'n2', 'node.log'), 'utf8'))![1]);
+  const pid = Number(
+    /"pid":(\d+)/.exec(await readFile(join(dataDir, 'n2', 'node.log'), 'utf8'))![1],
+  );
   process.kill(pid, 'SIGKILL');
   t.is(await up.exited, 1);
   t.regex(up.stderr(), /node n2 exited \(SIGKILL\)/);
   // The lock is released with the cluster: the data dir can be brought up again.
   await t.throwsAsync(readFile(join(dataDir, 'up.lock'), 'utf8'), { code: 'ENOENT' });
+});
+
+test('Ctrl-C while the nodes start stops them (none is left running) and exits 1', async (t) => {
+  t.timeout(120_000);
+  const dataDir = join(await workDir(t), 'data');
+  const up = startUp(t, ['--data-dir', dataDir]);
+  const logs = ['n1', 'n2', 'n3'].map((id) => join(dataDir, id, 'node.log'));
+  const pidIn = async (log: string): Promise<number | undefined> => {
+    const match = /"pid":(\d+)/.exec(await readFile(log, 'utf8').catch(() => ''));
+    return match ? Number(match[1]) : undefined;
+  };
+  // The first node has started its Raft: the nodes run, the cluster is not ready yet.
+  await eventually(async () => (await pidIn(logs[0])) !== undefined, 'the first node to start', 60_000);
+  up.child.kill('SIGINT');
+  t.is(await up.exited, 1);
+  t.regex(up.stderr(), /interrupted while the cluster was starting/);
+  for (const log of logs) {
+    const pid = await pidIn(log);
+    if (pid !== undefined) t.throws(() => process.kill(pid, 0), { code: 'ESRCH' }, `${log}: its node still runs`);
+  }
 });
 
 test('baton up --variant authority says it is not available yet and exits 1', async (t) => {
@@ -131,7 +179,9 @@ test('baton up --variant authority says it is not available yet and exits 1', as
 
 test('baton up refuses a base port that leaves no room for three nodes', async (t) => {
   const cwd = await workDir(t);
-  const run = await runBaton(['up', '--base-port', '65535', '--data-dir', join(cwd, 'data')], { cwd });
+  const run = await runBaton(['up', '--base-port', '65535', '--data-dir', join(cwd, 'data')], {
+    cwd,
+  });
   t.is(run.code, 2);
   t.regex(run.stderr, /--base-port must be a port number/);
 });
