@@ -403,3 +403,74 @@ async function commitWhileStoreFails(h: Awaited<ReturnType<typeof ready>>) {
   await h.clock.advanceAsync(10_000);
   return run;
 }
+
+test('a commit left without outcome after it did apply is resolved in the background: the plan completes, nothing moves twice', async (t) => {
+  const h = await ready();
+  h.probe.answer('west', 5);
+  h.consensus.failNext(new OutcomeUnknownError('leadership_lost', 'injected'), { afterApply: true });
+  const outcome = await settle(h.engine.start(request()));
+  t.true(!outcome.ok && outcome.error instanceof TransferOutcomeUnknownError);
+  t.is(h.engine.unresolvedCount, 1, 'a resolution is scheduled');
+  await h.clock.advanceAsync(500);
+  t.is(h.engine.registry.size, 0, 'the authority is free again without any retry');
+  t.is(h.engine.unresolvedCount, 0);
+  t.is(moves(h), 1);
+  t.like(await h.audit.byId('5f0c-drain-proj'), { epoch: 2 });
+  const again = await h.engine.start(request());
+  t.like(again, { epoch: 2 }, 'a later retry under the key answers the same decision');
+  t.is(moves(h), 1);
+});
+
+test('a commit left without outcome that never appended is resolved by committing the same key once', async (t) => {
+  const h = await ready();
+  h.probe.answer('west', 5);
+  h.consensus.failNext(new OutcomeUnknownError('timeout', 'injected'));
+  await settle(h.engine.start(request()));
+  t.is(moves(h), 0);
+  await h.clock.advanceAsync(500);
+  t.is(moves(h), 1, 'the move the operator could no longer cancel is committed by the resolution');
+  t.is(h.engine.registry.size, 0);
+  t.deepEqual(h.consensus.view().state.authorities.proj, { home: 'west', epoch: 2 });
+});
+
+test('resolution attempts back off and keep the plan claimed while consensus refuses them; a cancel meanwhile moves nothing', async (t) => {
+  const h = await ready();
+  h.probe.answer('west', 5);
+  h.consensus.failNext(new OutcomeUnknownError('timeout', 'injected'));
+  await settle(h.engine.start(request()));
+  // The next attempt is refused before the log: that proves nothing about the first one.
+  h.consensus.failNext(new NotAppendedError('no_leader', 'injected'));
+  await h.clock.advanceAsync(500);
+  t.like(h.engine.status('proj'), { state: 'Committing', outcome_unknown: true }, 'still claimed, not Ready');
+  const cancel = await settle(h.engine.cancel('proj'));
+  t.true(!cancel.ok && cancel.error instanceof TransferNotFoundError, 'answered from the audit: not committed');
+  t.like(h.engine.status('proj'), { state: 'Committing' }, 'the cancel did not release a plan that may still commit');
+  await h.clock.advanceAsync(500);
+  t.is(moves(h), 0, 'the second attempt waits twice as long');
+  await h.clock.advanceAsync(500);
+  t.is(moves(h), 1);
+  t.is(h.engine.registry.size, 0);
+});
+
+test('a plan resolved by a retry under the key needs no background attempt', async (t) => {
+  const h = await ready();
+  h.probe.answer('west', 5);
+  h.consensus.failNext(new OutcomeUnknownError('timeout', 'injected'));
+  await settle(h.engine.start(request()));
+  const record = await h.engine.start(request());
+  t.is(record.epoch, 2);
+  t.is(h.engine.unresolvedCount, 0, 'the scheduled attempt was dropped');
+  await h.clock.advanceAsync(60_000);
+  t.is(moves(h), 1);
+});
+
+test('stopping the engine drops pending resolutions', async (t) => {
+  const h = await ready();
+  h.probe.answer('west', 5);
+  h.consensus.failNext(new OutcomeUnknownError('timeout', 'injected'));
+  await settle(h.engine.start(request()));
+  h.engine.stop();
+  await h.clock.advanceAsync(60_000);
+  t.is(moves(h), 0);
+  t.is(h.engine.unresolvedCount, 0);
+});

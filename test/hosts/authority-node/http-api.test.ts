@@ -25,7 +25,7 @@ async function establish(n: Node, authority = 'proj', home = 'east') {
 test('POST /availability/v1/transfers answers 200 with the sealed audit record; the actor is the principal', (t) =>
   withNode(async (n) => {
     await establish(n);
-    n.node.feed.append({ authority: 'proj', operation: 'w1', epoch: 1 });
+    await n.node.feed.append({ authority: 'proj', operation: 'w1', epoch: 1 });
     n.probe.answer('west', 1);
     const res = await n.call('POST', '/availability/v1/transfers', { token: ADMIN, key: '5f0c-drain-proj', body: transfer });
     t.is(res.status, 200);
@@ -104,8 +104,8 @@ test('DELETE answers 503 when the metadata store cannot be read', (t) =>
 test('GET /availability/v1/transfers/{authority} shows state, barrier, frontier and age while in flight', (t) =>
   withNode(async (n) => {
     await establish(n);
-    n.node.feed.append({ authority: 'proj', operation: 'w1', epoch: 1 });
-    n.node.feed.append({ authority: 'proj', operation: 'w2', epoch: 1 });
+    await n.node.feed.append({ authority: 'proj', operation: 'w1', epoch: 1 });
+    await n.node.feed.append({ authority: 'proj', operation: 'w2', epoch: 1 });
     n.probe.answer('west', 1);
     const post = n.call('POST', '/availability/v1/transfers', { token: ADMIN, key: 'k1', body: transfer });
     await n.probe.whenProbed(1);
@@ -233,7 +233,7 @@ test('writes are accepted only at the home under its current epoch; a stale epoc
 test('the public server serves the change feed and applied serials to peers only', (t) =>
   withNode(async (n) => {
     await establish(n);
-    n.node.feed.append({ authority: 'proj', operation: 'w1', epoch: 1 });
+    await n.node.feed.append({ authority: 'proj', operation: 'w1', epoch: 1 });
     const feed = await n.call('GET', '/availability/v1/feed?after=0', { base: n.publicUrl, token: PEER });
     t.is(feed.status, 200);
     t.like(feed.body, { member: 'east-1', serial: 1, entries: [{ serial: 1, authority: 'proj', operation: 'w1', epoch: 1 }] });
