@@ -28,13 +28,20 @@ export function registerNew(program: Command, ctx: CliContext): void {
       ).choices(HOST_VARIANTS.map((v) => v.name)),
     );
   for (const slot of allSlots()) {
-    const variants = HOST_VARIANTS.filter((v) => v.slots.some((s) => s.key === slot.key)).map(
-      (v) => v.name,
+    const bySlot = HOST_VARIANTS.flatMap((v) =>
+      v.slots.filter((s) => s.key === slot.key).map((s) => ({ variant: v.name, slot: s })),
     );
+    const variants = bySlot.map((b) => b.variant);
+    // A flag several variants share may default differently in each: say so per variant.
+    const defaults = new Set(bySlot.map((b) => b.slot.defaultChoice));
+    const defaultText =
+      defaults.size === 1
+        ? slot.defaultChoice
+        : bySlot.map((b) => `${b.slot.defaultChoice} (${b.variant})`).join(', ');
     host.addOption(
       new Option(
         `${slot.flag} <plugin>`,
-        `${slot.label} (${variants.join(', ')}): ${slot.choices.map((c) => c.key).join(', ')}; default ${slot.defaultChoice}`,
+        `${slot.label} (${variants.join(', ')}): ${slot.choices.map((c) => c.key).join(', ')}; default ${defaultText}`,
       ),
     );
   }

@@ -108,6 +108,11 @@ test('baton new host --help lists the plugins each variant can choose', async (t
     /authority: --consensus single-member\s+--audit-store fs\|memory\|redis\s+--identity opaque\|npm\|pypi\|oci/,
   );
   t.regex(run.stdout, /stream: --consensus raft\s+--object-store fs\|memory/);
+  t.regex(
+    run.stdout,
+    /default\s+single-member\s+\(authority\),\s+raft\s+\(stream\)/,
+    'a default per variant',
+  );
 });
 
 test('baton --version prints the package version and exits 0', async (t) => {
