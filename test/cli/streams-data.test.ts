@@ -203,3 +203,47 @@ test('the executable appends from a pipe and reads back, with the node from BATO
     ['alpha', 'beta'],
   );
 });
+
+test('streams append sends stdin in batches the API accepts, numbering a producer batch by batch', async (t) => {
+  const cluster = await startStreamCluster(t);
+  await runBaton(['streams', 'create', 'bulk'], { cwd, env: cluster.env });
+  await cluster.writable('bulk');
+  const lines = Array.from({ length: 2500 }, (_, i) => `r${i}`);
+  const run = await runBaton(
+    ['streams', 'append', 'bulk', '--producer', 'loader', '--seq', '10', '--json'],
+    {
+      cwd,
+      env: cluster.env,
+      stdin: pipedInput(`${lines.join('\n')}\n`),
+    },
+  );
+  t.is(run.code, ExitCode.Ok, run.stderr);
+  const result = JSON.parse(run.stdout) as {
+    appended: number;
+    last: number;
+    nextSeq: number;
+    batches: { count: number }[];
+  };
+  t.deepEqual(
+    result.batches.map((b) => b.count),
+    [1000, 1000, 500],
+  );
+  t.like(result, { appended: 2500, last: 2499, nextSeq: 13 });
+  const tail = await runBaton(['streams', 'read', 'bulk', '--from', '2498', '--json'], {
+    cwd,
+    env: cluster.env,
+  });
+  t.deepEqual((JSON.parse(tail.stdout) as { records: unknown[] }).records, [
+    { offset: 2498, body: 'r2498' },
+    { offset: 2499, body: 'r2499' },
+  ]);
+  const all = await runBaton(['streams', 'read', 'bulk', '--limit', '2500', '--json'], {
+    cwd,
+    env: cluster.env,
+  });
+  t.is(
+    (JSON.parse(all.stdout) as { records: unknown[] }).records.length,
+    2500,
+    'reads page past the API limit',
+  );
+});

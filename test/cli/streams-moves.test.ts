@@ -273,3 +273,36 @@ test('the executable drains with one line per change when stdout is a pipe', asy
   t.is(run.code, ExitCode.Ok, run.stderr);
   t.regex(run.stdout, /draining n1: 3 of 3 stream\(s\) moved, 0 to go, 0 moving\nn1 is drained/);
 });
+
+test('a handoff that does not settle in time exits 1 and says it goes on; transfers and status show it pending', async (t) => {
+  const cluster = await startStreamCluster(t, ['n1']);
+  // n9 is registered but never runs: it never closes its stream, so the handoff cannot settle.
+  await baton(cluster, 'streams', 'nodes', 'add', 'n9', '--address', 'http://127.0.0.1:9');
+  await baton(cluster, 'streams', 'create', 'stuck', '--owner', 'n9');
+  const run = await baton(
+    cluster,
+    'streams',
+    'transfer',
+    'stuck',
+    '--to',
+    'n1',
+    '--timeout',
+    '0.3',
+    '--interval',
+    '20',
+  );
+  t.is(run.code, ExitCode.Failed);
+  t.regex(
+    run.stderr,
+    /the handoff of stuck from n9 to n1 has not settled after 0\.\d s; it continues on the cluster .*"baton streams status stuck"/,
+  );
+  const transfers = await baton(cluster, 'streams', 'transfers');
+  t.is(transfers.stdout, 'stuck: n9 -> n1 (admin, from epoch 1)\n');
+  const status = await baton(cluster, 'streams', 'status', 'stuck');
+  t.regex(status.stdout, /transfer\s+n9 -> n1 \(admin\), pending/);
+  const none = await runBaton(['streams', 'transfers', '--json'], {
+    cwd,
+    env: (await startStreamCluster(t, ['n1'])).env,
+  });
+  t.deepEqual(JSON.parse(none.stdout), { transfers: [] });
+});
