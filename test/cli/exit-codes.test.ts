@@ -53,19 +53,3 @@ test('with --json an error is one JSON document on stderr and stdout stays empty
   t.regex(error.message, /banana/);
 });
 
-test('baton up says what is available and exits 0, as text or as JSON', async (t) => {
-  const human = await spawnBaton(['up', '--variant', 'authority']);
-  t.is(human.code, ExitCode.Ok, human.stderr);
-  t.regex(human.stdout, /baton up --variant authority/);
-  t.regex(human.stdout, /baton new host NAME/);
-  const json = await spawnBaton(['--json', 'up']);
-  t.is(json.code, ExitCode.Ok);
-  const result = JSON.parse(json.stdout) as {
-    variant: string;
-    started: boolean;
-    available: string[];
-  };
-  t.is(result.variant, 'stream');
-  t.false(result.started);
-  t.true(result.available.length > 0);
-});
