@@ -34,7 +34,7 @@ const QUICK = process.env.BENCH_QUICK === '1';
 const TRANSFERS = Number(process.env.BENCH_TRANSFERS ?? (QUICK ? 2_000 : 20_000));
 const CANCELS = QUICK ? 200 : 2_000;
 const COMMITS = QUICK ? 200 : 2_000;
-const CONCURRENCY = 256;
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 256);
 const MEMBERS = ['east-1', 'west-1', 'north-1'];
 const clock = new SystemClock();
 const log = createSilentLogger();

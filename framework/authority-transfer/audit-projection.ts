@@ -79,9 +79,11 @@ export class AuditProjection {
   }
 
   /**
-   * Stores the record and then acknowledges it. Rejects (StoreUnavailableError...) only when the
-   * store write failed: the caller answers 503. A failed acknowledgement is retried later; the
-   * record is already durable here, which is what the caller needed.
+   * Stores the record, then queues its acknowledgement. Resolves once the store write committed
+   * (what an answer to the operator needs: the audit is durable here) without waiting for the
+   * acknowledgement's consensus round, which is bookkeeping and is batched with others. Rejects
+   * (StoreUnavailableError...) only when the store write failed: the caller answers 503. A failed
+   * acknowledgement is retried later.
    */
   project(record: AuditRecord): Promise<void> {
     const running = this.inFlight.get(record.id);
@@ -118,7 +120,7 @@ export class AuditProjection {
 
   private async storeThenAck(record: AuditRecord): Promise<void> {
     await this.store.put(record);
-    await this.acknowledge(record.id);
+    void this.acknowledge(record.id);
   }
 
   /**

@@ -218,14 +218,24 @@ export class PlannedTransferEngine {
   /**
    * A new plan first learns whether its key already decided a move (a retry after a commit, a
    * lost answer, a failed projection): that decision is the answer. Otherwise the authority must
-   * live at the source, read linearizably so a retry never misreads a stale home.
+   * live at the source.
+   *
+   * Both are read from this member's applied view first, which costs no consensus round: a
+   * sealed record there is committed, and a home at the source lets the plan go on, since the
+   * commit itself is checked by the state machine (source still home) and deduplicated by its
+   * key (a decision this view has not seen yet is replayed, never made twice). Only an answer
+   * that would refuse the move (another home, no home) is confirmed by a linearizable read, so
+   * a lagging view never refuses what the cluster would allow.
    */
   private async admit(plan: TransferPlan): Promise<AuditRecord> {
     const request = plan.request;
     let sealed: AuditRecord | undefined;
     let home: { home: string; epoch: number } | undefined;
     try {
-      const { state } = await this.deps.consensus.read();
+      let { state } = this.deps.consensus.view();
+      if (state.authorities[request.authority]?.home !== request.source && !state.pending[request.id]) {
+        ({ state } = await this.deps.consensus.read());
+      }
       sealed = state.pending[request.id]?.record ?? (await this.deps.audit.byId(request.id));
       home = state.authorities[request.authority];
     } catch (error) {
@@ -294,12 +304,11 @@ export class PlannedTransferEngine {
       throw new TransferOutcomeUnknownError(plan.id, error);
     }
     if (!result.ok) {
-      if (plan.unresolved) {
-        // An earlier attempt may have committed and left the idempotency window since: the
-        // durable audit then knows the move, and this refusal is that move seen from after.
-        const sealed = await this.findSealed(plan.id).catch(() => undefined);
-        if (sealed && plan.sameRequest({ ...sealed })) return this.settle(plan, sealed);
-      }
+      // The key may have decided this very move already (an earlier attempt, or a retry admitted
+      // on a view that had not seen it) and left the idempotency window since: the durable audit
+      // then knows the move, and this refusal is that move seen from after.
+      const sealed = await this.findSealed(plan.id).catch(() => undefined);
+      if (sealed && plan.sameRequest({ ...sealed })) return this.settle(plan, sealed);
       this.registry.resolve(plan);
       throw new MoveRefusedError(plan.authority, result.reason, `the ownership state refused the move (${result.reason}, home ${result.home ?? 'none'})`);
     }

@@ -15,6 +15,7 @@ import {
 } from '../../../framework/authority-transfer/transfer-errors.js';
 import { StoreUnavailableError } from '../../../framework/contracts/errors.js';
 import { NotAppendedError, OutcomeUnknownError, ReadUnavailableError } from '../../../framework/contracts/metadata-consensus.js';
+import { PlannedTransferEngine } from '../../../framework/authority-transfer/planned-transfer-engine.js';
 import { flushMicrotasks } from '../../../framework/testing/sim/virtual-clock.js';
 import { engineHarness, establish, request, settle } from './harness.js';
 
@@ -473,4 +474,50 @@ test('stopping the engine drops pending resolutions', async (t) => {
   await h.clock.advanceAsync(60_000);
   t.is(moves(h), 0);
   t.is(h.engine.unresolvedCount, 0);
+});
+
+/** The harness's consensus, counting linearizable reads, with a view that can be made stale. */
+function countingConsensus(h: Awaited<ReturnType<typeof ready>>) {
+  let reads = 0;
+  let staleView: ReturnType<typeof h.consensus.view> | undefined;
+  const consensus = Object.create(h.consensus) as typeof h.consensus;
+  consensus.read = async () => {
+    reads++;
+    return h.consensus.read();
+  };
+  consensus.view = () => staleView ?? h.consensus.view();
+  const engine = new PlannedTransferEngine({ ...h, consensus });
+  return { engine, reads: () => reads, freezeView: () => (staleView = structuredClone(h.consensus.view())) };
+}
+
+test('admission reads the applied view: a transfer from the home costs no linearizable read', async (t) => {
+  const h = await ready();
+  const c = countingConsensus(h);
+  h.probe.answer('west', 5);
+  const record = await c.engine.start(request());
+  t.is(record.epoch, 2);
+  t.is(c.reads(), 0);
+});
+
+test('a view that would refuse the move is confirmed by a linearizable read first', async (t) => {
+  const h = await ready();
+  const c = countingConsensus(h);
+  await establish(h.consensus, 'lib', 'west');
+  c.freezeView(); // lib lives in west as far as this lagging view knows
+  await h.consensus.propose({ type: 'transfer_authority', authority: 'lib', target: 'east', expectedSource: 'west' });
+  h.probe.answer('west', 5);
+  const record = await c.engine.start(request({ id: 'lib-move', authority: 'lib' }));
+  t.like(record, { authority: 'lib', epoch: 3 }, 'the cluster says lib lives in east: the move goes ahead');
+  t.is(c.reads(), 1);
+});
+
+test('a retry admitted on a view that has not seen its commit answers the original decision, not a refusal', async (t) => {
+  const h = await ready();
+  const c = countingConsensus(h);
+  c.freezeView(); // before the move: proj still lives in east here
+  h.probe.answer('west', 5);
+  const original = await h.engine.start(request());
+  const retry = await c.engine.start(request());
+  t.deepEqual(retry, original);
+  t.is(moves(h), 1);
 });

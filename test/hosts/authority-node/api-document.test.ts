@@ -55,6 +55,8 @@ async function exerciseControl(n: Node): Promise<void> {
   await n.call('GET', '/availability/v1/authorities/nobody', { token: READER }); // 404
   await n.call('GET', '/availability/v1/authorities/bad%07name', { token: READER }); // 400
   await n.call('GET', '/availability/v1/members', { token: READER }); // 200
+  await n.call('GET', '/availability/v1/authorities/proj/audit', { token: READER }); // 200
+  await n.call('GET', '/availability/v1/authorities/bad%07name/audit', { token: READER }); // 400
   n.audit.failWith(new StoreUnavailableError('audit', 'disk gone'));
   await n.call('DELETE', '/availability/v1/transfers/gone', { token: ADMIN }); // 503
   n.audit.failWith(undefined);
