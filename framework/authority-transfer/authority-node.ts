@@ -128,7 +128,7 @@ export class AuthorityNode implements Lifecycle {
         },
       );
       this.fence = new WriteFence(consensus, this.feed, this.datacenter);
-      ha = { engine: this.engine, failover: new FailoverCommands(consensus, this.tracker), consensus };
+      ha = { engine: this.engine, failover: new FailoverCommands(consensus, this.tracker), consensus, audit };
       const engine = this.engine;
       this.metrics.observeTransfersInFlight(() => engine.registry.size);
       this.metrics.observeConsensus(consensusReadingOf(consensus));

@@ -1,9 +1,11 @@
 import Router from '@koa/router';
 import { z } from 'zod';
+import type { AuditStore } from '../contracts/audit-store.js';
 import type { IdentitySupplier } from '../contracts/identity-supplier.js';
 import { requireScope } from '../http/auth.js';
 import { IDEMPOTENCY_KEY_HEADER, idempotencyKey } from '../http/idempotency-key.js';
 import { readValidBody } from '../http/json-body.js';
+import { validate } from '../http/validate.js';
 import type { ApiDocument } from '../http/openapi.js';
 import { route } from '../http/openapi-routes.js';
 import { problems } from '../http/problem.js';
@@ -47,11 +49,14 @@ const echoedKey = { [IDEMPOTENCY_KEY_HEADER]: { description: 'The operation iden
 const UNAVAILABLE = 'Mode dc (no ownership consensus), or the metadata store or consensus cannot answer now';
 
 /** What the control listener serves; absent consensus pieces mean mode dc. */
+const auditQuery = z.object({ limit: z.coerce.number().int().min(1).max(1000).default(100) });
+const auditListSchema = z.object({ authority: z.string(), records: z.array(auditRecordSchema) });
+
 export interface ControlRouterDeps {
   identity: IdentitySupplier;
   tracker: MemberTracker;
   /** Present in mode ha only. */
-  ha?: { engine: PlannedTransferEngine; failover: FailoverCommands; consensus: OwnershipConsensus };
+  ha?: { engine: PlannedTransferEngine; failover: FailoverCommands; consensus: OwnershipConsensus; audit: AuditStore };
 }
 
 /**
@@ -216,6 +221,31 @@ export function createControlRouter(deps: ControlRouterDeps, document: ApiDocume
       const ownership = consensus.view().state.authorities[authority];
       if (!ownership) throw problems.notFound(`${authority} has no home`, { authority });
       ctx.body = { authority, home: ownership.home, epoch: ownership.epoch };
+    },
+  );
+
+  route(
+    router,
+    document,
+    {
+      method: 'get',
+      path: '/authorities/{authority}/audit',
+      summary: "This member's durable audit of an authority's committed transfers, newest first",
+      tags: ['authorities'],
+      scope: ADMIN_READ_SCOPE,
+      params: { path: authorityParam, query: auditQuery },
+      responses: {
+        200: { description: 'The sealed records this member has stored', schema: auditListSchema },
+        400: 'Invalid authority identity or limit',
+        503: UNAVAILABLE,
+      },
+    },
+    requireScope(ADMIN_READ_SCOPE),
+    async (ctx) => {
+      const { audit } = ha();
+      const authority = deps.identity.authority(ctx.params.authority);
+      const { limit } = validate(auditQuery, ctx.query, 'query');
+      ctx.body = { authority, records: await audit.list(authority, { limit }) };
     },
   );
 

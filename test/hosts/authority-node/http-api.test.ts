@@ -242,3 +242,24 @@ test('the public server serves the change feed and applied serials to peers only
     t.is((await n.call('GET', '/availability/v1/feed', { base: n.publicUrl })).status, 401);
     t.is((await n.call('GET', '/availability/v1/feed', { base: n.publicUrl, token: ADMIN })).status, 403);
   }));
+
+test("GET /availability/v1/authorities/{authority}/audit lists this member's sealed records, newest first", (t) =>
+  withNode(async (n) => {
+    await establish(n);
+    n.probe.answer('west', 0);
+    n.probe.answer('east', 0);
+    const first = await n.call('POST', '/availability/v1/transfers', { token: ADMIN, key: 'move-1', body: transfer });
+    t.is(first.status, 200);
+    const back = { authority: 'proj', source: 'west', target: 'east', reason: 'return home' };
+    const second = await n.call('POST', '/availability/v1/transfers', { token: ADMIN, key: 'move-2', body: back });
+    t.is(second.status, 200);
+    const listed = await n.call('GET', '/availability/v1/authorities/proj/audit', { token: READER });
+    t.is(listed.status, 200);
+    t.deepEqual(listed.body, { authority: 'proj', records: [second.body, first.body] });
+    const limited = await n.call('GET', '/availability/v1/authorities/proj/audit?limit=1', { token: READER });
+    t.deepEqual(limited.body.records, [second.body]);
+    t.is((await n.call('GET', '/availability/v1/authorities/proj/audit?limit=0', { token: READER })).status, 400);
+    t.is((await n.call('GET', '/availability/v1/authorities/proj/audit')).status, 401);
+    n.audit.failWith(new StoreUnavailableError('audit', 'disk gone'));
+    t.is((await n.call('GET', '/availability/v1/authorities/proj/audit', { token: READER })).status, 503);
+  }));
