@@ -41,7 +41,9 @@ export function createS3Transport(
       callback?.(response);
     });
     // An idle-socket deadline, not a total one: a large upload may take long but never sits silent.
-    req.setTimeout(socketTimeoutMs, () => req.destroy(new SocketTimeoutError(socketTimeoutMs)));
+    // The socket's own inactivity timer, armed by Node on real I/O: there is no virtual time to
+    // follow on a real connection. // clock-ok
+    req.setTimeout(socketTimeoutMs, () => req.destroy(new SocketTimeoutError(socketTimeoutMs))); // clock-ok
     return req;
   }) as typeof http.request;
   return { agent, transport: { request }, close: () => agent.destroy() };
