@@ -11,7 +11,7 @@ import { SystemClock } from '../../framework/kernel/system-clock.js';
 import { SystemRng } from '../../framework/kernel/system-rng.js';
 import { kvStateMachine, type KvCommand, type KvResult, type KvState } from '../../framework/testing/fakes/kv-state-machine.js';
 import { RaftConsensus } from '../../plugins/raft/driver/raft-consensus.js';
-import { DirectoryFiles } from '../../plugins/raft/storage/byte-files.js';
+import { DirectoryFiles } from '../../framework/kernel/byte-files.js';
 import { FileRaftStorage } from '../../plugins/raft/storage/file-storage.js';
 import { HttpPeerTransport } from '../../plugins/raft/transport-http.js';
 import { runLoad } from './load.js';

@@ -20,7 +20,7 @@ import { AuditProjection, type OwnershipConsensus } from './audit-projection.js'
 import { ChangeFeed } from './change-feed.js';
 import { createControlRouter } from './control-router.js';
 import { FailoverCommands } from './failover-command.js';
-import { DirectoryFeedFiles } from './feed-files.js';
+import { DirectoryFiles } from '../kernel/byte-files.js';
 import { FeedReplicas } from './feed-replicas.js';
 import { FeedReplicator } from './feed-replicator.js';
 import type { FrontierProbe } from './frontier-probe.js';
@@ -87,7 +87,7 @@ export class AuthorityNode implements Lifecycle {
     const peers = this.roster.allMembers().map((m) => m.id).filter((id) => id !== options.self);
     const dir = options.feed.dir;
     this.feed = new ChangeFeed(options.self, {
-      files: dir ? new DirectoryFeedFiles(join(dir, 'own')) : undefined,
+      files: dir ? new DirectoryFiles(join(dir, 'own')) : undefined,
       mintIncarnation: () => deps.rng.hex(8),
       peers,
       maxRetained: options.feed.maxRetained,
@@ -95,7 +95,7 @@ export class AuthorityNode implements Lifecycle {
       log,
     });
     this.replicas = new FeedReplicas(options.self, {
-      filesFor: dir ? (origin) => new DirectoryFeedFiles(join(dir, 'replicas', encodeURIComponent(origin))) : undefined,
+      filesFor: dir ? (origin) => new DirectoryFiles(join(dir, 'replicas', encodeURIComponent(origin))) : undefined,
       retain: options.feed.replicaRetain,
       segmentEntries: options.feed.segmentEntries,
     });

@@ -1,6 +1,6 @@
 import type { Logger } from '../contracts/logger.js';
 import type { MemberId } from '../contracts/peer-transport.js';
-import { MemoryFeedFiles, type FeedFiles } from './feed-files.js';
+import { MemoryFiles, type ByteFiles } from '../kernel/byte-files.js';
 import { FeedLog } from './feed-log.js';
 import { FeedUnavailableError } from './transfer-errors.js';
 
@@ -24,7 +24,7 @@ export interface FeedOrigin {
 
 export interface ChangeFeedOptions {
   /** Where the feed lives; in memory when absent (gone with the process, new incarnation each start). */
-  files?: FeedFiles;
+  files?: ByteFiles;
   /** Names a new incarnation (random hex from the injected Rng). */
   mintIncarnation: () => string;
   /** The peers that pull this feed: entries every one of them applied are trimmed. */
@@ -64,7 +64,7 @@ export class ChangeFeed {
     readonly self: MemberId,
     private readonly options: ChangeFeedOptions,
   ) {
-    this.log = new FeedLog(options.files ?? new MemoryFeedFiles(), { segmentEntries: options.segmentEntries });
+    this.log = new FeedLog(options.files ?? new MemoryFiles(), { segmentEntries: options.segmentEntries });
     this.maxRetained = options.maxRetained ?? 1_000_000;
   }
 

@@ -1,7 +1,7 @@
 import { crc32 } from 'node:zlib';
 import { BatonError } from '../contracts/errors.js';
 import type { FeedEntry } from './change-feed.js';
-import type { FeedFiles } from './feed-files.js';
+import type { ByteFiles } from '../kernel/byte-files.js';
 
 const META = 'feed.meta';
 const SEGMENT = /^seg-(\d{16})\.log$/;
@@ -75,7 +75,7 @@ export class FeedLog {
   private readonly segmentEntries: number;
 
   constructor(
-    private readonly files: FeedFiles,
+    private readonly files: ByteFiles,
     options: FeedLogOptions = {},
   ) {
     this.segmentEntries = options.segmentEntries ?? 10_000;

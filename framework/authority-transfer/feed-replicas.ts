@@ -1,6 +1,6 @@
 import type { MemberId } from '../contracts/peer-transport.js';
 import type { FeedEntry, FeedOrigin } from './change-feed.js';
-import { MemoryFeedFiles, type FeedFiles } from './feed-files.js';
+import { MemoryFiles, type ByteFiles } from '../kernel/byte-files.js';
 import { FeedLog } from './feed-log.js';
 
 /** How far this member has applied one peer's feed, in which incarnation of it. */
@@ -12,7 +12,7 @@ export interface AppliedPosition {
 
 export interface FeedReplicasOptions {
   /** Storage of one origin's replica; in memory when absent. */
-  filesFor?: (origin: MemberId) => FeedFiles;
+  filesFor?: (origin: MemberId) => ByteFiles;
   /** Entries of each replica kept on disk behind its applied serial (older segments are dropped). */
   retain?: number;
   segmentEntries?: number;
@@ -41,7 +41,7 @@ export class FeedReplicas {
   async open(origins: readonly MemberId[]): Promise<void> {
     for (const origin of origins) {
       if (origin === this.self || this.logs.has(origin)) continue;
-      const log = new FeedLog(this.options.filesFor?.(origin) ?? new MemoryFeedFiles(), { segmentEntries: this.options.segmentEntries });
+      const log = new FeedLog(this.options.filesFor?.(origin) ?? new MemoryFiles(), { segmentEntries: this.options.segmentEntries });
       await log.open();
       this.logs.set(origin, log);
     }

@@ -7,3 +7,4 @@ export * from './system-rng.js';
 export * from './pino-logger.js';
 export * from './system-plugins.js';
 export * from './catalog.js';
+export * from './byte-files.js';

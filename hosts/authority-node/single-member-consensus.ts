@@ -6,7 +6,7 @@ import { PeerUnreachableError, type PeerHandlers, type PeerMessage, type PeerTra
 import { RNG } from '../../framework/contracts/rng.js';
 import { definePlugin } from '../../framework/kernel/plugin.js';
 import { RaftConsensus } from '../../plugins/raft/driver/raft-consensus.js';
-import { DirectoryFiles } from '../../plugins/raft/storage/byte-files.js';
+import { DirectoryFiles } from '../../framework/kernel/byte-files.js';
 import { FileRaftStorage } from '../../plugins/raft/storage/file-storage.js';
 import { MemoryRaftStorage } from '../../plugins/raft/storage/memory-storage.js';
 

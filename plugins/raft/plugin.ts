@@ -7,7 +7,7 @@ import { RNG } from '../../framework/contracts/rng.js';
 import { definePlugin } from '../../framework/kernel/plugin.js';
 import { DEFAULT_TUNING } from './driver/options.js';
 import { RaftConsensus } from './driver/raft-consensus.js';
-import { DirectoryFiles } from './storage/byte-files.js';
+import { DirectoryFiles } from '../../framework/kernel/byte-files.js';
 import { FileRaftStorage } from './storage/file-storage.js';
 import { MemoryRaftStorage } from './storage/memory-storage.js';
 import { HttpPeerTransport, RAFT_PEER_ROUTER } from './transport-http.js';

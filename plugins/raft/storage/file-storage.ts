@@ -1,6 +1,6 @@
 import { crc32 } from 'node:zlib';
 import type { Entry, HardState, Snapshot } from '../core/types.js';
-import type { ByteFiles } from './byte-files.js';
+import type { ByteFiles } from '../../../framework/kernel/byte-files.js';
 import { RaftStorageCorruptError, type PersistBatch, type RaftStorage, type RecoveredState } from './raft-storage.js';
 
 /** One log record. `base` restarts the log after index `i` (a snapshot or a compaction). */

@@ -1,12 +1,12 @@
 import test from 'ava';
 import { ChangeFeed } from '../../../framework/authority-transfer/change-feed.js';
-import { MemoryFeedFiles } from '../../../framework/authority-transfer/feed-files.js';
+import { MemoryFiles } from '../../../framework/kernel/byte-files.js';
 import { FeedUnavailableError } from '../../../framework/authority-transfer/transfer-errors.js';
 
 let minted = 0;
 const mint = () => `inc-${++minted}`;
 
-async function openFeed(files = new MemoryFeedFiles(), options: { peers?: string[]; maxRetained?: number; segmentEntries?: number } = {}) {
+async function openFeed(files = new MemoryFiles(), options: { peers?: string[]; maxRetained?: number; segmentEntries?: number } = {}) {
   const feed = new ChangeFeed('east-1', { files, mintIncarnation: mint, ...options });
   await feed.open();
   return feed;
@@ -40,7 +40,7 @@ test('a write is not visible to readers nor counted in the serial before it is d
 });
 
 test('a reopened feed keeps its serial and incarnation: serials never go back across a restart', async (t) => {
-  const files = new MemoryFeedFiles();
+  const files = new MemoryFiles();
   const first = await openFeed(files);
   for (let i = 0; i < 3; i++) await first.append(write(`op${i}`));
   const incarnation = first.incarnation;
@@ -60,7 +60,7 @@ test('a feed that lost its storage comes back under a new incarnation', async (t
 });
 
 test('entries every peer pulled are trimmed; reading before them says truncated instead of skipping', async (t) => {
-  const feed = await openFeed(new MemoryFeedFiles(), { peers: ['west-1', 'north-1'], segmentEntries: 2 });
+  const feed = await openFeed(new MemoryFiles(), { peers: ['west-1', 'north-1'], segmentEntries: 2 });
   for (let i = 0; i < 7; i++) await feed.append(write(`op${i}`));
   feed.notePeerProgress('west-1', feed.incarnation, 5);
   await new Promise((resolve) => setImmediate(resolve));
@@ -73,7 +73,7 @@ test('entries every peer pulled are trimmed; reading before them says truncated 
 });
 
 test('progress under another incarnation or from a stranger does not trim', async (t) => {
-  const feed = await openFeed(new MemoryFeedFiles(), { peers: ['west-1'], segmentEntries: 1 });
+  const feed = await openFeed(new MemoryFiles(), { peers: ['west-1'], segmentEntries: 1 });
   for (let i = 0; i < 4; i++) await feed.append(write(`op${i}`));
   feed.notePeerProgress('west-1', 'some-old-incarnation', 4);
   feed.notePeerProgress('mallory', feed.incarnation, 4);
@@ -82,7 +82,7 @@ test('progress under another incarnation or from a stranger does not trim', asyn
 });
 
 test('a peer that stopped pulling holds back trimming only up to maxRetained entries', async (t) => {
-  const feed = await openFeed(new MemoryFeedFiles(), { peers: ['west-1'], maxRetained: 3, segmentEntries: 1 });
+  const feed = await openFeed(new MemoryFiles(), { peers: ['west-1'], maxRetained: 3, segmentEntries: 1 });
   for (let i = 0; i < 10; i++) await feed.append(write(`op${i}`));
   feed.notePeerProgress('west-1', feed.incarnation, 1);
   for (let i = 0; i < 20 && !feed.read(6).truncated; i++) await new Promise((resolve) => setImmediate(resolve));
@@ -91,7 +91,7 @@ test('a peer that stopped pulling holds back trimming only up to maxRetained ent
 });
 
 test('a storage failure rejects the write and every later one: serials stay gap-free', async (t) => {
-  const files = new MemoryFeedFiles();
+  const files = new MemoryFiles();
   const feed = await openFeed(files);
   await feed.append(write('ok'));
   files.sync = async () => {

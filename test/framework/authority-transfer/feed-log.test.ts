@@ -1,7 +1,7 @@
 import { appendFile, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import test from 'ava';
-import { DirectoryFeedFiles } from '../../../framework/authority-transfer/feed-files.js';
+import { DirectoryFiles } from '../../../framework/kernel/byte-files.js';
 import { FeedCorruptError, FeedLog } from '../../../framework/authority-transfer/feed-log.js';
 import { makeTempDir } from '../../../framework/testing/temp-dir.js';
 
@@ -14,7 +14,7 @@ async function tempDir(t: { teardown(fn: () => Promise<void>): void }): Promise<
 }
 
 async function openLog(dir: string, segmentEntries = 3): Promise<FeedLog> {
-  const log = new FeedLog(new DirectoryFeedFiles(dir), { segmentEntries });
+  const log = new FeedLog(new DirectoryFiles(dir), { segmentEntries });
   await log.open(() => 'inc-a');
   return log;
 }

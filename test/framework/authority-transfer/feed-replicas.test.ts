@@ -1,13 +1,13 @@
 import test from 'ava';
-import { MemoryFeedFiles, type FeedFiles } from '../../../framework/authority-transfer/feed-files.js';
+import { MemoryFiles, type ByteFiles } from '../../../framework/kernel/byte-files.js';
 import { FeedReplicas } from '../../../framework/authority-transfer/feed-replicas.js';
 
 const entry = (serial: number) => ({ serial, authority: 'a', operation: `op${serial}`, epoch: 1 });
 
-function replicasOver(disks: Map<string, FeedFiles>, retain = 100) {
+function replicasOver(disks: Map<string, ByteFiles>, retain = 100) {
   return new FeedReplicas('west-1', {
     filesFor: (origin) => {
-      if (!disks.has(origin)) disks.set(origin, new MemoryFeedFiles());
+      if (!disks.has(origin)) disks.set(origin, new MemoryFiles());
       return disks.get(origin)!;
     },
     retain,
@@ -23,7 +23,7 @@ test('a peer never pulled reads as applied 0 under no incarnation', async (t) =>
 });
 
 test('applied serials count only contiguous entries, stored before they count, and survive a restart', async (t) => {
-  const disks = new Map<string, FeedFiles>();
+  const disks = new Map<string, ByteFiles>();
   const replicas = replicasOver(disks);
   await replicas.open(['east-1']);
   await replicas.reset('east-1', 'inc-1');
@@ -47,7 +47,7 @@ test('a reading under another incarnation of the origin counts as 0', async (t) 
 });
 
 test('a replica keeps only `retain` entries on disk behind its applied serial', async (t) => {
-  const disks = new Map<string, FeedFiles>();
+  const disks = new Map<string, ByteFiles>();
   const replicas = replicasOver(disks, 2);
   await replicas.open(['east-1']);
   await replicas.reset('east-1', 'inc-1');

@@ -1,6 +1,6 @@
 import { AuditProjection, type OwnershipConsensus } from '../../../framework/authority-transfer/audit-projection.js';
 import { ChangeFeed, type FeedOrigin } from '../../../framework/authority-transfer/change-feed.js';
-import { MemoryFeedFiles } from '../../../framework/authority-transfer/feed-files.js';
+import { MemoryFiles } from '../../../framework/kernel/byte-files.js';
 import { FeedReplicas } from '../../../framework/authority-transfer/feed-replicas.js';
 import type { FrontierProbe, ProbeOptions } from '../../../framework/authority-transfer/frontier-probe.js';
 import type { OwnershipCommand, OwnershipResult, OwnershipState } from '../../../framework/authority-transfer/ownership.js';
@@ -198,8 +198,8 @@ export class SimMember {
   engine!: PlannedTransferEngine;
   projection!: AuditProjection;
   readonly datacenter: string;
-  private feedFiles = new MemoryFeedFiles();
-  private replicaFiles = new Map<string, MemoryFeedFiles>();
+  private feedFiles = new MemoryFiles();
+  private replicaFiles = new Map<string, MemoryFiles>();
 
   constructor(
     private readonly cluster: SimCluster,
@@ -219,7 +219,7 @@ export class SimMember {
     await this.feed.open();
     this.replicas = new FeedReplicas(this.id, {
       filesFor: (origin) => {
-        if (!this.replicaFiles.has(origin)) this.replicaFiles.set(origin, new MemoryFeedFiles());
+        if (!this.replicaFiles.has(origin)) this.replicaFiles.set(origin, new MemoryFiles());
         return this.replicaFiles.get(origin)!;
       },
     });
@@ -248,7 +248,7 @@ export class SimMember {
     this.engine.stop();
     this.projection.stop();
     if (options.loseDisk) {
-      this.feedFiles = new MemoryFeedFiles();
+      this.feedFiles = new MemoryFiles();
       this.replicaFiles = new Map();
     }
     await this.boot();

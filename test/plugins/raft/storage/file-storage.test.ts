@@ -3,7 +3,7 @@ import { SeededRng } from '../../../../framework/testing/sim/seeded-rng.js';
 import { SimDisk } from '../../../../framework/testing/sim/disk.js';
 import { makeTempDir } from '../../../../framework/testing/temp-dir.js';
 import type { Entry, HardState, Snapshot } from '../../../../plugins/raft/core/types.js';
-import { DirectoryFiles } from '../../../../plugins/raft/storage/byte-files.js';
+import { DirectoryFiles } from '../../../../framework/kernel/byte-files.js';
 import { FileRaftStorage } from '../../../../plugins/raft/storage/file-storage.js';
 import { MemoryRaftStorage } from '../../../../plugins/raft/storage/memory-storage.js';
 import { RaftStorageCorruptError, type RaftStorage, type RecoveredState } from '../../../../plugins/raft/storage/raft-storage.js';

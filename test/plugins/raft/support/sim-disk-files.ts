@@ -1,5 +1,5 @@
 import type { SimDisk } from '../../../../framework/testing/sim/disk.js';
-import type { ByteFiles } from '../../../../plugins/raft/storage/byte-files.js';
+import type { ByteFiles } from '../../../../framework/kernel/byte-files.js';
 
 /** ByteFiles on a SimDisk under a prefix: what the disk has not synced, a crash takes away. */
 export class SimDiskFiles implements ByteFiles {

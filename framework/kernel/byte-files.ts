@@ -2,10 +2,12 @@ import { mkdir, open, readdir, readFile, rename, rm, type FileHandle } from 'nod
 import { join } from 'node:path';
 
 /**
- * The few file operations a write-ahead log needs, with their durability spelled out, so the
- * same log code runs on a real directory and on a simulated disk that can crash.
+ * The few file operations an append-only log needs (the Raft log, a change feed), with their
+ * durability spelled out, so the same log code runs on a real directory, in memory, or on a
+ * simulated disk that can crash.
  */
 export interface ByteFiles {
+  /** Names of the files present, sorted. */
   list(): Promise<string[]>;
   read(name: string): Promise<Uint8Array | undefined>;
   /** Appends (creating the file); durable only after `sync(name)`. */
@@ -21,10 +23,9 @@ export interface ByteFiles {
   close(): Promise<void>;
 }
 
-/** ByteFiles on a local directory: fsync on files, and on the directory when names change. */
+/** ByteFiles on a local directory: fdatasync on files, fsync on the directory when names change. */
 export class DirectoryFiles implements ByteFiles {
   private readonly handles = new Map<string, FileHandle>();
-  /** Files created since the directory was last synced. */
   private readonly unsyncedNames = new Set<string>();
 
   constructor(readonly dir: string) {}
@@ -46,6 +47,7 @@ export class DirectoryFiles implements ByteFiles {
   async append(name: string, bytes: Uint8Array): Promise<void> {
     let handle = this.handles.get(name);
     if (!handle) {
+      await mkdir(this.dir, { recursive: true });
       handle = await open(join(this.dir, name), 'a');
       this.handles.set(name, handle);
       this.unsyncedNames.add(name);
@@ -58,12 +60,12 @@ export class DirectoryFiles implements ByteFiles {
   }
 
   async sync(name: string): Promise<void> {
-    const handle = this.handles.get(name);
-    if (handle) await handle.datasync();
+    await this.handles.get(name)?.datasync();
     if (this.unsyncedNames.delete(name)) await this.syncDirectory();
   }
 
   async replace(name: string, bytes: Uint8Array): Promise<void> {
+    await mkdir(this.dir, { recursive: true });
     const tmp = join(this.dir, `${name}.tmp`);
     const handle = await open(tmp, 'w');
     try {
@@ -110,4 +112,45 @@ export class DirectoryFiles implements ByteFiles {
       await handle.close();
     }
   }
+}
+
+/**
+ * ByteFiles in process memory: everything written is kept until the process ends, and nothing
+ * survives it (a node without a data dir). Appends keep chunks, so a long log costs O(bytes
+ * added) per append.
+ */
+export class MemoryFiles implements ByteFiles {
+  private readonly files = new Map<string, Uint8Array[]>();
+
+  async list(): Promise<string[]> {
+    return [...this.files.keys()].sort();
+  }
+
+  async read(name: string): Promise<Uint8Array | undefined> {
+    const chunks = this.files.get(name);
+    return chunks && Buffer.concat(chunks);
+  }
+
+  async append(name: string, bytes: Uint8Array): Promise<void> {
+    const chunks = this.files.get(name) ?? [];
+    chunks.push(Uint8Array.from(bytes));
+    this.files.set(name, chunks);
+  }
+
+  async sync(): Promise<void> {}
+
+  async replace(name: string, bytes: Uint8Array): Promise<void> {
+    this.files.set(name, [Uint8Array.from(bytes)]);
+  }
+
+  async truncate(name: string, length: number): Promise<void> {
+    const chunks = this.files.get(name);
+    if (chunks) this.files.set(name, [Buffer.concat(chunks).subarray(0, length)]);
+  }
+
+  async remove(name: string): Promise<void> {
+    this.files.delete(name);
+  }
+
+  async close(): Promise<void> {}
 }
