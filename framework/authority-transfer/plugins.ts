@@ -1,17 +1,18 @@
-import { z } from 'zod';
 import { AUDIT_STORE } from '../contracts/audit-store.js';
 import { CLOCK } from '../contracts/clock.js';
 import { IDENTITY_SUPPLIER } from '../contracts/identity-supplier.js';
 import { LOGGER } from '../contracts/logger.js';
-import { METADATA_CONSENSUS, STATE_MACHINE } from '../contracts/metadata-consensus.js';
+import { METADATA_CONSENSUS } from '../contracts/metadata-consensus.js';
 import { RNG } from '../contracts/rng.js';
-import { token, type Token } from '../contracts/token.js';
+import { token } from '../contracts/token.js';
 import type { Middleware } from 'koa';
 import { METRICS } from '../http/metrics.js';
-import { definePlugin } from '../kernel/plugin.js';
-import { AuthorityNode } from './authority-node.js';
+import { definePlugin, type Resolve } from '../kernel/plugin.js';
+import { resolveOptional } from '../kernel/resolve-optional.js';
+import { defineStateMachinePlugin } from '../kernel/state-machine-plugin.js';
+import { AuthorityNode, type AuthorityNodeDeps } from './authority-node.js';
 import { FRONTIER_PROBE } from './frontier-probe.js';
-import { authorityNodeOptions } from './node-options.js';
+import { authorityNodeOptions, type AuthorityNodeOptions } from './node-options.js';
 import { OwnershipStateMachine } from './ownership-state-machine.js';
 
 export const AUTHORITY_NODE = token<AuthorityNode>('authority-transfer.AuthorityNode');
@@ -23,12 +24,10 @@ export const AUTHORITY_NODE = token<AuthorityNode>('authority-transfer.Authority
 export const PUBLIC_PEER_ROUTES = token<Middleware[]>('authority-transfer.PublicPeerRoutes');
 
 /** The ownership state machine, for whichever consensus plugin the host chooses to replicate it. */
-export const ownershipStateMachinePlugin = definePlugin({
+export const ownershipStateMachinePlugin = defineStateMachinePlugin({
   id: 'ownership-state-machine',
   description: 'The replicated ownership state of the authority-transfer variant.',
-  provides: [STATE_MACHINE],
-  options: z.object({}).strict(),
-  register: (ctx) => ctx.provide(STATE_MACHINE, { useFactory: () => new OwnershipStateMachine() }),
+  create: () => new OwnershipStateMachine(),
 });
 
 /**
@@ -45,18 +44,12 @@ export const authorityNodeHaPlugin = definePlugin({
   register: (ctx) =>
     ctx.provide(AUTHORITY_NODE, {
       useFactory: (resolve) =>
-        new AuthorityNode({
-          options: { ...ctx.options, mode: 'ha' },
-          clock: resolve(CLOCK),
-          rng: resolve(RNG),
-          log: resolve(LOGGER).child({ member: ctx.options.self }),
-          identity: resolve(IDENTITY_SUPPLIER),
+        newAuthorityNode('ha', ctx.options, resolve, () => ({
           consensus: resolve(METADATA_CONSENSUS),
           audit: resolve(AUDIT_STORE),
-          probe: optional(resolve, FRONTIER_PROBE),
-          peerRoutes: optional(resolve, PUBLIC_PEER_ROUTES),
-          metrics: optional(resolve, METRICS),
-        }),
+          probe: resolveOptional(resolve, FRONTIER_PROBE),
+          peerRoutes: resolveOptional(resolve, PUBLIC_PEER_ROUTES),
+        })),
     }),
 });
 
@@ -69,22 +62,27 @@ export const authorityNodeDcPlugin = definePlugin({
   options: authorityNodeOptions,
   register: (ctx) =>
     ctx.provide(AUTHORITY_NODE, {
-      useFactory: (resolve) =>
-        new AuthorityNode({
-          options: { ...ctx.options, mode: 'dc' },
-          clock: resolve(CLOCK),
-          rng: resolve(RNG),
-          log: resolve(LOGGER).child({ member: ctx.options.self }),
-          identity: resolve(IDENTITY_SUPPLIER),
-          metrics: optional(resolve, METRICS),
-        }),
+      useFactory: (resolve) => newAuthorityNode('dc', ctx.options, resolve),
     }),
 });
 
-function optional<T>(resolve: <U>(t: Token<U>) => U, t: Token<T>): T | undefined {
-  try {
-    return resolve(t);
-  } catch {
-    return undefined;
-  }
+/** The node of either mode: what every node needs, then what only its mode adds. */
+function newAuthorityNode(
+  mode: AuthorityNodeOptions['mode'],
+  options: AuthorityNodeOptions,
+  resolve: Resolve,
+  modeDeps: () => Omit<
+    AuthorityNodeDeps,
+    'options' | 'clock' | 'rng' | 'log' | 'identity' | 'metrics'
+  > = () => ({}),
+): AuthorityNode {
+  return new AuthorityNode({
+    options: { ...options, mode },
+    clock: resolve(CLOCK),
+    rng: resolve(RNG),
+    log: resolve(LOGGER).child({ member: options.self }),
+    identity: resolve(IDENTITY_SUPPLIER),
+    ...modeDeps(),
+    metrics: resolveOptional(resolve, METRICS),
+  });
 }

@@ -1,13 +1,14 @@
 import { CLOCK } from '../contracts/clock.js';
 import { LOGGER } from '../contracts/logger.js';
-import { METADATA_CONSENSUS, STATE_MACHINE } from '../contracts/metadata-consensus.js';
+import { METADATA_CONSENSUS } from '../contracts/metadata-consensus.js';
 import { OBJECT_STORE } from '../contracts/object-store.js';
 import { RNG } from '../contracts/rng.js';
-import { token, type Token } from '../contracts/token.js';
+import { token } from '../contracts/token.js';
 import type { Middleware } from 'koa';
-import { z } from 'zod';
 import { METRICS } from '../http/metrics.js';
 import { definePlugin } from '../kernel/plugin.js';
+import { resolveOptional } from '../kernel/resolve-optional.js';
+import { defineStateMachinePlugin } from '../kernel/state-machine-plugin.js';
 import { streamNodeOptions } from './node-options.js';
 import { StreamStateMachine } from './state-machine.js';
 import { StreamNodeService } from './stream-node-service.js';
@@ -21,12 +22,10 @@ export const STREAM_NODE = token<StreamNodeService>('stream-transfer.StreamNode'
 export const STREAM_PEER_ROUTES = token<Middleware[]>('stream-transfer.PeerRoutes');
 
 /** The stream metadata state machine, for whichever consensus plugin the host chooses. */
-export const streamStateMachinePlugin = definePlugin({
+export const streamStateMachinePlugin = defineStateMachinePlugin({
   id: 'stream-state-machine',
   description: 'The replicated stream metadata: nodes, owners and epochs, pending transfers.',
-  provides: [STATE_MACHINE],
-  options: z.object({}).strict(),
-  register: (ctx) => ctx.provide(STATE_MACHINE, { useFactory: () => new StreamStateMachine() }),
+  create: () => new StreamStateMachine(),
 });
 
 /** A stream node: sessions, WAL, handoff watcher and the data + admin API. */
@@ -46,17 +45,8 @@ export const streamNodePlugin = definePlugin({
           clock: resolve(CLOCK),
           rng: resolve(RNG),
           logger: resolve(LOGGER),
-          peerRoutes: optional(resolve, STREAM_PEER_ROUTES),
-          metrics: optional(resolve, METRICS),
+          peerRoutes: resolveOptional(resolve, STREAM_PEER_ROUTES),
+          metrics: resolveOptional(resolve, METRICS),
         }),
     }),
 });
-
-/** The routes if some plugin provides them; a node without a peer transport has none. */
-function optional<T>(resolve: <U>(t: Token<U>) => U, t: Token<T>): T | undefined {
-  try {
-    return resolve(t);
-  } catch {
-    return undefined;
-  }
-}
