@@ -1,11 +1,23 @@
+import { join } from 'node:path';
 import { Option, type Command } from 'commander';
 import { FailedError, UsageError } from '../cli-errors.js';
 import { outputFor, type CliContext } from '../context.js';
-import {
-  startLocalStreamCluster,
-  type LocalStreamCluster,
-} from '../local-cluster/local-stream-cluster.js';
+import { AUTHORITY_PORT_KEYS } from '../local-cluster/authority-node-configs.js';
+import { LOCAL_NODE_IDS } from '../local-cluster/cluster-record.js';
+import { startLocalAuthorityCluster } from '../local-cluster/local-authority-cluster.js';
+import type { LocalCluster, LocalNodeConfig } from '../local-cluster/local-cluster.js';
+import { startLocalStreamCluster } from '../local-cluster/local-stream-cluster.js';
 import { StopSignals } from '../local-cluster/stop-signal.js';
+import { printAuthorityCluster, printStreamCluster } from './up-summary.js';
+
+type Output = ReturnType<typeof outputFor>;
+type Variant = 'stream' | 'authority';
+
+/** How many ports from --base-port each variant's three nodes take. */
+const PORTS_USED: Record<Variant, number> = {
+  stream: LOCAL_NODE_IDS.length,
+  authority: AUTHORITY_PORT_KEYS.length,
+};
 
 /**
  * `baton up`: a local 3-node cluster of one variant, as three host processes on loopback. It
@@ -23,40 +35,59 @@ export function registerUp(program: Command, ctx: CliContext): void {
         .choices(['stream', 'authority'])
         .default('stream'),
     )
-    .option('--data-dir <dir>', 'where the nodes keep their data', '.baton/data')
+    .option(
+      '--data-dir <dir>',
+      'where the nodes keep their data (the authority variant in its authority/ subdirectory)',
+      '.baton/data',
+    )
     .option(
       '--base-port <port>',
-      'first of the three ports the nodes listen on (default: the ports recorded in the data dir, else free ports)',
+      'first of the ports the nodes listen on, 3 for stream, 6 for authority (default: the ports recorded in the data dir, else free ports)',
     )
     .addHelpText(
       'after',
       `
-The nodes are n1, n2 and n3: voters of one Raft over HTTP, each with its WAL and Raft log under
-<data-dir>/<node>, sharing the object store <data-dir>/objects; their logs go to
-<data-dir>/<node>/node.log. The ports and admin token are recorded in <data-dir>/cluster.json.
+stream: nodes n1, n2 and n3, voters of one Raft over HTTP, each with its WAL and Raft log under
+<data-dir>/<node>, sharing the object store <data-dir>/objects.
+
+authority: members east-1, west-1 and north-1, one per datacenter (east, west, north), in mode
+ha, voters of one Raft over HTTP on their public servers; each keeps its Raft log, change feed
+and audit under <data-dir>/authority/<member>. \`baton authority\` talks to their control
+listeners. A first start places the authority "proj" in east, so there is something to move.
+
+Each node logs to <node dir>/node.log. The ports and admin token are recorded in cluster.json
+in the variant's data dir, so a restart answers at the same addresses with the same token.
 
 Examples:
   baton up
-  baton up --data-dir /tmp/baton --base-port 7700`,
+  baton up --data-dir /tmp/baton --base-port 7700
+  baton up --variant authority`,
     )
     .action(
       async (
-        options: { variant: string; dataDir: string; basePort?: string },
+        options: { variant: Variant; dataDir: string; basePort?: string },
         command: Command,
       ) => {
         const output = outputFor(ctx, command);
-        if (options.variant === 'authority') {
-          throw new FailedError(
-            'not-available',
-            'baton up --variant authority is not available yet: run "baton up" (the stream variant) for a local cluster',
-          );
-        }
-        const basePort = parseBasePort(options.basePort);
-        const dataDir = options.dataDir;
-        output.note(`starting 3 stream nodes (data in ${dataDir}) ...`);
+        const basePort = parseBasePort(options.basePort, PORTS_USED[options.variant]);
+        // Kept apart, so the two variants' clusters never read each other's record or lock.
+        const dataDir =
+          options.variant === 'authority' ? join(options.dataDir, 'authority') : options.dataDir;
+        output.note(`starting 3 ${options.variant} nodes (data in ${dataDir}) ...`);
         const signals = new StopSignals();
         try {
-          await runUntilStopped(output, signals, dataDir, basePort);
+          const start = { dataDir, interrupted: signals.signal, basePort };
+          if (options.variant === 'authority') {
+            const cluster = await startLocalAuthorityCluster(start);
+            await runUntilStopped(output, signals, cluster, () =>
+              printAuthorityCluster(output, cluster),
+            );
+          } else {
+            const cluster = await startLocalStreamCluster(start);
+            await runUntilStopped(output, signals, cluster, () =>
+              printStreamCluster(output, cluster),
+            );
+          }
         } finally {
           signals.dispose();
         }
@@ -64,21 +95,22 @@ Examples:
     );
 }
 
+/** Prints the endpoints, then waits for Ctrl-C or a node's death and stops the nodes. */
 async function runUntilStopped(
-  output: ReturnType<typeof outputFor>,
+  output: Output,
   signals: StopSignals,
-  dataDir: string,
-  basePort: number | undefined,
+  cluster: LocalCluster<LocalNodeConfig>,
+  printEndpoints: () => void | Promise<void>,
 ): Promise<void> {
-  const cluster = await startLocalStreamCluster({
-    dataDir,
-    interrupted: signals.signal,
-    ...(basePort === undefined ? {} : { basePort }),
-  });
-  printEndpoints(output, cluster);
+  try {
+    await printEndpoints();
+  } catch (error) {
+    await cluster.stop();
+    throw error;
+  }
   const stopped = await signals.until(cluster.firstExit);
   if (stopped.kind === 'signal')
-    output.note(`${stopped.signal}: stopping the nodes (data kept in ${dataDir}) ...`);
+    output.note(`${stopped.signal}: stopping the nodes (data kept in ${cluster.dataDir}) ...`);
   const failures = await cluster.stop();
   if (stopped.kind === 'exit') {
     throw new FailedError(
@@ -89,49 +121,20 @@ async function runUntilStopped(
   if (failures.length > 0) {
     throw new FailedError(
       'unclean-stop',
-      `${failures.map((f) => `${f.id} exited with ${f.code}`).join(', ')}: see the node logs under ${dataDir}`,
+      `${failures.map((f) => `${f.id} exited with ${f.code}`).join(', ')}: see the node logs under ${cluster.dataDir}`,
     );
   }
-  output.note('stopped; run "baton up" again with the same --data-dir to resume');
+  output.note('stopped; run the same baton up again (same --data-dir) to resume');
 }
 
-function parseBasePort(raw: string | undefined): number | undefined {
+function parseBasePort(raw: string | undefined, used: number): number | undefined {
   if (raw === undefined) return undefined;
   const port = Number(raw);
-  if (!Number.isInteger(port) || port < 1 || port > 65533) {
+  const highest = 65536 - used;
+  if (!Number.isInteger(port) || port < 1 || port > highest) {
     throw new UsageError(
-      `--base-port must be a port number from 1 to 65533 (three ports from it are used), got "${raw}"`,
+      `--base-port must be a port number from 1 to ${highest} (${used} ports from it are used), got "${raw}"`,
     );
   }
   return port;
-}
-
-function printEndpoints(output: ReturnType<typeof outputFor>, cluster: LocalStreamCluster): void {
-  const first = cluster.nodes[0].url;
-  output.result(
-    {
-      variant: 'stream',
-      resumed: cluster.resumed,
-      dataDir: cluster.dataDir,
-      token: cluster.token,
-      nodes: cluster.nodes.map(({ id, url, logFile }) => ({ id, url, logFile })),
-    },
-    (data) => [
-      `local stream cluster ${data.resumed ? 'resumed' : 'started'} (data: ${data.dataDir})`,
-      ...data.nodes.map((node) => `  ${node.id}  ${node.url}   log: ${node.logFile}`),
-      `admin token: ${data.token}`,
-      '',
-      'Try:',
-      `  export BATON_URL=${first} BATON_TOKEN=${data.token}`,
-      '  baton streams create events',
-      '  baton streams append events hello world',
-      '  baton streams read events',
-      '  baton streams transfer events --to n2',
-      '  baton streams nodes',
-      `  curl -H "Authorization: Bearer ${data.token}" ${first}/v1/streams/events`,
-      `  curl ${first}/metrics`,
-      '',
-      'Ctrl-C stops the cluster (data is kept; "baton up" again resumes).',
-    ],
-  );
 }

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { FailedError } from '../cli-errors.js';
 
-/** The node ids of the local cluster, in start order. */
+/** The node ids of the local stream cluster, in start order. */
 export const LOCAL_NODE_IDS = ['n1', 'n2', 'n3'] as const;
 
 const recordSchema = z
@@ -14,6 +14,13 @@ const recordSchema = z
     ports: z.record(z.string(), z.number().int().min(1).max(65535)),
     /** The admin token every node accepts; kept so scripts written against it go on working. */
     token: z.string().min(16),
+    /** The token authority nodes present to each other's public servers (scope "peer"). */
+    peerToken: z.string().min(16).optional(),
+    /** The authority a first start placed, so a restart neither places it again nor moves it back. */
+    placed: z
+      .object({ authority: z.string().min(1), home: z.string().min(1) })
+      .strict()
+      .optional(),
   })
   .strict();
 

@@ -1,15 +1,7 @@
-import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { ClusterRecord } from './cluster-record.js';
-
-export interface LocalNodeConfig {
-  id: string;
-  url: string;
-  /** The config file the node process is started with. */
-  file: string;
-  /** Where the node process writes its logs. */
-  logFile: string;
-}
+import type { LocalNodeConfig } from './local-cluster.js';
+import { writeNodeConfigFile } from './node-config-file.js';
 
 /**
  * Writes one stream-node config per node: the three are voters of one Raft that talks HTTP on
@@ -27,7 +19,6 @@ export async function writeStreamNodeConfigs(
   const configs: LocalNodeConfig[] = [];
   for (const id of ids) {
     const nodeDir = join(root, id);
-    await mkdir(nodeDir, { recursive: true });
     const config = {
       node: {
         self: id,
@@ -45,9 +36,7 @@ export async function writeStreamNodeConfigs(
       objectStore: { use: 'fs-object-store', options: { dir: join(root, 'objects') } },
       log: { level: 'info', pretty: false },
     };
-    const file = join(nodeDir, 'config.json');
-    await writeFile(file, `${JSON.stringify(config, null, 2)}\n`);
-    configs.push({ id, url: urls[id], file, logFile: join(nodeDir, 'node.log') });
+    configs.push(await writeNodeConfigFile(nodeDir, { id, url: urls[id] }, config));
   }
   return configs;
 }

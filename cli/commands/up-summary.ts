@@ -1,0 +1,100 @@
+import type { outputFor } from '../context.js';
+import {
+  EXAMPLE_AUTHORITY,
+  homeOf,
+  type LocalAuthorityCluster,
+} from '../local-cluster/local-authority-cluster.js';
+import type { LocalStreamCluster } from '../local-cluster/local-stream-cluster.js';
+
+type Output = ReturnType<typeof outputFor>;
+
+const stopHint = (command: string) =>
+  `Ctrl-C stops the cluster (data is kept; "${command}" again resumes).`;
+
+/** What `baton up` prints once the stream nodes answer: where, the token, what to try. */
+export function printStreamCluster(output: Output, cluster: LocalStreamCluster): void {
+  const first = cluster.nodes[0].url;
+  output.result(
+    {
+      variant: 'stream',
+      resumed: cluster.resumed,
+      dataDir: cluster.dataDir,
+      token: cluster.record.token,
+      nodes: cluster.nodes.map(({ id, url, logFile }) => ({ id, url, logFile })),
+    },
+    (data) => [
+      `local stream cluster ${data.resumed ? 'resumed' : 'started'} (data: ${data.dataDir})`,
+      ...data.nodes.map((node) => `  ${node.id}  ${node.url}   log: ${node.logFile}`),
+      `admin token: ${data.token}`,
+      '',
+      'Try:',
+      `  export BATON_URL=${first} BATON_TOKEN=${data.token}`,
+      '  baton streams create events',
+      '  baton streams append events hello world',
+      '  baton streams read events',
+      '  baton streams transfer events --to n2',
+      '  baton streams nodes',
+      `  curl -H "Authorization: Bearer ${data.token}" ${first}/v1/streams/events`,
+      `  curl ${first}/metrics`,
+      '',
+      stopHint('baton up'),
+    ],
+  );
+}
+
+/**
+ * What `baton up --variant authority` prints: each member's datacenter and listeners, the
+ * token, where the example authority lives now, and commands that work from there (a restart
+ * suggests moving it on from wherever it was left).
+ */
+export async function printAuthorityCluster(
+  output: Output,
+  cluster: LocalAuthorityCluster,
+): Promise<void> {
+  const { token } = cluster.record;
+  const first = cluster.nodes[0];
+  const { authority } = cluster.record.placed ?? EXAMPLE_AUTHORITY;
+  const where = await homeOf(first.url, token, authority);
+  const datacenters = cluster.nodes.map((node) => node.datacenter);
+  const home = where?.home ?? datacenters[0];
+  const target = datacenters[(datacenters.indexOf(home) + 1) % datacenters.length];
+  output.result(
+    {
+      variant: 'authority',
+      resumed: cluster.resumed,
+      dataDir: cluster.dataDir,
+      token,
+      nodes: cluster.nodes.map(({ id, datacenter, url, publicUrl, logFile }) => ({
+        id,
+        datacenter,
+        control: url,
+        public: publicUrl,
+        logFile,
+      })),
+      authority: { authority, home: where?.home ?? null, epoch: where?.epoch ?? null },
+    },
+    (data) => [
+      `local authority cluster ${data.resumed ? 'resumed' : 'started'} (data: ${data.dataDir})`,
+      ...data.nodes.map(
+        (node) =>
+          `  ${node.id.padEnd(8)} ${node.datacenter.padEnd(6)} control ${node.control}  public ${node.public}   log: ${node.logFile}`,
+      ),
+      `admin token: ${data.token}`,
+      `authority ${authority}: home ${data.authority.home ?? 'none'}, epoch ${data.authority.epoch ?? '-'}`,
+      '',
+      'Try:',
+      `  export BATON_URL=${first.url} BATON_TOKEN=${data.token}`,
+      '  baton authority members',
+      `  baton authority transfer ${authority} --from ${home} --to ${target} --reason "rebalance"`,
+      `  baton authority status ${authority}`,
+      `  baton authority audit ${authority}`,
+      '  # south is no datacenter of the roster: it never catches up, so this transfer waits',
+      '  # (the command stops waiting after 2 s, exit 3) until it is cancelled',
+      `  baton authority transfer ${authority} --from ${target} --to south --reason "try south" --timeout 2`,
+      `  baton authority cancel ${authority}`,
+      `  curl ${first.url}/metrics`,
+      '',
+      stopHint('baton up --variant authority'),
+    ],
+  );
+}

@@ -1,0 +1,209 @@
+import { SystemClock } from '../../framework/kernel/system-clock.js';
+import { FailedError } from '../cli-errors.js';
+import {
+  newAdminToken,
+  readClusterRecord,
+  writeClusterRecord,
+  type ClusterRecord,
+} from './cluster-record.js';
+import { lockDataDir } from './data-dir-lock.js';
+import { freeLoopbackPorts } from './free-ports.js';
+import { NodeProcess } from './node-process.js';
+
+/** How long the nodes get to elect a leader and answer as ready. */
+const READY_TIMEOUT_MS = 60_000;
+
+/** What every node process of a local cluster is started from. */
+export interface LocalNodeConfig {
+  id: string;
+  /** The address a person or the CLI talks to first (a stream node's API, an authority node's control listener). */
+  url: string;
+  /** The config file the node process is started with. */
+  file: string;
+  /** Where the node process writes its logs. */
+  logFile: string;
+}
+
+/** What differs between the variants' local clusters; the rest (lock, record, processes) is shared. */
+export interface LocalClusterVariant<N extends LocalNodeConfig> {
+  variant: ClusterRecord['variant'];
+  /** The compiled process entry point of the variant's host. */
+  entryPoint: string;
+  /** The record's port keys, in the order `--base-port` numbers them. */
+  portKeys: readonly string[];
+  /** Writes one config file per node (under the data dir) from the record. */
+  writeConfigs(dataDir: string, record: ClusterRecord): Promise<N[]>;
+  /**
+   * True once the cluster can serve what `baton up` prints; false to be asked again. It may
+   * update the record (e.g. what it set up on a first start), which is then written.
+   */
+  ready(nodes: readonly N[], record: ClusterRecord): Promise<boolean | ClusterRecord>;
+}
+
+export interface StartOptions {
+  dataDir: string;
+  basePort?: number;
+  /** Aborted (Ctrl-C) while the nodes start: they are stopped and the start fails. */
+  interrupted?: AbortSignal;
+}
+
+export interface NodeExit {
+  id: string;
+  code: number | string;
+  logTail: string;
+}
+
+export interface LocalCluster<N extends LocalNodeConfig> {
+  nodes: N[];
+  record: ClusterRecord;
+  dataDir: string;
+  /** True when the data dir held a cluster already (its ports and token were reused). */
+  resumed: boolean;
+  /** Resolves when any node process ends on its own, naming it. */
+  firstExit: Promise<NodeExit>;
+  /** Stops every node (last started first); resolves with the nodes that did not exit with 0. */
+  stop(): Promise<{ id: string; code: number | string }[]>;
+}
+
+/**
+ * Starts a variant's nodes as processes on loopback and waits until the variant calls them
+ * ready. The data dir is locked while they run. Ports come from `basePort`, else from the data
+ * dir's record (a restart answers where it did), else are chosen free; the admin token is the
+ * recorded one, else a new one.
+ */
+export async function startLocalCluster<N extends LocalNodeConfig>(
+  variant: LocalClusterVariant<N>,
+  options: StartOptions,
+): Promise<LocalCluster<N>> {
+  const lock = await lockDataDir(options.dataDir);
+  try {
+    return await startLocked(variant, options, lock.release);
+  } catch (error) {
+    await lock.release();
+    throw error;
+  }
+}
+
+async function startLocked<N extends LocalNodeConfig>(
+  variant: LocalClusterVariant<N>,
+  options: StartOptions,
+  releaseLock: () => Promise<void>,
+): Promise<LocalCluster<N>> {
+  const previous = await readClusterRecord(options.dataDir);
+  if (previous && previous.variant !== variant.variant) {
+    throw new FailedError(
+      'variant-mismatch',
+      `${options.dataDir} holds a local ${previous.variant} cluster: run "baton up --variant ${previous.variant}", or choose another --data-dir`,
+    );
+  }
+  let record: ClusterRecord = {
+    ...previous,
+    variant: variant.variant,
+    ports: await choosePorts(variant.portKeys, options.basePort, previous),
+    token: previous?.token ?? newAdminToken(),
+    // What the nodes present to one another, where the variant's peers authenticate.
+    peerToken: previous?.peerToken ?? newAdminToken(),
+  };
+  await writeClusterRecord(options.dataDir, record);
+  const configs = await variant.writeConfigs(options.dataDir, record);
+
+  const processes = configs.map(
+    (config) => new NodeProcess(config.id, variant.entryPoint, config.file, config.logFile),
+  );
+  const stop = async (): Promise<{ id: string; code: number | string }[]> => {
+    const failures: { id: string; code: number | string }[] = [];
+    for (const node of [...processes].reverse()) {
+      const code = await node.stop();
+      if (code !== 0) failures.push({ id: node.id, code });
+    }
+    await releaseLock();
+    return failures;
+  };
+  const firstExit = Promise.race(
+    processes.map((node) =>
+      node.exited.then((code) => ({ id: node.id, code, logTail: node.logTail() })),
+    ),
+  );
+  try {
+    const updated = await waitUntilReady(
+      () => variant.ready(configs, record),
+      configs,
+      firstExit,
+      options.interrupted,
+    );
+    if (updated) {
+      record = updated;
+      await writeClusterRecord(options.dataDir, record);
+    }
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return {
+    nodes: configs,
+    record,
+    dataDir: options.dataDir,
+    resumed: previous !== undefined,
+    firstExit,
+    stop,
+  };
+}
+
+async function choosePorts(
+  keys: readonly string[],
+  basePort: number | undefined,
+  previous: ClusterRecord | undefined,
+): Promise<Record<string, number>> {
+  const ports =
+    basePort !== undefined
+      ? keys.map((_, i) => basePort + i)
+      : previous && keys.every((key) => previous.ports[key] !== undefined)
+        ? keys.map((key) => previous.ports[key])
+        : await freeLoopbackPorts(keys.length);
+  if (ports.some((port) => port > 65535)) {
+    throw new FailedError(
+      'bad-ports',
+      `${keys.length} ports from --base-port ${basePort} run past 65535: give at most ${65536 - keys.length}`,
+    );
+  }
+  return Object.fromEntries(keys.map((key, i) => [key, ports[i]]));
+}
+
+/**
+ * Asks `ready` until it answers, a node exits, Ctrl-C comes or the deadline passes; resolves
+ * with the record `ready` updated, if it did.
+ */
+async function waitUntilReady(
+  ready: () => Promise<boolean | ClusterRecord>,
+  configs: readonly LocalNodeConfig[],
+  firstExit: Promise<NodeExit>,
+  interrupted?: AbortSignal,
+): Promise<ClusterRecord | undefined> {
+  const clock = new SystemClock();
+  let exited: NodeExit | undefined;
+  void firstExit.then((exit) => (exited = exit));
+  const deadline = clock.now() + READY_TIMEOUT_MS;
+  for (;;) {
+    if (interrupted?.aborted) {
+      throw new FailedError(
+        'interrupted',
+        'interrupted while the cluster was starting: the nodes were stopped, their data kept',
+      );
+    }
+    if (exited) {
+      throw new FailedError(
+        'node-exited',
+        `node ${exited.id} exited (${exited.code}) while the cluster was starting; its last log lines:\n${exited.logTail}`,
+      );
+    }
+    const answer = await ready().catch(() => false);
+    if (answer !== false) return answer === true ? undefined : answer;
+    if (clock.now() > deadline) {
+      throw new FailedError(
+        'cluster-not-ready',
+        `the nodes did not all come up within ${READY_TIMEOUT_MS / 1000}s: see their logs (${configs.map((c) => c.logFile).join(', ')})`,
+      );
+    }
+    await clock.sleep(100);
+  }
+}
