@@ -1,5 +1,5 @@
-import { open, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, open, rm } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 
 /** The errno code of a Node fs error (`ENOENT`...), or undefined for anything else. */
 export function errnoCode(error: unknown): string | undefined {
@@ -20,6 +20,19 @@ export async function syncDirectory(path: string): Promise<void> {
     if (errnoCode(error) !== 'EINVAL') throw error;
   } finally {
     await handle.close();
+  }
+}
+
+/**
+ * Creates one directory, durably (its parent is synced), unless it exists already. Never creates
+ * missing parents: a store whose own directory vanished must fail, not start again empty.
+ */
+export async function createDirectory(dir: string): Promise<void> {
+  try {
+    await mkdir(dir);
+    await syncDirectory(dirname(dir));
+  } catch (error) {
+    if (errnoCode(error) !== 'EEXIST') throw error;
   }
 }
 

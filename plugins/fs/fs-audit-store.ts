@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import {
   AuditConflictError,
@@ -21,9 +21,10 @@ import {
   recordFileText,
   type RecordPosition,
 } from './audit-record-file.js';
-import { errnoCode, syncDirectory, TempFiles } from './durable-file.js';
+import { createDirectory, errnoCode, syncDirectory } from './durable-file.js';
 import { encodeName } from './file-name-encoding.js';
 import { SerialQueue } from './serial-queue.js';
+import { StoreDirectory } from './store-directory.js';
 
 const STORE = 'fs audit store';
 const DEFAULT_LIST_LIMIT = 100;
@@ -51,16 +52,17 @@ export class FsAuditStore implements AuditStore, Lifecycle {
   private readonly root: string;
   private readonly recordsDir: string;
   private readonly idsDir: string;
-  private readonly temps: TempFiles;
+  private readonly directory: StoreDirectory;
   private readonly puts = new SerialQueue();
-  private opening: Promise<void> | undefined;
 
   constructor(options: FsAuditStoreOptions) {
     this.dir = resolve(options.dir);
     this.root = join(this.dir, 'audit');
     this.recordsDir = join(this.root, 'records');
     this.idsDir = join(this.root, 'ids');
-    this.temps = new TempFiles(join(this.root, 'tmp'));
+    this.directory = new StoreDirectory(this.root, [this.recordsDir, this.idsDir], (error) =>
+      this.unavailable(error, `cannot prepare the store directory ${this.root}`),
+    );
   }
 
   /** Creates the directories and clears temp files a crash left behind. */
@@ -86,7 +88,10 @@ export class FsAuditStore implements AuditStore, Lifecycle {
     try {
       return await this.recordById(id);
     } catch (error) {
-      throw this.unavailable(error, `cannot read the audit record of transfer ${JSON.stringify(id)}`);
+      throw this.unavailable(
+        error,
+        `cannot read the audit record of transfer ${JSON.stringify(id)}`,
+      );
     }
   }
 
@@ -107,7 +112,10 @@ export class FsAuditStore implements AuditStore, Lifecycle {
     if (stored) {
       const differences = differingFields(stored, record);
       if (differences.length > 0) {
-        throw new AuditConflictError(record, `the stored record differs in ${differences.join(', ')}`);
+        throw new AuditConflictError(
+          record,
+          `the stored record differs in ${differences.join(', ')}`,
+        );
       }
       return { created: false };
     }
@@ -118,14 +126,13 @@ export class FsAuditStore implements AuditStore, Lifecycle {
         `transfer id ${record.id} already records ${holder.authority} @ ${holder.commit_index}`,
       );
     }
-    await this.writeFile(this.idsDir, this.idFileName(record.id), positionFileText(record.id, record));
+    await this.writeFile(
+      this.idsDir,
+      this.idFileName(record.id),
+      positionFileText(record.id, record),
+    );
     const authorityDir = this.authorityDir(record.authority);
-    try {
-      await mkdir(authorityDir);
-      await syncDirectory(this.recordsDir);
-    } catch (error) {
-      if (errnoCode(error) !== 'EEXIST') throw error;
-    }
+    await createDirectory(authorityDir);
     await this.writeFile(authorityDir, recordFileName(record.commit_index), recordFileText(record));
     return { created: true };
   }
@@ -147,20 +154,30 @@ export class FsAuditStore implements AuditStore, Lifecycle {
       const records: AuditRecord[] = [];
       for (const commit_index of indexes.slice(0, limit)) {
         const record = await this.recordAt({ authority, commit_index });
-        if (!record) throw new Error(`the record of ${authority} @ ${commit_index} vanished while being read`);
+        if (!record)
+          throw new Error(`the record of ${authority} @ ${commit_index} vanished while being read`);
         records.push(record);
       }
       return records;
     } catch (error) {
-      throw this.unavailable(error, `cannot read the audit records of ${JSON.stringify(authority)}`);
+      throw this.unavailable(
+        error,
+        `cannot read the audit records of ${JSON.stringify(authority)}`,
+      );
     }
   }
 
   private async recordById(id: string): Promise<AuditRecord | undefined> {
     const text = await this.readText(join(this.idsDir, this.idFileName(id)));
     if (text === undefined) return undefined;
-    const position = parseOrThrow(() => parsePositionFile(text), `the id index file of ${JSON.stringify(id)}`);
-    if (position.id !== id) throw new Error(`the id index file of ${JSON.stringify(id)} names ${JSON.stringify(position.id)}`);
+    const position = parseOrThrow(
+      () => parsePositionFile(text),
+      `the id index file of ${JSON.stringify(id)}`,
+    );
+    if (position.id !== id)
+      throw new Error(
+        `the id index file of ${JSON.stringify(id)} names ${JSON.stringify(position.id)}`,
+      );
     const record = await this.recordAt(position);
     // A position without its record (a put that crashed between its two writes), or one whose
     // record belongs to another transfer: this id has no record.
@@ -174,7 +191,9 @@ export class FsAuditStore implements AuditStore, Lifecycle {
     if (text === undefined) return undefined;
     const record = parseOrThrow(() => parseRecordFile(text), `audit record file ${path}`);
     if (record.authority !== position.authority || record.commit_index !== position.commit_index) {
-      throw new Error(`audit record file ${path} holds ${record.authority} @ ${record.commit_index}`);
+      throw new Error(
+        `audit record file ${path} holds ${record.authority} @ ${record.commit_index}`,
+      );
     }
     return record;
   }
@@ -192,7 +211,7 @@ export class FsAuditStore implements AuditStore, Lifecycle {
 
   /** Replaces `dir/name` with `text` atomically and durably. */
   private async writeFile(dir: string, name: string, text: string): Promise<void> {
-    const temp = await this.temps.write(Buffer.from(text, 'utf8'));
+    const temp = await this.directory.temps.write(Buffer.from(text, 'utf8'));
     try {
       await rename(temp, join(dir, name));
     } catch (error) {
@@ -218,25 +237,7 @@ export class FsAuditStore implements AuditStore, Lifecycle {
   }
 
   private open(): Promise<void> {
-    this.opening ??= this.prepare().catch((error) => {
-      this.opening = undefined;
-      throw this.unavailable(error, `cannot prepare the store directory ${this.root}`);
-    });
-    return this.opening;
-  }
-
-  private async prepare(): Promise<void> {
-    await mkdir(this.root, { recursive: true });
-    await this.temps.clear();
-    await mkdir(this.temps.dir);
-    for (const dir of [this.recordsDir, this.idsDir]) {
-      try {
-        await mkdir(dir);
-        await syncDirectory(this.root);
-      } catch (error) {
-        if (errnoCode(error) !== 'EEXIST') throw error;
-      }
-    }
+    return this.directory.open();
   }
 
   private unavailable(error: unknown, what: string): BatonError {

@@ -1,4 +1,4 @@
-import { link, mkdir, readdir, readFile, rename, rm, rmdir, stat, unlink } from 'node:fs/promises';
+import { link, readdir, readFile, rename, rm, rmdir, stat, unlink } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { BatonError } from '../../framework/contracts/errors.js';
 import {
@@ -11,8 +11,14 @@ import {
   type PutOptions,
 } from '../../framework/contracts/object-store.js';
 import type { Lifecycle } from '../../framework/kernel/plugin.js';
-import { errnoCode, syncDirectory, TempFiles } from './durable-file.js';
-import { DIRECTORY_SUFFIX, objectPathSegments, parseTreeEntry, type TreeEntry } from './object-key-path.js';
+import { createDirectory, errnoCode, syncDirectory } from './durable-file.js';
+import {
+  DIRECTORY_SUFFIX,
+  objectPathSegments,
+  parseTreeEntry,
+  type TreeEntry,
+} from './object-key-path.js';
+import { StoreDirectory } from './store-directory.js';
 
 const STORE = 'fs object store';
 const DEFAULT_LIST_LIMIT = 1000;
@@ -36,13 +42,14 @@ export class FsObjectStore implements ObjectStore, Lifecycle {
   readonly supports = { conditionalPut: true };
   readonly dir: string;
   private readonly objectsDir: string;
-  private readonly temps: TempFiles;
-  private opening: Promise<void> | undefined;
+  private readonly directory: StoreDirectory;
 
   constructor(options: FsObjectStoreOptions) {
     this.dir = resolve(options.dir);
     this.objectsDir = join(this.dir, 'objects');
-    this.temps = new TempFiles(join(this.dir, 'tmp'));
+    this.directory = new StoreDirectory(this.dir, [this.objectsDir], (error) =>
+      this.unavailable(error, `cannot prepare the store directory ${this.dir}`),
+    );
   }
 
   /** Creates the directories and clears temp files a crash left behind. */
@@ -53,12 +60,14 @@ export class FsObjectStore implements ObjectStore, Lifecycle {
   async put(key: string, bytes: Uint8Array, options?: PutOptions): Promise<void> {
     const path = this.pathOf(key);
     if (!(bytes instanceof Uint8Array)) {
-      throw new TypeError(`put(${JSON.stringify(key)}): bytes must be a Uint8Array, got ${typeof bytes}`);
+      throw new TypeError(
+        `put(${JSON.stringify(key)}): bytes must be a Uint8Array, got ${typeof bytes}`,
+      );
     }
     await this.open();
     let temp: string | undefined;
     try {
-      temp = await this.temps.write(bytes);
+      temp = await this.directory.temps.write(bytes);
       const from = temp;
       if (options?.ifAbsent) {
         await this.place(path, () => link(from, path), key);
@@ -134,7 +143,14 @@ export class FsObjectStore implements ObjectStore, Lifecycle {
     const found: ObjectInfo[] = [];
     try {
       // One object past the page tells whether `next` is needed.
-      await this.collect(start, parts.map((p) => `${p}/`).join(''), partial, options.startAfter, found, limit + 1);
+      await this.collect(
+        start,
+        parts.map((p) => `${p}/`).join(''),
+        partial,
+        options.startAfter,
+        found,
+        limit + 1,
+      );
     } catch (error) {
       throw this.unavailable(error, `cannot list prefix ${JSON.stringify(prefix)}`);
     }
@@ -175,7 +191,12 @@ export class FsObjectStore implements ObjectStore, Lifecycle {
       } else {
         // Every key below starts with entry.order: all of them sort before startAfter when the
         // directory's prefix does and is not a prefix of startAfter.
-        if (startAfter !== undefined && entry.order < startAfter && !startAfter.startsWith(entry.order)) continue;
+        if (
+          startAfter !== undefined &&
+          entry.order < startAfter &&
+          !startAfter.startsWith(entry.order)
+        )
+          continue;
         await this.collect(path, entry.order, '', startAfter, out, want);
       }
     }
@@ -211,12 +232,7 @@ export class FsObjectStore implements ObjectStore, Lifecycle {
     let parent = this.objectsDir;
     for (const name of relative.split('/')) {
       const child = join(parent, name);
-      try {
-        await mkdir(child);
-        await syncDirectory(parent);
-      } catch (error) {
-        if (errnoCode(error) !== 'EEXIST') throw error;
-      }
+      await createDirectory(child);
       parent = child;
     }
   }
@@ -253,23 +269,7 @@ export class FsObjectStore implements ObjectStore, Lifecycle {
   }
 
   private open(): Promise<void> {
-    this.opening ??= this.prepare().catch((error) => {
-      this.opening = undefined;
-      throw this.unavailable(error, `cannot prepare the store directory ${this.dir}`);
-    });
-    return this.opening;
-  }
-
-  private async prepare(): Promise<void> {
-    await mkdir(this.dir, { recursive: true });
-    await this.temps.clear();
-    await mkdir(this.temps.dir);
-    try {
-      await mkdir(this.objectsDir);
-      await syncDirectory(this.dir);
-    } catch (error) {
-      if (errnoCode(error) !== 'EEXIST') throw error;
-    }
+    return this.directory.open();
   }
 
   private unavailable(error: unknown, what: string): BatonError {
