@@ -1,0 +1,47 @@
+import { fileURLToPath } from 'node:url';
+import test from 'ava';
+import { AUDIT_STORE } from '../../../framework/contracts/audit-store.js';
+import { METADATA_CONSENSUS } from '../../../framework/contracts/metadata-consensus.js';
+import { loadConfig } from '../../../framework/kernel/config.js';
+import { makeTempDir } from '../../../framework/testing/temp-dir.js';
+import {
+  authorityNodeHostBuilder,
+  authorityNodeHostConfig,
+} from '../../../hosts/authority-node/index.js';
+import { RaftConsensus } from '../../../plugins/raft/driver/raft-consensus.js';
+import { redisAuditStoreOptions } from '../../../plugins/redis/options.js';
+import { RedisAuditStore } from '../../../plugins/redis/redis-audit-store.js';
+
+/** The example users copy: it must keep loading as the schemas evolve. */
+const EXAMPLE = fileURLToPath(
+  new URL('../../../../hosts/authority-node/examples/redis.json', import.meta.url),
+);
+
+test('examples/redis.json loads, takes its Redis password from the environment, and composes the Redis audit store', async (t) => {
+  const dir = await makeTempDir('authority-redis-example');
+  t.teardown(() => dir.remove());
+  const config = await loadConfig(authorityNodeHostConfig, {
+    file: EXAMPLE,
+    env: {
+      // The data dir too, so building the host touches nothing outside the temporary directory.
+      BATON__dataDir: dir.path,
+      BATON__auditStore__options__password: 'password-from-env',
+      BATON__node__tokens__0__token: 'admin-token-from-env',
+    },
+  });
+  t.is(config.auditStore?.use, 'redis-audit-store');
+  t.is(config.consensus, undefined, 'no consensus chosen: the default one-voter Raft');
+  t.like(redisAuditStoreOptions.parse(config.auditStore?.options), {
+    url: 'redis://redis.internal:6379/0',
+    username: 'baton',
+    password: 'password-from-env',
+    keyPrefix: 'baton:east-1:',
+    connectTimeoutMs: 5000,
+    commandTimeoutMs: 2000,
+  });
+  t.like(config.node.tokens, [{ token: 'admin-token-from-env', principal: 'operator' }]);
+
+  const host = authorityNodeHostBuilder(config).build();
+  t.true(host.get(AUDIT_STORE) instanceof RedisAuditStore);
+  t.true(host.get(METADATA_CONSENSUS) instanceof RaftConsensus);
+});
