@@ -1,0 +1,96 @@
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import type { Host } from '../../../framework/kernel/host.js';
+import { SystemClock } from '../../../framework/kernel/system-clock.js';
+import type { StreamNodeService } from '../../../framework/stream-transfer/stream-node-service.js';
+import { freeLoopbackPort } from '../../../framework/testing/redis-server.js';
+import { S3_TEST_CREDENTIALS, type S3Server } from '../../../framework/testing/s3-server.js';
+import { startStreamNode } from '../../../hosts/stream-node/host.js';
+
+export const ADMIN_TOKEN = 's3-e2e-admin';
+
+export interface S3StreamCluster {
+  ids: string[];
+  urls: string[];
+  nodes: { host: Host; node: StreamNodeService }[];
+  stop(): Promise<void>;
+}
+
+/**
+ * Stream nodes as a deployment runs them: voters of one Raft over HTTP on their own listeners,
+ * WAL and Raft log on disk under `dir`, every node on the same bucket of the S3 server (so the
+ * new owner of a stream reads the segments its old owner wrote). `maxBufferedBytes` is the
+ * smallest allowed, so an object-store outage shows at once: one batch waits for its segment,
+ * and the node refuses what would pile up behind it.
+ */
+export async function startS3StreamCluster(
+  server: S3Server,
+  dir: string,
+  ids: string[],
+): Promise<S3StreamCluster> {
+  const ports = await Promise.all(ids.map(() => freeLoopbackPort()));
+  const urls = ports.map((port) => `http://127.0.0.1:${port}`);
+  const peers = Object.fromEntries(ids.map((id, i) => [id, urls[i]]));
+  const bucket = `baton-e2e-${randomBytes(4).toString('hex')}`;
+  const configs = ids.map((id, i) => ({
+    node: {
+      self: id,
+      address: urls[i],
+      http: { port: ports[i], host: '127.0.0.1' },
+      wal: { kind: 'file', dir: join(dir, id, 'wal') },
+      tokens: [{ token: ADMIN_TOKEN, principal: 'ops', scopes: ['admin'] }],
+      maxBufferedBytes: 1024,
+    },
+    dataDir: join(dir, id),
+    consensus: {
+      use: 'raft',
+      options: { member: id, voters: ids, dataDir: join(dir, id, 'raft') },
+    },
+    peerTransport: { use: 'raft-http-transport', options: { member: id, peers } },
+    objectStore: {
+      use: 's3-object-store',
+      options: {
+        endpoint: server.endpoint,
+        ...S3_TEST_CREDENTIALS,
+        bucket,
+        createBucket: true,
+        // s3rver lists in directory order, not key order.
+        serverSortsListings: false,
+        // Quick retries: an outage reaches the node's own retry loop within a few hundred ms.
+        retry: { attempts: 2, baseDelayMs: 20, maxDelayMs: 100 },
+      },
+    },
+    log: { level: 'silent' },
+  }));
+  // Started together: a Raft of several voters elects no leader until a majority is up.
+  const started = await Promise.allSettled(configs.map((config) => startStreamNode(config)));
+  const nodes = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+  const stop = async () => {
+    for (const { host } of [...nodes].reverse()) await host.stop();
+  };
+  const failed = started.find((s) => s.status === 'rejected');
+  if (failed) {
+    await stop();
+    throw (failed as PromiseRejectedResult).reason;
+  }
+  return { ids, urls, nodes, stop };
+}
+
+/** Polls `condition` until it holds or `ms` passes (a failing probe counts as "not yet"). */
+export async function eventually(
+  condition: () => Promise<boolean> | boolean,
+  what: string,
+  ms = 15_000,
+): Promise<void> {
+  const clock = new SystemClock();
+  const deadline = clock.now() + ms;
+  for (;;) {
+    try {
+      if (await condition()) return;
+    } catch {
+      // Not ready yet (no leader, not registered, store still down): wait until the deadline.
+    }
+    if (clock.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await clock.sleep(20);
+  }
+}
