@@ -94,6 +94,8 @@ export class EtcdConsensus<S, C, R> implements MetadataConsensus<S, C, R>, Lifec
   private membershipInFlight = false;
   private snapshotting = false;
   private snapshotSeq = 0;
+  /** The last stored snapshot whose log compaction and claim pruning have not finished yet. */
+  private compactionOwed?: { seq: number; remembered: ReadonlySet<string> };
 
   constructor(
     private readonly options: EtcdConsensusOptions,
@@ -201,7 +203,10 @@ export class EtcdConsensus<S, C, R> implements MetadataConsensus<S, C, R>, Lifec
     const refusal = this.refusal();
     if (refusal) throw refusal;
     if (options.signal?.aborted) {
-      throw new NotAppendedError('aborted', 'the signal was aborted before the proposal was submitted');
+      throw new NotAppendedError(
+        'aborted',
+        'the signal was aborted before the proposal was submitted',
+      );
     }
     const key = options.idempotencyKey;
     if (key !== undefined && (typeof key !== 'string' || key.length === 0 || key.length > 512)) {
@@ -679,35 +684,66 @@ export class EtcdConsensus<S, C, R> implements MetadataConsensus<S, C, R>, Lifec
 
   // ---- snapshots -----------------------------------------------------------------------------
 
-  /** The leader stores a snapshot every `snapshotEveryEntries` entries and compacts below it. */
+  /**
+   * The leader stores a snapshot every `snapshotEveryEntries` entries and compacts below it.
+   * Called on every apply and on gaining leadership; an apply that lands while a snapshot is
+   * being written is not lost: the check runs again when that snapshot ends, so a quiet log
+   * still gets the snapshot (and the pruning) its last entries made due.
+   */
   private maybeSnapshot(): void {
     if (this.snapshotting || this.state !== 'running') return;
     if (!this.election?.leadership().isLeader) return;
-    if (this.replica.seq - this.snapshotSeq < this.options.snapshotEveryEntries) return;
+    const due = this.replica.seq - this.snapshotSeq >= this.options.snapshotEveryEntries;
+    if (!due && !this.compactionOwed) return;
     this.snapshotting = true;
-    const snapshot = this.replica.snapshot();
-    const remembered = new Set(snapshot.window.map(([key]) => key));
-    void (async () => {
-      try {
-        const current = await this.snapshots!.manifest();
-        const stored = await this.snapshots!.write(snapshot, current, this.rng.hex(6));
-        if (!stored) {
-          this.snapshotSeq = Math.max(this.snapshotSeq, current.manifest?.seq ?? 0);
-          return;
-        }
-        this.snapshotSeq = snapshot.seq;
-        await this.snapshots!.compactLog(snapshot.seq - this.options.retainEntriesAfterSnapshot);
-        const pruned = await this.snapshots!.pruneClaims(snapshot.seq, remembered);
-        this.logger.info({ seq: snapshot.seq, pruned }, 'stored a snapshot and compacted the log');
-      } catch (error) {
+    void this.snapshotAndCompact(due).then(
+      (progressed) => {
+        this.snapshotting = false;
+        if (progressed) this.maybeSnapshot();
+      },
+      (error: unknown) => {
+        this.snapshotting = false;
         this.logger.warn(
           { error: describeEtcdError(error) },
-          'could not store a snapshot; will try again',
+          'could not store a snapshot or compact the log; will try again',
         );
-      } finally {
-        this.snapshotting = false;
+        // Not only on the next entry: a log that stays quiet must still get its snapshot.
+        this.clock.sleep(this.options.retryMaxMs, this.stopSignal.signal).then(
+          () => this.maybeSnapshot(),
+          () => undefined,
+        );
+      },
+    );
+  }
+
+  /**
+   * Stores a snapshot (when `due`), then compacts the log and prunes the claims beneath the last
+   * stored one. A compaction that failed after its snapshot was stored stays owed and is retried
+   * without another snapshot. Resolves whether anything moved on (false when another writer's
+   * snapshot won the race, so the caller does not spin on it).
+   */
+  private async snapshotAndCompact(due: boolean): Promise<boolean> {
+    if (due) {
+      const snapshot = this.replica.snapshot();
+      const current = await this.snapshots!.manifest();
+      const stored = await this.snapshots!.write(snapshot, current, this.rng.hex(6));
+      if (!stored) {
+        this.snapshotSeq = Math.max(this.snapshotSeq, current.manifest?.seq ?? 0);
+        return false;
       }
-    })();
+      this.snapshotSeq = snapshot.seq;
+      this.compactionOwed = {
+        seq: snapshot.seq,
+        remembered: new Set(snapshot.window.map(([key]) => key)),
+      };
+    }
+    const owed = this.compactionOwed;
+    if (!owed) return false;
+    await this.snapshots!.compactLog(owed.seq - this.options.retainEntriesAfterSnapshot);
+    const pruned = await this.snapshots!.pruneClaims(owed.seq, owed.remembered);
+    if (this.compactionOwed === owed) this.compactionOwed = undefined;
+    this.logger.info({ seq: owed.seq, pruned }, 'stored a snapshot and compacted the log');
+    return true;
   }
 
   // ---- start ---------------------------------------------------------------------------------

@@ -32,7 +32,8 @@ const DELETES_PER_TXN = 64;
  * Snapshots of the replica in etcd, and the compaction they allow. A snapshot is written in
  * chunks (etcd refuses requests over 1.5 MiB) under keys named by its sequence number, then made
  * current by one conditional put of the manifest, so a reader sees either the old snapshot or
- * the new one, never a mix; the chunks of the replaced snapshot are deleted afterwards.
+ * the new one, never a mix; the chunks of the replaced snapshot are deleted in that same
+ * transaction.
  */
 export class SnapshotStore {
   constructor(
@@ -121,19 +122,25 @@ export class SnapshotStore {
       bytes: bytes.length,
       sha256: createHash('sha256').update(bytes).digest('hex'),
     };
+    const ours = this.keys.snapshotChunks(dir);
+    const every = this.keys.snapshotChunkPrefix;
     const txn = await this.client
       .if(this.keys.snapshotManifest, 'Mod', '==', expected.modRevision)
-      .then(this.client.put(this.keys.snapshotManifest).value(JSON.stringify(manifest)))
+      .then(
+        this.client.put(this.keys.snapshotManifest).value(JSON.stringify(manifest)),
+        // Every other snapshot's chunks go in the same step as the swap: the replaced one's, and
+        // any a writer left when it died before its swap. No later clean-up can be missed, and
+        // etcd never holds chunks that no manifest names. (A writer still writing chunks is
+        // racing this swap and loses it: its compare on the manifest fails.)
+        this.client.delete().inRange({ start: every, end: ours }),
+        this.client.delete().inRange({ start: prefixEnd(ours), end: prefixEnd(every) }),
+      )
       .options(this.callOptions())
       .commit();
-    // Replaced chunks, or ours when another writer won: nobody reads them any more.
-    const obsolete = txn.succeeded ? expected.manifest?.dir : dir;
-    if (obsolete !== undefined) {
-      await this.client
-        .delete()
-        .prefix(this.keys.snapshotChunks(obsolete))
-        .options(this.callOptions())
-        .exec();
+    if (!txn.succeeded) {
+      // Another writer won: nobody will read our chunks. Should this delete fail, the next
+      // successful swap removes them.
+      await this.client.delete().prefix(ours).options(this.callOptions()).exec();
     }
     return txn.succeeded;
   }

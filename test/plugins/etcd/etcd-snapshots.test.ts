@@ -20,6 +20,33 @@ test.after.always(async () => {
 
 const countKeys = (prefix: string) => raw.getAll().prefix(prefix).count();
 
+/** The current snapshot manifest, and the revision it was read at. */
+async function manifestOf(
+  keys: LogKeys,
+): Promise<{ seq: number; chunks: number; revision: string } | undefined> {
+  const response = await raw.get(keys.snapshotManifest).exec();
+  const kv = response.kvs[0];
+  if (!kv) return undefined;
+  const manifest = JSON.parse(kv.value.toString('utf8')) as { seq: number; chunks: number };
+  return { ...manifest, revision: response.header.revision };
+}
+
+/**
+ * True when etcd holds exactly the chunks the manifest names, both read at one revision. A
+ * snapshot being written holds chunks no manifest names yet, so callers wait for this rather
+ * than compare once.
+ */
+async function onlyCurrentChunks(keys: LogKeys): Promise<boolean> {
+  const manifest = await manifestOf(keys);
+  if (!manifest) return false;
+  const stored = await raw
+    .getAll()
+    .prefix(keys.snapshotChunkPrefix)
+    .revision(manifest.revision)
+    .count();
+  return stored === manifest.chunks;
+}
+
 test('the leader stores snapshots and compacts the log; a member that starts later restores the snapshot and replays old decisions', async (t) => {
   const group = await startGroup(etcd, 1, {
     snapshotEveryEntries: 10,
@@ -43,17 +70,17 @@ test('the leader stores snapshots and compacts the log; a member that starts lat
     );
   }
   await eventually(async () => (await countKeys(keys.logPrefix)) < 20, 'the log is compacted');
-  const manifest = JSON.parse((await raw.get(keys.snapshotManifest).string())!) as {
-    seq: number;
-    chunks: number;
-  };
-  t.true(manifest.seq >= 30, `a recent snapshot (at ${manifest.seq})`);
-  t.true(manifest.chunks > 1, 'stored in several chunks');
-  t.is(
-    await countKeys(keys.snapshotChunkPrefix),
-    manifest.chunks,
-    'replaced snapshots left no chunks',
+  // Whatever snapshot was in progress when the last entry landed, the leader ends on one within
+  // snapshotEveryEntries of the head (entry 41: the bootstrap, then 40 commands).
+  await eventually(
+    async () => leader.appliedSeq - ((await manifestOf(keys))?.seq ?? 0) < 10,
+    'a snapshot covers all but the last few entries',
   );
+  await eventually(() => onlyCurrentChunks(keys), 'replaced snapshots left no chunks');
+  const manifest = (await manifestOf(keys))!;
+  t.true(manifest.seq >= 32, `a recent snapshot (at ${manifest.seq})`);
+  t.true(manifest.chunks > 1, 'stored in several chunks');
+  t.is(await countKeys(keys.snapshotChunkPrefix), manifest.chunks, 'no chunk outside the manifest');
   t.false(await raw.get(keys.entry(2)).exists(), 'entries below the snapshot are gone');
 
   const late = makeMember(etcd.endpoints, group.prefix, 'late');
@@ -84,14 +111,29 @@ test('idempotency claims the window forgot are pruned from etcd, and such a key 
   const [member] = group.members;
   await eventually(() => member.leadership().isLeader, 'the only voter leads');
   const keys = new LogKeys(group.prefix);
+  const seqOf = new Map<string, number>();
   for (let n = 0; n < 12; n++) {
     await member.propose({ op: 'put', key: 'k', value: `v${n}` }, { idempotencyKey: `op-${n}` });
+    seqOf.set(`op-${n}`, member.appliedSeq);
   }
-  await eventually(
-    async () => (await countKeys(keys.idemPrefix)) <= 5,
-    'forgotten claims are pruned',
-  );
-  t.true(await raw.get(keys.idem('op-11')).exists(), 'a remembered claim stays');
+  // A snapshot skipped because another was being written is taken once that one ends, so the
+  // last snapshot ends within snapshotEveryEntries of the head, even though nothing follows.
+  let snapshotSeq = 0;
+  await eventually(async () => {
+    snapshotSeq = (await manifestOf(keys))?.seq ?? 0;
+    return member.appliedSeq - snapshotSeq < 5;
+  }, 'a snapshot covers all but the last few entries');
+  // What the window (3 keys) had forgotten as of that snapshot: every key but the 3 latest at or
+  // below it. Those claims, and only those, are pruned.
+  const covered = [...seqOf].filter(([, seq]) => seq <= snapshotSeq).map(([key]) => key);
+  const forgotten = covered.slice(0, -3);
+  t.true(forgotten.length >= 5, `the snapshot at ${snapshotSeq} forgot op-0 to op-4 at least`);
+  await eventually(async () => {
+    for (const key of forgotten) if (await raw.get(keys.idem(key)).exists()) return false;
+    return true;
+  }, 'forgotten claims are pruned');
+  t.is(await countKeys(keys.idemPrefix), 12 - forgotten.length, 'remembered claims stay');
+  t.true(await raw.get(keys.idem('op-11')).exists(), 'the newest claim stays');
 
   // op-0 was forgotten: the key is free for a new command, which is a fresh decision.
   const again = await member.propose(
