@@ -83,13 +83,19 @@ export class MemoryLogStorage implements LogStorage {
     // Entries at or below the compaction point are already covered by the snapshot.
     const skip = Math.max(0, this.offsetIndex + 1 - first);
     const keep = first + skip - this.offsetIndex - 1;
-    this.ents = this.ents.slice(0, keep).concat(entries.slice(skip));
+    // In place: copying the whole stable log on every append made each append cost O(log size).
+    // Entries are never mutated once created, so other holders of the old array see no change
+    // they could rely on (slices handed out by `entries` are copies).
+    this.ents.length = keep;
+    for (let i = skip; i < entries.length; i++) this.ents.push(entries[i]);
   }
 
   /** Replaces everything with a received snapshot (the log restarts after it). */
   applySnapshot(snapshot: Snapshot): void {
     if (snapshot.meta.index < this.snap.meta.index) {
-      throw new LogStorageError(`snapshot ${snapshot.meta.index} is older than ${this.snap.meta.index}`);
+      throw new LogStorageError(
+        `snapshot ${snapshot.meta.index} is older than ${this.snap.meta.index}`,
+      );
     }
     this.snap = snapshot;
     this.offsetIndex = snapshot.meta.index;
@@ -114,7 +120,9 @@ export class MemoryLogStorage implements LogStorage {
   compact(index: number): void {
     if (index <= this.offsetIndex) return;
     if (index > this.snap.meta.index) {
-      throw new LogStorageError(`cannot compact to ${index}: past the snapshot at ${this.snap.meta.index}`);
+      throw new LogStorageError(
+        `cannot compact to ${index}: past the snapshot at ${this.snap.meta.index}`,
+      );
     }
     const term = this.term(index)!;
     this.ents = this.ents.slice(index - this.offsetIndex);
