@@ -15,20 +15,25 @@ import {
   type Receipt,
   type StateMachine,
 } from '../../../framework/contracts/metadata-consensus.js';
-import type { MemberId, PeerMessage, PeerTransport } from '../../../framework/contracts/peer-transport.js';
+import type {
+  MemberId,
+  PeerMessage,
+  PeerTransport,
+} from '../../../framework/contracts/peer-transport.js';
 import { RaftCore } from '../core/raft.js';
 import { MemoryLogStorage } from '../core/storage.js';
 import { NONE, type Entry, type Message, type Ready } from '../core/types.js';
 import type { RaftStorage } from '../storage/raft-storage.js';
 import { canonicalJson } from '../../../framework/consensus/canonical-json.js';
+import { Deadlines } from './deadlines.js';
 import { DEFAULT_TUNING, type RaftConsensusOptions, type RaftTuning } from './options.js';
 import { ReplicatedState, type CommandData } from './replicated-state.js';
 import {
   PROPOSE_CHANNEL,
   RAFT_CHANNEL,
   hasRequiredFields,
+  parseRaftEnvelope,
   proposeRequestSchema,
-  raftEnvelopeSchema,
   type ProposeRequest,
   type ProposeResponse,
 } from './wire.js';
@@ -106,6 +111,8 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
   /** Keyed proposals appended by this leader and not yet applied: a retry joins them. */
   private readonly inFlightKeys = new Map<string, { fingerprint: string; index: number }>();
   private readonly forwards = new Set<AbortController>();
+  /** Deadlines of the proposals at this member, swept every tick. */
+  private readonly deadlines = new Deadlines();
   private readonly reads = new Map<string, PendingRead<S>>();
   private readSeq = 0;
 
@@ -133,7 +140,9 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
     this.log = options.logger.child({ plugin: 'raft', member: options.self });
     this.bootstrapVoters = [...new Set(options.voters)].sort();
     if (this.bootstrapVoters.length === 0) {
-      throw new RangeError('raft needs at least one bootstrap voter: list the cluster members in "voters"');
+      throw new RangeError(
+        'raft needs at least one bootstrap voter: list the cluster members in "voters"',
+      );
     }
     this.lastLeadership = { self: this.self, isLeader: false, term: 0 };
   }
@@ -141,10 +150,15 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
   // ---- lifecycle ----
 
   async start(): Promise<void> {
-    if (this.state !== 'new') throw new Error(`raft member ${this.self} cannot start: it is ${this.state}`);
+    if (this.state !== 'new')
+      throw new Error(`raft member ${this.self} cannot start: it is ${this.state}`);
     const recovered = await this.storage.load();
     this.mem = new MemoryLogStorage(this.bootstrapVoters);
-    this.rs = new ReplicatedState(this.machine, this.tuning.idempotencyWindow, this.bootstrapVoters);
+    this.rs = new ReplicatedState(
+      this.machine,
+      this.tuning.idempotencyWindow,
+      this.bootstrapVoters,
+    );
     if (recovered.snapshot) {
       this.mem.applySnapshot(recovered.snapshot);
       this.rs.restore(recovered.snapshot);
@@ -154,7 +168,10 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
     this.mem.append(usable);
     this.mem.setHardState({
       ...recovered.hardState,
-      commit: Math.min(Math.max(recovered.hardState.commit, this.mem.firstIndex() - 1), this.mem.lastIndex()),
+      commit: Math.min(
+        Math.max(recovered.hardState.commit, this.mem.firstIndex() - 1),
+        this.mem.lastIndex(),
+      ),
     });
     this.core = new RaftCore({
       id: this.self,
@@ -175,7 +192,12 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
     );
     this.state = 'running';
     this.log.info(
-      { term: this.core.term, commit: this.core.log.committed, last: this.core.log.lastIndex(), voters: this.rs.voters },
+      {
+        term: this.core.term,
+        commit: this.core.log.committed,
+        last: this.core.log.lastIndex(),
+        voters: this.rs.voters,
+      },
       'raft member started',
     );
     this.scheduleTick();
@@ -189,9 +211,17 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
     this.tickTimer?.cancel();
     for (const off of this.unlisten) off();
     this.unlisten = [];
-    for (const c of this.forwards) c.abort(new OutcomeUnknownError('stopped', `member ${this.self} stopped`));
-    this.failWaiters(() => new OutcomeUnknownError('stopped', `member ${this.self} stopped before the entry was applied`));
-    for (const [, r] of this.reads) r.reject(new ReadUnavailableError(`member ${this.self} stopped`));
+    for (const c of this.forwards)
+      c.abort(new OutcomeUnknownError('stopped', `member ${this.self} stopped`));
+    this.failWaiters(
+      () =>
+        new OutcomeUnknownError(
+          'stopped',
+          `member ${this.self} stopped before the entry was applied`,
+        ),
+    );
+    for (const [, r] of this.reads)
+      r.reject(new ReadUnavailableError(`member ${this.self} stopped`));
     this.reads.clear();
     for (const w of this.leadershipWaiters) w();
     // Queued inputs run once more so queued proposals learn they were never appended.
@@ -214,29 +244,58 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
       if (known && known.fingerprint !== fingerprint) throw keyReused(key);
       if (known) return { position: { ...known.position }, result: known.result, replayed: true };
     }
-    if (options.signal?.aborted) throw new NotAppendedError('aborted', 'the signal was aborted before the proposal was submitted');
+    if (options.signal?.aborted)
+      throw new NotAppendedError(
+        'aborted',
+        'the signal was aborted before the proposal was submitted',
+      );
     for (;;) {
       const remaining = deadline - this.clock.now();
-      if (remaining <= 0) throw new NotAppendedError('no_leader', `no leader accepted the proposal within ${timeoutMs} ms`);
+      if (remaining <= 0)
+        throw new NotAppendedError(
+          'no_leader',
+          `no leader accepted the proposal within ${timeoutMs} ms`,
+        );
       if (this.core.role === 'leader') {
-        const outcome = await this.proposeHere({ command, key, fingerprint }, remaining, options.signal);
+        const outcome = await this.proposeHere(
+          { command, key, fingerprint },
+          remaining,
+          options.signal,
+        );
         if (outcome !== 'retry') return outcome as Receipt<R>;
       } else if (this.core.lead !== NONE) {
-        const response = await this.forward(this.core.lead, { kind: 'command', cluster: this.cluster, command, key, timeoutMs: remaining }, remaining, options.signal);
-        if (response.ok) return { position: response.position, result: response.result as R, replayed: response.replayed };
-        if (!(response.kind === 'not_appended' && response.reason === 'no_leader')) throw responseError(response);
+        const response = await this.forward(
+          this.core.lead,
+          { kind: 'command', cluster: this.cluster, command, key, timeoutMs: remaining },
+          remaining,
+          options.signal,
+        );
+        if (response.ok)
+          return {
+            position: response.position,
+            result: response.result as R,
+            replayed: response.replayed,
+          };
+        if (!(response.kind === 'not_appended' && response.reason === 'no_leader'))
+          throw responseError(response);
       }
       // No leader known, or the one we asked no longer leads: wait for news, then try again.
-      await this.waitForLeadershipChange(Math.min(deadline - this.clock.now(), this.tuning.tickMs * this.tuning.electionTicks), options.signal);
+      await this.waitForLeadershipChange(
+        Math.min(deadline - this.clock.now(), this.tuning.tickMs * this.tuning.electionTicks),
+        options.signal,
+      );
     }
   }
 
   async read(options: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<AppliedView<S>> {
-    if (this.state !== 'running') throw new ReadUnavailableError(`member ${this.self} is ${this.state}`);
+    if (this.state !== 'running')
+      throw new ReadUnavailableError(`member ${this.self} is ${this.state}`);
     const timeoutMs = options.timeoutMs ?? this.tuning.readTimeoutMs;
     const context = `${this.self}:${++this.readSeq}`;
     return new Promise<AppliedView<S>>((resolve, reject) => {
-      const timer = this.clock.setTimer(timeoutMs, () => done(new ReadUnavailableError(`no leader confirmed a read index within ${timeoutMs} ms`)));
+      const timer = this.clock.setTimer(timeoutMs, () =>
+        done(new ReadUnavailableError(`no leader confirmed a read index within ${timeoutMs} ms`)),
+      );
       const onAbort = () => done(new ReadUnavailableError('the read was aborted'));
       const done = once((outcome: AppliedView<S> | Error) => {
         timer.cancel();
@@ -283,7 +342,15 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
   }
 
   /** Raft state, for status pages and tests. */
-  status(): { term: number; role: string; lead: MemberId; commit: number; applied: number; lastIndex: number; snapshotIndex: number } {
+  status(): {
+    term: number;
+    role: string;
+    lead: MemberId;
+    commit: number;
+    applied: number;
+    lastIndex: number;
+    snapshotIndex: number;
+  } {
     return {
       term: this.core.term,
       role: this.core.role,
@@ -313,49 +380,84 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
   ): Promise<Receipt<unknown> | 'retry'> {
     if (this.queued >= this.tuning.maxQueue) {
       return Promise.reject(
-        new NotAppendedError('queue_saturated', `${this.queued} proposals are already waiting at ${this.self} (max ${this.tuning.maxQueue}); retry later`),
+        new NotAppendedError(
+          'queue_saturated',
+          `${this.queued} proposals are already waiting at ${this.self} (max ${this.tuning.maxQueue}); retry later`,
+        ),
       );
     }
     this.queued++;
     return new Promise<Receipt<unknown> | 'retry'>((resolve, reject) => {
       let appended = false;
-      const timer = this.clock.setTimer(timeoutMs, () =>
-        settle(appended
-          ? { ok: false, error: new OutcomeUnknownError('timeout', `not applied within ${timeoutMs} ms`) }
-          : { ok: false, error: new NotAppendedError('no_leader', `not appended within ${timeoutMs} ms`) }),
+      // One swept deadline heap, not a timer per proposal (see Deadlines).
+      const timer = this.deadlines.add(this.clock.now() + timeoutMs, () =>
+        settle(
+          appended
+            ? {
+                ok: false,
+                error: new OutcomeUnknownError('timeout', `not applied within ${timeoutMs} ms`),
+              }
+            : {
+                ok: false,
+                error: new NotAppendedError('no_leader', `not appended within ${timeoutMs} ms`),
+              },
+        ),
       );
       const onAbort = () =>
-        settle({ ok: false, error: appended ? new OutcomeUnknownError('aborted', 'aborted after the proposal was appended') : new OutcomeUnknownError('aborted', 'aborted before the proposal was appended') });
-      const settle = once((outcome: { ok: true; receipt: Receipt<unknown> } | { ok: false; error: Error } | 'retry') => {
-        timer.cancel();
-        signal?.removeEventListener('abort', onAbort);
-        this.queued--;
-        if (outcome === 'retry') resolve('retry');
-        else if (outcome.ok) resolve(outcome.receipt);
-        else reject(outcome.error);
-      });
+        settle({
+          ok: false,
+          error: appended
+            ? new OutcomeUnknownError('aborted', 'aborted after the proposal was appended')
+            : new OutcomeUnknownError('aborted', 'aborted before the proposal was appended'),
+        });
+      const settle = once(
+        (
+          outcome: { ok: true; receipt: Receipt<unknown> } | { ok: false; error: Error } | 'retry',
+        ) => {
+          timer.cancel();
+          signal?.removeEventListener('abort', onAbort);
+          this.queued--;
+          if (outcome === 'retry') resolve('retry');
+          else if (outcome.ok) resolve(outcome.receipt);
+          else reject(outcome.error);
+        },
+      );
       signal?.addEventListener('abort', onAbort, { once: true });
       this.enqueue(() => {
-        if (this.state !== 'running') return settle({ ok: false, error: new NotAppendedError('stopped', `member ${this.self} stopped`) });
+        if (this.state !== 'running')
+          return settle({
+            ok: false,
+            error: new NotAppendedError('stopped', `member ${this.self} stopped`),
+          });
         if (this.core.role !== 'leader') return settle('retry');
         const key = data.key;
         if (key !== undefined) {
           const known = this.rs.window.lookup(key);
-          if (known && known.fingerprint !== data.fingerprint) return settle({ ok: false, error: keyReused(key) });
-          if (known) return settle({ ok: true, receipt: { position: { ...known.position }, result: known.result, replayed: true } });
+          if (known && known.fingerprint !== data.fingerprint)
+            return settle({ ok: false, error: keyReused(key) });
+          if (known)
+            return settle({
+              ok: true,
+              receipt: { position: { ...known.position }, result: known.result, replayed: true },
+            });
           const inFlight = this.inFlightKeys.get(key);
-          if (inFlight && inFlight.fingerprint !== data.fingerprint) return settle({ ok: false, error: keyReused(key) });
+          if (inFlight && inFlight.fingerprint !== data.fingerprint)
+            return settle({ ok: false, error: keyReused(key) });
           if (inFlight) {
             // The same command is already in the log: wait for its decision instead of appending again.
             appended = true;
             return this.addWaiter(inFlight.index, this.core.term, settle, true);
           }
         }
-        const entry: CommandData = key === undefined ? { c: data.command } : { c: data.command, k: key, f: data.fingerprint };
+        const entry: CommandData =
+          key === undefined
+            ? { c: data.command }
+            : { c: data.command, k: key, f: data.fingerprint };
         const r = this.core.propose(entry);
         if (!r.ok) return settle('retry');
         appended = true;
-        if (key !== undefined) this.inFlightKeys.set(key, { fingerprint: data.fingerprint!, index: r.index });
+        if (key !== undefined)
+          this.inFlightKeys.set(key, { fingerprint: data.fingerprint!, index: r.index });
         this.addWaiter(r.index, r.term, settle);
       });
     });
@@ -374,7 +476,12 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
     for (const w of all) w.settle({ ok: false, error: error() });
   }
 
-  private async forward(leader: MemberId, body: ProposeRequest, timeoutMs: number, signal: AbortSignal | undefined): Promise<ProposeResponse> {
+  private async forward(
+    leader: MemberId,
+    body: ProposeRequest,
+    timeoutMs: number,
+    signal: AbortSignal | undefined,
+  ): Promise<ProposeResponse> {
     const controller = new AbortController();
     const onAbort = () => controller.abort(signal!.reason);
     signal?.addEventListener('abort', onAbort, { once: true });
@@ -386,17 +493,27 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
       controller.signal.addEventListener('abort', fail, { once: true });
     });
     guard.catch(() => undefined);
-    const timer = this.clock.setTimer(timeoutMs + this.tuning.tickMs, () => controller.abort(new Error(`no answer within ${timeoutMs} ms`)));
+    const timer = this.clock.setTimer(timeoutMs + this.tuning.tickMs, () =>
+      controller.abort(new Error(`no answer within ${timeoutMs} ms`)),
+    );
     try {
       const answer = await Promise.race([
-        this.transport.request(leader, { channel: PROPOSE_CHANNEL, body }, { timeoutMs, signal: controller.signal }),
+        this.transport.request(
+          leader,
+          { channel: PROPOSE_CHANNEL, body },
+          { timeoutMs, signal: controller.signal },
+        ),
         guard,
       ]);
       return answer.body as ProposeResponse;
     } catch (error) {
       // It may have reached the leader and been appended: only a retry with the key can tell.
-      const reason: OutcomeUnknownReason = this.state !== 'running' ? 'stopped' : signal?.aborted ? 'aborted' : 'timeout';
-      throw new OutcomeUnknownError(reason, `forwarded to leader ${leader}, no answer: ${(error as Error).message}`);
+      const reason: OutcomeUnknownReason =
+        this.state !== 'running' ? 'stopped' : signal?.aborted ? 'aborted' : 'timeout';
+      throw new OutcomeUnknownError(
+        reason,
+        `forwarded to leader ${leader}, no answer: ${(error as Error).message}`,
+      );
     } finally {
       timer.cancel();
       signal?.removeEventListener('abort', onAbort);
@@ -410,11 +527,21 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
     if (!parsed.success || parsed.data.cluster !== this.cluster) {
       if (parsed.success) this.stats.foreignMessages++;
       else this.stats.malformedMessages++;
-      return reply({ ok: false, kind: 'not_appended', reason: 'no_leader', message: `malformed or foreign proposal from ${from}` });
+      return reply({
+        ok: false,
+        kind: 'not_appended',
+        reason: 'no_leader',
+        message: `malformed or foreign proposal from ${from}`,
+      });
     }
     const req = parsed.data;
     if (this.state !== 'running' || this.core.role !== 'leader') {
-      return reply({ ok: false, kind: 'not_appended', reason: 'no_leader', message: `${this.self} is not the leader` });
+      return reply({
+        ok: false,
+        kind: 'not_appended',
+        reason: 'no_leader',
+        message: `${this.self} is not the leader`,
+      });
     }
     const timeoutMs = Math.min(req.timeoutMs, this.tuning.proposeTimeoutMs * 4);
     try {
@@ -423,63 +550,144 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
         return reply({ ok: true, position: { ...this.rs.applied }, result: null, replayed: false });
       }
       const fingerprint = req.key === undefined ? undefined : canonicalJson(req.command);
-      const outcome = await this.proposeHere({ command: req.command, key: req.key, fingerprint }, timeoutMs, undefined);
-      if (outcome === 'retry') return reply({ ok: false, kind: 'not_appended', reason: 'no_leader', message: `${this.self} stopped leading before appending` });
-      return reply({ ok: true, position: outcome.position, result: outcome.result, replayed: outcome.replayed });
+      const outcome = await this.proposeHere(
+        { command: req.command, key: req.key, fingerprint },
+        timeoutMs,
+        undefined,
+      );
+      if (outcome === 'retry')
+        return reply({
+          ok: false,
+          kind: 'not_appended',
+          reason: 'no_leader',
+          message: `${this.self} stopped leading before appending`,
+        });
+      return reply({
+        ok: true,
+        position: outcome.position,
+        result: outcome.result,
+        replayed: outcome.replayed,
+      });
     } catch (error) {
-      if (error instanceof NotAppendedError) return reply({ ok: false, kind: 'not_appended', reason: error.reason, message: error.message });
-      if (error instanceof OutcomeUnknownError) return reply({ ok: false, kind: 'outcome_unknown', reason: error.reason, message: error.message });
+      if (error instanceof NotAppendedError)
+        return reply({
+          ok: false,
+          kind: 'not_appended',
+          reason: error.reason,
+          message: error.message,
+        });
+      if (error instanceof OutcomeUnknownError)
+        return reply({
+          ok: false,
+          kind: 'outcome_unknown',
+          reason: error.reason,
+          message: error.message,
+        });
       throw error;
     }
   }
 
   // ---- membership ----
 
-  private async changeMembership(change: 'add' | 'remove', member: MemberId, signal?: AbortSignal): Promise<void> {
+  private async changeMembership(
+    change: 'add' | 'remove',
+    member: MemberId,
+    signal?: AbortSignal,
+  ): Promise<void> {
     this.assertRunning(`${change}Voter`);
     const timeoutMs = this.tuning.proposeTimeoutMs;
     const deadline = this.clock.now() + timeoutMs;
     for (;;) {
       const remaining = deadline - this.clock.now();
-      if (remaining <= 0) throw new NotAppendedError('no_leader', `no leader accepted the membership change within ${timeoutMs} ms`);
+      if (remaining <= 0)
+        throw new NotAppendedError(
+          'no_leader',
+          `no leader accepted the membership change within ${timeoutMs} ms`,
+        );
       if (this.core.role === 'leader') {
         const outcome = await this.changeHere(change, member, remaining);
         if (outcome !== 'retry') return;
       } else if (this.core.lead !== NONE) {
-        const response = await this.forward(this.core.lead, { kind: 'conf', cluster: this.cluster, change, member, timeoutMs: remaining }, remaining, signal);
+        const response = await this.forward(
+          this.core.lead,
+          { kind: 'conf', cluster: this.cluster, change, member, timeoutMs: remaining },
+          remaining,
+          signal,
+        );
         if (response.ok) return;
-        if (!(response.kind === 'not_appended' && response.reason === 'no_leader')) throw responseError(response);
+        if (!(response.kind === 'not_appended' && response.reason === 'no_leader'))
+          throw responseError(response);
       }
-      await this.waitForLeadershipChange(Math.min(deadline - this.clock.now(), this.tuning.tickMs * this.tuning.electionTicks), signal);
+      await this.waitForLeadershipChange(
+        Math.min(deadline - this.clock.now(), this.tuning.tickMs * this.tuning.electionTicks),
+        signal,
+      );
     }
   }
 
-  private changeHere(change: 'add' | 'remove', member: MemberId, timeoutMs: number): Promise<'done' | 'retry'> {
+  private changeHere(
+    change: 'add' | 'remove',
+    member: MemberId,
+    timeoutMs: number,
+  ): Promise<'done' | 'retry'> {
     return new Promise((resolve, reject) => {
       let appended = false;
       const timer = this.clock.setTimer(timeoutMs, () =>
-        settle(appended
-          ? { ok: false, error: new OutcomeUnknownError('timeout', `membership change not applied within ${timeoutMs} ms`) }
-          : { ok: false, error: new NotAppendedError('no_leader', `membership change not appended within ${timeoutMs} ms`) }),
+        settle(
+          appended
+            ? {
+                ok: false,
+                error: new OutcomeUnknownError(
+                  'timeout',
+                  `membership change not applied within ${timeoutMs} ms`,
+                ),
+              }
+            : {
+                ok: false,
+                error: new NotAppendedError(
+                  'no_leader',
+                  `membership change not appended within ${timeoutMs} ms`,
+                ),
+              },
+        ),
       );
-      const settle = once((outcome: { ok: true; receipt: Receipt<unknown> } | { ok: false; error: Error } | 'retry') => {
-        timer.cancel();
-        if (outcome === 'retry') resolve('retry');
-        else if (outcome.ok) resolve('done');
-        else reject(outcome.error);
-      });
+      const settle = once(
+        (
+          outcome: { ok: true; receipt: Receipt<unknown> } | { ok: false; error: Error } | 'retry',
+        ) => {
+          timer.cancel();
+          if (outcome === 'retry') resolve('retry');
+          else if (outcome.ok) resolve('done');
+          else reject(outcome.error);
+        },
+      );
       this.enqueue(() => {
-        if (this.state !== 'running') return settle({ ok: false, error: new NotAppendedError('stopped', `member ${this.self} stopped`) });
+        if (this.state !== 'running')
+          return settle({
+            ok: false,
+            error: new NotAppendedError('stopped', `member ${this.self} stopped`),
+          });
         if (this.core.role !== 'leader') return settle('retry');
         const isVoter = this.core.voters().includes(member);
         if ((change === 'add' && isVoter) || (change === 'remove' && !isVoter)) {
           // Already in effect: nothing to append.
-          return settle({ ok: true, receipt: { position: { ...this.rs.applied }, result: null, replayed: true } });
+          return settle({
+            ok: true,
+            receipt: { position: { ...this.rs.applied }, result: null, replayed: true },
+          });
         }
         const r = this.core.proposeConfChange({ type: change, member });
         if (!r.ok) {
-          if (r.reason === 'conf_change_pending') return settle({ ok: false, error: new NotAppendedError('membership_change_in_progress', r.detail) });
-          if (r.reason === 'invalid_conf_change') return settle({ ok: false, error: new NotAppendedError('membership_change_in_progress', r.detail) });
+          if (r.reason === 'conf_change_pending')
+            return settle({
+              ok: false,
+              error: new NotAppendedError('membership_change_in_progress', r.detail),
+            });
+          if (r.reason === 'invalid_conf_change')
+            return settle({
+              ok: false,
+              error: new NotAppendedError('membership_change_in_progress', r.detail),
+            });
           return settle('retry');
         }
         appended = true;
@@ -522,7 +730,11 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
   private async handleReady(rd: Ready): Promise<void> {
     // Durable first: nothing below may be seen by anyone before the disk has it.
     if (rd.hardState || rd.entries.length > 0 || rd.snapshot) {
-      await this.storage.persist({ hardState: rd.hardState, entries: rd.entries, snapshot: rd.snapshot });
+      await this.storage.persist({
+        hardState: rd.hardState,
+        entries: rd.entries,
+        snapshot: rd.snapshot,
+      });
       this.stats.persists++;
     }
     if (this.state !== 'running') return;
@@ -531,7 +743,10 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
       this.rs.restore(rd.snapshot);
       this.lastSnapshotIndex = rd.snapshot.meta.index;
       this.stats.snapshotsInstalled++;
-      this.log.info({ index: rd.snapshot.meta.index, term: rd.snapshot.meta.term }, 'installed snapshot from leader');
+      this.log.info(
+        { index: rd.snapshot.meta.index, term: rd.snapshot.meta.term },
+        'installed snapshot from leader',
+      );
     }
     this.mem.append(rd.entries);
     if (rd.hardState) this.mem.setHardState(rd.hardState);
@@ -549,7 +764,10 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
 
   private send(m: Message): void {
     try {
-      this.transport.send(m.to, { channel: RAFT_CHANNEL, body: { cluster: this.cluster, message: m } });
+      this.transport.send(m.to, {
+        channel: RAFT_CHANNEL,
+        body: { cluster: this.cluster, message: m },
+      });
     } catch (error) {
       this.log.warn({ err: error, to: m.to, type: m.type }, 'raft message could not be sent');
     }
@@ -560,19 +778,36 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
     const waiters = this.waiters.get(e.index);
     this.waiters.delete(e.index);
     const data = e.data as CommandData | null;
-    if (data?.k !== undefined && this.inFlightKeys.get(data.k)?.index === e.index) this.inFlightKeys.delete(data.k);
+    if (data?.k !== undefined && this.inFlightKeys.get(data.k)?.index === e.index)
+      this.inFlightKeys.delete(data.k);
     const position = { term: e.term, index: e.index };
     for (const w of waiters ?? []) {
       if (w.term !== e.term) {
-        w.settle({ ok: false, error: new OutcomeUnknownError('leadership_lost', `another entry took log index ${e.index}`) });
+        w.settle({
+          ok: false,
+          error: new OutcomeUnknownError(
+            'leadership_lost',
+            `another entry took log index ${e.index}`,
+          ),
+        });
         continue;
       }
       switch (outcome.kind) {
         case 'applied':
-          w.settle({ ok: true, receipt: { position, result: outcome.result, replayed: w.joined === true } });
+          w.settle({
+            ok: true,
+            receipt: { position, result: outcome.result, replayed: w.joined === true },
+          });
           break;
         case 'replayed':
-          w.settle({ ok: true, receipt: { position: { ...outcome.decision.position }, result: outcome.decision.result, replayed: true } });
+          w.settle({
+            ok: true,
+            receipt: {
+              position: { ...outcome.decision.position },
+              result: outcome.decision.result,
+              replayed: true,
+            },
+          });
           break;
         case 'key_reused':
           w.settle({ ok: false, error: keyReused(data!.k!) });
@@ -581,7 +816,7 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
           w.settle({ ok: true, receipt: { position, result: null, replayed: false } });
       }
     }
-    if (outcome.kind !== 'applied') return;
+    if (outcome.kind !== 'applied' || this.watchers.size === 0) return;
     const view = this.view();
     const applied: AppliedEntry<C, R> = { position, command: data!.c as C, result: outcome.result };
     for (const fn of this.watchers) {
@@ -602,13 +837,27 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
   private noticeLeadership(): void {
     const now = this.currentLeadership();
     const before = this.lastLeadership;
-    if (now.isLeader === before.isLeader && now.leader === before.leader && now.term === before.term) return;
+    if (
+      now.isLeader === before.isLeader &&
+      now.leader === before.leader &&
+      now.term === before.term
+    )
+      return;
     this.lastLeadership = now;
     if (before.isLeader && !(now.isLeader && now.term === before.term)) {
-      this.failWaiters(() => new OutcomeUnknownError('leadership_lost', `${this.self} lost leadership of term ${before.term}`));
+      this.failWaiters(
+        () =>
+          new OutcomeUnknownError(
+            'leadership_lost',
+            `${this.self} lost leadership of term ${before.term}`,
+          ),
+      );
     }
     if (now.isLeader && !before.isLeader) this.rememberInFlightKeys();
-    this.log.info({ term: now.term, leader: now.leader ?? null, isLeader: now.isLeader }, 'leadership changed');
+    this.log.info(
+      { term: now.term, leader: now.leader ?? null, isLeader: now.isLeader },
+      'leadership changed',
+    );
     for (const fn of this.leadershipListeners) {
       try {
         fn({ ...now });
@@ -622,16 +871,23 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
   /** A new leader's log may hold keyed entries of earlier terms: a retry must join, not duplicate. */
   private rememberInFlightKeys(): void {
     const log = this.core.log;
-    const entries = log.slice(Math.max(this.rs.applied.index + 1, log.firstIndex()), log.lastIndex() + 1) ?? [];
+    const entries =
+      log.slice(Math.max(this.rs.applied.index + 1, log.firstIndex()), log.lastIndex() + 1) ?? [];
     for (const e of entries) {
       const data = e.data as CommandData | null;
-      if (e.type === 'normal' && data?.k !== undefined) this.inFlightKeys.set(data.k, { fingerprint: data.f!, index: e.index });
+      if (e.type === 'normal' && data?.k !== undefined)
+        this.inFlightKeys.set(data.k, { fingerprint: data.f!, index: e.index });
     }
   }
 
   private currentLeadership(): Leadership {
     const lead = this.core.lead;
-    return { self: this.self, isLeader: this.core.role === 'leader', leader: lead === NONE ? undefined : lead, term: this.core.term };
+    return {
+      self: this.self,
+      isLeader: this.core.role === 'leader',
+      leader: lead === NONE ? undefined : lead,
+      term: this.core.term,
+    };
   }
 
   private waitForLeadershipChange(ms: number, signal?: AbortSignal): Promise<void> {
@@ -646,8 +902,10 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
       this.leadershipWaiters.add(done);
       signal?.addEventListener('abort', done, { once: true });
     }).then(() => {
-      if (signal?.aborted) throw new OutcomeUnknownError('aborted', 'aborted while waiting for a leader');
-      if (this.state !== 'running') throw new NotAppendedError('stopped', `member ${this.self} stopped`);
+      if (signal?.aborted)
+        throw new OutcomeUnknownError('aborted', 'aborted while waiting for a leader');
+      if (this.state !== 'running')
+        throw new NotAppendedError('stopped', `member ${this.self} stopped`);
     });
   }
 
@@ -670,11 +928,13 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
     if (this.state !== 'running') return;
     this.tickTimer = this.clock.setTimer(this.tuning.tickMs, () => {
       this.ticks++;
+      this.deadlines.sweep(this.clock.now());
       this.enqueue(() => {
         this.core.tick();
         // Read requests can be lost with their messages: ask again every election timeout.
         if (this.ticks % this.tuning.electionTicks === 0) {
-          for (const [context, r] of this.reads) if (r.index === undefined) this.core.readIndex(context);
+          for (const [context, r] of this.reads)
+            if (r.index === undefined) this.core.readIndex(context);
         }
       });
       this.scheduleTick();
@@ -682,41 +942,52 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
   }
 
   private onRaftMessage(from: MemberId, message: PeerMessage): void {
-    const parsed = raftEnvelopeSchema.safeParse(message.body);
-    if (!parsed.success) {
+    const parsed = parseRaftEnvelope(message.body);
+    if (!parsed) {
       this.stats.malformedMessages++;
       return;
     }
-    const { cluster, message: m } = parsed.data;
+    const { cluster, message: m } = parsed;
     if (cluster !== this.cluster || m.from !== from || m.to !== this.self) {
       this.stats.foreignMessages++;
       return;
     }
     // Only members of the configuration (or one the leader is bringing in) take part.
-    if (!this.core.voters().includes(from) && !this.core.progressOf(from) && !this.bootstrapVoters.includes(from)) {
+    if (
+      !this.core.voters().includes(from) &&
+      !this.core.progressOf(from) &&
+      !this.bootstrapVoters.includes(from)
+    ) {
       this.stats.foreignMessages++;
       return;
     }
-    if (!hasRequiredFields(m as Message)) {
+    if (!hasRequiredFields(m)) {
       this.stats.malformedMessages++;
       return;
     }
-    this.enqueue(() => this.core.step(m as Message));
+    this.enqueue(() => this.core.step(m));
   }
 
   private assertRunning(what: string): void {
     if (this.state !== 'running') {
-      throw new NotAppendedError('stopped', `cannot ${what}: member ${this.self} is ${this.state}${this.fatal ? ` (failed: ${this.fatal.message})` : ''}`);
+      throw new NotAppendedError(
+        'stopped',
+        `cannot ${what}: member ${this.self} is ${this.state}${this.fatal ? ` (failed: ${this.fatal.message})` : ''}`,
+      );
     }
   }
 }
 
 function keyReused(key: string): NotAppendedError {
-  return new NotAppendedError('key_reused', `idempotency key ${JSON.stringify(key)} was already used for a different command; use a new key`);
+  return new NotAppendedError(
+    'key_reused',
+    `idempotency key ${JSON.stringify(key)} was already used for a different command; use a new key`,
+  );
 }
 
 function responseError(response: Extract<ProposeResponse, { ok: false }>): Error {
-  if (response.kind === 'not_appended') return new NotAppendedError(response.reason as NotAppendedReason, response.message);
+  if (response.kind === 'not_appended')
+    return new NotAppendedError(response.reason as NotAppendedReason, response.message);
   return new OutcomeUnknownError(response.reason as OutcomeUnknownReason, response.message);
 }
 

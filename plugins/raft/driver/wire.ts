@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Message } from '../core/types.js';
+import type { Entry, Message, MessageType, Snapshot } from '../core/types.js';
 
 /** Channel of Raft messages between members (one-way, best effort). */
 export const RAFT_CHANNEL = 'raft';
@@ -7,52 +7,98 @@ export const RAFT_CHANNEL = 'raft';
 export const PROPOSE_CHANNEL = 'raft-propose';
 
 const member = z.string().min(1).max(256);
-const index = z.number().int().nonnegative();
 
-const entry = z.object({
-  term: index,
-  index: index,
-  type: z.enum(['normal', 'conf']),
-  data: z.unknown(),
-});
+const MESSAGE_TYPES: ReadonlySet<string> = new Set<MessageType>([
+  'app',
+  'app-resp',
+  'heartbeat',
+  'heartbeat-resp',
+  'vote',
+  'vote-resp',
+  'pre-vote',
+  'pre-vote-resp',
+  'snap',
+  'timeout-now',
+  'read-index',
+  'read-index-resp',
+]);
 
-const snapshot = z.object({
-  meta: z.object({ index, term: index, voters: z.array(member) }),
-  data: z.unknown(),
-});
+const isIndex = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 0;
+const isMember = (v: unknown): v is string =>
+  typeof v === 'string' && v.length >= 1 && v.length <= 256;
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+const optional = <T>(v: unknown, check: (v: unknown) => v is T): boolean =>
+  v === undefined || check(v);
 
-/** A Raft message as it arrives from a peer: validated field by field, never trusted. */
-export const messageSchema = z.object({
-  type: z.enum([
-    'app',
-    'app-resp',
-    'heartbeat',
-    'heartbeat-resp',
-    'vote',
-    'vote-resp',
-    'pre-vote',
-    'pre-vote-resp',
-    'snap',
-    'timeout-now',
-    'read-index',
-    'read-index-resp',
-  ]),
-  from: member,
-  to: member,
-  term: index,
-  index: index.optional(),
-  logTerm: index.optional(),
-  entries: z.array(entry).optional(),
-  commit: index.optional(),
-  reject: z.boolean().optional(),
-  rejectHint: index.optional(),
-  snapshot: snapshot.optional(),
-  readSeq: index.optional(),
-  context: z.string().max(256).optional(),
-});
+function isEntry(v: unknown): v is Entry {
+  return (
+    isObject(v) && isIndex(v.term) && isIndex(v.index) && (v.type === 'normal' || v.type === 'conf')
+  );
+}
 
-/** The envelope of a Raft message: the cluster it belongs to, so two clusters never mix. */
-export const raftEnvelopeSchema = z.object({ cluster: z.string(), message: messageSchema });
+function isSnapshot(v: unknown): v is Snapshot {
+  if (!isObject(v) || !isObject(v.meta)) return false;
+  const meta = v.meta;
+  return (
+    isIndex(meta.index) &&
+    isIndex(meta.term) &&
+    Array.isArray(meta.voters) &&
+    meta.voters.every(isMember)
+  );
+}
+
+function isEntries(v: unknown): v is Entry[] {
+  if (!Array.isArray(v)) return false;
+  for (const e of v) if (!isEntry(e)) return false;
+  return true;
+}
+
+/**
+ * A Raft message as it arrives from a peer, checked field by field and never trusted: the
+ * envelope names the cluster it belongs to, so two clusters never mix. Returns undefined for a
+ * malformed body. Hand-written rather than a schema because it runs for every message on the
+ * hot path; the result is a fresh message holding only the known fields.
+ */
+export function parseRaftEnvelope(
+  body: unknown,
+): { cluster: string; message: Message } | undefined {
+  if (!isObject(body) || typeof body.cluster !== 'string' || !isObject(body.message))
+    return undefined;
+  const m = body.message;
+  if (
+    typeof m.type !== 'string' ||
+    !MESSAGE_TYPES.has(m.type) ||
+    !isMember(m.from) ||
+    !isMember(m.to) ||
+    !isIndex(m.term)
+  )
+    return undefined;
+  if (
+    !optional(m.index, isIndex) ||
+    !optional(m.logTerm, isIndex) ||
+    !optional(m.entries, isEntries) ||
+    !optional(m.commit, isIndex) ||
+    !optional(m.reject, (v): v is boolean => typeof v === 'boolean') ||
+    !optional(m.rejectHint, isIndex) ||
+    !optional(m.snapshot, isSnapshot) ||
+    !optional(m.readSeq, isIndex) ||
+    !optional(m.context, (v): v is string => typeof v === 'string' && v.length <= 256)
+  ) {
+    return undefined;
+  }
+  const message: Message = { type: m.type as MessageType, from: m.from, to: m.to, term: m.term };
+  if (m.index !== undefined) message.index = m.index as number;
+  if (m.logTerm !== undefined) message.logTerm = m.logTerm as number;
+  if (m.entries !== undefined) message.entries = m.entries as Entry[];
+  if (m.commit !== undefined) message.commit = m.commit as number;
+  if (m.reject !== undefined) message.reject = m.reject as boolean;
+  if (m.rejectHint !== undefined) message.rejectHint = m.rejectHint as number;
+  if (m.snapshot !== undefined) message.snapshot = m.snapshot as Snapshot;
+  if (m.readSeq !== undefined) message.readSeq = m.readSeq as number;
+  if (m.context !== undefined) message.context = m.context as string;
+  return { cluster: body.cluster, message };
+}
 
 /** Fields a message type cannot do without; a message lacking them is malformed. */
 const REQUIRED: Partial<Record<Message['type'], (keyof Message)[]>> = {
