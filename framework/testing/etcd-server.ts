@@ -1,10 +1,15 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Clock } from '../contracts/clock.js';
 import { SystemClock } from '../kernel/system-clock.js';
-import { freeLoopbackPort } from './redis-server.js';
+import {
+  freeLoopbackPort,
+  LOOPBACK as HOST,
+  PortInUseError,
+  saysAddressInUse,
+  ServerProcess,
+} from './server-process.js';
 
 export interface EtcdClusterOptions {
   /** How many members (1 for a single node, 3 for a cluster that survives one loss). Default 1. */
@@ -25,7 +30,6 @@ export interface EtcdClusterOptions {
   extraArgs?: string[];
 }
 
-const HOST = '127.0.0.1';
 const PORT_ATTEMPTS = 5;
 /** What etcd 3.4 (zap logger) prints once it serves clients: after it joined its cluster. */
 const READY_LINE = /serving client traffic|ready to serve client requests/;
@@ -35,10 +39,9 @@ const READY_LINE = /serving client traffic|ready to serve client requests/;
  * it again keeps the directory, so it comes back with what it had synced, as after a crash.
  */
 export class EtcdMember {
-  private child?: ChildProcess;
-  private exited?: Promise<void>;
-  private output = '';
-  private spawnError?: Error;
+  private process?: ServerProcess;
+  /** The latest run, kept after it exits so its output can still be read. */
+  private lastRun?: ServerProcess;
 
   constructor(
     readonly name: string,
@@ -57,12 +60,12 @@ export class EtcdMember {
   }
 
   get running(): boolean {
-    return this.child !== undefined;
+    return this.process !== undefined;
   }
 
   /** What the process printed (the tail is quoted in start errors). */
   get log(): string {
-    return this.output;
+    return this.lastRun?.output ?? '';
   }
 
   /**
@@ -70,13 +73,7 @@ export class EtcdMember {
    * so nothing acknowledged is lost). Stopping a stopped member does nothing.
    */
   async stop(signal: 'SIGTERM' | 'SIGKILL' = 'SIGTERM'): Promise<void> {
-    const child = this.child;
-    if (!child) return;
-    child.kill(signal);
-    if (!(await this.cluster.within(this.exited!, 10_000))) {
-      child.kill('SIGKILL');
-      await this.exited;
-    }
+    await this.process?.stop(signal);
   }
 
   kill(): Promise<void> {
@@ -97,7 +94,7 @@ export class EtcdMember {
 
   /** @internal Spawns without waiting: cluster members must start together to form a quorum. */
   spawnProcess(): void {
-    if (this.child) throw new Error(`etcd member ${this.name} is already running`);
+    if (this.process) throw new Error(`etcd member ${this.name} is already running`);
     const settings = this.cluster.settings;
     const args = [
       `--name=${this.name}`,
@@ -115,54 +112,36 @@ export class EtcdMember {
       '--log-outputs=stderr',
       ...settings.extraArgs,
     ];
-    this.output = '';
-    const child = spawn(settings.binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    const append = (chunk: Buffer) => {
-      // Keep the tail only: a long-running member logs a lot.
-      this.output = (this.output + chunk.toString('utf8')).slice(-20_000);
-      this.cluster.notifyOutput();
-    };
-    child.stdout?.on('data', append);
-    child.stderr?.on('data', append);
-    let spawnError: Error | undefined;
-    this.exited = new Promise<void>((resolve) => {
-      const done = () => {
-        if (this.child === child) this.child = undefined;
-        liveChildren.delete(child);
-        this.spawnError = spawnError;
-        this.cluster.notifyOutput();
-        resolve();
-      };
-      child.once('exit', done);
-      child.once('error', (error) => {
-        spawnError = error;
-        done();
-      });
+    const run = new ServerProcess(settings.binary, args, settings.clock, () => {
+      if (this.process === run) this.process = undefined;
     });
-    this.child = child;
-    watchForExit(child);
+    this.process = run;
+    this.lastRun = run;
   }
 
   /** @internal Resolves once the member serves clients; rejects when it exits or times out. */
   async ready(): Promise<void> {
-    const outcome = await this.cluster.waitFor(() => {
-      if (READY_LINE.test(this.output)) return 'ready';
-      if (!this.child) return 'exited';
-      return undefined;
-    });
+    const run = this.lastRun;
+    if (!run) throw new Error(`etcd member ${this.name} was never started`);
+    const outcome = await run.waitForOutput(READY_LINE, this.cluster.settings.startTimeoutMs);
     if (outcome === 'ready') return;
     await this.stop('SIGKILL');
-    if (this.spawnError) {
+    const { spawnError, output } = run;
+    if (spawnError) {
       throw new Error(
-        `could not run ${this.cluster.settings.binary} (${this.spawnError.message}): install etcd (Debian: etcd-server) or set ETCD_BINARY to its path`,
-        { cause: this.spawnError },
+        `could not run ${this.cluster.settings.binary} (${spawnError.message}): install etcd (Debian: etcd-server) or set ETCD_BINARY to its path`,
+        { cause: spawnError },
       );
     }
-    if (/address already in use/i.test(this.output)) throw new PortInUseError(this.name);
+    if (saysAddressInUse(output)) {
+      throw new PortInUseError(
+        `etcd member ${this.name} could not bind its port: address already in use`,
+      );
+    }
     throw new Error(
       outcome === 'timeout'
-        ? `etcd member ${this.name} did not serve clients within ${this.cluster.settings.startTimeoutMs} ms:\n${this.output.slice(-4000)}`
-        : `etcd member ${this.name} exited before serving clients:\n${this.output.slice(-4000)}`,
+        ? `etcd member ${this.name} did not serve clients within ${this.cluster.settings.startTimeoutMs} ms:\n${output.slice(-4000)}`
+        : `etcd member ${this.name} exited before serving clients:\n${output.slice(-4000)}`,
     );
   }
 }
@@ -184,7 +163,6 @@ interface ResolvedSettings {
 export class EtcdCluster {
   readonly members: EtcdMember[] = [];
   readonly token: string;
-  private outputWaiters = new Set<() => void>();
 
   private constructor(
     readonly dir: string,
@@ -262,71 +240,10 @@ export class EtcdCluster {
     await Promise.all(this.members.map((member) => member.stop()));
     await rm(this.dir, { recursive: true, force: true });
   }
-
-  /** @internal Wakes whoever waits on member output or exit. */
-  notifyOutput(): void {
-    for (const wake of [...this.outputWaiters]) wake();
-  }
-
-  /** @internal Waits until `check` answers, re-checking on every output or exit, with a deadline. */
-  async waitFor<T>(check: () => T | undefined): Promise<T | 'timeout'> {
-    const first = check();
-    if (first !== undefined) return first;
-    const abort = new AbortController();
-    let wake!: () => void;
-    const answered = new Promise<T>((resolve) => {
-      wake = () => {
-        const answer = check();
-        if (answer !== undefined) resolve(answer);
-      };
-      this.outputWaiters.add(wake);
-    });
-    const deadline = this.settings.clock.sleep(this.settings.startTimeoutMs, abort.signal).then(
-      () => 'timeout' as const,
-      () => 'timeout' as const,
-    );
-    try {
-      return await Promise.race([answered, deadline]);
-    } finally {
-      abort.abort();
-      this.outputWaiters.delete(wake);
-    }
-  }
-
-  /** @internal True when `promise` settled before the deadline. */
-  async within(promise: Promise<unknown>, ms: number): Promise<boolean> {
-    const abort = new AbortController();
-    const deadline = this.settings.clock.sleep(ms, abort.signal).then(
-      () => false,
-      () => false,
-    );
-    const settled = await Promise.race([promise.then(() => true), deadline]);
-    abort.abort();
-    return settled;
-  }
 }
 
 async function distinctFreePorts(count: number): Promise<number[]> {
   const ports = new Set<number>();
   while (ports.size < count) ports.add(await freeLoopbackPort());
   return [...ports];
-}
-
-/** Members still running when the test process exits are killed, never left behind. */
-const liveChildren = new Set<ChildProcess>();
-let exitHookInstalled = false;
-
-function watchForExit(child: ChildProcess): void {
-  liveChildren.add(child);
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  process.once('exit', () => {
-    for (const live of liveChildren) live.kill('SIGKILL');
-  });
-}
-
-class PortInUseError extends Error {
-  constructor(readonly member: string) {
-    super(`etcd member ${member} could not bind its port: address already in use`);
-  }
 }

@@ -1,11 +1,19 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Clock } from '../contracts/clock.js';
 import { SystemClock } from '../kernel/system-clock.js';
+import {
+  freeLoopbackPort,
+  LOOPBACK as HOST,
+  PortInUseError,
+  saysAddressInUse,
+  ServerProcess,
+} from './server-process.js';
+
+/** Kept here too: tests and benches import it from this module. */
+export { freeLoopbackPort } from './server-process.js';
 
 export interface RedisServerOptions {
   /** The redis-server executable (default: $REDIS_SERVER, else `redis-server` on the PATH). */
@@ -28,7 +36,6 @@ export interface RedisServerOptions {
 type ResolvedOptions = Required<Omit<RedisServerOptions, 'sentinelFor' | 'tls'>> &
   Pick<RedisServerOptions, 'sentinelFor' | 'tls'>;
 
-const HOST = '127.0.0.1';
 const PORT_ATTEMPTS = 5;
 
 /**
@@ -38,8 +45,7 @@ const PORT_ATTEMPTS = 5;
  * exactly what a client sees across a Redis restart in production.
  */
 export class RedisServer {
-  private child?: ChildProcess;
-  private exited?: Promise<void>;
+  private process?: ServerProcess;
 
   private constructor(
     readonly port: number,
@@ -82,7 +88,7 @@ export class RedisServer {
   }
 
   get running(): boolean {
-    return this.child !== undefined;
+    return this.process !== undefined;
   }
 
   /**
@@ -90,14 +96,7 @@ export class RedisServer {
    * append-only file still holds every acknowledged write). Stopping a stopped server does nothing.
    */
   async stop(signal: 'SIGTERM' | 'SIGKILL' = 'SIGTERM'): Promise<void> {
-    const child = this.child;
-    if (!child) return;
-    child.kill(signal);
-    const stopped = await this.within(this.exited!, 10_000);
-    if (!stopped) {
-      child.kill('SIGKILL');
-      await this.exited;
-    }
+    await this.process?.stop(signal);
   }
 
   /** Starts the server again on the same port and directory, with the data it had. */
@@ -113,7 +112,7 @@ export class RedisServer {
   }
 
   private async spawn(): Promise<void> {
-    if (this.child) throw new Error(`redis-server on port ${this.port} is already running`);
+    if (this.process) throw new Error(`redis-server on port ${this.port} is already running`);
     const tls = this.options.tls;
     const listen = tls
       ? ['--port', '0', '--tls-port', String(this.port), '--tls-cert-file', tls.certFile]
@@ -121,7 +120,7 @@ export class RedisServer {
     if (tls) listen.push('--tls-key-file', tls.keyFile, '--tls-auth-clients', 'no');
     const common = [...listen, '--bind', HOST, '--daemonize', 'no', '--logfile', ''];
     let args: string[];
-    let readyMarker: string;
+    let readyMarker: RegExp;
     const sentinel = this.options.sentinelFor;
     if (sentinel) {
       // Sentinel keeps its state in its config file, so it needs one it may rewrite.
@@ -138,7 +137,7 @@ export class RedisServer {
         );
       }
       args = [config, '--sentinel', ...common, ...this.options.extraArgs];
-      readyMarker = '+monitor master';
+      readyMarker = /\+monitor master/;
     } else {
       args = [
         ...common,
@@ -146,114 +145,27 @@ export class RedisServer {
         ...['--protected-mode', 'no'],
         ...this.options.extraArgs,
       ];
-      readyMarker = 'Ready to accept connections';
+      readyMarker = /Ready to accept connections/;
     }
-    const child = spawn(this.options.binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    const ready = new Promise<void>((resolve) => {
-      const onData = (chunk: Buffer) => {
-        output += chunk.toString('utf8');
-        if (output.includes(readyMarker)) {
-          child.stdout?.off('data', onData);
-          resolve();
-        }
-      };
-      child.stdout?.on('data', onData);
-      child.stderr?.on('data', (chunk: Buffer) => void (output += chunk.toString('utf8')));
+    const server = new ServerProcess(this.options.binary, args, this.options.clock, () => {
+      if (this.process === server) this.process = undefined;
     });
-    let spawnError: Error | undefined;
-    const exited = new Promise<void>((resolve) => {
-      const done = () => {
-        if (this.child === child) this.child = undefined;
-        liveChildren.delete(child);
-        resolve();
-      };
-      child.once('exit', done);
-      child.once('error', (error) => {
-        spawnError = error;
-        done();
-      });
-    });
-    this.child = child;
-    this.exited = exited;
-    watchForExit(child);
-
-    const abort = new AbortController();
-    const timedOut = this.options.clock.sleep(this.options.startTimeoutMs, abort.signal).then(
-      () => 'timeout' as const,
-      () => 'cancelled' as const,
-    );
-    const outcome = await Promise.race([
-      ready.then(() => 'ready' as const),
-      exited.then(() => 'exited' as const),
-      timedOut,
-    ]);
-    abort.abort();
+    this.process = server;
+    const outcome = await server.waitForOutput(readyMarker, this.options.startTimeoutMs);
     if (outcome === 'ready') return;
     await this.stop('SIGKILL');
+    const { spawnError, output } = server;
     if (spawnError) {
       throw new Error(
         `could not run ${this.options.binary} (${spawnError.message}): install Redis or set REDIS_SERVER to its path`,
         { cause: spawnError },
       );
     }
-    if (/address already in use/i.test(output)) throw new PortInUseError(this.port);
+    if (saysAddressInUse(output)) throw new PortInUseError(`port ${this.port} is already in use`);
     throw new Error(
       outcome === 'timeout'
         ? `redis-server on port ${this.port} was not ready after ${this.options.startTimeoutMs} ms:\n${output}`
         : `redis-server on port ${this.port} exited before it was ready:\n${output}`,
     );
   }
-
-  /** True when `promise` settled before the deadline. */
-  private async within(promise: Promise<unknown>, ms: number): Promise<boolean> {
-    const abort = new AbortController();
-    const deadline = this.options.clock.sleep(ms, abort.signal).then(
-      () => false,
-      () => false,
-    );
-    const settled = await Promise.race([promise.then(() => true), deadline]);
-    abort.abort();
-    return settled;
-  }
-}
-
-/** Servers still running when the test process exits are killed, never left behind. */
-const liveChildren = new Set<ChildProcess>();
-let exitHookInstalled = false;
-
-function watchForExit(child: ChildProcess): void {
-  liveChildren.add(child);
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  process.once('exit', () => {
-    for (const live of liveChildren) live.kill('SIGKILL');
-  });
-}
-
-class PortInUseError extends Error {
-  constructor(readonly port: number) {
-    super(`port ${port} is already in use`);
-  }
-}
-
-/**
- * A loopback port that was free a moment ago. It is released before use, so another process can
- * take it first; RedisServer.start retries on "address in use".
- */
-export function freeLoopbackPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.unref();
-    probe.once('error', reject);
-    probe.listen(0, HOST, () => {
-      const address = probe.address();
-      if (address === null || typeof address === 'string') {
-        probe.close();
-        reject(new Error(`could not learn the port bound on ${HOST}`));
-        return;
-      }
-      probe.close(() => resolve(address.port));
-    });
-  });
 }
