@@ -1,0 +1,131 @@
+import { randomBytes } from 'node:crypto';
+import { AUTHORITY_NODE } from '../../../framework/authority-transfer/plugins.js';
+import type { OwnershipConsensus } from '../../../framework/authority-transfer/audit-projection.js';
+import { METADATA_CONSENSUS } from '../../../framework/contracts/metadata-consensus.js';
+import type { Host } from '../../../framework/kernel/host.js';
+import { freeLoopbackPort, type RedisServer } from '../../../framework/testing/redis-server.js';
+import { startAuthorityNode } from '../../../hosts/authority-node/host.js';
+import { TcpCut } from '../../plugins/etcd/tcp-cut.js';
+import { PEER, tokens } from './node-harness.js';
+
+export interface RedisAuthorityMember {
+  id: string;
+  datacenter: string;
+  host: Host;
+  consensus: OwnershipConsensus;
+  /** The Redis key prefix of this member's audit store. */
+  keyPrefix: string;
+  control: string;
+  public: string;
+}
+
+export interface RedisAuthorityCluster {
+  members: RedisAuthorityMember[];
+  /** The network path to the last member's public server, as its peers reach it. */
+  cut: TcpCut;
+  stop(): Promise<void>;
+}
+
+/**
+ * One authority node per datacenter, voters of one Raft over their public servers, each with
+ * its audit in the same Redis under its own key prefix (as members sharing one Redis deployment
+ * do). The roster reaches the last member through a TCP relay the test can cut, so a catch-up
+ * probe toward it can be held back without touching the node itself; Raft traffic goes direct.
+ */
+export async function startRedisAuthorityCluster(
+  redis: RedisServer,
+  datacenters: string[],
+): Promise<RedisAuthorityCluster> {
+  const ids = datacenters.map((dc) => `${dc}-1`);
+  const ports = await Promise.all(ids.map(() => freeLoopbackPort()));
+  const direct = ports.map((port) => `http://127.0.0.1:${port}`);
+  const cut = await TcpCut.open(direct[direct.length - 1]);
+  const rosterUrl = (i: number) => (i === ids.length - 1 ? cut.url : direct[i]);
+  const roster = Object.fromEntries(
+    datacenters.map((dc, i) => [dc, { members: { [ids[i]]: { public: rosterUrl(i) } } }]),
+  );
+  const peers = Object.fromEntries(ids.map((id, i) => [id, direct[i]]));
+  const run = randomBytes(4).toString('hex');
+  const members: RedisAuthorityMember[] = [];
+  const stop = async () => {
+    for (const member of [...members].reverse()) await member.host.stop();
+    await cut.close();
+  };
+  try {
+    // Started together: a Raft of several voters elects no leader until a majority is up.
+    const started = await Promise.allSettled(
+      ids.map((id, i) => {
+        const keyPrefix = `e2e-${run}:${id}:`;
+        return startAuthorityNode({
+          node: {
+            self: id,
+            roster,
+            public: { port: ports[i] },
+            control: { port: 0 },
+            tokens,
+            peerToken: PEER,
+            feed: { pullIntervalMs: 20 },
+            transfers: { reprobeInitialDelayMs: 10, reprobeMaxDelayMs: 50 },
+          },
+          consensus: { use: 'raft', options: { member: id, voters: ids } },
+          peerTransport: { use: 'raft-http-transport', options: { member: id, peers } },
+          auditStore: {
+            use: 'redis-audit-store',
+            options: {
+              url: redis.url,
+              keyPrefix,
+              connectTimeoutMs: 1_000,
+              commandTimeoutMs: 1_000,
+            },
+          },
+          dataDir: null,
+          log: { level: 'silent' },
+        }).then(({ host }) => ({ id, host, keyPrefix, i }));
+      }),
+    );
+    for (const outcome of started) {
+      if (outcome.status === 'rejected') continue;
+      const { id, host, keyPrefix, i } = outcome.value;
+      const node = host.get(AUTHORITY_NODE);
+      members.push({
+        id,
+        datacenter: datacenters[i],
+        host,
+        consensus: host.get(METADATA_CONSENSUS) as OwnershipConsensus,
+        keyPrefix,
+        control: node.controlAddress.url,
+        public: node.publicAddress.url,
+      });
+    }
+    const failed = started.find((outcome) => outcome.status === 'rejected');
+    if (failed) throw (failed as PromiseRejectedResult).reason;
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { members, cut, stop };
+}
+
+/** A JSON call with a bearer token (and an Idempotency-Key when given). */
+export async function call(
+  method: string,
+  url: string,
+  token: string,
+  body?: unknown,
+  key?: string,
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const response = await fetch(url, {
+    method,
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      ...(key ? { 'idempotency-key': key } : {}),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  return {
+    status: response.status,
+    body: text ? (JSON.parse(text) as Record<string, unknown>) : {},
+  };
+}

@@ -1,0 +1,203 @@
+import test from 'ava';
+import { AUTHORITY_NODE } from '../../../framework/authority-transfer/plugins.js';
+import type { AuditRecord } from '../../../framework/contracts/audit-store.js';
+import { RedisServer } from '../../../framework/testing/redis-server.js';
+import { eventually, openStore } from '../../plugins/redis/redis-fixture.js';
+import { ADMIN, WRITER, transfer, waitFor } from './node-harness.js';
+import { call, startRedisAuthorityCluster, type RedisAuthorityMember } from './redis-cluster.js';
+
+/** The fields of the audit record, exactly as seed 003 lists them. */
+const SEED_FIELDS = [
+  'actor',
+  'authority',
+  'barrier',
+  'commit_index',
+  'commit_term',
+  'epoch',
+  'id',
+  'reason',
+  'source',
+  'target',
+];
+
+/** What a member's audit store holds in Redis, read through a store of its own. */
+async function storedInRedis(redis: RedisServer, member: RedisAuthorityMember, id: string) {
+  const { store, cleanup } = await openStore(redis, { keyPrefix: member.keyPrefix });
+  try {
+    return await store.byId(id);
+  } finally {
+    await cleanup();
+  }
+}
+
+test('authority nodes on Raft with the Redis audit store: a planned transfer audited in Redis, a Redis outage answered 503 with the audit left pending, and the projection completing once Redis returns', async (t) => {
+  const redis = await RedisServer.start();
+  t.teardown(() => redis.close());
+  const cluster = await startRedisAuthorityCluster(redis, ['east', 'west', 'north']);
+  t.teardown(() => cluster.stop());
+  const [east, west, north] = cluster.members;
+  const members = cluster.members;
+  await waitFor(
+    () => members.some((m) => m.consensus.leadership().isLeader),
+    'a Raft leader',
+    15_000,
+  );
+  const established = await call('POST', `${east.control}/availability/v1/commands`, ADMIN, {
+    type: 'transfer_authority',
+    authority: 'proj',
+    target: 'east',
+  });
+  t.is(established.status, 200, JSON.stringify(established.body));
+  const write = await call(
+    'POST',
+    `${east.public}/availability/v1/authorities/proj/writes`,
+    WRITER,
+    {
+      operation: 'op1',
+      epoch: 1,
+    },
+  );
+  t.is(write.status, 200, JSON.stringify(write.body));
+
+  // 1. A planned transfer east -> west commits, and every voter's audit is in Redis.
+  const first = await call(
+    'POST',
+    `${east.control}/availability/v1/transfers`,
+    ADMIN,
+    transfer,
+    'e2e-first',
+  );
+  t.is(first.status, 200, JSON.stringify(first.body));
+  t.like(first.body, {
+    id: 'e2e-first',
+    source: 'east',
+    target: 'west',
+    actor: 'olivia',
+    epoch: 2,
+  });
+  await waitFor(
+    () => members.every((m) => Object.keys(m.consensus.view().state.pending).length === 0),
+    'every voter to acknowledge the first audit',
+    15_000,
+  );
+  for (const member of members) {
+    t.deepEqual(
+      await storedInRedis(redis, member, 'e2e-first'),
+      first.body as unknown as AuditRecord,
+      member.id,
+    );
+  }
+
+  // 2. The next transfer (west -> north) is admitted and waits for north to catch up: the
+  //    path to north is cut, so the probe reads no frontier. Redis stops meanwhile.
+  const onWest = await call(
+    'POST',
+    `${west.public}/availability/v1/authorities/proj/writes`,
+    WRITER,
+    {
+      operation: 'op2',
+      epoch: 2,
+    },
+  );
+  t.is(onWest.status, 200, JSON.stringify(onWest.body));
+  cluster.cut.isolate();
+  const second = call(
+    'POST',
+    `${west.control}/availability/v1/transfers`,
+    ADMIN,
+    { authority: 'proj', source: 'west', target: 'north', reason: 'rebalance toward north' },
+    'e2e-second',
+  );
+  const engine = west.host.get(AUTHORITY_NODE).engine!;
+  await waitFor(
+    () => engine.registry.get('proj')?.lastReadingAt !== undefined,
+    'the second transfer to be admitted and probing north',
+  );
+  await redis.stop();
+  cluster.cut.heal();
+
+  // 3. North catches up, the move commits, and west's audit write fails: 503 naming the transfer.
+  const refused = await second;
+  t.is(refused.status, 503, JSON.stringify(refused.body));
+  t.is(refused.body.transfer_id, 'e2e-second');
+  t.regex(String(refused.body.detail), /e2e-second/);
+  // A follower applies the commit a moment after the leader decided it.
+  await waitFor(
+    () => members.every((m) => m.consensus.view().state.pending['e2e-second'] !== undefined),
+    'every voter to apply the commit',
+  );
+  for (const member of members) {
+    const pending = member.consensus.view().state.pending['e2e-second'];
+    t.truthy(pending, `${member.id} holds the sealed record as pending`);
+    t.deepEqual([...(pending?.awaiting ?? [])].sort(), members.map((m) => m.id).sort(), member.id);
+  }
+  const home = await call('GET', `${north.control}/availability/v1/authorities/proj`, ADMIN);
+  t.like(
+    home.body,
+    { home: 'north', epoch: 3 },
+    'the move stands although its audit is not stored',
+  );
+
+  // 4. Redis returns; the nodes, never restarted, finish the projection on their own.
+  await redis.restart();
+  await waitFor(
+    () => members.every((m) => m.consensus.view().state.pending['e2e-second'] === undefined),
+    'every voter to store and acknowledge the pending audit',
+    30_000,
+  );
+  const sealed = await eventually(async () => {
+    const record = await storedInRedis(redis, west, 'e2e-second');
+    if (!record) throw new Error('e2e-second is not in west’s audit yet');
+    return record;
+  });
+  t.like(sealed, {
+    id: 'e2e-second',
+    authority: 'proj',
+    source: 'west',
+    target: 'north',
+    actor: 'olivia',
+    reason: 'rebalance toward north',
+    epoch: 3,
+  });
+  t.true(sealed.barrier >= 1, 'the barrier covers the write west acknowledged');
+  t.true(sealed.commit_index > (first.body.commit_index as number));
+  for (const member of members) {
+    for (const [id, expected] of [
+      ['e2e-first', first.body],
+      ['e2e-second', sealed],
+    ] as const) {
+      const stored = await storedInRedis(redis, member, id);
+      t.deepEqual(stored, expected as unknown as AuditRecord, `${member.id}: ${id}`);
+      t.deepEqual(
+        Object.keys(stored ?? {}).sort(),
+        SEED_FIELDS,
+        `${member.id}: ${id} has exactly the seed's fields`,
+      );
+    }
+    const audit = await call(
+      'GET',
+      `${member.control}/availability/v1/authorities/proj/audit`,
+      ADMIN,
+    );
+    t.deepEqual(
+      (audit.body.records as AuditRecord[]).map((r) => r.id),
+      ['e2e-second', 'e2e-first'],
+      `${member.id}: its audit, newest first`,
+    );
+    t.like((await call('GET', `${member.control}/availability/v1/authorities/proj`, ADMIN)).body, {
+      home: 'north',
+      epoch: 3,
+    });
+  }
+
+  // A retry under the same key answers the committed decision: no second move.
+  const retried = await call(
+    'POST',
+    `${west.control}/availability/v1/transfers`,
+    ADMIN,
+    { authority: 'proj', source: 'west', target: 'north', reason: 'rebalance toward north' },
+    'e2e-second',
+  );
+  t.is(retried.status, 200, JSON.stringify(retried.body));
+  t.deepEqual(retried.body, sealed as unknown as Record<string, unknown>);
+});
