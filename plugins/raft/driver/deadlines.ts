@@ -1,12 +1,16 @@
-/** A deadline registered with `Deadlines`; `cancel` removes it (a no-op once it fired). */
-export interface Deadline {
-  cancel(): void;
+/** What a deadline expires. */
+export interface Expirable {
+  expire(): void;
 }
 
-interface Slot {
-  at: number;
-  fire: () => void;
-  /** Position in the heap, -1 once removed or fired. */
+/** A deadline registered with `Deadlines`: hand it back to `cancel`. */
+export interface Deadline {
+  readonly at: number;
+}
+
+interface Slot extends Deadline {
+  target: Expirable;
+  /** Position in the heap, -1 once cancelled or fired. */
   pos: number;
 }
 
@@ -25,11 +29,16 @@ export class Deadlines {
     return this.heap.length;
   }
 
-  add(at: number, fire: () => void): Deadline {
-    const slot: Slot = { at, fire, pos: this.heap.length };
+  add(at: number, target: Expirable): Deadline {
+    const slot: Slot = { at, target, pos: this.heap.length };
     this.heap.push(slot);
     this.up(slot.pos);
-    return { cancel: () => this.remove(slot) };
+    return slot;
+  }
+
+  /** Forgets a deadline; a no-op once it fired or was cancelled. */
+  cancel(deadline: Deadline): void {
+    this.remove(deadline as Slot);
   }
 
   /** Fires, earliest first, every deadline at or before `now`. */
@@ -37,7 +46,7 @@ export class Deadlines {
     while (this.heap.length > 0 && this.heap[0].at <= now) {
       const slot = this.heap[0];
       this.remove(slot);
-      slot.fire();
+      slot.target.expire();
     }
   }
 

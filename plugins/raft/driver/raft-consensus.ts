@@ -26,6 +26,7 @@ import { NONE, type Entry, type Message, type Ready } from '../core/types.js';
 import type { RaftStorage } from '../storage/raft-storage.js';
 import { canonicalJson } from '../../../framework/consensus/canonical-json.js';
 import { Deadlines } from './deadlines.js';
+import { PendingProposal, type Waiter } from './waiter.js';
 import { DEFAULT_TUNING, type RaftConsensusOptions, type RaftTuning } from './options.js';
 import { ReplicatedState, type CommandData } from './replicated-state.js';
 import {
@@ -37,14 +38,6 @@ import {
   type ProposeRequest,
   type ProposeResponse,
 } from './wire.js';
-
-/** Someone waiting for the entry at one log index to be applied. */
-interface Waiter {
-  term: number;
-  /** Joined an entry another proposal appended: its answer is a replay of that decision. */
-  joined?: boolean;
-  settle(outcome: { ok: true; receipt: Receipt<unknown> } | { ok: false; error: Error }): void;
-}
 
 interface PendingRead<S> {
   index?: number;
@@ -107,12 +100,16 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
 
   /** Proposals at this member not yet decided: queued for the core or appended and waiting. */
   private queued = 0;
-  private readonly waiters = new Map<number, Waiter[]>();
+  /** Per log index, the head of the list of who waits for that entry. */
+  private readonly waiters = new Map<number, Waiter>();
   /** Keyed proposals appended by this leader and not yet applied: a retry joins them. */
   private readonly inFlightKeys = new Map<string, { fingerprint: string; index: number }>();
   private readonly forwards = new Set<AbortController>();
   /** Deadlines of the proposals at this member, swept every tick. */
   private readonly deadlines = new Deadlines();
+  private readonly releaseQueued = () => {
+    this.queued--;
+  };
   private readonly reads = new Map<string, PendingRead<S>>();
   private readSeq = 0;
 
@@ -388,92 +385,71 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
     }
     this.queued++;
     return new Promise<Receipt<unknown> | 'retry'>((resolve, reject) => {
-      let appended = false;
-      // One swept deadline heap, not a timer per proposal (see Deadlines).
-      const timer = this.deadlines.add(this.clock.now() + timeoutMs, () =>
-        settle(
-          appended
-            ? {
-                ok: false,
-                error: new OutcomeUnknownError('timeout', `not applied within ${timeoutMs} ms`),
-              }
-            : {
-                ok: false,
-                error: new NotAppendedError('no_leader', `not appended within ${timeoutMs} ms`),
-              },
-        ),
+      const p = new PendingProposal(
+        'proposal',
+        timeoutMs,
+        this.deadlines,
+        this.clock.now(),
+        signal,
+        resolve,
+        reject,
+        this.releaseQueued,
       );
-      const onAbort = () =>
-        settle({
-          ok: false,
-          error: appended
-            ? new OutcomeUnknownError('aborted', 'aborted after the proposal was appended')
-            : new OutcomeUnknownError('aborted', 'aborted before the proposal was appended'),
-        });
-      const settle = once(
-        (
-          outcome: { ok: true; receipt: Receipt<unknown> } | { ok: false; error: Error } | 'retry',
-        ) => {
-          timer.cancel();
-          signal?.removeEventListener('abort', onAbort);
-          this.queued--;
-          if (outcome === 'retry') resolve('retry');
-          else if (outcome.ok) resolve(outcome.receipt);
-          else reject(outcome.error);
-        },
-      );
-      signal?.addEventListener('abort', onAbort, { once: true });
-      this.enqueue(() => {
-        if (this.state !== 'running')
-          return settle({
-            ok: false,
-            error: new NotAppendedError('stopped', `member ${this.self} stopped`),
-          });
-        if (this.core.role !== 'leader') return settle('retry');
-        const key = data.key;
-        if (key !== undefined) {
-          const known = this.rs.window.lookup(key);
-          if (known && known.fingerprint !== data.fingerprint)
-            return settle({ ok: false, error: keyReused(key) });
-          if (known)
-            return settle({
-              ok: true,
-              receipt: { position: { ...known.position }, result: known.result, replayed: true },
-            });
-          const inFlight = this.inFlightKeys.get(key);
-          if (inFlight && inFlight.fingerprint !== data.fingerprint)
-            return settle({ ok: false, error: keyReused(key) });
-          if (inFlight) {
-            // The same command is already in the log: wait for its decision instead of appending again.
-            appended = true;
-            return this.addWaiter(inFlight.index, this.core.term, settle, true);
-          }
-        }
-        const entry: CommandData =
-          key === undefined
-            ? { c: data.command }
-            : { c: data.command, k: key, f: data.fingerprint };
-        const r = this.core.propose(entry);
-        if (!r.ok) return settle('retry');
-        appended = true;
-        if (key !== undefined)
-          this.inFlightKeys.set(key, { fingerprint: data.fingerprint!, index: r.index });
-        this.addWaiter(r.index, r.term, settle);
-      });
+      this.enqueue(() => this.appendProposal(p, data));
     });
   }
 
-  private addWaiter(index: number, term: number, settle: Waiter['settle'], joined = false): void {
-    const list = this.waiters.get(index) ?? [];
-    list.push({ term, settle, joined });
-    this.waiters.set(index, list);
+  /** In the loop: appends a proposal, joins the same keyed command in flight, or answers it. */
+  private appendProposal(
+    p: PendingProposal,
+    data: { command: unknown; key?: string; fingerprint?: string },
+  ): void {
+    if (p.settled) return;
+    if (this.state !== 'running') {
+      return p.fail(new NotAppendedError('stopped', `member ${this.self} stopped`));
+    }
+    if (this.core.role !== 'leader') return p.retry();
+    const key = data.key;
+    if (key !== undefined) {
+      const known = this.rs.window.lookup(key);
+      if (known && known.fingerprint !== data.fingerprint) return p.fail(keyReused(key));
+      if (known) {
+        return p.succeed({ position: { ...known.position }, result: known.result, replayed: true });
+      }
+      const inFlight = this.inFlightKeys.get(key);
+      if (inFlight && inFlight.fingerprint !== data.fingerprint) return p.fail(keyReused(key));
+      if (inFlight) {
+        // The same command is already in the log: wait for its decision instead of appending again.
+        p.appended = true;
+        p.joined = true;
+        return this.addWaiter(inFlight.index, this.core.term, p);
+      }
+    }
+    const entry: CommandData =
+      key === undefined ? { c: data.command } : { c: data.command, k: key, f: data.fingerprint };
+    const r = this.core.propose(entry);
+    if (!r.ok) return p.retry();
+    p.appended = true;
+    if (key !== undefined) {
+      this.inFlightKeys.set(key, { fingerprint: data.fingerprint!, index: r.index });
+    }
+    this.addWaiter(r.index, r.term, p);
+  }
+
+  /** Waiters on one index form a list (a retry can join an entry in flight). */
+  private addWaiter(index: number, term: number, w: Waiter): void {
+    w.term = term;
+    w.next = this.waiters.get(index);
+    this.waiters.set(index, w);
   }
 
   private failWaiters(error: () => Error): void {
-    const all = [...this.waiters.values()].flat();
+    const heads = [...this.waiters.values()];
     this.waiters.clear();
     this.inFlightKeys.clear();
-    for (const w of all) w.settle({ ok: false, error: error() });
+    for (let w: Waiter | undefined = heads.shift(); w; w = w.next ?? heads.shift()) {
+      w.fail(error());
+    }
   }
 
   private async forward(
@@ -630,70 +606,41 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
     member: MemberId,
     timeoutMs: number,
   ): Promise<'done' | 'retry'> {
-    return new Promise((resolve, reject) => {
-      let appended = false;
-      const timer = this.clock.setTimer(timeoutMs, () =>
-        settle(
-          appended
-            ? {
-                ok: false,
-                error: new OutcomeUnknownError(
-                  'timeout',
-                  `membership change not applied within ${timeoutMs} ms`,
-                ),
-              }
-            : {
-                ok: false,
-                error: new NotAppendedError(
-                  'no_leader',
-                  `membership change not appended within ${timeoutMs} ms`,
-                ),
-              },
-        ),
+    return new Promise<Receipt<unknown> | 'retry'>((resolve, reject) => {
+      const p = new PendingProposal(
+        'membership change',
+        timeoutMs,
+        this.deadlines,
+        this.clock.now(),
+        undefined,
+        resolve,
+        reject,
+        nothing,
       );
-      const settle = once(
-        (
-          outcome: { ok: true; receipt: Receipt<unknown> } | { ok: false; error: Error } | 'retry',
-        ) => {
-          timer.cancel();
-          if (outcome === 'retry') resolve('retry');
-          else if (outcome.ok) resolve('done');
-          else reject(outcome.error);
-        },
-      );
-      this.enqueue(() => {
-        if (this.state !== 'running')
-          return settle({
-            ok: false,
-            error: new NotAppendedError('stopped', `member ${this.self} stopped`),
-          });
-        if (this.core.role !== 'leader') return settle('retry');
-        const isVoter = this.core.voters().includes(member);
-        if ((change === 'add' && isVoter) || (change === 'remove' && !isVoter)) {
-          // Already in effect: nothing to append.
-          return settle({
-            ok: true,
-            receipt: { position: { ...this.rs.applied }, result: null, replayed: true },
-          });
-        }
-        const r = this.core.proposeConfChange({ type: change, member });
-        if (!r.ok) {
-          if (r.reason === 'conf_change_pending')
-            return settle({
-              ok: false,
-              error: new NotAppendedError('membership_change_in_progress', r.detail),
-            });
-          if (r.reason === 'invalid_conf_change')
-            return settle({
-              ok: false,
-              error: new NotAppendedError('membership_change_in_progress', r.detail),
-            });
-          return settle('retry');
-        }
-        appended = true;
-        this.addWaiter(r.index, r.term, settle);
-      });
-    });
+      this.enqueue(() => this.appendChange(p, change, member));
+    }).then((outcome) => (outcome === 'retry' ? 'retry' : 'done'));
+  }
+
+  private appendChange(p: PendingProposal, change: 'add' | 'remove', member: MemberId): void {
+    if (p.settled) return;
+    if (this.state !== 'running') {
+      return p.fail(new NotAppendedError('stopped', `member ${this.self} stopped`));
+    }
+    if (this.core.role !== 'leader') return p.retry();
+    const isVoter = this.core.voters().includes(member);
+    if ((change === 'add' && isVoter) || (change === 'remove' && !isVoter)) {
+      // Already in effect: nothing to append.
+      return p.succeed({ position: { ...this.rs.applied }, result: null, replayed: true });
+    }
+    const r = this.core.proposeConfChange({ type: change, member });
+    if (!r.ok) {
+      if (r.reason === 'conf_change_pending' || r.reason === 'invalid_conf_change') {
+        return p.fail(new NotAppendedError('membership_change_in_progress', r.detail));
+      }
+      return p.retry();
+    }
+    p.appended = true;
+    this.addWaiter(r.index, r.term, p);
   }
 
   // ---- the loop ----
@@ -775,45 +722,35 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
 
   private applyEntry(e: Entry): void {
     const outcome = this.rs.apply(e);
-    const waiters = this.waiters.get(e.index);
-    this.waiters.delete(e.index);
+    let w = this.waiters.get(e.index);
+    if (w) this.waiters.delete(e.index);
     const data = e.data as CommandData | null;
     if (data?.k !== undefined && this.inFlightKeys.get(data.k)?.index === e.index)
       this.inFlightKeys.delete(data.k);
     const position = { term: e.term, index: e.index };
-    for (const w of waiters ?? []) {
+    for (; w; w = w.next) {
       if (w.term !== e.term) {
-        w.settle({
-          ok: false,
-          error: new OutcomeUnknownError(
-            'leadership_lost',
-            `another entry took log index ${e.index}`,
-          ),
-        });
+        w.fail(
+          new OutcomeUnknownError('leadership_lost', `another entry took log index ${e.index}`),
+        );
         continue;
       }
       switch (outcome.kind) {
         case 'applied':
-          w.settle({
-            ok: true,
-            receipt: { position, result: outcome.result, replayed: w.joined === true },
-          });
+          w.succeed({ position, result: outcome.result, replayed: w.joined });
           break;
         case 'replayed':
-          w.settle({
-            ok: true,
-            receipt: {
-              position: { ...outcome.decision.position },
-              result: outcome.decision.result,
-              replayed: true,
-            },
+          w.succeed({
+            position: { ...outcome.decision.position },
+            result: outcome.decision.result,
+            replayed: true,
           });
           break;
         case 'key_reused':
-          w.settle({ ok: false, error: keyReused(data!.k!) });
+          w.fail(keyReused(data!.k!));
           break;
         default:
-          w.settle({ ok: true, receipt: { position, result: null, replayed: false } });
+          w.succeed({ position, result: null, replayed: false });
       }
     }
     if (outcome.kind !== 'applied' || this.watchers.size === 0) return;
@@ -977,6 +914,8 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
     }
   }
 }
+
+function nothing(): void {}
 
 function keyReused(key: string): NotAppendedError {
   return new NotAppendedError(

@@ -70,10 +70,14 @@ export class ReplicatedState<S, C, R> {
     const data = e.data as CommandData;
     if (data.k !== undefined) {
       const known = this.window.lookup(data.k);
-      if (known) return known.fingerprint === data.f ? { kind: 'replayed', decision: known } : { kind: 'key_reused', decision: known };
+      if (known)
+        return known.fingerprint === data.f
+          ? { kind: 'replayed', decision: known }
+          : { kind: 'key_reused', decision: known };
     }
     const result = this.machine.apply(this.state, data.c as C, this.context(position));
-    if (data.k !== undefined) this.window.remember(data.k, { fingerprint: data.f!, position, result });
+    if (data.k !== undefined)
+      this.window.remember(data.k, { fingerprint: data.f!, position, result });
     return { kind: 'applied', result };
   }
 
@@ -82,13 +86,19 @@ export class ReplicatedState<S, C, R> {
   }
 
   snapshotData(): SnapshotData {
-    return { sm: this.machine.snapshot(this.state), window: this.window.snapshot() as IdempotencyWindowSnapshot<unknown> };
+    return {
+      sm: this.machine.snapshot(this.state),
+      window: this.window.snapshot() as IdempotencyWindowSnapshot<unknown>,
+    };
   }
 
   restore(snapshot: Snapshot): void {
     const data = snapshot.data as SnapshotData;
     this.state = this.machine.restore(structuredClone(data.sm));
-    this.window = IdempotencyWindow.restore(this.windowCapacity, structuredClone(data.window) as IdempotencyWindowSnapshot<R>);
+    this.window = IdempotencyWindow.restore(
+      this.windowCapacity,
+      structuredClone(data.window) as IdempotencyWindowSnapshot<R>,
+    );
     this.voters = [...snapshot.meta.voters].sort();
     this.applied = { term: snapshot.meta.term, index: snapshot.meta.index };
   }

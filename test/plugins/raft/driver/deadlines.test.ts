@@ -1,20 +1,21 @@
 import test from 'ava';
-import { Deadlines } from '../../../../plugins/raft/driver/deadlines.js';
+import { Deadlines, type Deadline } from '../../../../plugins/raft/driver/deadlines.js';
 import { SeededRng } from '../../../../framework/testing/sim/seeded-rng.js';
 
 test('deadlines fire in deadline order, only once due, and never after cancel', (t) => {
   const d = new Deadlines();
   const fired: string[] = [];
-  d.add(30, () => fired.push('c'));
-  d.add(10, () => fired.push('a'));
-  const b = d.add(20, () => fired.push('b'));
-  d.add(20, () => fired.push('b2'));
+  const on = (name: string) => ({ expire: () => fired.push(name) });
+  d.add(30, on('c'));
+  d.add(10, on('a'));
+  const b = d.add(20, on('b'));
+  d.add(20, on('b2'));
   d.sweep(9);
   t.deepEqual(fired, []);
-  b.cancel();
+  d.cancel(b);
   d.sweep(20);
   t.deepEqual(fired, ['a', 'b2']);
-  b.cancel(); // a second cancel is a no-op
+  d.cancel(b); // a second cancel is a no-op
   d.sweep(100);
   t.deepEqual(fired, ['a', 'b2', 'c']);
   t.is(d.size, 0);
@@ -23,18 +24,20 @@ test('deadlines fire in deadline order, only once due, and never after cancel', 
 test('deadlines stay ordered through many random adds and cancels', (t) => {
   const rng = new SeededRng(7);
   const d = new Deadlines();
-  const live = new Map<number, { at: number; cancel(): void }>();
+  const live = new Map<number, Deadline>();
   const fired: number[] = [];
   for (let id = 0; id < 2_000; id++) {
     const at = rng.int(1_000);
-    const handle = d.add(at, () => {
-      fired.push(at);
-      live.delete(id);
+    const handle = d.add(at, {
+      expire: () => {
+        fired.push(at);
+        live.delete(id);
+      },
     });
-    live.set(id, { at, cancel: handle.cancel });
+    live.set(id, handle);
     if (rng.int(3) === 0) {
       const victim = [...live.keys()][rng.int(live.size)];
-      live.get(victim)!.cancel();
+      d.cancel(live.get(victim)!);
       live.delete(victim);
     }
   }
