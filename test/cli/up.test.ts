@@ -1,53 +1,11 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import test, { type ExecutionContext } from 'ava';
+import test from 'ava';
 import { StreamClient } from '../../framework/stream-transfer/client.js';
-import { BATON_MAIN, runBaton } from './run-baton.js';
+import { runBaton } from './run-baton.js';
 import { eventually } from './stream-cluster.js';
 import { workDir } from './temp-project.js';
-
-interface UpProcess {
-  child: ChildProcess;
-  stdout: () => string;
-  stderr: () => string;
-  exited: Promise<number | null>;
-}
-
-/** `baton up ...args` as a user runs it, stopped (SIGTERM) after the test if it still runs. */
-function startUp(t: ExecutionContext, args: readonly string[]): UpProcess {
-  const child = spawn(process.execPath, [BATON_MAIN, 'up', ...args], {
-    env: { ...process.env, BATON_DEBUG: '', BATON_URL: '', BATON_TOKEN: '' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const exited = new Promise<number | null>((resolve) =>
-    child.once('exit', (code) => resolve(code)),
-  );
-  t.teardown(async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      await exited;
-    }
-  });
-  return { child, stdout: () => stdout, stderr: () => stderr, exited };
-}
-
-/** Waits for the line naming the admin token: the cluster is up once it is printed. */
-async function upAndReady(up: UpProcess, marker: RegExp): Promise<void> {
-  await eventually(
-    () => {
-      if (up.child.exitCode !== null)
-        throw new Error(`baton up exited early (${up.child.exitCode}): ${up.stderr()}`);
-      return marker.test(up.stdout());
-    },
-    'baton up to print its endpoints',
-    90_000,
-  );
-}
+import { startUp, upAndReady } from './up-process.js';
 
 test('baton up runs three stream nodes, stops on SIGINT keeping the data, and resumes from it', async (t) => {
   t.timeout(240_000);
@@ -160,21 +118,19 @@ test('Ctrl-C while the nodes start stops them (none is left running) and exits 1
     return match ? Number(match[1]) : undefined;
   };
   // The first node has started its Raft: the nodes run, the cluster is not ready yet.
-  await eventually(async () => (await pidIn(logs[0])) !== undefined, 'the first node to start', 60_000);
+  await eventually(
+    async () => (await pidIn(logs[0])) !== undefined,
+    'the first node to start',
+    60_000,
+  );
   up.child.kill('SIGINT');
   t.is(await up.exited, 1);
   t.regex(up.stderr(), /interrupted while the cluster was starting/);
   for (const log of logs) {
     const pid = await pidIn(log);
-    if (pid !== undefined) t.throws(() => process.kill(pid, 0), { code: 'ESRCH' }, `${log}: its node still runs`);
+    if (pid !== undefined)
+      t.throws(() => process.kill(pid, 0), { code: 'ESRCH' }, `${log}: its node still runs`);
   }
-});
-
-test('baton up --variant authority says it is not available yet and exits 1', async (t) => {
-  const cwd = await workDir(t);
-  const run = await runBaton(['up', '--variant', 'authority'], { cwd });
-  t.is(run.code, 1);
-  t.regex(run.stderr, /--variant authority is not available yet/);
 });
 
 test('baton up refuses a base port that leaves no room for three nodes', async (t) => {

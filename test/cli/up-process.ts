@@ -1,0 +1,60 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { ExecutionContext } from 'ava';
+import { BATON_MAIN } from './run-baton.js';
+import { eventually } from './stream-cluster.js';
+
+export interface UpProcess {
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  exited: Promise<number | null>;
+}
+
+/**
+ * `baton up ...args` as a user runs it (in `cwd`, where its default data dir is), stopped with
+ * SIGTERM after the test if it still runs.
+ */
+export function startUp(t: ExecutionContext, args: readonly string[], cwd?: string): UpProcess {
+  const child = spawn(process.execPath, [BATON_MAIN, 'up', ...args], {
+    cwd,
+    env: { ...process.env, BATON_DEBUG: '', BATON_URL: '', BATON_TOKEN: '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => resolve(code)),
+  );
+  t.teardown(async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      await exited;
+    }
+  });
+  return { child, stdout: () => stdout, stderr: () => stderr, exited };
+}
+
+/** Waits until stdout matches `marker` (the cluster is up once its endpoints are printed). */
+export async function upAndReady(up: UpProcess, marker: RegExp): Promise<void> {
+  await eventually(
+    () => {
+      if (up.child.exitCode !== null)
+        throw new Error(`baton up exited early (${up.child.exitCode}): ${up.stderr()}`);
+      return marker.test(up.stdout());
+    },
+    'baton up to print its endpoints',
+    90_000,
+  );
+}
+
+/** The commands under "Try:" that baton up printed, without comments and curl. */
+export function printedBatonCommands(stdout: string): string[] {
+  const after = stdout.split('\nTry:\n')[1] ?? '';
+  const block = after.split('\n\n')[0];
+  return block
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line.startsWith('baton ') || line.startsWith('export '));
+}
