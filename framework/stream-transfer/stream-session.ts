@@ -73,6 +73,8 @@ export class StreamSession {
   private unflushed?: WalEntry;
   private closing?: Promise<ClosedSession>;
   private killedBy?: Error;
+  /** The last segment write failed (the store is down); cleared by the next one stored. */
+  private storeDown = false;
 
   constructor(
     readonly stream: StreamId,
@@ -137,6 +139,12 @@ export class StreamSession {
       if (producer.seq <= last) {
         return Promise.reject(new StaleProducerSequenceError(this.stream, producer.id, producer.seq, last));
       }
+    }
+    if (this.storeDown) {
+      // The batch in flight waits for the store (it is logged with its offsets and must land
+      // first); a new one would only wait behind it for as long as the outage lasts. Refused
+      // before it is logged, it can never appear later: the client retries once the store is back.
+      return Promise.reject(new AppendUnavailableError(this.stream, 'the object store is unavailable'));
     }
     const bytes = bodies.reduce((n, b) => n + b.length, 0);
     if (this.bufferedBytes + bytes > this.options.maxBufferedBytes && this.bufferedBytes > 0) {
@@ -305,11 +313,13 @@ export class StreamSession {
         });
         break;
       } catch (error) {
+        this.storeDown = true;
         this.deps.logger.warn({ stream: this.stream, first, err: error }, 'segment flush failed; retrying');
         await this.deps.clock.sleep(delay);
         delay = Math.min(delay * 2, 1000);
       }
     }
+    this.storeDown = false;
     if (this.isDead()) return;
     this.durable = first + records.length;
     this.unflushed = undefined;

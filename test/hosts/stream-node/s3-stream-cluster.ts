@@ -19,9 +19,7 @@ export interface S3StreamCluster {
 /**
  * Stream nodes as a deployment runs them: voters of one Raft over HTTP on their own listeners,
  * WAL and Raft log on disk under `dir`, every node on the same bucket of the S3 server (so the
- * new owner of a stream reads the segments its old owner wrote). `maxBufferedBytes` is the
- * smallest allowed, so an object-store outage shows at once: one batch waits for its segment,
- * and the node refuses what would pile up behind it.
+ * new owner of a stream reads the segments its old owner wrote).
  */
 export async function startS3StreamCluster(
   server: S3Server,
@@ -39,7 +37,6 @@ export async function startS3StreamCluster(
       http: { port: ports[i], host: '127.0.0.1' },
       wal: { kind: 'file', dir: join(dir, id, 'wal') },
       tokens: [{ token: ADMIN_TOKEN, principal: 'ops', scopes: ['admin'] }],
-      maxBufferedBytes: 1024,
     },
     dataDir: join(dir, id),
     consensus: {
