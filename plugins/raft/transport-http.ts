@@ -13,6 +13,8 @@ import {
 } from '../../framework/contracts/peer-transport.js';
 import { token } from '../../framework/contracts/token.js';
 import { PeerPoster } from './http-post.js';
+import { readPeerStream, type InboundPeerStream } from './peer-stream-in.js';
+import { OutboundPeerStream } from './peer-stream-out.js';
 
 export const RAFT_HTTP_BASE = '/internal/raft/v1';
 
@@ -30,13 +32,17 @@ export interface HttpPeerTransportOptions {
   maxBodyBytes?: number;
   /** One-way messages waiting for one peer before new ones are dropped (best effort). */
   maxQueuedPerPeer?: number;
-  /** Messages sent in one POST at most. */
-  maxBatch?: number;
+  /** A stream to a peer is replaced after this long (servers cut long requests). Default 60 s. */
+  streamMaxAgeMs?: number;
+  /** After a stream to a peer failed, messages to it are dropped this long before reconnecting. Default 100 ms. */
+  reconnectMs?: number;
 }
 
 /** What the HTTP side saw: drops by reason, for operators and tests. */
 export interface HttpTransportStats {
+  /** Messages handed to a peer's stream. */
   sent: number;
+  /** Streams that failed (refused, connection lost) plus messages dropped while a peer was unreachable. */
   sendFailures: number;
   droppedQueueFull: number;
   received: number;
@@ -47,18 +53,28 @@ export interface HttpTransportStats {
 
 const member = z.string().min(1).max(256);
 const peerMessage = z.object({ channel: z.string().min(1).max(64), body: z.unknown() });
-const batchSchema = z.object({ cluster: z.string(), from: member, messages: z.array(peerMessage).max(100_000) });
+const batchSchema = z.object({
+  cluster: z.string(),
+  from: member,
+  messages: z.array(peerMessage).max(100_000),
+});
 const requestSchema = z.object({ cluster: z.string(), from: member, message: peerMessage });
+
+/** How often open inbound streams look whether their server stopped (see watchInbound). */
+const INBOUND_CHECK_MS = 200;
 
 /** The router a host mounts on its public server (a token of this plugin, not a contract). */
 export const RAFT_PEER_ROUTER = token<Router>('RaftPeerRouter');
 
 /**
- * PeerTransport over HTTP: one-way messages are queued per peer and POSTed in batches (one
- * request in flight per peer, so a burst becomes one request), requests are one POST each.
- * Connections are kept alive (fetch's pool). The receiving side is `router()`: bodies are size-
- * limited and validated with zod; a malformed body, an unknown sender or another cluster's
- * traffic is refused and counted, and a throwing handler never takes the member down.
+ * PeerTransport over HTTP. One-way messages travel on one long-lived stream per peer (a POST
+ * to `/stream` whose body is newline-delimited JSON frames, see peer-stream-out.ts), so they
+ * leave as soon as they are sent, in order, without a request per message; requests are one
+ * POST each on kept-alive connections. The receiving side is `router()`: a stream is admitted
+ * on its headers (secret, cluster, sender), then every frame is size-limited and validated
+ * with zod; a malformed frame or body, an unknown sender or another cluster's traffic is
+ * refused and counted, and a throwing handler never takes the member down. `/messages` (a
+ * batch in one POST) is still served, for senders that post instead of streaming.
  */
 export class HttpPeerTransport implements PeerTransport {
   readonly self: MemberId;
@@ -72,12 +88,12 @@ export class HttpPeerTransport implements PeerTransport {
     handlerErrors: 0,
   };
   private readonly handlers = new Map<string, PeerHandlers>();
-  private readonly queues = new Map<MemberId, PeerMessage[]>();
-  private readonly flushing = new Set<MemberId>();
+  private readonly streams = new Map<MemberId, OutboundPeerStream>();
+  private readonly inbound = new Set<InboundPeerStream>();
+  private watchingInbound = false;
   private readonly log: Logger;
   private readonly maxBodyBytes: number;
   private readonly maxQueued: number;
-  private readonly maxBatch: number;
   private closed = false;
   private readonly poster = new PeerPoster();
 
@@ -86,18 +102,20 @@ export class HttpPeerTransport implements PeerTransport {
     this.log = options.logger.child({ plugin: 'raft-http', member: options.self });
     this.maxBodyBytes = options.maxBodyBytes ?? 64 * 1024 * 1024;
     this.maxQueued = options.maxQueuedPerPeer ?? 10_000;
-    this.maxBatch = options.maxBatch ?? 512;
     for (const [id, url] of Object.entries(options.peers)) {
       try {
         new URL(url);
       } catch {
-        throw new RangeError(`peer ${id} has an invalid base URL ${JSON.stringify(url)}: give scheme, host and port`);
+        throw new RangeError(
+          `peer ${id} has an invalid base URL ${JSON.stringify(url)}: give scheme, host and port`,
+        );
       }
     }
   }
 
   listen(channel: string, handlers: PeerHandlers): () => void {
-    if (this.handlers.has(channel)) throw new Error(`channel "${channel}" already has handlers on ${this.self}`);
+    if (this.handlers.has(channel))
+      throw new Error(`channel "${channel}" already has handlers on ${this.self}`);
     this.handlers.set(channel, handlers);
     return () => {
       if (this.handlers.get(channel) === handlers) this.handlers.delete(channel);
@@ -106,21 +124,48 @@ export class HttpPeerTransport implements PeerTransport {
 
   send(to: MemberId, message: PeerMessage): void {
     if (this.closed || !this.options.peers[to]) return;
-    const queue = this.queues.get(to) ?? [];
-    if (queue.length >= this.maxQueued) {
-      this.stats.droppedQueueFull++;
-      return;
+    const refused = this.streamTo(to).push(JSON.stringify(message));
+    if (refused === undefined) this.stats.sent++;
+    else if (refused === 'full') this.stats.droppedQueueFull++;
+    else if (refused === 'unreachable') this.stats.sendFailures++;
+  }
+
+  private streamTo(to: MemberId): OutboundPeerStream {
+    let stream = this.streams.get(to);
+    if (!stream) {
+      stream = new OutboundPeerStream({
+        url: `${this.options.peers[to]}${RAFT_HTTP_BASE}/stream`,
+        headers: {
+          ...this.headers(),
+          'x-baton-cluster': this.options.cluster,
+          'x-baton-from': this.self,
+        },
+        clock: this.options.clock,
+        maxPendingFrames: this.maxQueued,
+        maxBufferedBytes: this.maxBodyBytes,
+        maxAgeMs: this.options.streamMaxAgeMs ?? 60_000,
+        retryMs: this.options.reconnectMs ?? 100,
+        onFailure: (error) => {
+          // Best effort: Raft retransmits. Debug level: a peer that is down fails every retry.
+          this.stats.sendFailures++;
+          this.log.debug(
+            { to, err: error.message },
+            'stream to peer failed; messages in it are lost',
+          );
+        },
+      });
+      this.streams.set(to, stream);
     }
-    queue.push(message);
-    this.queues.set(to, queue);
-    if (!this.flushing.has(to)) void this.flush(to);
+    return stream;
   }
 
   async request(to: MemberId, message: PeerMessage, options: RequestOptions): Promise<PeerMessage> {
     const base = this.options.peers[to];
     if (!base) throw new PeerUnreachableError(to, 'not a configured peer');
     const controller = new AbortController();
-    const timer = this.options.clock.setTimer(options.timeoutMs, () => controller.abort(new Error(`no answer within ${options.timeoutMs} ms`)));
+    const timer = this.options.clock.setTimer(options.timeoutMs, () =>
+      controller.abort(new Error(`no answer within ${options.timeoutMs} ms`)),
+    );
     const onAbort = () => controller.abort(options.signal?.reason);
     options.signal?.addEventListener('abort', onAbort, { once: true });
     try {
@@ -130,7 +175,8 @@ export class HttpPeerTransport implements PeerTransport {
         this.headers(),
         controller.signal,
       );
-      if (response.status < 200 || response.status > 299) throw new Error(`HTTP ${response.status}`);
+      if (response.status < 200 || response.status > 299)
+        throw new Error(`HTTP ${response.status}`);
       const parsed = peerMessage.safeParse(JSON.parse(response.text));
       if (!parsed.success) throw new Error('malformed response');
       return parsed.data;
@@ -142,38 +188,65 @@ export class HttpPeerTransport implements PeerTransport {
     }
   }
 
-  /** Lifecycle hook: stop sending (queued messages are dropped, as a crash would). */
+  /**
+   * Lifecycle hook: stop sending (unsent messages are dropped, as a crash would) and end the
+   * streams peers opened to us, so their senders reconnect to whatever serves next.
+   */
   stop(): void {
     this.closed = true;
-    this.queues.clear();
+    for (const stream of this.streams.values()) stream.close();
+    this.streams.clear();
+    for (const stream of this.inbound) stream.close();
     this.poster.destroy();
   }
 
-  /** Sends what is queued for `to`, one POST at a time, until the queue is empty. */
-  private async flush(to: MemberId): Promise<void> {
-    this.flushing.add(to);
+  /** Hands one admitted message to its channel's handler; a throwing handler is counted, never fatal. */
+  private deliver(from: MemberId, m: PeerMessage): void {
+    const handlers = this.handlers.get(m.channel);
+    if (!handlers) return;
+    this.stats.received++;
     try {
-      for (;;) {
-        const queue = this.queues.get(to);
-        if (!queue || queue.length === 0 || this.closed) return;
-        const batch = queue.splice(0, this.maxBatch);
-        try {
-          const response = await this.poster.post(
-            `${this.options.peers[to]}${RAFT_HTTP_BASE}/messages`,
-            JSON.stringify({ cluster: this.options.cluster, from: this.self, messages: batch }),
-            this.headers(),
-          );
-          if (response.status < 200 || response.status > 299) throw new Error(`HTTP ${response.status}`);
-          this.stats.sent += batch.length;
-        } catch (error) {
-          // Best effort: Raft retransmits. Log once per failure burst at debug level.
-          this.stats.sendFailures += batch.length;
-          this.log.debug({ to, err: (error as Error).message }, 'peer messages not delivered');
-        }
-      }
-    } finally {
-      this.flushing.delete(to);
+      handlers.onMessage(from, m);
+    } catch (error) {
+      this.stats.handlerErrors++;
+      this.log.error({ err: error, channel: m.channel }, 'a peer message handler threw');
     }
+  }
+
+  /** Parses and validates one stream frame; a bad frame is counted and skipped, the stream goes on. */
+  private onFrame(from: MemberId, frame: string): void {
+    if (this.closed) return;
+    let json: unknown;
+    try {
+      json = JSON.parse(frame);
+    } catch {
+      json = undefined;
+    }
+    const parsed = peerMessage.safeParse(json);
+    if (!parsed.success) {
+      this.stats.rejectedMalformed++;
+      return;
+    }
+    this.deliver(from, parsed.data);
+  }
+
+  /**
+   * An HTTP server waits for requests in flight when it stops, and a stream never ends by
+   * itself: while streams are open, check now and then whether their server stopped
+   * listening, and end those (their senders reconnect elsewhere or wait).
+   */
+  private watchInbound(): void {
+    if (this.watchingInbound) return;
+    this.watchingInbound = true;
+    const check = () => {
+      for (const stream of this.inbound) if (stream.serverStopped()) stream.close();
+      if (this.inbound.size === 0 || this.closed) {
+        this.watchingInbound = false;
+        return;
+      }
+      this.options.clock.setTimer(INBOUND_CHECK_MS, check);
+    };
+    this.options.clock.setTimer(INBOUND_CHECK_MS, check);
   }
 
   private headers(): Record<string, string> {
@@ -185,20 +258,31 @@ export class HttpPeerTransport implements PeerTransport {
   /** The receiving side: mount on the member's public HTTP server. */
   router(): Router {
     const router = new Router({ prefix: RAFT_HTTP_BASE });
+    router.post('/stream', async (ctx) => {
+      const from = this.admitStream(ctx);
+      if (from === undefined) return;
+      const stream = readPeerStream(ctx.req, this.maxBodyBytes, (frame) => {
+        if (stream.serverStopped()) stream.close();
+        else this.onFrame(from, frame);
+      });
+      this.inbound.add(stream);
+      this.watchInbound();
+      const end = await stream.done;
+      this.inbound.delete(stream);
+      // Ended by us mid-body: the connection cannot carry another request.
+      if (end !== 'ended') ctx.set('connection', 'close');
+      if (end === 'too_large') {
+        this.stats.rejectedMalformed++;
+        ctx.status = 413;
+        ctx.body = { error: `a frame is over ${this.maxBodyBytes} bytes` };
+        return;
+      }
+      ctx.status = 204;
+    });
     router.post('/messages', async (ctx) => {
       const body = await this.admit(ctx, batchSchema);
       if (!body) return;
-      for (const m of body.messages) {
-        const handlers = this.handlers.get(m.channel);
-        if (!handlers) continue;
-        this.stats.received++;
-        try {
-          handlers.onMessage(body.from, m);
-        } catch (error) {
-          this.stats.handlerErrors++;
-          this.log.error({ err: error, channel: m.channel }, 'a peer message handler threw');
-        }
-      }
+      for (const m of body.messages) this.deliver(body.from, m);
       ctx.status = 204;
     });
     router.post('/requests', async (ctx) => {
@@ -223,8 +307,42 @@ export class HttpPeerTransport implements PeerTransport {
     return router;
   }
 
+  /** Admits a stream on its headers; answers and returns undefined when refused. */
+  private admitStream(ctx: Context): MemberId | undefined {
+    if (this.closed) {
+      ctx.status = 503;
+      ctx.body = { error: 'this member is stopping' };
+      return undefined;
+    }
+    if (this.options.secret && ctx.get('x-baton-peer-secret') !== this.options.secret) {
+      this.stats.rejectedForeign++;
+      ctx.status = 403;
+      return undefined;
+    }
+    const cluster = ctx.get('x-baton-cluster');
+    const from = ctx.get('x-baton-from');
+    if (!cluster || !member.safeParse(from).success) {
+      this.stats.rejectedMalformed++;
+      ctx.status = 400;
+      ctx.body = {
+        error: 'a stream names its cluster (x-baton-cluster) and sender (x-baton-from)',
+      };
+      return undefined;
+    }
+    if (cluster !== this.options.cluster || !this.options.peers[from] || from === this.self) {
+      this.stats.rejectedForeign++;
+      ctx.status = 403;
+      ctx.body = { error: 'not a member of this cluster' };
+      return undefined;
+    }
+    return from;
+  }
+
   /** Reads, limits and validates a peer's body; answers and returns undefined when refused. */
-  private async admit<T extends { cluster: string; from: string }>(ctx: Context, schema: z.ZodType<T>): Promise<T | undefined> {
+  private async admit<T extends { cluster: string; from: string }>(
+    ctx: Context,
+    schema: z.ZodType<T>,
+  ): Promise<T | undefined> {
     if (this.options.secret && ctx.get('x-baton-peer-secret') !== this.options.secret) {
       this.stats.rejectedForeign++;
       ctx.status = 403;
@@ -252,7 +370,11 @@ export class HttpPeerTransport implements PeerTransport {
       return undefined;
     }
     const body = parsed.data;
-    if (body.cluster !== this.options.cluster || !this.options.peers[body.from] || body.from === this.self) {
+    if (
+      body.cluster !== this.options.cluster ||
+      !this.options.peers[body.from] ||
+      body.from === this.self
+    ) {
       this.stats.rejectedForeign++;
       ctx.status = 403;
       ctx.body = { error: 'not a member of this cluster' };
