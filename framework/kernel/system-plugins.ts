@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { CLOCK } from '../contracts/clock.js';
 import { LOGGER } from '../contracts/logger.js';
 import { RNG } from '../contracts/rng.js';
+import { logOptions } from './log-config.js';
 import { createPinoLogger } from './pino-logger.js';
 import { definePlugin } from './plugin.js';
 import { SystemClock } from './system-clock.js';
@@ -27,12 +28,7 @@ export const pinoLoggerPlugin = definePlugin({
   id: 'pino-logger',
   description: 'Structured logs with pino; human-readable on a terminal.',
   provides: [LOGGER],
-  options: z
-    .object({
-      level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-      pretty: z.boolean().optional(),
-    })
-    .strict(),
+  options: logOptions,
   register: (ctx) => ctx.provide(LOGGER, { useFactory: () => createPinoLogger(ctx.options) }),
 });
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { pluginChoiceSchema } from '../../framework/kernel/catalog.js';
+import { hostLogConfig } from '../../framework/kernel/log-config.js';
 
 /**
  * The config file of an authority node. `node` is the node itself (validated by its plugin, so
@@ -22,13 +23,7 @@ export const authorityNodeHostConfig = z
     /** Default: files under `<dataDir>/audit` (memory when dataDir is null). */
     auditStore: pluginChoiceSchema.optional(),
     identity: pluginChoiceSchema.default({ use: 'identity-opaque' }),
-    log: z
-      .object({
-        level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-        pretty: z.boolean().optional(),
-      })
-      .strict()
-      .default({ level: 'info' }),
+    log: hostLogConfig,
   })
   .strict();
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { pluginChoiceSchema } from '../../framework/kernel/catalog.js';
+import { hostLogConfig } from '../../framework/kernel/log-config.js';
 
 /**
  * The config file of a stream node. `node` holds the node's own options (validated by its
@@ -21,13 +22,7 @@ export const streamNodeHostConfig = z
     peerTransport: pluginChoiceSchema.optional(),
     /** Default: files under `<dataDir>/objects` (memory when dataDir is null). */
     objectStore: pluginChoiceSchema.optional(),
-    log: z
-      .object({
-        level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-        pretty: z.boolean().optional(),
-      })
-      .strict()
-      .default({ level: 'info' }),
+    log: hostLogConfig,
   })
   .strict();
 

@@ -1,3 +1,4 @@
+import { hostLogConfig } from 'baton/framework/kernel/log-config.js';
 import { z } from 'zod';
 
 const pluginOptions = z.record(z.string(), z.unknown()).default({});
@@ -18,13 +19,7 @@ export const hostConfig = z
     objectStore: pluginOptions,
     /** Prometheus metrics, served at /metrics. */
     metrics: pluginOptions,
-    log: z
-      .object({
-        level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-        pretty: z.boolean().optional(),
-      })
-      .strict()
-      .default({ level: 'info' }),
+    log: hostLogConfig,
   })
   .strict();
 
