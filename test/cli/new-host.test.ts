@@ -33,6 +33,7 @@ test('new host with flags composes the chosen plugins into host.ts and the confi
       'src/config.ts',
       'src/host.ts',
       'src/main.ts',
+      'src/start-script.ts',
       'test/host.test.ts',
       'test/support.ts',
       'tsconfig.json',

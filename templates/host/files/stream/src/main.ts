@@ -1,41 +1,5 @@
-import { parseArgs } from 'node:util';
 import { STREAM_NODE } from 'baton/framework/stream-transfer/plugins.js';
-import { BatonError } from 'baton/framework/contracts/errors.js';
-import { loadConfig } from 'baton/framework/kernel/config.js';
-import { hostConfig } from './config.js';
-import { hostBuilder } from './host.js';
+import { runStartScript } from './start-script.js';
 
-/**
- * Starts {{name}} from its config file (`--config`, default config/host.json; BATON__*
- * environment variables override it) and stops it cleanly on Ctrl-C or SIGTERM.
- */
-async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { config: { type: 'string', default: 'config/host.json' } } });
-  const config = await loadConfig(hostConfig, { file: values.config });
-  const host = hostBuilder(config).build();
-  await host.start();
-  const node = host.get(STREAM_NODE);
-  process.stdout.write(`{{name}} is running: stream API ${node.url}\n`);
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    process.stdout.write(`${signal}: stopping {{name}}\n`);
-    host.stop().then(
-      () => process.exit(0),
-      (error: Error) => {
-        process.stderr.write(`{{name}} did not stop cleanly: ${error.message}\n`);
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGINT', () => stop('SIGINT'));
-  process.on('SIGTERM', () => stop('SIGTERM'));
-}
-
-main().catch((error: unknown) => {
-  // Baton's errors say what was wrong and what to do: no stack trace for them.
-  const message = error instanceof BatonError ? error.message : String((error as Error)?.stack ?? error);
-  process.stderr.write(`{{name}} cannot start: ${message}\n`);
-  process.exit(1);
-});
+// `npm start`: {{name}} from config/host.json until Ctrl-C (see start-script.ts).
+runStartScript((host) => `stream API ${host.get(STREAM_NODE).url}`);
