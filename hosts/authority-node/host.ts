@@ -9,6 +9,7 @@ import { pinoLoggerPlugin, systemDefaults } from '../../framework/kernel/system-
 import { fsAuditStorePlugin } from '../../plugins/fs/plugins.js';
 import { npmIdentityPlugin, ociIdentityPlugin, opaqueIdentityPlugin, pypiIdentityPlugin } from '../../plugins/identity/index.js';
 import { memoryAuditStorePlugin } from '../../plugins/memory/plugins.js';
+import { etcdConsensusPlugin } from '../../plugins/etcd/plugin.js';
 import { httpPeerTransportPlugin, raftConsensusPlugin } from '../../plugins/raft/plugin.js';
 import { redisAuditStorePlugin } from '../../plugins/redis/plugin.js';
 import { raftPeerRoutesPlugin } from './raft-peer-routes.js';
@@ -20,6 +21,7 @@ export const authorityNodeCatalog = new PluginCatalog([
   singleMemberConsensusPlugin,
   raftConsensusPlugin,
   httpPeerTransportPlugin,
+  etcdConsensusPlugin,
   memoryAuditStorePlugin,
   fsAuditStorePlugin,
   redisAuditStorePlugin,
@@ -76,6 +78,8 @@ function withConsensusDefaults(choice: PluginChoice, self: string | undefined, d
     return { use: choice.use, options: { member: self, voters: self ? [self] : undefined, ...(dataDir ? { dataDir } : {}), ...given } };
   }
   if (choice.use === 'single-member-consensus') return { use: choice.use, options: { self, ...(dataDir ? { dataDir } : {}), ...given } };
+  // etcd keeps the log itself: only the member id defaults, to the node's.
+  if (choice.use === 'etcd-consensus') return { use: choice.use, options: { memberId: self, ...given } };
   return choice;
 }
 

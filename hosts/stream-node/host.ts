@@ -38,7 +38,7 @@ export function streamNodeHostBuilder(raw: unknown, catalog = streamNodeCatalog)
     throw new ConfigError("invalid stream node config: node.self: give this node's id (e.g. \"n1\")");
   }
   const [store] = catalog.resolve([config.objectStore ?? defaultObjectStore(config.dataDir)], 'objectStore');
-  const [consensus] = catalog.resolve([config.consensus ?? defaultConsensus(self, config.dataDir)], 'consensus');
+  const [consensus] = catalog.resolve([withConsensusDefaults(config.consensus, self) ?? defaultConsensus(self, config.dataDir)], 'consensus');
   // Only the default lone voter gets a default transport: a chosen Raft with more voters must
   // say how to reach them, or the build fails naming the PeerTransport.
   const peerTransport = config.peerTransport ?? (config.consensus ? undefined : lonePeerTransport(self));
@@ -57,6 +57,12 @@ export function streamNodeHostBuilder(raw: unknown, catalog = streamNodeCatalog)
     .add(store.plugin, store.options, 'objectStore.options')
     .add(consensus.plugin, consensus.options, 'consensus.options')
     .add(streamNodePlugin, config.node, 'node');
+}
+
+/** An etcd member is named by the node's id unless the config names it otherwise. */
+function withConsensusDefaults(choice: PluginChoice | undefined, self: string): PluginChoice | undefined {
+  if (choice?.use !== 'etcd-consensus') return choice;
+  return { use: choice.use, options: { memberId: self, ...choice.options } };
 }
 
 /**

@@ -1,0 +1,157 @@
+import { randomBytes } from 'node:crypto';
+import { METADATA_CONSENSUS } from '../../../framework/contracts/metadata-consensus.js';
+import { SystemClock } from '../../../framework/kernel/system-clock.js';
+import { StreamClient } from '../../../framework/stream-transfer/client.js';
+import type { StreamCommand, StreamResult } from '../../../framework/stream-transfer/commands.js';
+import type { StreamMetadata } from '../../../framework/stream-transfer/model.js';
+import type { StreamNodeService } from '../../../framework/stream-transfer/stream-node-service.js';
+import type { Host } from '../../../framework/kernel/host.js';
+import { makeTempDir, type TempDir } from '../../../framework/testing/temp-dir.js';
+import { startStreamNode } from '../../../hosts/stream-node/host.js';
+import type { EtcdConsensus } from '../../../plugins/etcd/etcd-consensus.js';
+
+export const TOKEN = 'etcd-admin';
+
+export type StreamEtcdConsensus = EtcdConsensus<StreamMetadata, StreamCommand, StreamResult>;
+
+export interface EtcdStreamNode {
+  id: string;
+  host: Host;
+  node: StreamNodeService;
+  consensus: StreamEtcdConsensus;
+}
+
+/**
+ * Timeouts that let a fault test end in seconds on a loaded machine: a lost leader is replaced
+ * after its 2 s lease, one etcd request may take up to 3 s.
+ */
+const ETCD_TIMEOUTS = {
+  requestTimeoutMs: 3_000,
+  proposeTimeoutMs: 15_000,
+  readTimeoutMs: 10_000,
+  leaseTtlSeconds: 2,
+  retryMinMs: 20,
+  retryMaxMs: 200,
+};
+
+/**
+ * Stream nodes whose metadata consensus is etcd, as a config file would compose them: each
+ * names only the endpoints, prefix and voters (its member id defaults to its node id). They
+ * share one object-store directory, as the nodes of a deployment share one bucket, and keep
+ * their WALs in memory.
+ */
+export class EtcdStreamNodes {
+  readonly nodes = new Map<string, EtcdStreamNode>();
+  readonly prefix = `streams-${randomBytes(6).toString('hex')}/`;
+
+  private constructor(
+    private readonly endpoints: string[],
+    private readonly ids: string[],
+    private readonly objects: TempDir,
+  ) {}
+
+  static async start(endpoints: string[], ids: string[]): Promise<EtcdStreamNodes> {
+    const group = new EtcdStreamNodes(endpoints, ids, await makeTempDir('etcd-stream-objects'));
+    try {
+      // One after another: fs-object-store's first start on a directory creates its layout and
+      // two at once race on that mkdir.
+      for (const id of ids) await group.startNode(id);
+    } catch (error) {
+      await group.stop();
+      throw error;
+    }
+    return group;
+  }
+
+  config(id: string): Record<string, unknown> {
+    return {
+      node: {
+        self: id,
+        http: { port: 0 },
+        wal: { kind: 'memory' },
+        tokens: [{ token: TOKEN, principal: 'ops', scopes: ['admin'] }],
+      },
+      dataDir: null,
+      consensus: {
+        use: 'etcd-consensus',
+        options: {
+          endpoints: this.endpoints,
+          prefix: this.prefix,
+          initialVoters: this.ids,
+          ...ETCD_TIMEOUTS,
+        },
+      },
+      objectStore: { use: 'fs-object-store', options: { dir: this.objects.path } },
+      log: { level: process.env.ETCD_TEST_LOG ?? 'silent' },
+    };
+  }
+
+  async startNode(id: string): Promise<EtcdStreamNode> {
+    const { host, node } = await startStreamNode(this.config(id));
+    const started = {
+      id,
+      host,
+      node,
+      consensus: host.get(METADATA_CONSENSUS) as StreamEtcdConsensus,
+    };
+    this.nodes.set(id, started);
+    return started;
+  }
+
+  get(id: string): EtcdStreamNode {
+    const node = this.nodes.get(id);
+    if (!node) throw new Error(`no stream node ${id} in this group`);
+    return node;
+  }
+
+  /** A client that knows every node and follows the 409 hints between them. */
+  client(): StreamClient {
+    return new StreamClient({
+      nodes: [...this.nodes.values()].map((n) => n.node.url),
+      token: TOKEN,
+    });
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([...this.nodes.values()].map((n) => n.host.stop()));
+    this.nodes.clear();
+    await this.objects.remove();
+  }
+}
+
+/**
+ * Waits until `condition` holds, re-checking every 20 ms; a throw counts as not yet (no leader,
+ * a node not registered). Fails after `ms` naming what it waited for, never a blind sleep.
+ */
+export async function eventually(
+  condition: () => Promise<boolean> | boolean,
+  what: string,
+  ms = 20_000,
+): Promise<void> {
+  const clock = new SystemClock();
+  const deadline = clock.now() + ms;
+  let last: unknown;
+  for (;;) {
+    try {
+      if (await condition()) return;
+    } catch (error) {
+      last = error;
+    }
+    if (clock.now() > deadline)
+      throw new Error(
+        `timed out after ${ms} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`,
+      );
+    await clock.sleep(20);
+  }
+}
+
+/** Every record of `stream`, paging past the API limit. */
+export async function readAll(client: StreamClient, stream: string): Promise<string[]> {
+  const bodies: string[] = [];
+  for (let from = 0; ;) {
+    const page = await client.read(stream, from, 100);
+    bodies.push(...page.records.map((r) => r.body));
+    if (page.records.length === 0 || page.next === from) return bodies;
+    from = page.next;
+  }
+}
