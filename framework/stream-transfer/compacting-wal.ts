@@ -23,13 +23,20 @@ export class CompactingWal implements StreamWal {
     this.inFlight += 1;
     try {
       await this.inner.append(entries);
-      for (const entry of entries) this.appendedBytes += entry.t === 'records' ? 64 + entry.bodies.reduce((n, b) => n + b.length, 0) : 64;
+      for (const entry of entries)
+        this.appendedBytes +=
+          entry.t === 'records' ? 64 + entry.bodies.reduce((n, b) => n + b.length, 0) : 64;
     } finally {
       this.inFlight -= 1;
       if (this.inFlight === 0) this.idle?.();
     }
     if (this.appendedBytes >= this.thresholdBytes && !this.compacting) {
-      this.compacting = this.compact().finally(() => (this.compacting = undefined));
+      // Only later appends wait on this, so a failure must not escape as an unhandled rejection
+      // (it would end the process). A failed rewrite left the log whole; appends go on, and the
+      // next one past the threshold tries again.
+      this.compacting = this.compact()
+        .catch(() => undefined)
+        .finally(() => (this.compacting = undefined));
     }
   }
 
