@@ -86,7 +86,7 @@ export class MemoryLogStorage implements LogStorage {
     // In place: copying the whole stable log on every append made each append cost O(log size).
     // Entries are never mutated once created, so other holders of the old array see no change
     // they could rely on (slices handed out by `entries` are copies).
-    this.ents.length = keep;
+    if (this.ents.length !== keep) this.ents.length = keep;
     for (let i = skip; i < entries.length; i++) this.ents.push(entries[i]);
   }
 

@@ -230,10 +230,49 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
 
   // ---- the contract ----
 
-  async propose(command: C, options: ProposeOptions = {}): Promise<Receipt<R>> {
+  propose(command: C, options?: ProposeOptions): Promise<Receipt<R>> {
+    // The common case under load, on the leader without key or signal, skips the general path's
+    // async frame: one promise and one object per proposal (PendingProposal).
+    if (
+      options?.idempotencyKey === undefined &&
+      options?.signal === undefined &&
+      this.state === 'running' &&
+      this.core.role === 'leader' &&
+      this.queued < this.tuning.maxQueue
+    ) {
+      const timeoutMs = options?.timeoutMs ?? this.tuning.proposeTimeoutMs;
+      if (timeoutMs > 0) {
+        this.queued++;
+        return new Promise<Receipt<unknown> | 'retry'>((resolve, reject) => {
+          const p = new PendingProposal(
+            'proposal',
+            timeoutMs,
+            this.deadlines,
+            this.clock.now(),
+            undefined,
+            resolve,
+            reject,
+            this.releaseQueued,
+            this.proposeElsewhere,
+            command,
+          );
+          this.enqueue(() => this.appendProposal(p, p));
+        }) as Promise<Receipt<R>>;
+      }
+    }
+    return this.proposeAnywhere(command, options ?? {});
+  }
+
+  /** A fast-path proposal that found this member no longer leading: the general path, in its time left. */
+  private readonly proposeElsewhere = (p: PendingProposal): Promise<Receipt<unknown>> =>
+    this.proposeAnywhere(p.command as C, { timeoutMs: p.deadlineAt - this.clock.now() });
+
+  private async proposeAnywhere(command: C, options: ProposeOptions): Promise<Receipt<R>> {
     this.assertRunning('propose');
     const timeoutMs = options.timeoutMs ?? this.tuning.proposeTimeoutMs;
-    const deadline = this.clock.now() + timeoutMs;
+    // One clock read per attempt: reading the clock showed in the profile.
+    let now = this.clock.now();
+    const deadline = now + timeoutMs;
     const key = options.idempotencyKey;
     const fingerprint = key === undefined ? undefined : canonicalJson(command);
     if (key !== undefined) {
@@ -246,8 +285,8 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
         'aborted',
         'the signal was aborted before the proposal was submitted',
       );
-    for (;;) {
-      const remaining = deadline - this.clock.now();
+    for (; ; now = this.clock.now()) {
+      const remaining = deadline - now;
       if (remaining <= 0)
         throw new NotAppendedError(
           'no_leader',
@@ -256,6 +295,7 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
       if (this.core.role === 'leader') {
         const outcome = await this.proposeHere(
           { command, key, fingerprint },
+          now,
           remaining,
           options.signal,
         );
@@ -372,6 +412,7 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
    */
   private proposeHere(
     data: { command: unknown; key?: string; fingerprint?: string },
+    now: number,
     timeoutMs: number,
     signal: AbortSignal | undefined,
   ): Promise<Receipt<unknown> | 'retry'> {
@@ -389,7 +430,7 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
         'proposal',
         timeoutMs,
         this.deadlines,
-        this.clock.now(),
+        now,
         signal,
         resolve,
         reject,
@@ -402,7 +443,7 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
   /** In the loop: appends a proposal, joins the same keyed command in flight, or answers it. */
   private appendProposal(
     p: PendingProposal,
-    data: { command: unknown; key?: string; fingerprint?: string },
+    data: { command?: unknown; key?: string; fingerprint?: string },
   ): void {
     if (p.settled) return;
     if (this.state !== 'running') {
@@ -528,6 +569,7 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
       const fingerprint = req.key === undefined ? undefined : canonicalJson(req.command);
       const outcome = await this.proposeHere(
         { command: req.command, key: req.key, fingerprint },
+        this.clock.now(),
         timeoutMs,
         undefined,
       );

@@ -39,10 +39,19 @@ export class PendingProposal implements Waiter, Expirable {
     private readonly deadlines: Deadlines,
     now: number,
     private readonly signal: AbortSignal | undefined,
-    private readonly resolve: (outcome: Receipt<unknown> | 'retry') => void,
+    private readonly resolve: (
+      outcome: Receipt<unknown> | 'retry' | PromiseLike<Receipt<unknown>>,
+    ) => void,
     private readonly reject: (error: Error) => void,
     /** Told once, when the proposal is answered. */
     private readonly release: () => void,
+    /**
+     * Where the proposal goes when this member turned out not to lead (nothing was appended);
+     * without it the answer is 'retry' and the caller looks for the leader itself.
+     */
+    private readonly elsewhere?: (p: PendingProposal) => Promise<Receipt<unknown>>,
+    /** The command, for `elsewhere`. */
+    readonly command?: unknown,
   ) {
     this.deadline = deadlines.add(now + timeoutMs, this);
     if (signal) {
@@ -65,7 +74,12 @@ export class PendingProposal implements Waiter, Expirable {
 
   /** Not appended because this member does not lead: the caller looks for the leader. */
   retry(): void {
-    if (this.finish()) this.resolve('retry');
+    if (this.finish()) this.resolve(this.elsewhere ? this.elsewhere(this) : 'retry');
+  }
+
+  /** When the proposal's time is up. */
+  get deadlineAt(): number {
+    return this.deadline.at;
   }
 
   expire(): void {

@@ -32,7 +32,8 @@ export class MemoryRaftStorage implements RaftStorage {
       const at = batch.entries[0].index;
       if (at < this.first) throw new Error(`persist at ${at} is before the log start ${this.first}`);
       if (at > this.first + this.entries.length) throw new Error(`persist at ${at} leaves a gap`);
-      this.entries.length = at - this.first;
+      // Truncate only when the batch overwrites a suffix: setting length is not free on a long log.
+      if (this.entries.length !== at - this.first) this.entries.length = at - this.first;
       // Entries are never mutated once created: keeping references is as safe as copying.
       for (const e of batch.entries) this.entries.push(e);
     }
