@@ -1,0 +1,251 @@
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
+import { Etcd3 } from 'etcd3';
+import type { OwnershipConsensus } from '../../../framework/authority-transfer/audit-projection.js';
+import type { AuthorityNode } from '../../../framework/authority-transfer/authority-node.js';
+import {
+  FRONTIER_PROBE,
+  type FrontierProbe,
+} from '../../../framework/authority-transfer/frontier-probe.js';
+import { AUTHORITY_NODE } from '../../../framework/authority-transfer/plugins.js';
+import { AUDIT_STORE, type AuditStore } from '../../../framework/contracts/audit-store.js';
+import { METADATA_CONSENSUS } from '../../../framework/contracts/metadata-consensus.js';
+import type { Host } from '../../../framework/kernel/host.js';
+import { SystemClock } from '../../../framework/kernel/system-clock.js';
+import { authorityNodeHostBuilder } from '../../../hosts/authority-node/host.js';
+import type { EtcdConsensus } from '../../../plugins/etcd/etcd-consensus.js';
+import { decodeEntry } from '../../../plugins/etcd/log-entry.js';
+import { LogKeys } from '../../../plugins/etcd/log-keys.js';
+import { PEER, tokens } from './node-harness.js';
+
+export type EtcdOwnershipConsensus = OwnershipConsensus &
+  Pick<EtcdConsensus<unknown, unknown, unknown>, 'appliedSeq'>;
+
+export interface EtcdAuthorityMember {
+  id: string;
+  dc: string;
+  host: Host;
+  node: AuthorityNode;
+  consensus: EtcdOwnershipConsensus;
+  audit: AuditStore;
+}
+
+export interface EtcdAuthorityOptions {
+  /** Datacenters with a running HA member each (`<dc>-1`), all voters of one log in etcd. */
+  dcs: string[];
+  /** Datacenters listed in the roster whose member never runs (an unreachable target). */
+  absent?: string[];
+  /** A scripted frontier probe for the first member, instead of the HTTP probe. */
+  probe?: FrontierProbe;
+  /** Member tracker timings (a failover needs the source Dead). */
+  tracker?: { suspectAfterMs: number; deadAfterMs: number };
+}
+
+/** Timeouts that let a fault end in seconds on a loaded machine (lease 2 s, one request up to 3 s). */
+const ETCD_TIMEOUTS = {
+  requestTimeoutMs: 3_000,
+  proposeTimeoutMs: 10_000,
+  readTimeoutMs: 10_000,
+  leaseTtlSeconds: 2,
+  retryMinMs: 20,
+  retryMaxMs: 200,
+};
+
+/**
+ * Authority nodes in mode ha, one per datacenter, whose ownership consensus is one log in etcd:
+ * composed from config as a deployment would (endpoints, prefix and voters; the member id
+ * defaults to the node id), on fixed public ports the roster names, pulling each other's feeds
+ * every 20 ms and probing each other's frontiers over HTTP.
+ */
+export class EtcdAuthorityNodes {
+  readonly members: EtcdAuthorityMember[] = [];
+  readonly prefix = `authority-${randomBytes(6).toString('hex')}/`;
+
+  private constructor(private readonly endpoints: string[]) {}
+
+  static async start(
+    endpoints: string[],
+    options: EtcdAuthorityOptions,
+  ): Promise<EtcdAuthorityNodes> {
+    const group = new EtcdAuthorityNodes(endpoints);
+    const ids = options.dcs.map((dc) => `${dc}-1`);
+    const roster: Record<string, { members: Record<string, { public: string }> }> = {};
+    const ports: number[] = [];
+    for (const dc of options.dcs) {
+      const port = await freePort();
+      ports.push(port);
+      roster[dc] = { members: { [`${dc}-1`]: { public: `http://127.0.0.1:${port}` } } };
+    }
+    for (const dc of options.absent ?? [])
+      roster[dc] = { members: { [`${dc}-1`]: { public: 'http://127.0.0.1:9' } } };
+    try {
+      for (const [i, dc] of options.dcs.entries()) {
+        const builder = authorityNodeHostBuilder({
+          node: {
+            self: ids[i],
+            roster,
+            public: { port: ports[i] },
+            control: { port: 0 },
+            tokens,
+            peerToken: PEER,
+            feed: { pullIntervalMs: 20 },
+            transfers: { reprobeInitialDelayMs: 5, reprobeMaxDelayMs: 50 },
+            resolution: { initialDelayMs: 50, maxDelayMs: 500 },
+            ...(options.tracker ? { tracker: options.tracker } : {}),
+          },
+          consensus: {
+            use: 'etcd-consensus',
+            options: { endpoints, prefix: group.prefix, initialVoters: ids, ...ETCD_TIMEOUTS },
+          },
+          auditStore: { use: 'memory-audit-store' },
+          dataDir: null,
+          log: { level: process.env.ETCD_TEST_LOG ?? 'silent' },
+        });
+        if (i === 0 && options.probe) builder.value(FRONTIER_PROBE, options.probe);
+        const host = builder.build();
+        await host.start();
+        group.members.push({
+          id: ids[i],
+          dc,
+          host,
+          node: host.get(AUTHORITY_NODE),
+          consensus: host.get(METADATA_CONSENSUS) as EtcdOwnershipConsensus,
+          audit: host.get(AUDIT_STORE),
+        });
+      }
+      await eventually(
+        () => group.members.some((m) => m.consensus.leadership().isLeader),
+        'an etcd election leader among the members',
+      );
+    } catch (error) {
+      await group.stop();
+      throw error;
+    }
+    return group;
+  }
+
+  member(dc: string): EtcdAuthorityMember {
+    const member = this.members.find((m) => m.dc === dc);
+    if (!member) throw new Error(`no running member in ${dc}`);
+    return member;
+  }
+
+  /** The log entry in etcd that committed `predicate`'s command: its revision and leadership term. */
+  async committedEntry(
+    predicate: (command: Record<string, unknown>) => boolean,
+  ): Promise<{ revision: number; term: number } | undefined> {
+    const client = new Etcd3({ hosts: this.endpoints });
+    try {
+      const keys = new LogKeys(this.prefix);
+      const entries = await client.getAll().prefix(keys.logPrefix).exec();
+      for (const kv of entries.kvs) {
+        const entry = decodeEntry(kv.value);
+        if (entry.kind === 'command' && predicate(entry.command as Record<string, unknown>)) {
+          return { revision: Number(kv.mod_revision), term: entry.term };
+        }
+      }
+      return undefined;
+    } finally {
+      client.close();
+    }
+  }
+
+  async stop(): Promise<void> {
+    for (const member of this.members.splice(0).reverse()) await member.host.stop();
+  }
+}
+
+/** An HTTP call to a member's control (default) or public listener. */
+export async function call(
+  base: string,
+  method: string,
+  path: string,
+  options: { token?: string; body?: unknown; key?: string } = {},
+): Promise<{ status: number; body: Record<string, unknown> & { code?: string } }> {
+  const headers: Record<string, string> = {};
+  if (options.token) headers.authorization = `Bearer ${options.token}`;
+  if (options.key) headers['idempotency-key'] = options.key;
+  if (options.body !== undefined) headers['content-type'] = 'application/json';
+  const response = await fetch(`${base}${path}`, {
+    method,
+    headers,
+    body: options.body === undefined ? undefined : JSON.stringify(options.body),
+  });
+  const text = await response.text();
+  return {
+    status: response.status,
+    body: text ? (JSON.parse(text) as Record<string, unknown>) : {},
+  };
+}
+
+/** Waits for a condition with a deadline, re-checking every 20 ms; a throw counts as not yet. */
+export async function eventually(
+  condition: () => Promise<boolean> | boolean,
+  what: string,
+  ms = 20_000,
+): Promise<void> {
+  const clock = new SystemClock();
+  const deadline = clock.now() + ms;
+  let last: unknown;
+  for (;;) {
+    try {
+      if (await condition()) return;
+    } catch (error) {
+      last = error;
+    }
+    if (clock.now() > deadline)
+      throw new Error(
+        `timed out after ${ms} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`,
+      );
+    await clock.sleep(20);
+  }
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** The index of the etcd member that leads the etcd cluster right now. */
+export async function etcdLeaderIndex(endpoints: string[]): Promise<number> {
+  const ids: string[] = [];
+  let leader = '';
+  for (const endpoint of endpoints) {
+    const client = new Etcd3({ hosts: endpoint });
+    try {
+      const status = await client.maintenance.status();
+      ids.push(status.header.member_id);
+      leader = status.leader;
+    } finally {
+      client.close();
+    }
+  }
+  const index = ids.indexOf(leader);
+  if (index < 0) throw new Error(`no etcd member reports itself as the leader ${leader}`);
+  return index;
+}
+
+/**
+ * Records every epoch each member applies, per authority, so a test can check that no member
+ * ever saw an authority's epoch go backwards. Returns the problems seen (empty when none).
+ */
+export function watchEpochs(members: EtcdAuthorityMember[]): { problems: string[]; stop(): void } {
+  const problems: string[] = [];
+  const offs = members.map((member) => {
+    const seen = new Map<string, number>();
+    return member.consensus.watch((view) => {
+      for (const [authority, ownership] of Object.entries(view.state.authorities)) {
+        const before = seen.get(authority) ?? 0;
+        if (ownership.epoch < before)
+          problems.push(
+            `${member.id}: ${authority} went from epoch ${before} to ${ownership.epoch}`,
+          );
+        seen.set(authority, ownership.epoch);
+      }
+    });
+  });
+  return { problems, stop: () => offs.forEach((off) => off()) };
+}
