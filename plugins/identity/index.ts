@@ -4,3 +4,4 @@ export * from './opaque.js';
 export * from './npm.js';
 export * from './pypi.js';
 export * from './oci.js';
+export * from './identity-plugin.js';

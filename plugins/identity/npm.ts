@@ -4,12 +4,10 @@ import type {
   IdentitySupplier,
   OperationId,
 } from '../../framework/contracts/identity-supplier.js';
-import { IDENTITY_SUPPLIER } from '../../framework/contracts/identity-supplier.js';
 import type { Rng } from '../../framework/contracts/rng.js';
-import { RNG } from '../../framework/contracts/rng.js';
-import { definePlugin } from '../../framework/kernel/plugin.js';
 import { NPM_CORE_MODULE_NAMES, NPM_EXCLUDED_NAMES } from './npm-core-modules.js';
 import { describeChar, invalidAuthority, requireString } from './identity-input.js';
+import { defineIdentityPlugin } from './identity-plugin.js';
 import { operationIdentity } from './operation-id.js';
 
 export const NPM_MAX_NAME_LENGTH = 214;
@@ -122,14 +120,9 @@ function firstUrlUnsafeChar(part: string): string | undefined {
   return undefined;
 }
 
-export const npmIdentityPlugin = definePlugin({
+export const npmIdentityPlugin = defineIdentityPlugin({
   id: 'identity-npm',
   description: 'Authority identities as npm package names (scoped or not), by npm naming rules.',
-  provides: [IDENTITY_SUPPLIER],
-  requires: [RNG],
   options: npmIdentityOptions,
-  register: (ctx) =>
-    ctx.provide(IDENTITY_SUPPLIER, {
-      useFactory: (resolve) => new NpmIdentitySupplier(resolve(RNG), ctx.options),
-    }),
+  create: (rng, options) => new NpmIdentitySupplier(rng, options),
 });

@@ -4,16 +4,14 @@ import type {
   IdentitySupplier,
   OperationId,
 } from '../../framework/contracts/identity-supplier.js';
-import { IDENTITY_SUPPLIER } from '../../framework/contracts/identity-supplier.js';
 import type { Rng } from '../../framework/contracts/rng.js';
-import { RNG } from '../../framework/contracts/rng.js';
-import { definePlugin } from '../../framework/kernel/plugin.js';
 import {
   describeChar,
   firstCharOutside,
   invalidAuthority,
   requireString,
 } from './identity-input.js';
+import { defineIdentityPlugin } from './identity-plugin.js';
 import { operationIdentity } from './operation-id.js';
 
 /** Longest reference clients accept: registry host (and port), "/", and the repository name. */
@@ -192,15 +190,10 @@ function componentProblem(component: string, last: boolean): string | undefined 
   return undefined;
 }
 
-export const ociIdentityPlugin = definePlugin({
+export const ociIdentityPlugin = defineIdentityPlugin({
   id: 'identity-oci',
   description:
     'Authority identities as OCI repository names of the registry this deployment serves.',
-  provides: [IDENTITY_SUPPLIER],
-  requires: [RNG],
   options: ociIdentityOptions,
-  register: (ctx) =>
-    ctx.provide(IDENTITY_SUPPLIER, {
-      useFactory: (resolve) => new OciIdentitySupplier(resolve(RNG), ctx.options),
-    }),
+  create: (rng, options) => new OciIdentitySupplier(rng, options),
 });

@@ -4,11 +4,9 @@ import type {
   IdentitySupplier,
   OperationId,
 } from '../../framework/contracts/identity-supplier.js';
-import { IDENTITY_SUPPLIER } from '../../framework/contracts/identity-supplier.js';
 import type { Rng } from '../../framework/contracts/rng.js';
-import { RNG } from '../../framework/contracts/rng.js';
-import { definePlugin } from '../../framework/kernel/plugin.js';
 import { describeChar, invalidAuthority, requireString } from './identity-input.js';
+import { defineIdentityPlugin } from './identity-plugin.js';
 import { operationIdentity } from './operation-id.js';
 
 export const OPAQUE_DEFAULT_MAX_BYTES = 256;
@@ -76,14 +74,9 @@ export class OpaqueIdentitySupplier implements IdentitySupplier {
   }
 }
 
-export const opaqueIdentityPlugin = definePlugin({
+export const opaqueIdentityPlugin = defineIdentityPlugin({
   id: 'identity-opaque',
   description: 'Authority identities as opaque Unicode text (NFC, no control characters, bounded).',
-  provides: [IDENTITY_SUPPLIER],
-  requires: [RNG],
   options: opaqueIdentityOptions,
-  register: (ctx) =>
-    ctx.provide(IDENTITY_SUPPLIER, {
-      useFactory: (resolve) => new OpaqueIdentitySupplier(resolve(RNG), ctx.options),
-    }),
+  create: (rng, options) => new OpaqueIdentitySupplier(rng, options),
 });

@@ -4,16 +4,14 @@ import type {
   IdentitySupplier,
   OperationId,
 } from '../../framework/contracts/identity-supplier.js';
-import { IDENTITY_SUPPLIER } from '../../framework/contracts/identity-supplier.js';
 import type { Rng } from '../../framework/contracts/rng.js';
-import { RNG } from '../../framework/contracts/rng.js';
-import { definePlugin } from '../../framework/kernel/plugin.js';
 import {
   describeChar,
   firstCharOutside,
   invalidAuthority,
   requireString,
 } from './identity-input.js';
+import { defineIdentityPlugin } from './identity-plugin.js';
 import { operationIdentity } from './operation-id.js';
 
 export const pypiIdentityOptions = z.object({}).strict();
@@ -61,14 +59,9 @@ export class PypiIdentitySupplier implements IdentitySupplier {
   }
 }
 
-export const pypiIdentityPlugin = definePlugin({
+export const pypiIdentityPlugin = defineIdentityPlugin({
   id: 'identity-pypi',
   description: 'Authority identities as Python project names, normalised per PEP 503.',
-  provides: [IDENTITY_SUPPLIER],
-  requires: [RNG],
   options: pypiIdentityOptions,
-  register: (ctx) =>
-    ctx.provide(IDENTITY_SUPPLIER, {
-      useFactory: (resolve) => new PypiIdentitySupplier(resolve(RNG)),
-    }),
+  create: (rng) => new PypiIdentitySupplier(rng),
 });
