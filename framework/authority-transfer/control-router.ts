@@ -1,4 +1,5 @@
 import Router from '@koa/router';
+import type { Middleware } from 'koa';
 import { z } from 'zod';
 import type { AuditStore } from '../contracts/audit-store.js';
 import type { IdentitySupplier } from '../contracts/identity-supplier.js';
@@ -6,11 +7,17 @@ import { requireScope } from '../http/auth.js';
 import { IDEMPOTENCY_KEY_HEADER, idempotencyKey } from '../http/idempotency-key.js';
 import { readValidBody } from '../http/json-body.js';
 import { validate } from '../http/validate.js';
-import type { ApiDocument } from '../http/openapi.js';
+import type { ApiDocument, OperationSpec } from '../http/openapi.js';
 import { route } from '../http/openapi-routes.js';
 import { problems } from '../http/problem.js';
 import { principalOf } from '../http/state.js';
-import { auditRecordSchema, membersSchema, ownershipSchema, rawTransferOutcomeSchema, transferStatusSchema } from './api-schemas.js';
+import {
+  auditRecordSchema,
+  membersSchema,
+  ownershipSchema,
+  rawTransferOutcomeSchema,
+  transferStatusSchema,
+} from './api-schemas.js';
 import type { OwnershipConsensus } from './audit-projection.js';
 import type { FailoverCommands } from './failover-command.js';
 import type { MemberTracker } from './member-tracker.js';
@@ -43,10 +50,14 @@ const authorityParam = z.object({ authority: z.string().min(1) });
 
 const keyHeader = {
   name: IDEMPOTENCY_KEY_HEADER,
-  description: 'The operation identity; assigned when absent and echoed in the response. Reuse it to retry the same request.',
+  description:
+    'The operation identity; assigned when absent and echoed in the response. Reuse it to retry the same request.',
 };
-const echoedKey = { [IDEMPOTENCY_KEY_HEADER]: { description: 'The operation identity, given or assigned' } };
-const UNAVAILABLE = 'Mode dc (no ownership consensus), or the metadata store or consensus cannot answer now';
+const echoedKey = {
+  [IDEMPOTENCY_KEY_HEADER]: { description: 'The operation identity, given or assigned' },
+};
+const UNAVAILABLE =
+  'Mode dc (no ownership consensus), or the metadata store or consensus cannot answer now';
 
 /** What the control listener serves; absent consensus pieces mean mode dc. */
 const auditQuery = z.object({ limit: z.coerce.number().int().min(1).max(1000).default(100) });
@@ -56,7 +67,12 @@ export interface ControlRouterDeps {
   identity: IdentitySupplier;
   tracker: MemberTracker;
   /** Present in mode ha only. */
-  ha?: { engine: PlannedTransferEngine; failover: FailoverCommands; consensus: OwnershipConsensus; audit: AuditStore };
+  ha?: {
+    engine: PlannedTransferEngine;
+    failover: FailoverCommands;
+    consensus: OwnershipConsensus;
+    audit: AuditStore;
+  };
 }
 
 /**
@@ -74,10 +90,14 @@ export function createControlRouter(deps: ControlRouterDeps, document: ApiDocume
     }
     return deps.ha;
   };
+  /** Routes one operation, documented, and refused to a token without the scope it declares. */
+  const scopedRoute = (spec: OperationSpec & { scope: string }, handler: Middleware<any, any>) =>
+    route(router, document, spec, requireScope(spec.scope), handler);
+  /** The `{authority}` of the path, as the identity supplier reads it (400 when invalid). */
+  const authorityParamOf = (ctx: { params: { authority: string } }) =>
+    deps.identity.authority(ctx.params.authority);
 
-  route(
-    router,
-    document,
+  scopedRoute(
     {
       method: 'post',
       path: '/transfers',
@@ -87,14 +107,17 @@ export function createControlRouter(deps: ControlRouterDeps, document: ApiDocume
       params: { headers: [keyHeader] },
       requestBody: transferBody,
       responses: {
-        200: { description: 'Committed: the sealed audit record', schema: auditRecordSchema, headers: echoedKey },
+        200: {
+          description: 'Committed: the sealed audit record',
+          schema: auditRecordSchema,
+          headers: echoedKey,
+        },
         409: 'A transfer of this authority is running, it was cancelled, the source is not its home, or it is committing',
         422: 'The Idempotency-Key already names a different transfer',
         503: `${UNAVAILABLE}; or the move committed but the audit store did not take the record (retry with the same key); or the outcome is unknown (retry with the same key)`,
         504: 'The target did not reach the barrier within the budget; nothing moved, no audit was written',
       },
     },
-    requireScope(ADMIN_WRITE_SCOPE),
     async (ctx) => {
       const { engine } = ha();
       const id = idempotencyKey(ctx, deps.identity);
@@ -112,9 +135,7 @@ export function createControlRouter(deps: ControlRouterDeps, document: ApiDocume
     },
   );
 
-  route(
-    router,
-    document,
+  scopedRoute(
     {
       method: 'delete',
       path: '/transfers/{authority}',
@@ -130,21 +151,19 @@ export function createControlRouter(deps: ControlRouterDeps, document: ApiDocume
         503: UNAVAILABLE,
       },
     },
-    requireScope(ADMIN_WRITE_SCOPE),
     async (ctx) => {
       const { engine } = ha();
-      await engine.cancel(deps.identity.authority(ctx.params.authority));
+      await engine.cancel(authorityParamOf(ctx));
       ctx.status = 204;
     },
   );
 
-  route(
-    router,
-    document,
+  scopedRoute(
     {
       method: 'get',
       path: '/transfers/{authority}',
-      summary: 'The transfer of an authority in flight: state, barrier, latest frontier reading, age',
+      summary:
+        'The transfer of an authority in flight: state, barrier, latest frontier reading, age',
       tags: ['transfers'],
       scope: ADMIN_READ_SCOPE,
       params: { path: authorityParam },
@@ -155,35 +174,37 @@ export function createControlRouter(deps: ControlRouterDeps, document: ApiDocume
         503: UNAVAILABLE,
       },
     },
-    requireScope(ADMIN_READ_SCOPE),
     async (ctx) => {
       const { engine } = ha();
-      const authority = deps.identity.authority(ctx.params.authority);
+      const authority = authorityParamOf(ctx);
       const status = engine.status(authority);
-      if (!status) throw problems.notFound(`no transfer of ${authority} is in flight`, { authority });
+      if (!status)
+        throw problems.notFound(`no transfer of ${authority} is in flight`, { authority });
       ctx.body = status;
     },
   );
 
-  route(
-    router,
-    document,
+  scopedRoute(
     {
       method: 'post',
       path: '/commands',
-      summary: 'The raw transfer_authority command: the unconditional move a failover commits (source must be Dead)',
+      summary:
+        'The raw transfer_authority command: the unconditional move a failover commits (source must be Dead)',
       tags: ['commands'],
       scope: ADMIN_WRITE_SCOPE,
       params: { headers: [keyHeader] },
       requestBody: commandBody,
       responses: {
-        200: { description: 'Committed (or replayed under the same key)', schema: rawTransferOutcomeSchema, headers: echoedKey },
+        200: {
+          description: 'Committed (or replayed under the same key)',
+          schema: rawTransferOutcomeSchema,
+          headers: echoedKey,
+        },
         409: 'The source is not the home, is not Dead, or the authority is already at the target',
         422: 'The Idempotency-Key already names a different command',
         503: UNAVAILABLE,
       },
     },
-    requireScope(ADMIN_WRITE_SCOPE),
     async (ctx) => {
       const { failover } = ha();
       const id = idempotencyKey(ctx, deps.identity);
@@ -197,9 +218,7 @@ export function createControlRouter(deps: ControlRouterDeps, document: ApiDocume
     },
   );
 
-  route(
-    router,
-    document,
+  scopedRoute(
     {
       method: 'get',
       path: '/authorities/{authority}',
@@ -214,19 +233,16 @@ export function createControlRouter(deps: ControlRouterDeps, document: ApiDocume
         503: UNAVAILABLE,
       },
     },
-    requireScope(ADMIN_READ_SCOPE),
     async (ctx) => {
       const { consensus } = ha();
-      const authority = deps.identity.authority(ctx.params.authority);
+      const authority = authorityParamOf(ctx);
       const ownership = consensus.view().state.authorities[authority];
       if (!ownership) throw problems.notFound(`${authority} has no home`, { authority });
       ctx.body = { authority, home: ownership.home, epoch: ownership.epoch };
     },
   );
 
-  route(
-    router,
-    document,
+  scopedRoute(
     {
       method: 'get',
       path: '/authorities/{authority}/audit',
@@ -240,18 +256,15 @@ export function createControlRouter(deps: ControlRouterDeps, document: ApiDocume
         503: UNAVAILABLE,
       },
     },
-    requireScope(ADMIN_READ_SCOPE),
     async (ctx) => {
       const { audit } = ha();
-      const authority = deps.identity.authority(ctx.params.authority);
+      const authority = authorityParamOf(ctx);
       const { limit } = validate(auditQuery, ctx.query, 'query');
       ctx.body = { authority, records: await audit.list(authority, { limit }) };
     },
   );
 
-  route(
-    router,
-    document,
+  scopedRoute(
     {
       method: 'get',
       path: '/members',
@@ -260,7 +273,6 @@ export function createControlRouter(deps: ControlRouterDeps, document: ApiDocume
       scope: ADMIN_READ_SCOPE,
       responses: { 200: { description: 'Every roster member', schema: membersSchema } },
     },
-    requireScope(ADMIN_READ_SCOPE),
     async (ctx) => {
       ctx.body = { members: deps.tracker.snapshot() };
     },
