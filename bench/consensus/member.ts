@@ -9,14 +9,23 @@ import Koa from 'koa';
 import { createSilentLogger } from '../../framework/kernel/pino-logger.js';
 import { SystemClock } from '../../framework/kernel/system-clock.js';
 import { SystemRng } from '../../framework/kernel/system-rng.js';
-import { kvStateMachine, type KvCommand, type KvResult, type KvState } from '../../framework/testing/fakes/kv-state-machine.js';
+import {
+  kvStateMachine,
+  type KvCommand,
+  type KvResult,
+  type KvState,
+} from '../../framework/testing/fakes/kv-state-machine.js';
 import { RaftConsensus } from '../../plugins/raft/driver/raft-consensus.js';
 import { DirectoryFiles } from '../../framework/kernel/byte-files.js';
 import { FileRaftStorage } from '../../plugins/raft/storage/file-storage.js';
 import { HttpPeerTransport } from '../../plugins/raft/transport-http.js';
 import { runLoad } from './load.js';
+import { performance } from 'node:perf_hooks';
+import type { PeerTransport } from '../../framework/contracts/peer-transport.js';
+import type { RaftStorage } from '../../plugins/raft/storage/raft-storage.js';
 
-type Command = { type: 'status' } | { type: 'load'; concurrency: number; seconds: number } | { type: 'stop' };
+type Command =
+  { type: 'status' } | { type: 'load'; concurrency: number; seconds: number } | { type: 'stop' };
 
 const [self, portText, peersJson, dataDir] = process.argv.slice(2);
 if (!self || !portText || !peersJson || !dataDir || !process.send) {
@@ -27,24 +36,34 @@ const reply = (message: unknown) => process.send!(message);
 const peers = JSON.parse(peersJson) as Record<string, string>;
 const clock = new SystemClock();
 const logger = createSilentLogger();
-const transport = new HttpPeerTransport({ self, peers, cluster: 'bench', clock, logger });
+const http = new HttpPeerTransport({ self, peers, cluster: 'bench', clock, logger });
 const files = new DirectoryFiles(dataDir);
+const fileStorage = new FileRaftStorage(files);
+// BENCH_TRACE=1: every Raft message sent and received, every persist, on stderr with wall time.
+const trace = process.env.BENCH_TRACE === '1';
+const transport = trace ? tracedTransport(http) : http;
+const storage = trace ? tracedStorage(fileStorage) : fileStorage;
 const raft = new RaftConsensus<KvState, KvCommand, KvResult>({
   self,
   voters: [self, ...Object.keys(peers)],
   cluster: 'bench',
   machine: kvStateMachine,
-  storage: new FileRaftStorage(files),
+  storage,
   transport,
   clock,
   rng: new SystemRng(),
   logger,
   maxQueue: 100_000,
+  // etcd's timings in (c) (100 ms heartbeat, 1 s election), so both clusters do the same idle
+  // work; BENCH_RAFT_TIMING=default keeps the plugin's (10 ms heartbeat), for comparison.
+  ...(process.env.BENCH_RAFT_TIMING === 'default'
+    ? {}
+    : { tickMs: 100, heartbeatTicks: 1, electionTicks: 10 }),
   snapshotInterval: 50_000,
 });
 
 const app = new Koa();
-const router = transport.router();
+const router = http.router();
 app.use(router.routes()).use(router.allowedMethods());
 const server = createServer(app.callback());
 server.keepAliveTimeout = 60_000;
@@ -60,13 +79,16 @@ process.on('message', (command: Command) => {
     if (command.type === 'status') {
       reply({ type: 'status', isLeader: raft.leadership().isLeader });
     } else if (command.type === 'load') {
-      const summary = await runLoad(command.concurrency, command.seconds, (w, n) =>
-        raft.propose({ op: 'put', key: `k${w}`, value: String(n) }),
-      );
+      const summary = await runLoad(command.concurrency, command.seconds, async (w, n) => {
+        if (trace) note(`propose ${n}`);
+        const receipt = await raft.propose({ op: 'put', key: `k${w}`, value: String(n) });
+        if (trace) note(`answer ${n} index ${receipt.position.index}`);
+        return receipt;
+      });
       reply({ type: 'result', summary });
     } else if (command.type === 'stop') {
       await raft.stop();
-      transport.stop();
+      http.stop();
       await files.close();
       server.closeAllConnections();
       server.close();
@@ -76,3 +98,52 @@ process.on('message', (command: Command) => {
 });
 // The parent died without saying stop: do not linger.
 process.on('disconnect', () => process.exit(1));
+
+function note(what: string): void {
+  process.stderr.write(
+    `${(performance.timeOrigin + performance.now()).toFixed(2)} ${self} ${what}\n`,
+  );
+}
+
+function describe(body: unknown): string {
+  const m = (
+    body as { message?: { type: string; index?: number; commit?: number; entries?: unknown[] } }
+  ).message;
+  return m
+    ? `${m.type} i=${m.index ?? ''} c=${m.commit ?? ''} n=${m.entries?.length ?? 0}`
+    : 'other';
+}
+
+function tracedTransport(inner: HttpPeerTransport): PeerTransport {
+  return {
+    self: inner.self,
+    send: (to, message) => {
+      note(`send ${to} ${describe(message.body)}`);
+      inner.send(to, message);
+    },
+    request: (to, message, options) => inner.request(to, message, options),
+    listen: (channel, handlers) =>
+      inner.listen(channel, {
+        onMessage: (from, message) => {
+          note(`recv ${from} ${describe(message.body)}`);
+          handlers.onMessage(from, message);
+        },
+        ...(handlers.onRequest ? { onRequest: handlers.onRequest.bind(handlers) } : {}),
+      }),
+  };
+}
+
+function tracedStorage(inner: FileRaftStorage): RaftStorage {
+  return {
+    load: () => inner.load(),
+    persist: async (batch) => {
+      const started = performance.now();
+      await inner.persist(batch);
+      note(
+        `persisted n=${batch.entries.length} hs=${batch.hardState ? batch.hardState.commit : '-'} in ${(performance.now() - started).toFixed(2)} ms`,
+      );
+    },
+    saveSnapshot: (...args) => inner.saveSnapshot(...args),
+    close: () => inner.close(),
+  };
+}

@@ -25,7 +25,10 @@ test('three members over HTTP with file storage: replicate, read, then restart f
     await c.until(() => c.leader() !== undefined, 10_000, 'a leader');
     const leader = c.leader()!;
     const follower = [...c.members.values()].map((m) => m.raft).find((r) => r !== leader)!;
-    const first = await follower.propose({ op: 'put', key: 'a', value: '1' }, { idempotencyKey: 'http-op' });
+    const first = await follower.propose(
+      { op: 'put', key: 'a', value: '1' },
+      { idempotencyKey: 'http-op' },
+    );
     await follower.propose({ op: 'put', key: 'b', value: '2' });
     const view = await follower.read();
     t.is(view.state.data.a, '1');
@@ -36,7 +39,10 @@ test('three members over HTTP with file storage: replicate, read, then restart f
     for (const id of c.ids) await c.start(id);
     await c.until(() => c.leader() !== undefined, 10_000, 'a leader after restart');
     const again = c.members.get('h2')!.raft;
-    const replay = await again.propose({ op: 'put', key: 'a', value: '1' }, { idempotencyKey: 'http-op' });
+    const replay = await again.propose(
+      { op: 'put', key: 'a', value: '1' },
+      { idempotencyKey: 'http-op' },
+    );
     t.true(replay.replayed);
     t.deepEqual(replay.position, first.position);
     const after = await again.read();
@@ -51,16 +57,41 @@ test('HTTP peers: malformed, foreign and unknown-sender traffic is refused and c
     await c.until(() => c.leader() !== undefined, 10_000, 'a leader');
     const target = c.members.get('h1')!;
     const url = `${c.servers.get('h1')!.url}${RAFT_HTTP_BASE}/messages`;
-    const post = (body: string) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    const post = (body: string) =>
+      fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
     t.is((await post('{not json')).status, 400);
-    t.is((await post(JSON.stringify({ cluster: 'http-test', from: 'h2', messages: 'nope' }))).status, 400);
-    t.is((await post(JSON.stringify({ cluster: 'elsewhere', from: 'h2', messages: [] }))).status, 403);
-    t.is((await post(JSON.stringify({ cluster: 'http-test', from: 'stranger', messages: [] }))).status, 403);
+    t.is(
+      (await post(JSON.stringify({ cluster: 'http-test', from: 'h2', messages: 'nope' }))).status,
+      400,
+    );
+    t.is(
+      (await post(JSON.stringify({ cluster: 'elsewhere', from: 'h2', messages: [] }))).status,
+      403,
+    );
+    t.is(
+      (await post(JSON.stringify({ cluster: 'http-test', from: 'stranger', messages: [] }))).status,
+      403,
+    );
     // Well-formed envelope, garbage Raft body: accepted by HTTP, dropped by Raft's validation.
-    t.is((await post(JSON.stringify({ cluster: 'http-test', from: 'h2', messages: [{ channel: 'raft', body: { x: 1 } }] }))).status, 204);
+    t.is(
+      (
+        await post(
+          JSON.stringify({
+            cluster: 'http-test',
+            from: 'h2',
+            messages: [{ channel: 'raft', body: { x: 1 } }],
+          }),
+        )
+      ).status,
+      204,
+    );
     t.is(target.transport.stats.rejectedMalformed, 2);
     t.is(target.transport.stats.rejectedForeign, 2);
-    await c.until(() => target.raft.stats.malformedMessages >= 1, 2_000, 'raft to count the bad body');
+    await c.until(
+      () => target.raft.stats.malformedMessages >= 1,
+      2_000,
+      'raft to count the bad body',
+    );
     const r = await target.raft.propose({ op: 'put', key: 'still', value: 'ok' });
     t.false(r.replayed);
   });
@@ -69,20 +100,258 @@ test('HTTP peers: malformed, foreign and unknown-sender traffic is refused and c
 test('HTTP peers: a body over the size limit is refused with 413 before it is parsed', async (t) => {
   const server = await listen();
   try {
-    const transport = new HttpPeerTransport({ self: 'a', peers: { b: 'http://127.0.0.1:9' }, cluster: 'c', clock: new SystemClock(), logger: new MemoryLogger(), maxBodyBytes: 100 });
+    const transport = new HttpPeerTransport({
+      self: 'a',
+      peers: { b: 'http://127.0.0.1:9' },
+      cluster: 'c',
+      clock: new SystemClock(),
+      logger: new MemoryLogger(),
+      maxBodyBytes: 100,
+    });
     let delivered = 0;
     transport.listen('raft', { onMessage: () => delivered++ });
     server.mount(transport.router());
-    const body = JSON.stringify({ cluster: 'c', from: 'b', messages: [{ channel: 'raft', body: 'x'.repeat(500) }] });
-    const res = await fetch(`${server.url}${RAFT_HTTP_BASE}/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    const body = JSON.stringify({
+      cluster: 'c',
+      from: 'b',
+      messages: [{ channel: 'raft', body: 'x'.repeat(500) }],
+    });
+    const res = await fetch(`${server.url}${RAFT_HTTP_BASE}/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+    });
     t.is(res.status, 413);
     t.is(delivered, 0);
     t.is(transport.stats.rejectedMalformed, 1);
-    const small = JSON.stringify({ cluster: 'c', from: 'b', messages: [{ channel: 'raft', body: 1 }] });
-    t.is((await fetch(`${server.url}${RAFT_HTTP_BASE}/messages`, { method: 'POST', body: small })).status, 204);
+    const small = JSON.stringify({
+      cluster: 'c',
+      from: 'b',
+      messages: [{ channel: 'raft', body: 1 }],
+    });
+    t.is(
+      (await fetch(`${server.url}${RAFT_HTTP_BASE}/messages`, { method: 'POST', body: small }))
+        .status,
+      204,
+    );
     t.is(delivered, 1);
   } finally {
     server.server.closeAllConnections();
     await new Promise((resolve) => server.server.close(resolve));
+  }
+});
+
+/** Two transports, each on its own loopback server: `a` sends to `b`; `b` records what arrives on channel "t". */
+async function pair(
+  options: {
+    secret?: string;
+    bSecret?: string;
+    streamMaxAgeMs?: number;
+    maxBodyBytes?: number;
+  } = {},
+) {
+  const sa = await listen();
+  const sb = await listen();
+  const clock = new SystemClock();
+  const a = new HttpPeerTransport({
+    self: 'a',
+    peers: { b: sb.url },
+    cluster: 'c',
+    clock,
+    logger: new MemoryLogger(),
+    secret: options.secret,
+    streamMaxAgeMs: options.streamMaxAgeMs,
+  });
+  const b = new HttpPeerTransport({
+    self: 'b',
+    peers: { a: sa.url },
+    cluster: 'c',
+    clock,
+    logger: new MemoryLogger(),
+    secret: options.bSecret ?? options.secret,
+    maxBodyBytes: options.maxBodyBytes,
+  });
+  const got: unknown[] = [];
+  b.listen('t', { onMessage: (from, m) => got.push(from === 'a' ? m.body : `from ${from}`) });
+  sa.mount(a.router());
+  sb.mount(b.router());
+  const sockets = new Set<unknown>();
+  sb.server.on('connection', (s) => sockets.add(s));
+  const until = async (cond: () => boolean, what: string) => {
+    const end = clock.now() + 10_000;
+    while (!cond()) {
+      if (clock.now() > end) throw new Error(`${what} did not happen within 10 s`);
+      await clock.sleep(2);
+    }
+  };
+  const close = async () => {
+    a.stop();
+    b.stop();
+    for (const s of [sa, sb]) {
+      s.server.closeAllConnections();
+      await new Promise((resolve) => s.server.close(resolve));
+    }
+  };
+  return { a, b, sa, sb, got, sockets, until, close };
+}
+
+/** Opens a stream by hand, as a peer (or a stranger) would, and returns the answer's status. */
+async function rawStream(
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+): Promise<number> {
+  const res = await fetch(`${url}${RAFT_HTTP_BASE}/stream`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-ndjson', ...headers },
+    body,
+  });
+  return res.status;
+}
+
+test('HTTP peers: one-way messages travel in send order on one connection, bursts and single messages alike', async (t) => {
+  const p = await pair();
+  try {
+    const sent: number[] = [];
+    for (let i = 0; i < 300; i++) {
+      p.a.send('b', { channel: 't', body: i });
+      sent.push(i);
+      // Some in one turn of the event loop (one write), some alone.
+      if (i % 50 === 0) await new Promise((resolve) => setImmediate(resolve));
+    }
+    await p.until(() => p.got.length === sent.length, 'all 300 messages');
+    t.deepEqual(p.got, sent);
+    t.is(p.sockets.size, 1);
+    t.is(p.a.stats.sent, 300);
+    t.is(p.b.stats.received, 300);
+  } finally {
+    await p.close();
+  }
+});
+
+test('HTTP peers: a stream replaced for its age loses nothing and keeps the order across the switch', async (t) => {
+  const p = await pair({ streamMaxAgeMs: 0 });
+  try {
+    for (let i = 0; i < 100; i++) {
+      p.a.send('b', { channel: 't', body: i });
+      if (i % 10 === 0) await new Promise((resolve) => setImmediate(resolve));
+    }
+    await p.until(() => p.got.length === 100, 'all 100 messages');
+    t.deepEqual(
+      p.got,
+      Array.from({ length: 100 }, (_, i) => i),
+    );
+    t.is(p.a.stats.sendFailures, 0);
+  } finally {
+    await p.close();
+  }
+});
+
+test('HTTP peers: a malformed frame in a stream is counted and skipped; the frames after it arrive', async (t) => {
+  const p = await pair();
+  try {
+    const frames = [
+      '{"channel":"t","body":1}',
+      '{not json',
+      '{"channel":"t"}',
+      '{"channel":"","body":2}',
+      '{"channel":"t","body":3}',
+      '',
+    ].join('\n');
+    t.is(await rawStream(p.sb.url, { 'x-baton-cluster': 'c', 'x-baton-from': 'a' }, frames), 204);
+    t.deepEqual(p.got, [1, 3]);
+    t.is(p.b.stats.rejectedMalformed, 3);
+  } finally {
+    await p.close();
+  }
+});
+
+test('HTTP peers: a stream from another cluster, an unknown sender, without names or with a wrong secret is refused and counted', async (t) => {
+  const p = await pair({ secret: 's3cret' });
+  try {
+    const frame = '{"channel":"t","body":1}\n';
+    const ok = { 'x-baton-cluster': 'c', 'x-baton-from': 'a', 'x-baton-peer-secret': 's3cret' };
+    t.is(await rawStream(p.sb.url, { ...ok, 'x-baton-cluster': 'elsewhere' }, frame), 403);
+    t.is(await rawStream(p.sb.url, { ...ok, 'x-baton-from': 'stranger' }, frame), 403);
+    t.is(await rawStream(p.sb.url, { ...ok, 'x-baton-from': 'b' }, frame), 403);
+    t.is(await rawStream(p.sb.url, { ...ok, 'x-baton-peer-secret': 'guess' }, frame), 403);
+    t.is(await rawStream(p.sb.url, { 'x-baton-peer-secret': 's3cret' }, frame), 400);
+    t.deepEqual(p.got, []);
+    t.is(p.b.stats.rejectedForeign, 4);
+    t.is(p.b.stats.rejectedMalformed, 1);
+    t.is(await rawStream(p.sb.url, ok, frame), 204);
+    t.deepEqual(p.got, [1]);
+  } finally {
+    await p.close();
+  }
+});
+
+test('HTTP peers: a frame over the size limit ends the stream with 413 before it is buffered whole', async (t) => {
+  const p = await pair({ maxBodyBytes: 100 });
+  try {
+    const frames = `{"channel":"t","body":1}\n{"channel":"t","body":"${'x'.repeat(500)}"}\n{"channel":"t","body":3}\n`;
+    t.is(await rawStream(p.sb.url, { 'x-baton-cluster': 'c', 'x-baton-from': 'a' }, frames), 413);
+    t.deepEqual(p.got, [1]);
+    t.is(p.b.stats.rejectedMalformed, 1);
+  } finally {
+    await p.close();
+  }
+});
+
+test('HTTP peers: a sender whose peer refuses its streams counts the failures and delivers nothing', async (t) => {
+  const p = await pair({ secret: 'mine', bSecret: 'theirs' });
+  try {
+    p.a.send('b', { channel: 't', body: 1 });
+    await p.until(() => p.a.stats.sendFailures >= 1, 'the refusal');
+    t.deepEqual(p.got, []);
+    t.true(p.b.stats.rejectedForeign >= 1);
+  } finally {
+    await p.close();
+  }
+});
+
+test('HTTP peers: messages flow again once a peer that was down comes back', async (t) => {
+  const p = await pair();
+  try {
+    p.a.send('b', { channel: 't', body: 'before' });
+    await p.until(() => p.got.length === 1, 'the first message');
+    // b's member stops (its routes answer 503) and its open streams end.
+    p.sb.mount(undefined);
+    p.b.stop();
+    const b2 = new HttpPeerTransport({
+      self: 'b',
+      peers: { a: p.sa.url },
+      cluster: 'c',
+      clock: new SystemClock(),
+      logger: new MemoryLogger(),
+    });
+    b2.listen('t', { onMessage: (_from, m) => p.got.push(m.body) });
+    p.a.send('b', { channel: 't', body: 'while down' });
+    await p.until(() => p.a.stats.sendFailures >= 1, 'the failed stream');
+    p.sb.mount(b2.router());
+    // Raft resends until it gets through; so does this loop.
+    await p.until(() => {
+      p.a.send('b', { channel: 't', body: 'after' });
+      return p.got.includes('after');
+    }, 'a message after the restart');
+    t.is(p.got[0], 'before');
+    t.false(p.got.includes('while down'));
+    b2.stop();
+  } finally {
+    await p.close();
+  }
+});
+
+test('HTTP peers: a server that stops is not held open by the streams peers keep to it', async (t) => {
+  const p = await pair();
+  try {
+    p.a.send('b', { channel: 't', body: 1 });
+    await p.until(() => p.got.length === 1, 'the message');
+    // Without ending the stream itself, close() would wait for the peer's never-ending request.
+    await new Promise<void>((resolve) => p.sb.server.close(() => resolve()));
+    t.false(p.sb.server.listening);
+    t.is(p.got.length, 1);
+  } finally {
+    await p.close();
   }
 });
