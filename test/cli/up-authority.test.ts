@@ -45,7 +45,6 @@ test('baton up --variant authority: the printed commands move proj with a reason
   t.is(commands[0], `export BATON_URL=${members[0].control} BATON_TOKEN=${token}`);
   const steps = await runShellSession(commands, { cwd });
   const transcript = steps.map((s) => `$ ${s.command} [${s.code}]\n${s.output}`).join('\n');
-  t.log(transcript);
 
   t.regex(
     step(steps, 'baton authority members').output,
