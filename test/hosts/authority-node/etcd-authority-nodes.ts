@@ -134,17 +134,25 @@ export class EtcdAuthorityNodes {
   async committedEntry(
     predicate: (command: Record<string, unknown>) => boolean,
   ): Promise<{ revision: number; term: number } | undefined> {
+    return (await this.committedEntries(predicate))[0];
+  }
+
+  /** Every log entry in etcd whose command matches (a command committed twice shows twice). */
+  async committedEntries(
+    predicate: (command: Record<string, unknown>) => boolean,
+  ): Promise<{ revision: number; term: number }[]> {
     const client = new Etcd3({ hosts: this.endpoints });
     try {
       const keys = new LogKeys(this.prefix);
       const entries = await client.getAll().prefix(keys.logPrefix).exec();
+      const found: { revision: number; term: number }[] = [];
       for (const kv of entries.kvs) {
         const entry = decodeEntry(kv.value);
         if (entry.kind === 'command' && predicate(entry.command as Record<string, unknown>)) {
-          return { revision: Number(kv.mod_revision), term: entry.term };
+          found.push({ revision: Number(kv.mod_revision), term: entry.term });
         }
       }
-      return undefined;
+      return found;
     } finally {
       client.close();
     }
