@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { ExitCode } from '../../cli/exit-codes.js';
 import { runBaton, terminalTyping } from './run-baton.js';
 import { filesUnder, workDir } from './temp-project.js';
@@ -116,18 +116,21 @@ test('without a terminal the variant must be given', async (t) => {
   t.regex(run.stderr, /give the variant with --variant \(authority or stream\)/);
 });
 
-test('a plugin that is not a choice of the slot, or a slot of another variant, is a usage error', async (t) => {
+/** `baton ...args` is a usage error whose message matches `message`, and it writes nothing. */
+async function refusedAsUsage(t: ExecutionContext, args: string[], message: RegExp): Promise<void> {
   const cwd = await workDir(t);
-  const wrongChoice = await runBaton(
+  const run = await runBaton(args, { cwd });
+  t.is(run.code, ExitCode.Usage);
+  t.regex(run.stderr, message);
+  t.deepEqual([...(await filesUnder(cwd)).keys()], [], 'nothing was written');
+}
+
+test('a plugin that is not a choice of the slot, or a slot of another variant, is a usage error', async (t) => {
+  await refusedAsUsage(
+    t,
     ['new', 'host', 'acme-node', '--variant', 'authority', '--audit-store', 'mongo'],
-    { cwd },
-  );
-  t.is(wrongChoice.code, ExitCode.Usage);
-  t.regex(
-    wrongChoice.stderr,
     /--audit-store "mongo" is not one of the audit store plugins of the authority variant: choose one of fs, memory, redis/,
   );
-  t.deepEqual([...(await filesUnder(cwd)).keys()], [], 'nothing was written');
 });
 
 test('new host --variant stream composes a stream node with the chosen object store', async (t) => {
@@ -171,23 +174,17 @@ test('a stream host with the fs object store gives its test a temporary director
 });
 
 test('a slot of the other variant is a usage error naming the slots of this one', async (t) => {
-  const cwd = await workDir(t);
-  const run = await runBaton(
+  await refusedAsUsage(
+    t,
     ['new', 'host', 'acme-streams', '--variant', 'stream', '--audit-store', 'fs'],
-    { cwd },
-  );
-  t.is(run.code, ExitCode.Usage);
-  t.regex(
-    run.stderr,
     /--audit-store does not apply to the stream variant, which chooses --consensus, --object-store/,
   );
-  t.deepEqual([...(await filesUnder(cwd)).keys()], [], 'nothing was written');
 });
 
 test('an invalid host name is a usage error and writes nothing', async (t) => {
-  const cwd = await workDir(t);
-  const run = await runBaton(['new', 'host', 'Acme Node', '--variant', 'authority'], { cwd });
-  t.is(run.code, ExitCode.Usage);
-  t.regex(run.stderr, /invalid host name "Acme Node"/);
-  t.deepEqual([...(await filesUnder(cwd)).keys()], []);
+  await refusedAsUsage(
+    t,
+    ['new', 'host', 'Acme Node', '--variant', 'authority'],
+    /invalid host name "Acme Node"/,
+  );
 });

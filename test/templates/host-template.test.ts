@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { generateProject, runTool, type ProcessResult } from './generated-project.js';
 
 // The host template, generated into a temp dir, built with tsc and tested with ava as its
@@ -43,6 +43,44 @@ async function startScript(dir: string, env: Record<string, string>): Promise<St
   return outcome;
 }
 
+/**
+ * Runs the start script on free ports (`env`), checks that `apiPath` answers and wants a token,
+ * then that SIGINT stops the host with exit 0, saying so.
+ */
+async function startScriptServesAndStops(
+  t: ExecutionContext,
+  dir: string,
+  name: string,
+  env: Record<string, string>,
+  apiPath: string,
+): Promise<void> {
+  const running = await startScript(dir, env);
+  t.teardown(() => running.stop('SIGKILL'));
+  t.truthy(
+    running.control,
+    `the host did not report running:\n${running.stdout}\n${running.stderr}`,
+  );
+  const answer = await fetch(`${running.control}${apiPath}`);
+  t.is(answer.status, 401, 'the API answers, and wants a token');
+  running.stop('SIGINT');
+  t.is(await running.exited, 0, running.stderr);
+  t.regex(running.stdout, new RegExp(`SIGINT: stopping ${name}`));
+}
+
+/** Generates a host with `baton new host ...args`, builds it and runs its tests, which must pass. */
+async function generatedHostPasses(
+  t: ExecutionContext,
+  args: readonly string[],
+): Promise<{ dir: string; output: string }> {
+  const project = await generateProject(t, ['new', 'host', ...args]);
+  const build = await runTool(project.dir, 'tsc');
+  t.is(build.code, 0, `tsc failed:\n${build.output}`);
+  const tests = await runTool(project.dir, 'ava');
+  t.is(tests.code, 0, `ava failed:\n${tests.output}`);
+  t.regex(tests.output, /3 tests passed/);
+  return { dir: project.dir, output: tests.output };
+}
+
 // One default host, generated and built once, serves the first three tests, so that no single
 // step comes near the test timeout on a busy machine.
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -79,21 +117,18 @@ test.serial(
   async (t) => {
     t.is(defaultHost.build.code, 0, 'the build failed (see the first test)');
     // Free ports instead of the config's fixed ones, through the documented overrides.
-    const running = await startScript(defaultHost.dir, {
+    const env = {
       BATON__node__public__port: '0',
       BATON__node__control__port: '0',
       BATON__log__level: 'silent',
-    });
-    t.teardown(() => running.stop('SIGKILL'));
-    t.truthy(
-      running.control,
-      `the host did not report running:\n${running.stdout}\n${running.stderr}`,
+    };
+    await startScriptServesAndStops(
+      t,
+      defaultHost.dir,
+      'acme-node',
+      env,
+      '/availability/v1/members',
     );
-    const answer = await fetch(`${running.control}/availability/v1/members`);
-    t.is(answer.status, 401, 'the control API answers, and wants a token');
-    running.stop('SIGINT');
-    t.is(await running.exited, 0, running.stderr);
-    t.regex(running.stdout, /SIGINT: stopping acme-node/);
   },
 );
 
@@ -112,9 +147,7 @@ test.serial(
 test.serial(
   'the authority host template with Redis and npm identities compiles and passes its test against a real Redis',
   async (t) => {
-    const project = await generateProject(t, [
-      'new',
-      'host',
+    await generatedHostPasses(t, [
       'acme-node',
       '--variant',
       'authority',
@@ -123,68 +156,32 @@ test.serial(
       '--identity',
       'npm',
     ]);
-    const build = await runTool(project.dir, 'tsc');
-    t.is(build.code, 0, `tsc failed:\n${build.output}`);
-    const tests = await runTool(project.dir, 'ava');
-    t.is(tests.code, 0, `ava failed:\n${tests.output}`);
-    t.regex(tests.output, /3 tests passed/);
   },
 );
 
 test.serial(
   'the stream host template with the default plugins compiles, passes its own test, and its start script serves streams',
   async (t) => {
-    const project = await generateProject(t, [
-      'new',
-      'host',
-      'acme-streams',
-      '--variant',
-      'stream',
-    ]);
-    const build = await runTool(project.dir, 'tsc');
-    t.is(build.code, 0, `tsc failed:\n${build.output}`);
-    const tests = await runTool(project.dir, 'ava');
-    t.is(tests.code, 0, `ava failed:\n${tests.output}`);
+    const { dir, output } = await generatedHostPasses(t, ['acme-streams', '--variant', 'stream']);
     t.regex(
-      tests.output,
+      output,
       /✔ the host starts on a free port, registers itself, serves streams, and stops/,
     );
-    t.regex(tests.output, /3 tests passed/);
-
     // The start script, on a free port and with its data in the project directory.
-    const running = await startScript(project.dir, {
-      BATON__node__http__port: '0',
-      BATON__log__level: 'silent',
-    });
-    t.teardown(() => running.stop('SIGKILL'));
-    t.truthy(
-      running.control,
-      `the host did not report running:\n${running.stdout}\n${running.stderr}`,
-    );
-    const answer = await fetch(`${running.control}/v1/admin/nodes`);
-    t.is(answer.status, 401, 'the admin API answers, and wants a token');
-    running.stop('SIGINT');
-    t.is(await running.exited, 0, running.stderr);
-    t.regex(running.stdout, /SIGINT: stopping acme-streams/);
+    const env = { BATON__node__http__port: '0', BATON__log__level: 'silent' };
+    await startScriptServesAndStops(t, dir, 'acme-streams', env, '/v1/admin/nodes');
   },
 );
 
 test.serial(
   'the stream host template with the memory object store compiles and passes its test',
   async (t) => {
-    const project = await generateProject(t, [
-      'new',
-      'host',
+    await generatedHostPasses(t, [
       'acme-streams',
       '--variant',
       'stream',
       '--object-store',
       'memory',
     ]);
-    const build = await runTool(project.dir, 'tsc');
-    t.is(build.code, 0, `tsc failed:\n${build.output}`);
-    const tests = await runTool(project.dir, 'ava');
-    t.is(tests.code, 0, `ava failed:\n${tests.output}`);
-    t.regex(tests.output, /3 tests passed/);
   },
 );
