@@ -72,18 +72,20 @@ export function joinUrl(base: string, path: string): string {
 
 /** Why fetch failed, in words: the system error code when there is one (ECONNREFUSED...). */
 export function connectionFailure(error: unknown, timeoutMs: number): string {
-  if (
-    error instanceof DOMException &&
-    (error.name === 'TimeoutError' || error.name === 'AbortError')
-  ) {
-    return `no answer within ${timeoutMs} ms`;
-  }
+  if (isTimeout(error)) return `no answer within ${timeoutMs} ms`;
   const cause = (error as { cause?: { code?: string; message?: string } }).cause;
   if (cause?.code === 'ECONNREFUSED')
     return 'connection refused (is the node running, on this port?)';
   if (cause?.code === 'ENOTFOUND') return 'no such host';
   if (cause?.code) return `${cause.code}${cause.message ? ` (${cause.message})` : ''}`;
   return (error as Error).message ?? String(error);
+}
+
+/** True when fetch gave up because the wait ran out (the request may have reached the server). */
+export function isTimeout(error: unknown): boolean {
+  return (
+    error instanceof DOMException && (error.name === 'TimeoutError' || error.name === 'AbortError')
+  );
 }
 
 function parseBody(text: string, contentType: string | null): unknown {

@@ -57,3 +57,24 @@ export class UnreachableError extends CliError {
     super('unreachable', `cannot reach ${address}: ${reason}`, ExitCode.Unreachable, options);
   }
 }
+
+/**
+ * A server took the request but gave no answer within the wait. Unlike a connection that
+ * cannot be made, the work asked for may well go on at the server, so the message says how to
+ * follow it rather than that the server is down. Same exit code as unreachable: no answer.
+ */
+export class NoAnswerInTimeError extends CliError {
+  constructor(
+    readonly address: string,
+    readonly waitedMs: number,
+    advice: string,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      'no_answer_in_time',
+      `${address} gave no answer within ${waitedMs} ms${advice}`,
+      ExitCode.Unreachable,
+      options,
+    );
+  }
+}

@@ -9,7 +9,7 @@ export const ExitCode = {
   Failed: 1,
   /** The command line itself is wrong: unknown command or option, missing or invalid argument. */
   Usage: 2,
-  /** A server the command needed could not be reached (the message names the address). */
+  /** A server the command needed could not be reached or gave no answer in time (the message names the address). */
   Unreachable: 3,
 } as const;
 
@@ -19,4 +19,4 @@ export const EXIT_CODES_HELP = `Exit codes:
   0  ok
   1  refused or failed (the message says why)
   2  usage error (unknown command or option, invalid argument)
-  3  unreachable (a server could not be reached; the message names its address)`;
+  3  unreachable (a server could not be reached or gave no answer in time; the message names its address)`;

@@ -1,8 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
-import { adminRequest } from '../admin-client.js';
+import { adminRequest, isTimeout } from '../admin-client.js';
 import { secondsAsMs } from '../arguments.js';
-import { FailedError, HttpRefusal, UnreachableError, UsageError } from '../cli-errors.js';
+import {
+  FailedError,
+  HttpRefusal,
+  NoAnswerInTimeError,
+  UnreachableError,
+  UsageError,
+} from '../cli-errors.js';
 import { connectionOf, withConnectionOptions } from '../connection.js';
 import { outputFor, type CliContext } from '../context.js';
 import { AUTHORITY_CONTROL, auditLines, controlPaths, type AuditRecord } from './control-api.js';
@@ -165,6 +171,17 @@ function transferFailure(
   options: TransferOptions,
   retry: string,
 ): unknown {
+  if (error instanceof UnreachableError && isTimeout(error.cause)) {
+    // The node has the request and is still waiting for the target: the transfer goes on.
+    return new NoAnswerInTimeError(
+      error.address,
+      options.timeout ?? DEFAULT_TRANSFER_TIMEOUT_MS,
+      `; the transfer goes on at the node. Follow it with "baton authority status ${name}", call ` +
+        `it off with "baton authority cancel ${name}", or wait for its answer by reissuing it ` +
+        `with the same key (it never moves twice): ${retry}`,
+      { cause: error },
+    );
+  }
   if (error instanceof UnreachableError) {
     return new UnreachableError(
       error.address,

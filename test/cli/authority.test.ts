@@ -286,6 +286,34 @@ test.serial(
   },
 );
 
+test.serial(
+  'a transfer that outlives --timeout exits 3 saying it goes on at the node, not that the node is unreachable',
+  async (t) => {
+    const n = await node(t);
+    await establish(n);
+    // west never reports a frontier: the transfer waits at AwaitingCatchUp past the CLI's wait.
+    const run = await baton(n, [
+      'transfer',
+      'proj',
+      ...TRANSFER,
+      '--key',
+      'k-slow',
+      '--timeout',
+      '1',
+      '--json',
+    ]);
+    t.is(run.code, ExitCode.Unreachable);
+    const { error } = JSON.parse(run.stderr) as { error: { code: string; message: string } };
+    t.is(error.code, 'no_answer_in_time');
+    t.notRegex(error.message, /cannot reach/);
+    t.regex(error.message, /gave no answer within 1000 ms; the transfer goes on at the node/);
+    t.regex(error.message, /"baton authority cancel proj"/);
+    const status = await baton(n, ['status', 'proj']);
+    t.is(status.code, ExitCode.Ok, status.stderr);
+    t.regex(status.stdout, /k-slow: east -> west, AwaitingCatchUp/);
+  },
+);
+
 test.serial('usage errors exit 2: a missing --reason, an invalid --key', async (t) => {
   const reason = await runBaton(
     ['authority', 'transfer', 'proj', '--from', 'east', '--to', 'west'],
