@@ -1,0 +1,145 @@
+import test, { type ExecutionContext } from 'ava';
+import { Etcd3 } from 'etcd3';
+import { EtcdCluster } from '../../../framework/testing/etcd-server.js';
+import { StreamApiError } from '../../../framework/stream-transfer/client.js';
+import { EtcdStreamNodes, eventually, readAll } from './etcd-stream-nodes.js';
+
+// One etcd per fault: a 3-member cluster that loses its leader, a single node that restarts.
+let three: EtcdCluster;
+let single: EtcdCluster;
+
+test.before(async () => {
+  [three, single] = await Promise.all([
+    EtcdCluster.start({ size: 3 }),
+    EtcdCluster.start({ size: 1 }),
+  ]);
+});
+
+test.after.always(async () => {
+  await Promise.all([three?.close(), single?.close()]);
+});
+
+const RECORDS = 24;
+
+/**
+ * Stream s moves n1 -> n2 while a producer keeps appending, each record under its own producer
+ * seq and retried with that seq until acknowledged; `fault` hits etcd right after the transfer
+ * was accepted. The handoff settles, every record is there exactly once and in order, the new
+ * owner takes appends, and no node ever saw the stream's epoch go backwards.
+ */
+async function handoffThroughFault(
+  t: ExecutionContext,
+  etcd: EtcdCluster,
+  fault: (group: EtcdStreamNodes) => Promise<void>,
+): Promise<void> {
+  const group = await EtcdStreamNodes.start(etcd.endpoints, ['n1', 'n2']);
+  t.teardown(() => group.stop());
+  const problems: string[] = [];
+  for (const n of group.nodes.values()) {
+    let seen = 0;
+    const off = n.consensus.watch((view) => {
+      const epoch = view.state.streams.s?.epoch ?? 0;
+      if (epoch < seen) problems.push(`${n.id}: s went from epoch ${seen} to ${epoch}`);
+      seen = Math.max(seen, epoch);
+    });
+    t.teardown(off);
+  }
+  const client = group.client();
+  await eventually(
+    async () => (await client.nodes()).nodes.length === 2,
+    'both nodes registered through etcd',
+  );
+  await client.createStream('s', 'n1');
+  await eventually(
+    () => group.get('n1').node.node.session('s')?.writable === true,
+    's pre-warmed on n1',
+  );
+
+  let refusals = 0;
+  const appendOnce = async (i: number) => {
+    // A fresh client per attempt: the retry is a new request with the same producer seq.
+    await eventually(
+      async () => {
+        try {
+          await group.client().append('s', [`r${i}`], { id: 'producer', seq: i });
+          return true;
+        } catch (error) {
+          if (!(error instanceof StreamApiError)) throw error;
+          refusals += 1;
+          return false;
+        }
+      },
+      `record r${i} to be acknowledged`,
+      90_000,
+    );
+  };
+  for (let i = 0; i < RECORDS / 3; i++) await appendOnce(i);
+  const writer = (async () => {
+    for (let i = RECORDS / 3; i < RECORDS; i++) await appendOnce(i);
+  })();
+
+  await client.transfer('s', 'n2');
+  await fault(group);
+  await eventually(
+    async () => (await group.client().transferStatus('s')).status === 'settled',
+    'the handoff to settle',
+    90_000,
+  );
+  await writer;
+  t.log(`${refusals} append attempts were refused and retried with their seq`);
+
+  const described = await group.client().describe('s');
+  t.like(described, { owner: 'n2', epoch: 2 });
+  const last = await group.client().append('s', ['after']);
+  t.like(last, { node: 'n2', epoch: 2 });
+  const expected = [...Array.from({ length: RECORDS }, (_, i) => `r${i}`), 'after'];
+  t.deepEqual(
+    await readAll(group.client(), 's'),
+    expected,
+    'every acknowledged record, once, in order',
+  );
+  t.deepEqual(problems, [], 'no node saw the epoch go backwards');
+}
+
+/** The index of the etcd member that leads the etcd cluster right now. */
+async function etcdLeader(cluster: EtcdCluster): Promise<number> {
+  const ids: string[] = [];
+  let leader = '';
+  for (const endpoint of cluster.endpoints) {
+    const client = new Etcd3({ hosts: endpoint });
+    try {
+      const status = await client.maintenance.status();
+      ids.push(status.header.member_id);
+      leader = status.leader;
+    } finally {
+      client.close();
+    }
+  }
+  const index = ids.indexOf(leader);
+  if (index < 0) throw new Error(`no etcd member reports itself as the leader ${leader}`);
+  return index;
+}
+
+test('stream nodes on etcd: killing the etcd leader of three mid-handoff, the handoff settles and no record is lost', async (t) => {
+  let killed = -1;
+  await handoffThroughFault(t, three, async () => {
+    killed = await etcdLeader(three);
+    await three.member(killed).kill();
+  });
+  t.false(three.member(killed).running, 'it settled with one etcd member of three down');
+});
+
+test('stream nodes on etcd: restarting the only etcd member mid-handoff, the handoff settles and no record is lost', async (t) => {
+  await handoffThroughFault(t, single, async (group) => {
+    await single.member(0).kill();
+    // The source closes the stream for the handoff but cannot record the completion while etcd
+    // is down: bring etcd back once it is there.
+    await eventually(
+      () => group.get('n1').node.node.session('s')?.writable !== true,
+      'n1 to close s for the handoff',
+      30_000,
+    );
+    await single.member(0).start();
+  });
+  t.true(single.member(0).running);
+});
