@@ -70,6 +70,11 @@ export class StreamNode {
   /** Sessions this node closed whose close the metadata has not recorded yet. */
   private readonly closedSessions = new Map<StreamId, ClosedSession>();
   private readonly opening = new Map<StreamId, Promise<void>>();
+  /**
+   * The open entries of sessions being opened: logged (or being logged) but not yet in
+   * `sessions`. A compaction in between must keep them, or a crash forgets the session.
+   */
+  private readonly pendingOpens = new Map<StreamId, WalEntry>();
   private readonly reader: SegmentReader;
   private waiters = new Set<() => void>();
   private unwatch?: () => void;
@@ -239,6 +244,7 @@ export class StreamNode {
     if (running) return running;
     const opening = (async () => {
       if (this.stopped) throw new NodeStoppedError(this.self);
+      this.pendingOpens.set(stream, { t: 'open', stream, epoch, next: tail, producers });
       const session = await StreamSession.open(
         stream,
         epoch,
@@ -259,7 +265,10 @@ export class StreamNode {
       this.closedSessions.delete(stream);
       this.logger.debug({ stream, epoch, tail }, 'stream opened');
       this.changed();
-    })().finally(() => this.opening.delete(stream));
+    })().finally(() => {
+      this.opening.delete(stream);
+      this.pendingOpens.delete(stream);
+    });
     this.opening.set(stream, opening);
     return opening;
   }
@@ -295,7 +304,7 @@ export class StreamNode {
 
   /** Everything the WAL must still hold: live sessions, and closes not yet recorded in the metadata. */
   private liveWalEntries(): WalEntry[] {
-    const entries: WalEntry[] = [];
+    const entries: WalEntry[] = [...this.pendingOpens.values()];
     for (const [stream, session] of this.sessions) {
       if (this.closedSessions.get(stream)?.epoch === session.epoch) continue;
       entries.push(...session.liveWalEntries());
