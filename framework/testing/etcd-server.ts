@@ -3,13 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Clock } from '../contracts/clock.js';
 import { SystemClock } from '../kernel/system-clock.js';
-import {
-  freeLoopbackPort,
-  LOOPBACK as HOST,
-  PortInUseError,
-  saysAddressInUse,
-  ServerProcess,
-} from './server-process.js';
+import { freeLoopbackPort, LOOPBACK, PortInUseError, ServerProcess } from './server-process.js';
 
 export interface EtcdClusterOptions {
   /** How many members (1 for a single node, 3 for a cluster that survives one loss). Default 1. */
@@ -52,11 +46,11 @@ export class EtcdMember {
   ) {}
 
   get clientUrl(): string {
-    return `http://${HOST}:${this.clientPort}`;
+    return `http://${LOOPBACK}:${this.clientPort}`;
   }
 
   get peerUrl(): string {
-    return `http://${HOST}:${this.peerPort}`;
+    return `http://${LOOPBACK}:${this.peerPort}`;
   }
 
   get running(): boolean {
@@ -133,7 +127,7 @@ export class EtcdMember {
         { cause: spawnError },
       );
     }
-    if (saysAddressInUse(output)) {
+    if (run.addressInUse) {
       throw new PortInUseError(
         `etcd member ${this.name} could not bind its port: address already in use`,
       );

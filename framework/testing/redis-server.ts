@@ -4,13 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Clock } from '../contracts/clock.js';
 import { SystemClock } from '../kernel/system-clock.js';
-import {
-  freeLoopbackPort,
-  LOOPBACK as HOST,
-  PortInUseError,
-  saysAddressInUse,
-  ServerProcess,
-} from './server-process.js';
+import { freeLoopbackPort, LOOPBACK, PortInUseError, ServerProcess } from './server-process.js';
 
 /** Kept here too: tests and benches import it from this module. */
 export { freeLoopbackPort } from './server-process.js';
@@ -80,11 +74,11 @@ export class RedisServer {
   }
 
   get host(): string {
-    return HOST;
+    return LOOPBACK;
   }
 
   get url(): string {
-    return `${this.options.tls ? 'rediss' : 'redis'}://${HOST}:${this.port}`;
+    return `${this.options.tls ? 'rediss' : 'redis'}://${LOOPBACK}:${this.port}`;
   }
 
   get running(): boolean {
@@ -118,7 +112,7 @@ export class RedisServer {
       ? ['--port', '0', '--tls-port', String(this.port), '--tls-cert-file', tls.certFile]
       : ['--port', String(this.port)];
     if (tls) listen.push('--tls-key-file', tls.keyFile, '--tls-auth-clients', 'no');
-    const common = [...listen, '--bind', HOST, '--daemonize', 'no', '--logfile', ''];
+    const common = [...listen, '--bind', LOOPBACK, '--daemonize', 'no', '--logfile', ''];
     let args: string[];
     let readyMarker: RegExp;
     const sentinel = this.options.sentinelFor;
@@ -161,7 +155,7 @@ export class RedisServer {
         { cause: spawnError },
       );
     }
-    if (saysAddressInUse(output)) throw new PortInUseError(`port ${this.port} is already in use`);
+    if (server.addressInUse) throw new PortInUseError(`port ${this.port} is already in use`);
     throw new Error(
       outcome === 'timeout'
         ? `redis-server on port ${this.port} was not ready after ${this.options.startTimeoutMs} ms:\n${output}`

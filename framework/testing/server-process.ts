@@ -67,6 +67,11 @@ export class ServerProcess {
     return this.error;
   }
 
+  /** True when the process said it could not bind its port (another process took it). */
+  get addressInUse(): boolean {
+    return /address already in use/i.test(this.text);
+  }
+
   get running(): boolean {
     return !this.gone;
   }
@@ -136,11 +141,6 @@ export async function settledWithin(
 
 /** A server could not bind a port it was given: another process took it after it was probed. */
 export class PortInUseError extends Error {}
-
-/** What a server's output says when its port was taken. */
-export function saysAddressInUse(output: string): boolean {
-  return /address already in use/i.test(output);
-}
 
 /**
  * A loopback port that was free a moment ago. It is released before use, so another process can
