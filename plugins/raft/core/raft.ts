@@ -180,12 +180,16 @@ export class RaftCore {
       this.prevSoft = rd.softState;
     }
     const hs = this.hardState();
-    if (hs.term !== this.prevHard.term || hs.vote !== this.prevHard.vote || hs.commit !== this.prevHard.commit) {
+    // prevHard is durable: the driver handles one Ready at a time.
+    const termOrVoteChanged = hs.term !== this.prevHard.term || hs.vote !== this.prevHard.vote;
+    if (termOrVoteChanged || hs.commit !== this.prevHard.commit) {
       rd.hardState = hs;
       this.prevHard = hs;
     }
     const snap = this.log.pendingSnapshot();
     if (snap) rd.snapshot = snap;
+    if (this.role === 'leader' && !termOrVoteChanged && !snap && rd.messages.length > 0)
+      rd.messagesFirst = true;
     this.msgs = [];
     this.readStates = [];
     this.outstanding = rd;
@@ -249,15 +253,27 @@ export class RaftCore {
     const voters = new Set(this.voterSet);
     if (change.type === 'add') {
       if (voters.has(change.member)) {
-        return { ok: false, reason: 'invalid_conf_change', detail: `${change.member} is already a voter` };
+        return {
+          ok: false,
+          reason: 'invalid_conf_change',
+          detail: `${change.member} is already a voter`,
+        };
       }
       voters.add(change.member);
     } else {
       if (!voters.has(change.member)) {
-        return { ok: false, reason: 'invalid_conf_change', detail: `${change.member} is not a voter` };
+        return {
+          ok: false,
+          reason: 'invalid_conf_change',
+          detail: `${change.member} is not a voter`,
+        };
       }
       if (voters.size === 1) {
-        return { ok: false, reason: 'invalid_conf_change', detail: `cannot remove the last voter ${change.member}` };
+        return {
+          ok: false,
+          reason: 'invalid_conf_change',
+          detail: `cannot remove the last voter ${change.member}`,
+        };
       }
       voters.delete(change.member);
     }
@@ -290,10 +306,18 @@ export class RaftCore {
 
   private refuseProposal(): ProposeOutcome | undefined {
     if (this.role !== 'leader') {
-      return { ok: false, reason: 'not_leader', detail: `${this.id} is not the leader (leader: ${this.lead || 'unknown'})` };
+      return {
+        ok: false,
+        reason: 'not_leader',
+        detail: `${this.id} is not the leader (leader: ${this.lead || 'unknown'})`,
+      };
     }
     if (this.leadTransferee !== NONE) {
-      return { ok: false, reason: 'transferring', detail: `leadership is moving to ${this.leadTransferee}` };
+      return {
+        ok: false,
+        reason: 'transferring',
+        detail: `leadership is moving to ${this.leadTransferee}`,
+      };
     }
     return undefined;
   }
@@ -414,7 +438,8 @@ export class RaftCore {
           pr.becomeProbe();
         }
         if (pr.match < this.log.lastIndex()) this.sendAppend(m.from);
-        if (m.readSeq !== undefined) this.releaseReads(this.reads.ack(m.from, m.readSeq, this.voters(), this.quorum()));
+        if (m.readSeq !== undefined)
+          this.releaseReads(this.reads.ack(m.from, m.readSeq, this.voters(), this.quorum()));
         return;
       default:
         return;
@@ -475,7 +500,8 @@ export class RaftCore {
         if (this.voterSet.has(this.id)) this.hup(true);
         return;
       case 'read-index':
-        if (this.lead !== NONE) this.send({ type: 'read-index', to: this.lead, context: m.context });
+        if (this.lead !== NONE)
+          this.send({ type: 'read-index', to: this.lead, context: m.context });
         return;
       case 'read-index-resp':
         this.readStates.push({ index: m.index!, context: m.context! });
@@ -500,7 +526,14 @@ export class RaftCore {
     let hintIndex = Math.min(m.index!, this.log.lastIndex());
     hintIndex = this.log.findConflictByTerm(hintIndex, m.logTerm!);
     const hintTerm = this.log.term(hintIndex) ?? 0;
-    this.send({ type: 'app-resp', to: m.from, index: m.index, reject: true, rejectHint: hintIndex, logTerm: hintTerm });
+    this.send({
+      type: 'app-resp',
+      to: m.from,
+      index: m.index,
+      reject: true,
+      rejectHint: hintIndex,
+      logTerm: hintTerm,
+    });
   }
 
   private handleSnapshot(m: Message): void {
@@ -805,13 +838,15 @@ export class RaftCore {
         this.progress.set(id, pr);
       }
     }
-    for (const id of [...this.progress.keys()]) if (!this.voterSet.has(id)) this.progress.delete(id);
+    for (const id of [...this.progress.keys()])
+      if (!this.voterSet.has(id)) this.progress.delete(id);
     if (!this.voterSet.has(this.id)) {
       // Removed: a leader outside the configuration must not keep leading it.
       this.becomeFollower(this.term, NONE);
       return;
     }
-    if (this.leadTransferee !== NONE && !this.voterSet.has(this.leadTransferee)) this.leadTransferee = NONE;
+    if (this.leadTransferee !== NONE && !this.voterSet.has(this.leadTransferee))
+      this.leadTransferee = NONE;
     // A smaller quorum may commit what was waiting.
     this.maybeCommit();
     this.bcastAppend();

@@ -99,9 +99,19 @@ export interface ReadState {
 /**
  * The work a core hands to its driver. The driver must, in order: persist `snapshot`, `entries`
  * and `hardState` (synced), then send `messages`, then apply `committedEntries`, then call
- * `advance()`. Messages are never sent before the state they depend on is durable.
+ * `advance()`. Messages are never sent before the state they depend on is durable; when
+ * `messagesFirst` is set, they depend on nothing in this Ready and may be sent before (or while)
+ * it is persisted.
  */
 export interface Ready {
+  /**
+   * A leader's Ready that changes neither term nor vote nor installs a snapshot: its messages
+   * (appends, heartbeats, read answers) may leave before its own entries are durable, as etcd
+   * sends a leader's appends in parallel with its fsync. Safe because the leader counts its own
+   * log towards a quorum only once `advance()` reports it persisted, and no message it sends
+   * claims its own log is durable.
+   */
+  messagesFirst?: boolean;
   softState?: SoftState;
   hardState?: HardState;
   snapshot?: Snapshot;
@@ -111,8 +121,8 @@ export interface Ready {
   readStates: ReadState[];
 }
 
-export type ProposeRefusal = 'not_leader' | 'transferring' | 'conf_change_pending' | 'invalid_conf_change';
+export type ProposeRefusal =
+  'not_leader' | 'transferring' | 'conf_change_pending' | 'invalid_conf_change';
 
 export type ProposeOutcome =
-  | { ok: true; index: number; term: number }
-  | { ok: false; reason: ProposeRefusal; detail: string };
+  { ok: true; index: number; term: number } | { ok: false; reason: ProposeRefusal; detail: string };

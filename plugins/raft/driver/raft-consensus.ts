@@ -717,7 +717,10 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
   }
 
   private async handleReady(rd: Ready): Promise<void> {
-    // Durable first: nothing below may be seen by anyone before the disk has it.
+    // A leader's appends go out while its own copy is being written (the core says when that
+    // is safe): followers persist in parallel with us instead of after us.
+    if (rd.messagesFirst) for (const m of rd.messages) this.send(m);
+    // Otherwise durable first: nothing below may be seen by anyone before the disk has it.
     if (rd.hardState || rd.entries.length > 0 || rd.snapshot) {
       await this.storage.persist({
         hardState: rd.hardState,
@@ -739,7 +742,7 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
     }
     this.mem.append(rd.entries);
     if (rd.hardState) this.mem.setHardState(rd.hardState);
-    for (const m of rd.messages) this.send(m);
+    if (!rd.messagesFirst) for (const m of rd.messages) this.send(m);
     for (const e of rd.committedEntries) this.applyEntry(e);
     for (const r of rd.readStates) {
       const pending = this.reads.get(r.context);

@@ -50,7 +50,9 @@ export class CoreNode {
   private boot(): void {
     const snap = this.disk.snapshot();
     const data = snap.data as DigestState | null;
-    this.state = data ? { ...data, voters: [...snap.meta.voters] } : { index: 0, digest: '0', voters: [...snap.meta.voters] };
+    this.state = data
+      ? { ...data, voters: [...snap.meta.voters] }
+      : { index: 0, digest: '0', voters: [...snap.meta.voters] };
     this.core = new RaftCore({ id: this.id, storage: this.disk, rng: this.rng, ...this.options });
   }
 
@@ -61,19 +63,41 @@ export class CoreNode {
     this.boot();
   }
 
+  /** Why the last `processReady` crashed the node, if it did. */
+  crashed: 'after-persist' | 'before-persist' | undefined;
+
   /**
    * Persists, applies and advances one Ready; returns it (its messages are the caller's to
-   * send). `beforePersist` sees it first; `crashAfterPersist` writes the disk, then crashes
-   * before anything is sent or applied.
+   * send, unless `sendEarly` already sent them). `beforePersist` sees it first;
+   * `crashAfterPersist` writes the disk, then crashes before anything is sent or applied. With
+   * `sendEarly`, a Ready whose messages may leave first (a leader's) hands them to it before
+   * the disk write, and `crashBeforePersist` then crashes before writing anything.
    */
-  processReady(options: { crashAfterPersist?: boolean; beforePersist?: (rd: Ready) => void } = {}): Ready | undefined {
+  processReady(
+    options: {
+      crashAfterPersist?: boolean;
+      crashBeforePersist?: boolean;
+      sendEarly?: (messages: Message[]) => void;
+      beforePersist?: (rd: Ready) => void;
+    } = {},
+  ): Ready | undefined {
+    this.crashed = undefined;
     if (!this.core.hasReady()) return undefined;
     const rd = this.core.ready();
+    if (rd.messagesFirst && options.sendEarly) {
+      options.sendEarly(rd.messages);
+      if (options.crashBeforePersist) {
+        this.crashed = 'before-persist';
+        this.restart();
+        return undefined;
+      }
+    }
     options.beforePersist?.(rd);
     if (rd.snapshot) this.disk.applySnapshot(rd.snapshot);
     this.disk.append(rd.entries);
     if (rd.hardState) this.disk.setHardState(rd.hardState);
     if (options.crashAfterPersist) {
+      this.crashed = 'after-persist';
       this.restart();
       return undefined;
     }
@@ -88,7 +112,9 @@ export class CoreNode {
 
   private apply(e: Entry): void {
     if (e.index !== this.state.index + 1) {
-      throw new Error(`${this.id} applies ${e.index} after ${this.state.index}: a gap in the applied log`);
+      throw new Error(
+        `${this.id} applies ${e.index} after ${this.state.index}: a gap in the applied log`,
+      );
     }
     if (e.type === 'conf') this.state.voters = [...(e.data as ConfChange).voters];
     this.state = { index: e.index, digest: chain(this.state.digest, e), voters: this.state.voters };
@@ -99,7 +125,11 @@ export class CoreNode {
   compact(compactTo: number): void {
     const at = this.state.index;
     if (at > this.disk.snapshot().meta.index) {
-      this.disk.createSnapshot(at, this.state.voters, { index: at, digest: this.state.digest, voters: this.state.voters });
+      this.disk.createSnapshot(at, this.state.voters, {
+        index: at,
+        digest: this.state.digest,
+        voters: this.state.voters,
+      });
     }
     this.disk.compact(Math.min(compactTo, this.disk.snapshot().meta.index));
   }

@@ -42,6 +42,8 @@ export interface SimReport {
   snapshotsSent: number;
   reads: number;
   confChanges: number;
+  /** Leaders that crashed after sending appends, before persisting them. */
+  crashesBeforePersist: number;
 }
 
 const TICK_MS = 10;
@@ -78,7 +80,18 @@ export class CoreSimulation {
     this.rng = new SeededRng(seed);
     this.net = this.rng.fork('network');
     this.chaos = this.rng.fork('faults');
-    this.report = { seed, proposals: 0, committed: 0, lost: 0, elections: 0, restarts: 0, snapshotsSent: 0, reads: 0, confChanges: 0 };
+    this.report = {
+      seed,
+      proposals: 0,
+      committed: 0,
+      lost: 0,
+      elections: 0,
+      restarts: 0,
+      snapshotsSent: 0,
+      reads: 0,
+      confChanges: 0,
+      crashesBeforePersist: 0,
+    };
     const voters = this.chaos.chance(0.5) ? POOL.slice(0, 3) : POOL.slice();
     this.faults = {
       drop: this.chaos.pick([0, 0.02, 0.1, 0.3]),
@@ -92,7 +105,14 @@ export class CoreSimulation {
         maxInflight: this.chaos.pick([1, 4, 64]),
         maxEntriesPerMessage: this.chaos.pick([1, 3, 16]),
       });
-      this.members.set(id, { node, crashedUntil: -1, pausedUntil: -1, tickOffset: this.chaos.int(TICK_MS), tickEvery: TICK_MS, slowUntil: -1 });
+      this.members.set(id, {
+        node,
+        crashedUntil: -1,
+        pausedUntil: -1,
+        tickOffset: this.chaos.int(TICK_MS),
+        tickEvery: TICK_MS,
+        slowUntil: -1,
+      });
     }
   }
 
@@ -106,7 +126,10 @@ export class CoreSimulation {
         if (this.settled()) break;
       }
       this.checker.check(this.nodes(), true);
-      if (!this.settled()) throw new SafetyViolation(`liveness: not settled ${HEAL_DEADLINE_MS} ms after healing: ${this.describe()}`);
+      if (!this.settled())
+        throw new SafetyViolation(
+          `liveness: not settled ${HEAL_DEADLINE_MS} ms after healing: ${this.describe()}`,
+        );
       this.decideProposals();
       return this.report;
     } catch (error) {
@@ -135,7 +158,9 @@ export class CoreSimulation {
       if (m.crashedUntil === this.now) {
         m.node.restart();
         this.report.restarts++;
-        this.log(`${m.node.id} restarted at term ${m.node.core.term} commit ${m.node.core.log.committed}`);
+        this.log(
+          `${m.node.id} restarted at term ${m.node.core.term} commit ${m.node.core.log.committed}`,
+        );
         active = true;
       }
     }
@@ -163,7 +188,8 @@ export class CoreSimulation {
     }
     if (faulty) active = this.chaosStep() || active;
     else active = this.healedStep() || active;
-    for (const m of this.members.values()) if (this.up(m)) active = this.process(m, faulty) || active;
+    for (const m of this.members.values())
+      if (this.up(m)) active = this.process(m, faulty) || active;
     if (active) this.checker.check(this.nodes(), this.now % 100 === 0);
   }
 
@@ -171,18 +197,30 @@ export class CoreSimulation {
     const node = member.node;
     if (!node.core.hasReady()) return false;
     const crashAfterPersist = faulty && this.chaos.chance(0.002);
+    // A leader sends its appends before its own disk write; crashing in between loses its copy
+    // of entries the followers may already hold (and commit without it).
+    const crashBeforePersist = faulty && this.chaos.chance(0.01);
     const rd = node.processReady({
       crashAfterPersist,
+      crashBeforePersist,
+      sendEarly: (messages) => {
+        for (const msg of messages) this.send(msg);
+      },
       beforePersist: (r) => this.checker.recordPersisted(node, r.entries, r.snapshot),
     });
     if (!rd) {
-      // Crashed after the disk write, before anything was sent or applied.
-      this.log(`${node.id} crashes after persisting`);
+      // Crashed after the disk write, before anything was sent or applied; or a leader crashed
+      // after sending its appends, before writing them.
+      this.log(
+        `${node.id} crashes ${node.crashed === 'before-persist' ? 'after sending, before persisting' : 'after persisting'}`,
+      );
+      if (node.crashed === 'before-persist') this.report.crashesBeforePersist++;
       this.crash(member, 1 + this.chaos.int(300));
       return true;
     }
-    if (rd.snapshot) this.log(`${node.id} restored snapshot ${rd.snapshot.meta.term}/${rd.snapshot.meta.index}`);
-    for (const msg of rd.messages) this.send(msg);
+    if (rd.snapshot)
+      this.log(`${node.id} restored snapshot ${rd.snapshot.meta.term}/${rd.snapshot.meta.index}`);
+    if (!rd.messagesFirst) for (const msg of rd.messages) this.send(msg);
     for (const r of rd.readStates) this.checkRead(node.id, r.index, r.context);
     if (node.core.role === 'leader' && this.ledTerm.get(node.id) !== node.core.term) {
       this.ledTerm.set(node.id, node.core.term);
@@ -198,7 +236,11 @@ export class CoreSimulation {
     if (this.net.chance(this.faults.drop)) return;
     const copies = this.net.chance(this.faults.duplicate) ? 2 : 1;
     for (let i = 0; i < copies; i++) {
-      this.queue.push({ at: this.now + 1 + this.net.int(this.faults.maxDelayMs), seq: this.seq++, m });
+      this.queue.push({
+        at: this.now + 1 + this.net.int(this.faults.maxDelayMs),
+        seq: this.seq++,
+        m,
+      });
     }
   }
 
@@ -287,7 +329,9 @@ export class CoreSimulation {
         const r = leader.core.proposeConfChange({ type: add ? 'add' : 'remove', member });
         if (r.ok) {
           this.report.confChanges++;
-          this.log(`${leader.id} proposes ${add ? 'add' : 'remove'} ${member} at ${r.term}/${r.index}`);
+          this.log(
+            `${leader.id} proposes ${add ? 'add' : 'remove'} ${member} at ${r.term}/${r.index}`,
+          );
         }
       }
     }
@@ -317,10 +361,16 @@ export class CoreSimulation {
   private checkRead(member: string, index: number, context: string): void {
     const req = this.pendingReads.get(context);
     // Duplicated requests are answered again: each answer must be safe, each read counts once.
-    if (!req) throw new SafetyViolation(`read-index: unknown read ${context} answered at ${member}`);
-    if (req.member !== member) throw new SafetyViolation(`read-index: ${context} answered at ${member}, asked at ${req.member}`);
+    if (!req)
+      throw new SafetyViolation(`read-index: unknown read ${context} answered at ${member}`);
+    if (req.member !== member)
+      throw new SafetyViolation(
+        `read-index: ${context} answered at ${member}, asked at ${req.member}`,
+      );
     if (index < req.floor) {
-      throw new SafetyViolation(`read-index: ${context} served index ${index}, but ${req.floor} was committed before it was asked`);
+      throw new SafetyViolation(
+        `read-index: ${context} served index ${index}, but ${req.floor} was committed before it was asked`,
+      );
     }
     if (!this.answeredReads.has(context)) this.report.reads++;
     this.answeredReads.add(context);
@@ -344,7 +394,8 @@ export class CoreSimulation {
     const leader = this.leader();
     if (!leader) return false;
     const f = this.finalProposal;
-    const lost = f && leader.core.log.term(f.index) !== f.term && leader.core.log.committed >= f.index;
+    const lost =
+      f && leader.core.log.term(f.index) !== f.term && leader.core.log.committed >= f.index;
     if (!f || lost || f.term !== leader.core.term) {
       const r = leader.core.propose('final');
       if (r.ok) {
@@ -376,8 +427,12 @@ export class CoreSimulation {
     for (const p of this.proposals) {
       const committedTerm = this.checker.committed.get(p.index);
       if (committedTerm === p.term) this.report.committed++;
-      else if (committedTerm !== undefined || p.index > leader.core.log.lastIndex()) this.report.lost++;
-      else throw new SafetyViolation(`proposal ${p.value} at ${p.term}/${p.index} is undecided after healing`);
+      else if (committedTerm !== undefined || p.index > leader.core.log.lastIndex())
+        this.report.lost++;
+      else
+        throw new SafetyViolation(
+          `proposal ${p.value} at ${p.term}/${p.index} is undecided after healing`,
+        );
     }
   }
 
