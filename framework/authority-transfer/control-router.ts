@@ -1,8 +1,8 @@
 import Router from '@koa/router';
-import type { Middleware } from 'koa';
+import type { Context, Middleware } from 'koa';
 import { z } from 'zod';
 import type { AuditStore } from '../contracts/audit-store.js';
-import type { IdentitySupplier } from '../contracts/identity-supplier.js';
+import type { AuthorityId, IdentitySupplier } from '../contracts/identity-supplier.js';
 import { requireScope } from '../http/auth.js';
 import { IDEMPOTENCY_KEY_HEADER, idempotencyKey } from '../http/idempotency-key.js';
 import { readValidBody } from '../http/json-body.js';
@@ -63,16 +63,19 @@ const UNAVAILABLE =
 const auditQuery = z.object({ limit: z.coerce.number().int().min(1).max(1000).default(100) });
 const auditListSchema = z.object({ authority: z.string(), records: z.array(auditRecordSchema) });
 
+/** What the control listener needs in mode ha only. */
+interface HaPieces {
+  engine: PlannedTransferEngine;
+  failover: FailoverCommands;
+  consensus: OwnershipConsensus;
+  audit: AuditStore;
+}
+
 export interface ControlRouterDeps {
   identity: IdentitySupplier;
   tracker: MemberTracker;
   /** Present in mode ha only. */
-  ha?: {
-    engine: PlannedTransferEngine;
-    failover: FailoverCommands;
-    consensus: OwnershipConsensus;
-    audit: AuditStore;
-  };
+  ha?: HaPieces;
 }
 
 /**
@@ -93,9 +96,25 @@ export function createControlRouter(deps: ControlRouterDeps, document: ApiDocume
   /** Routes one operation, documented, and refused to a token without the scope it declares. */
   const scopedRoute = (spec: OperationSpec & { scope: string }, handler: Middleware<any, any>) =>
     route(router, document, spec, requireScope(spec.scope), handler);
-  /** The `{authority}` of the path, as the identity supplier reads it (400 when invalid). */
-  const authorityParamOf = (ctx: { params: { authority: string } }) =>
-    deps.identity.authority(ctx.params.authority);
+  /**
+   * An operation of mode ha on the authority its path names: 503 in mode dc, then 400 when the
+   * identity supplier refuses the name; the handler gets the authority and the ha pieces.
+   */
+  const authorityRoute = (
+    spec: OperationSpec & { scope: string },
+    handler: (ctx: Context, authority: AuthorityId, pieces: HaPieces) => Promise<void> | void,
+  ) =>
+    scopedRoute(
+      {
+        ...spec,
+        params: { ...spec.params, path: authorityParam },
+        responses: { 400: 'Invalid authority identity', 503: UNAVAILABLE, ...spec.responses },
+      },
+      async (ctx) => {
+        const pieces = ha();
+        await handler(ctx, deps.identity.authority(ctx.params.authority), pieces);
+      },
+    );
 
   scopedRoute(
     {
@@ -135,30 +154,26 @@ export function createControlRouter(deps: ControlRouterDeps, document: ApiDocume
     },
   );
 
-  scopedRoute(
+  authorityRoute(
     {
       method: 'delete',
       path: '/transfers/{authority}',
       summary: 'Cancel a waiting transfer',
       tags: ['transfers'],
       scope: ADMIN_WRITE_SCOPE,
-      params: { path: authorityParam },
       responses: {
         204: 'Abandoned before it committed (also for a repeat within the abandoned window)',
-        400: 'Invalid authority identity',
         404: 'No registered transfer of this authority (or it did not commit)',
         409: 'The transfer committed or is committing: the move stands',
-        503: UNAVAILABLE,
       },
     },
-    async (ctx) => {
-      const { engine } = ha();
-      await engine.cancel(authorityParamOf(ctx));
+    async (ctx, authority, { engine }) => {
+      await engine.cancel(authority);
       ctx.status = 204;
     },
   );
 
-  scopedRoute(
+  authorityRoute(
     {
       method: 'get',
       path: '/transfers/{authority}',
@@ -166,17 +181,12 @@ export function createControlRouter(deps: ControlRouterDeps, document: ApiDocume
         'The transfer of an authority in flight: state, barrier, latest frontier reading, age',
       tags: ['transfers'],
       scope: ADMIN_READ_SCOPE,
-      params: { path: authorityParam },
       responses: {
         200: { description: 'The transfer in flight', schema: transferStatusSchema },
-        400: 'Invalid authority identity',
         404: 'No transfer of this authority is in flight',
-        503: UNAVAILABLE,
       },
     },
-    async (ctx) => {
-      const { engine } = ha();
-      const authority = authorityParamOf(ctx);
+    (ctx, authority, { engine }) => {
       const status = engine.status(authority);
       if (!status)
         throw problems.notFound(`no transfer of ${authority} is in flight`, { authority });
@@ -218,47 +228,39 @@ export function createControlRouter(deps: ControlRouterDeps, document: ApiDocume
     },
   );
 
-  scopedRoute(
+  authorityRoute(
     {
       method: 'get',
       path: '/authorities/{authority}',
       summary: "An authority's home datacenter and fencing epoch (this member's applied view)",
       tags: ['authorities'],
       scope: ADMIN_READ_SCOPE,
-      params: { path: authorityParam },
       responses: {
         200: { description: 'Home and epoch', schema: ownershipSchema },
-        400: 'Invalid authority identity',
         404: 'The authority has no home',
-        503: UNAVAILABLE,
       },
     },
-    async (ctx) => {
-      const { consensus } = ha();
-      const authority = authorityParamOf(ctx);
+    (ctx, authority, { consensus }) => {
       const ownership = consensus.view().state.authorities[authority];
       if (!ownership) throw problems.notFound(`${authority} has no home`, { authority });
       ctx.body = { authority, home: ownership.home, epoch: ownership.epoch };
     },
   );
 
-  scopedRoute(
+  authorityRoute(
     {
       method: 'get',
       path: '/authorities/{authority}/audit',
       summary: "This member's durable audit of an authority's committed transfers, newest first",
       tags: ['authorities'],
       scope: ADMIN_READ_SCOPE,
-      params: { path: authorityParam, query: auditQuery },
+      params: { query: auditQuery },
       responses: {
         200: { description: 'The sealed records this member has stored', schema: auditListSchema },
         400: 'Invalid authority identity or limit',
-        503: UNAVAILABLE,
       },
     },
-    async (ctx) => {
-      const { audit } = ha();
-      const authority = authorityParamOf(ctx);
+    async (ctx, authority, { audit }) => {
       const { limit } = validate(auditQuery, ctx.query, 'query');
       ctx.body = { authority, records: await audit.list(authority, { limit }) };
     },
