@@ -183,13 +183,13 @@ export class RaftSimCluster<S, C, R, M extends RaftSimMember<S, C, R>, D> {
   mostApplied(): M | undefined {
     let best: M | undefined;
     for (const m of this.members.values())
-      if (!best || m.view().applied > best.view().applied) best = m;
+      if (!best || m.view().applied.index > best.view().applied.index) best = m;
     return best;
   }
 
   /** Every live member has applied the same entries. */
   converged(): boolean {
-    const applied = new Set([...this.members.values()].map((m) => m.view().applied));
+    const applied = new Set([...this.members.values()].map((m) => m.view().applied.index));
     return applied.size <= 1;
   }
 

@@ -28,7 +28,9 @@ export interface LinkFaults {
  */
 export class MetadataLink implements StreamConsensus {
   private frozen?: AppliedView<StreamMetadata>;
-  private readonly watchers = new Set<(view: AppliedView<StreamMetadata>, entry: AppliedEntry<StreamCommand, StreamResult>) => void>();
+  private readonly watchers = new Set<
+    (view: AppliedView<StreamMetadata>, entry: AppliedEntry<StreamCommand, StreamResult>) => void
+  >();
 
   constructor(
     private readonly inner: LocalConsensus<StreamMetadata, StreamCommand, StreamResult>,
@@ -46,7 +48,10 @@ export class MetadataLink implements StreamConsensus {
   }
 
   partition(): void {
-    this.frozen ??= { state: structuredClone(this.inner.view().state), applied: this.inner.view().applied };
+    this.frozen ??= {
+      state: structuredClone(this.inner.view().state),
+      applied: this.inner.view().applied,
+    };
   }
 
   /** Heals the link; returns true if it was partitioned (the node should then re-read its view). */
@@ -57,7 +62,8 @@ export class MetadataLink implements StreamConsensus {
   }
 
   async propose(command: StreamCommand, options?: ProposeOptions): Promise<Receipt<StreamResult>> {
-    if (this.frozen) throw new NotAppendedError('no_leader', 'the node is partitioned from the metadata leader');
+    if (this.frozen)
+      throw new NotAppendedError('no_leader', 'the node is partitioned from the metadata leader');
     if (this.rng.chance(this.faults.dropProbability)) {
       throw new NotAppendedError('no_leader', `simulated drop of ${command.type}`);
     }
@@ -69,7 +75,8 @@ export class MetadataLink implements StreamConsensus {
   }
 
   async read(): Promise<AppliedView<StreamMetadata>> {
-    if (this.frozen) throw new ReadUnavailableError('the node is partitioned from the metadata leader');
+    if (this.frozen)
+      throw new ReadUnavailableError('the node is partitioned from the metadata leader');
     return this.inner.read();
   }
 
@@ -77,8 +84,16 @@ export class MetadataLink implements StreamConsensus {
     return this.frozen ?? this.inner.view();
   }
 
-  watch(fn: (view: AppliedView<StreamMetadata>, entry: AppliedEntry<StreamCommand, StreamResult>) => void): () => void {
-    const subscription = (view: AppliedView<StreamMetadata>, entry: AppliedEntry<StreamCommand, StreamResult>) => fn(view, entry);
+  watch(
+    fn: (
+      view: AppliedView<StreamMetadata>,
+      entry: AppliedEntry<StreamCommand, StreamResult>,
+    ) => void,
+  ): () => void {
+    const subscription = (
+      view: AppliedView<StreamMetadata>,
+      entry: AppliedEntry<StreamCommand, StreamResult>,
+    ) => fn(view, entry);
     this.watchers.add(subscription);
     return () => void this.watchers.delete(subscription);
   }

@@ -1,0 +1,90 @@
+import type { AppliedEntry } from '../../../framework/contracts/metadata-consensus.js';
+import type { StreamCommand, StreamResult } from '../../../framework/stream-transfer/commands.js';
+import type { StreamMetadata } from '../../../framework/stream-transfer/model.js';
+import { StreamStateMachine } from '../../../framework/stream-transfer/state-machine.js';
+import type { StreamConsensus } from '../../../framework/stream-transfer/stream-node.js';
+import { LocalConsensus } from '../../../framework/testing/fakes/local-consensus.js';
+import type { SeededRng } from '../../../framework/testing/sim/seeded-rng.js';
+import { VirtualClock } from '../../../framework/testing/sim/virtual-clock.js';
+import type { StreamMetadataBackend, Undo } from './metadata-backend.js';
+import { MetadataLink } from './metadata-link.js';
+
+/**
+ * The metadata as one fault-injecting log (LocalConsensus) that every node reaches through a
+ * MetadataLink: dropped proposals, lost answers, frozen views while partitioned, and leader
+ * loss as a flag. Replication itself is not simulated; the Raft backend does that.
+ */
+export class LocalMetadataBackend implements StreamMetadataBackend {
+  readonly clock = new VirtualClock();
+  readonly consensus = new LocalConsensus<StreamMetadata, StreamCommand, StreamResult>(
+    new StreamStateMachine(),
+  );
+  private readonly links = new Map<string, MetadataLink>();
+
+  constructor(private readonly rng: SeededRng) {}
+
+  /** A node keeps its link across restarts, as it keeps its network address. */
+  async connect(node: string): Promise<StreamConsensus> {
+    let link = this.links.get(node);
+    if (!link) {
+      link = new MetadataLink(this.consensus, this.rng.fork(node), {
+        dropProbability: 0.02,
+        lostAnswerProbability: 0.02,
+      });
+      this.links.set(node, link);
+    }
+    return link;
+  }
+
+  async crash(): Promise<void> {}
+
+  propose(command: StreamCommand) {
+    return this.consensus.propose(command);
+  }
+
+  view(): StreamMetadata {
+    return this.consensus.view().state;
+  }
+
+  onApplied(
+    fn: (
+      replica: string,
+      state: StreamMetadata,
+      entry: AppliedEntry<StreamCommand, StreamResult>,
+    ) => void,
+  ): void {
+    this.consensus.watch((view, entry) => fn('log', view.state, entry));
+  }
+
+  partition(node: string): Undo | undefined {
+    const link = this.links.get(node);
+    if (!link || link.partitioned) return undefined;
+    link.partition();
+    return () => link.heal();
+  }
+
+  loseLeader(): Undo | undefined {
+    if (!this.consensus.leadership().isLeader) return undefined;
+    this.consensus.setLeadership({ isLeader: false });
+    return () => this.consensus.setLeadership({ isLeader: true });
+  }
+
+  healAll(): void {
+    if (!this.consensus.leadership().isLeader) this.consensus.setLeadership({ isLeader: true });
+    for (const link of this.links.values()) link.heal();
+  }
+
+  settled(): boolean {
+    return (
+      this.consensus.leadership().isLeader && [...this.links.values()].every((l) => !l.partitioned)
+    );
+  }
+
+  async advance(ms: number): Promise<void> {
+    this.clock.advance(ms);
+  }
+
+  describe(): Record<string, unknown> {
+    return {};
+  }
+}

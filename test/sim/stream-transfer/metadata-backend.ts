@@ -1,0 +1,46 @@
+import type { AppliedEntry, Receipt } from '../../../framework/contracts/metadata-consensus.js';
+import type { StreamCommand, StreamResult } from '../../../framework/stream-transfer/commands.js';
+import type { StreamMetadata } from '../../../framework/stream-transfer/model.js';
+import type { StreamConsensus } from '../../../framework/stream-transfer/stream-node.js';
+import type { SeededRng } from '../../../framework/testing/sim/seeded-rng.js';
+import type { VirtualClock } from '../../../framework/testing/sim/virtual-clock.js';
+
+/** Undoes one metadata fault (a partition healed, a leader back). */
+export type Undo = () => void;
+
+/**
+ * What carries a stream simulation's metadata: the nodes, the workload and the invariants are
+ * the same whether it is one fault-injecting fake log or Raft members on a simulated network.
+ * The backend owns virtual time, since Raft members run on it too.
+ */
+export interface StreamMetadataBackend {
+  readonly clock: VirtualClock;
+  /** The consensus a node's new process uses; for Raft, a new member on the node's surviving storage. */
+  connect(node: string): Promise<StreamConsensus>;
+  /** The node's process died: for Raft, its member dies with it. */
+  crash(node: string): Promise<void>;
+  /** An operator's command, sent through whichever member is reachable. */
+  propose(command: StreamCommand): Promise<Receipt<StreamResult>>;
+  /** The freshest metadata (the workload's choices, the final check). */
+  view(): StreamMetadata;
+  /** Sees every entry every replica applies; `replica` changes when a replica restarts. */
+  onApplied(
+    fn: (
+      replica: string,
+      state: StreamMetadata,
+      entry: AppliedEntry<StreamCommand, StreamResult>,
+    ) => void,
+  ): void;
+  /** Cuts `node` off the metadata (its view lags, its proposals fail); undefined when there is no such fault now. */
+  partition(node: string, rng: SeededRng): Undo | undefined;
+  /** The leader goes away for a while; undefined when there is no leader to lose. */
+  loseLeader(rng: SeededRng): Undo | undefined;
+  /** Ends every metadata fault still in force. */
+  healAll(): void;
+  /** The metadata itself has settled: a leader, every replica at the same point. */
+  settled(): boolean;
+  /** Lets time move `ms` forward. */
+  advance(ms: number): Promise<void>;
+  /** What the final report adds about the metadata (network counters, faults left). */
+  describe(): Record<string, unknown>;
+}
