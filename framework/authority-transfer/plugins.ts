@@ -2,14 +2,14 @@ import { AUDIT_STORE } from '../contracts/audit-store.js';
 import { CLOCK } from '../contracts/clock.js';
 import { IDENTITY_SUPPLIER } from '../contracts/identity-supplier.js';
 import { LOGGER } from '../contracts/logger.js';
-import { METADATA_CONSENSUS } from '../contracts/metadata-consensus.js';
+import { METADATA_CONSENSUS, STATE_MACHINE } from '../contracts/metadata-consensus.js';
 import { RNG } from '../contracts/rng.js';
 import { token } from '../contracts/token.js';
 import type { Middleware } from 'koa';
 import { METRICS } from '../http/metrics.js';
 import { definePlugin, type Resolve } from '../kernel/plugin.js';
 import { resolveOptional } from '../kernel/resolve-optional.js';
-import { defineStateMachinePlugin } from '../kernel/state-machine-plugin.js';
+import { defineOptionlessPlugin } from '../kernel/optionless-plugin.js';
 import { AuthorityNode, type AuthorityNodeDeps } from './authority-node.js';
 import { FRONTIER_PROBE } from './frontier-probe.js';
 import { authorityNodeOptions, type AuthorityNodeOptions } from './node-options.js';
@@ -24,9 +24,10 @@ export const AUTHORITY_NODE = token<AuthorityNode>('authority-transfer.Authority
 export const PUBLIC_PEER_ROUTES = token<Middleware[]>('authority-transfer.PublicPeerRoutes');
 
 /** The ownership state machine, for whichever consensus plugin the host chooses to replicate it. */
-export const ownershipStateMachinePlugin = defineStateMachinePlugin({
+export const ownershipStateMachinePlugin = defineOptionlessPlugin({
   id: 'ownership-state-machine',
   description: 'The replicated ownership state of the authority-transfer variant.',
+  provides: STATE_MACHINE,
   create: () => new OwnershipStateMachine(),
 });
 

@@ -1,27 +1,25 @@
-import { z } from 'zod';
 import { CLOCK } from '../contracts/clock.js';
 import { LOGGER } from '../contracts/logger.js';
 import { RNG } from '../contracts/rng.js';
 import { logOptions } from './log-config.js';
+import { defineOptionlessPlugin } from './optionless-plugin.js';
 import { createPinoLogger } from './pino-logger.js';
 import { definePlugin } from './plugin.js';
 import { SystemClock } from './system-clock.js';
 import { SystemRng } from './system-rng.js';
 
-export const systemClockPlugin = definePlugin({
+export const systemClockPlugin = defineOptionlessPlugin({
   id: 'system-clock',
   description: 'Wall-clock time and Node timers.',
-  provides: [CLOCK],
-  options: z.object({}).strict(),
-  register: (ctx) => ctx.provide(CLOCK, { useFactory: () => new SystemClock() }),
+  provides: CLOCK,
+  create: () => new SystemClock(),
 });
 
-export const systemRngPlugin = definePlugin({
+export const systemRngPlugin = defineOptionlessPlugin({
   id: 'system-rng',
   description: 'Cryptographic randomness from the operating system.',
-  provides: [RNG],
-  options: z.object({}).strict(),
-  register: (ctx) => ctx.provide(RNG, { useFactory: () => new SystemRng() }),
+  provides: RNG,
+  create: () => new SystemRng(),
 });
 
 export const pinoLoggerPlugin = definePlugin({

@@ -1,6 +1,6 @@
 import { CLOCK } from '../contracts/clock.js';
 import { LOGGER } from '../contracts/logger.js';
-import { METADATA_CONSENSUS } from '../contracts/metadata-consensus.js';
+import { METADATA_CONSENSUS, STATE_MACHINE } from '../contracts/metadata-consensus.js';
 import { OBJECT_STORE } from '../contracts/object-store.js';
 import { RNG } from '../contracts/rng.js';
 import { token } from '../contracts/token.js';
@@ -8,7 +8,7 @@ import type { Middleware } from 'koa';
 import { METRICS } from '../http/metrics.js';
 import { definePlugin } from '../kernel/plugin.js';
 import { resolveOptional } from '../kernel/resolve-optional.js';
-import { defineStateMachinePlugin } from '../kernel/state-machine-plugin.js';
+import { defineOptionlessPlugin } from '../kernel/optionless-plugin.js';
 import { streamNodeOptions } from './node-options.js';
 import { StreamStateMachine } from './state-machine.js';
 import { StreamNodeService } from './stream-node-service.js';
@@ -22,9 +22,10 @@ export const STREAM_NODE = token<StreamNodeService>('stream-transfer.StreamNode'
 export const STREAM_PEER_ROUTES = token<Middleware[]>('stream-transfer.PeerRoutes');
 
 /** The stream metadata state machine, for whichever consensus plugin the host chooses. */
-export const streamStateMachinePlugin = defineStateMachinePlugin({
+export const streamStateMachinePlugin = defineOptionlessPlugin({
   id: 'stream-state-machine',
   description: 'The replicated stream metadata: nodes, owners and epochs, pending transfers.',
+  provides: STATE_MACHINE,
   create: () => new StreamStateMachine(),
 });
 
