@@ -26,7 +26,7 @@ import { NONE, type Entry, type Message, type Ready } from '../core/types.js';
 import type { RaftStorage } from '../storage/raft-storage.js';
 import { canonicalJson } from '../../../framework/consensus/canonical-json.js';
 import { Deadlines } from './deadlines.js';
-import { PendingProposal, type Waiter } from './waiter.js';
+import { PendingProposal, Waiters, type Waiter } from './waiter.js';
 import { DEFAULT_TUNING, type RaftConsensusOptions, type RaftTuning } from './options.js';
 import { ReplicatedState, type CommandData } from './replicated-state.js';
 import {
@@ -101,7 +101,7 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
   /** Proposals at this member not yet decided: queued for the core or appended and waiting. */
   private queued = 0;
   /** Per log index, the head of the list of who waits for that entry. */
-  private readonly waiters = new Map<number, Waiter>();
+  private readonly waiters = new Waiters();
   /** Keyed proposals appended by this leader and not yet applied: a retry joins them. */
   private readonly inFlightKeys = new Map<string, { fingerprint: string; index: number }>();
   private readonly forwards = new Set<AbortController>();
@@ -477,20 +477,14 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
     this.addWaiter(r.index, r.term, p);
   }
 
-  /** Waiters on one index form a list (a retry can join an entry in flight). */
   private addWaiter(index: number, term: number, w: Waiter): void {
-    w.term = term;
-    w.next = this.waiters.get(index);
-    this.waiters.set(index, w);
+    this.waiters.add(index, term, w);
   }
 
   private failWaiters(error: () => Error): void {
-    const heads = [...this.waiters.values()];
-    this.waiters.clear();
+    const all = this.waiters.clear();
     this.inFlightKeys.clear();
-    for (let w: Waiter | undefined = heads.shift(); w; w = w.next ?? heads.shift()) {
-      w.fail(error());
-    }
+    for (const w of all) w.fail(error());
   }
 
   private async forward(
@@ -767,8 +761,7 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
 
   private applyEntry(e: Entry): void {
     const outcome = this.rs.apply(e);
-    let w = this.waiters.get(e.index);
-    if (w) this.waiters.delete(e.index);
+    let w = this.waiters.take(e.index);
     const data = e.data as CommandData | null;
     if (data?.k !== undefined && this.inFlightKeys.get(data.k)?.index === e.index)
       this.inFlightKeys.delete(data.k);

@@ -7,6 +7,8 @@ import type { Deadline, Deadlines, Expirable } from './deadlines.js';
 
 /** Someone waiting for the entry at one log index to be applied. */
 export interface Waiter {
+  /** Index of the entry it waits for. */
+  index: number;
   /** Term of the entry it waits for: another term at that index means leadership was lost. */
   term: number;
   /** Joined an entry another proposal appended: its answer is a replay of that decision. */
@@ -25,6 +27,7 @@ export interface Waiter {
  * outcome is unknown.
  */
 export class PendingProposal implements Waiter, Expirable {
+  index = 0;
   term = 0;
   joined = false;
   next: Waiter | undefined = undefined;
@@ -111,5 +114,66 @@ export class PendingProposal implements Waiter, Expirable {
     if (this.onAbort) this.signal!.removeEventListener('abort', this.onAbort);
     this.release();
     return true;
+  }
+}
+
+/**
+ * Who waits for which log index. A proposal appended here waits on a new, higher index each
+ * time, so those waiters form a queue in index order and are taken from its front as entries
+ * apply, without a map entry each; only retries that join an entry already in the log (any
+ * index) go to a map.
+ */
+export class Waiters {
+  private readonly queue: Waiter[] = [];
+  private head = 0;
+  private readonly joined = new Map<number, Waiter>();
+
+  add(index: number, term: number, w: Waiter): void {
+    w.index = index;
+    w.term = term;
+    w.next = undefined;
+    const q = this.queue;
+    if (this.head === q.length || q[q.length - 1].index < index) {
+      q.push(w);
+      return;
+    }
+    w.next = this.joined.get(index);
+    this.joined.set(index, w);
+  }
+
+  /** Everyone waiting for `index`, as a list through `next`; forgets them. */
+  take(index: number): Waiter | undefined {
+    const q = this.queue;
+    // Indexes passed over without being applied here (a snapshot replaced them) have no answer
+    // to give: their waiters are left to their deadlines.
+    while (this.head < q.length && q[this.head].index < index) this.head++;
+    let first: Waiter | undefined;
+    if (this.head < q.length && q[this.head].index === index) first = q[this.head++];
+    if (this.head === q.length) {
+      q.length = 0;
+      this.head = 0;
+    } else if (this.head >= 1024 && this.head * 2 >= q.length) {
+      q.splice(0, this.head);
+      this.head = 0;
+    }
+    const joined = this.joined.size > 0 ? this.joined.get(index) : undefined;
+    if (joined === undefined) return first;
+    this.joined.delete(index);
+    if (first === undefined) return joined;
+    first.next = joined;
+    return first;
+  }
+
+  /** Every waiter, forgotten. */
+  clear(): Waiter[] {
+    const all: Waiter[] = [];
+    for (let i = this.head; i < this.queue.length; i++) all.push(this.queue[i]);
+    for (const head of this.joined.values()) {
+      for (let w: Waiter | undefined = head; w; w = w.next) all.push(w);
+    }
+    this.queue.length = 0;
+    this.head = 0;
+    this.joined.clear();
+    return all;
   }
 }
