@@ -7,16 +7,29 @@ export interface PostAnswer {
 }
 
 /**
- * POSTs over node:http with kept-alive, Nagle-free connections. Raft sends a small POST to every
- * peer each heartbeat; fetch (undici, web streams, transferable signals) costs about a
- * millisecond of CPU per call, enough to saturate a member's event loop and delay every append
- * behind it. A plain http.request with a keep-alive agent costs a fraction of that.
+ * POSTs over node:http with kept-alive, Nagle-free connections, for peer requests (a follower
+ * forwarding a proposal to the leader; one-way messages travel on streams, peer-stream-out.ts).
+ * fetch (undici, web streams, transferable signals) costs about a millisecond of CPU per call;
+ * a plain http.request with a keep-alive agent costs a fraction of that.
  */
 export class PeerPoster {
-  private readonly http = new HttpAgent({ keepAlive: true, keepAliveMsecs: 10_000, maxSockets: 16 });
-  private readonly https = new HttpsAgent({ keepAlive: true, keepAliveMsecs: 10_000, maxSockets: 16 });
+  private readonly http = new HttpAgent({
+    keepAlive: true,
+    keepAliveMsecs: 10_000,
+    maxSockets: 16,
+  });
+  private readonly https = new HttpsAgent({
+    keepAlive: true,
+    keepAliveMsecs: 10_000,
+    maxSockets: 16,
+  });
 
-  post(url: string, body: string, headers: Record<string, string>, signal?: AbortSignal): Promise<PostAnswer> {
+  post(
+    url: string,
+    body: string,
+    headers: Record<string, string>,
+    signal?: AbortSignal,
+  ): Promise<PostAnswer> {
     return new Promise<PostAnswer>((resolve, reject) => {
       if (signal?.aborted) {
         reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
@@ -35,11 +48,14 @@ export class PeerPoster {
         (res: IncomingMessage) => {
           const chunks: Buffer[] = [];
           res.on('data', (chunk: Buffer) => chunks.push(chunk));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+          res.on('end', () =>
+            resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }),
+          );
           res.on('error', reject);
         },
       );
-      const onAbort = () => req.destroy(signal?.reason instanceof Error ? signal.reason : new Error('aborted'));
+      const onAbort = () =>
+        req.destroy(signal?.reason instanceof Error ? signal.reason : new Error('aborted'));
       signal?.addEventListener('abort', onAbort, { once: true });
       req.on('socket', (socket) => socket.setNoDelay(true));
       req.on('error', reject);
