@@ -56,8 +56,10 @@ export class RaftLog {
   /** Term of entry i, or undefined when compacted away or not (yet) in the log. */
   term(i: number): number | undefined {
     if (i < this.firstIndex() - 1 || i > this.lastIndex()) return undefined;
-    if (this.unstableSnapshot && i === this.unstableSnapshot.meta.index) return this.unstableSnapshot.meta.term;
-    if (i >= this.offset && i < this.offset + this.unstable.length) return this.unstable[i - this.offset].term;
+    if (this.unstableSnapshot && i === this.unstableSnapshot.meta.index)
+      return this.unstableSnapshot.meta.term;
+    if (i >= this.offset && i < this.offset + this.unstable.length)
+      return this.unstable[i - this.offset].term;
     if (this.unstableSnapshot) return undefined;
     return this.storage.term(i);
   }
@@ -70,12 +72,12 @@ export class RaftLog {
   slice(lo: number, hi: number): Entry[] | undefined {
     if (lo > hi) throw new RaftInvariantError(`invalid slice [${lo}, ${hi})`);
     if (lo < this.firstIndex()) return undefined;
-    if (hi > this.lastIndex() + 1) throw new RaftInvariantError(`slice [${lo}, ${hi}) past last ${this.lastIndex()}`);
-    const out: Entry[] = [];
-    if (lo < this.offset) out.push(...this.storage.entries(lo, Math.min(hi, this.offset)));
-    if (hi > this.offset) {
-      out.push(...this.unstable.slice(Math.max(lo, this.offset) - this.offset, hi - this.offset));
-    }
+    if (hi > this.lastIndex() + 1)
+      throw new RaftInvariantError(`slice [${lo}, ${hi}) past last ${this.lastIndex()}`);
+    // One copy, and no spread: a long range (a follower catching up) would overflow the stack.
+    if (lo >= this.offset) return this.unstable.slice(lo - this.offset, hi - this.offset);
+    const out = this.storage.entries(lo, Math.min(hi, this.offset));
+    for (let i = this.offset; i < hi; i++) out.push(this.unstable[i - this.offset]);
     return out;
   }
 
@@ -96,13 +98,20 @@ export class RaftLog {
    * entries (truncating a conflicting suffix) and advance commit. Returns the last index now
    * known to match the leader, or undefined when the leader must probe further back.
    */
-  maybeAppend(index: number, logTerm: number, committed: number, entries: Entry[]): number | undefined {
+  maybeAppend(
+    index: number,
+    logTerm: number,
+    committed: number,
+    entries: Entry[],
+  ): number | undefined {
     if (!this.matchTerm(index, logTerm)) return undefined;
     const lastNew = index + entries.length;
     const conflict = this.findConflict(entries);
     if (conflict !== 0) {
       if (conflict <= this.committed) {
-        throw new RaftInvariantError(`entry ${conflict} conflicts with committed entry (commit ${this.committed})`);
+        throw new RaftInvariantError(
+          `entry ${conflict} conflicts with committed entry (commit ${this.committed})`,
+        );
       }
       this.append(entries.slice(conflict - index - 1));
     }
@@ -135,11 +144,13 @@ export class RaftLog {
     if (entries.length === 0) return this.lastIndex();
     const after = entries[0].index - 1;
     if (after < this.committed) {
-      throw new RaftInvariantError(`append after ${after} would overwrite committed ${this.committed}`);
+      throw new RaftInvariantError(
+        `append after ${after} would overwrite committed ${this.committed}`,
+      );
     }
     const first = after + 1;
     if (first === this.offset + this.unstable.length) {
-      this.unstable.push(...entries);
+      for (const e of entries) this.unstable.push(e);
     } else if (first <= this.offset) {
       // Replaces the whole unstable tail and shadows the stable entries from `first` on; the
       // driver's storage.append truncates them when these entries are persisted.
@@ -194,7 +205,9 @@ export class RaftLog {
 
   hasNextCommittedEntries(): boolean {
     if (this.unstableSnapshot) return false;
-    return Math.min(this.committed, this.offset - 1) > Math.max(this.applied, this.firstIndex() - 1);
+    return (
+      Math.min(this.committed, this.offset - 1) > Math.max(this.applied, this.firstIndex() - 1)
+    );
   }
 
   /** The driver persisted unstable entries up to (index, term). */
@@ -207,7 +220,8 @@ export class RaftLog {
   }
 
   stableSnapTo(index: number): void {
-    if (this.unstableSnapshot && this.unstableSnapshot.meta.index === index) this.unstableSnapshot = undefined;
+    if (this.unstableSnapshot && this.unstableSnapshot.meta.index === index)
+      this.unstableSnapshot = undefined;
   }
 
   appliedTo(index: number): void {

@@ -12,7 +12,7 @@ export interface LogStorage {
   lastIndex(): number;
   /** Term of entry i, for snapshot.index <= i <= lastIndex; undefined outside that range. */
   term(i: number): number | undefined;
-  /** Entries [lo, hi), lo >= firstIndex, hi <= lastIndex + 1. */
+  /** Entries [lo, hi), lo >= firstIndex, hi <= lastIndex + 1, in a new array the caller owns. */
   entries(lo: number, hi: number): Entry[];
   snapshot(): Snapshot;
 }
