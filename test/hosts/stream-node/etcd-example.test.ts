@@ -32,6 +32,15 @@ test('examples/etcd.json validates and composes a node whose consensus is etcd, 
   t.is((consensus as EtcdConsensus<unknown, unknown, unknown>).self, 'n1');
 });
 
+test('a memberId given in the config wins over the node id', async (t) => {
+  const config = await loadConfig(streamNodeHostConfig, {
+    file: example,
+    env: { BATON__consensus__options__memberId: 'streams-n1' },
+  });
+  const consensus = streamNodeHostBuilder(config).build().get(METADATA_CONSENSUS);
+  t.is((consensus as EtcdConsensus<unknown, unknown, unknown>).self, 'streams-n1');
+});
+
 test('a node started from examples/etcd.json (addresses overridden) serves a stream through etcd', async (t) => {
   const etcd = await EtcdCluster.start();
   t.teardown(() => etcd.close());
