@@ -88,7 +88,7 @@ process.on('message', (command: Command) => {
       reply({ type: 'result', summary });
     } else if (command.type === 'stop') {
       await raft.stop();
-      http.stop();
+      await http.stop();
       await files.close();
       server.closeAllConnections();
       server.close();

@@ -55,6 +55,10 @@ export class OutboundPeerStream {
   private scheduled = false;
   private retryAt = 0;
   private closed = false;
+  /** Resolves once every stream open at `close` was answered or broke. */
+  private closing: Promise<void> = Promise.resolve();
+  private closed_: () => void = () => {};
+  private unanswered = 0;
 
   constructor(private readonly options: OutboundStreamOptions) {
     this.target = new URL(options.url);
@@ -86,20 +90,27 @@ export class OutboundPeerStream {
 
   /**
    * Drops everything not yet written, as a crash would, and ends the stream cleanly (the
-   * receiver sees the end rather than a broken request); its connection goes once answered.
+   * receiver sees the end rather than a broken request); resolves once the receiver answered
+   * (or the connection broke), and its connection goes then.
    */
-  close(): void {
-    if (this.closed) return;
+  close(): Promise<void> {
+    if (this.closed) return this.closing;
     this.closed = true;
     this.pending = [];
     const open = [this.current, this.draining].filter((r) => r !== undefined);
     this.current = this.draining = undefined;
+    if (open.length === 0) {
+      this.agent.destroy();
+      return this.closing;
+    }
+    this.closing = new Promise<void>((resolve) => (this.closed_ = resolve));
+    this.unanswered = open.length;
     for (const req of open) {
       req.end();
       // Never hold the process open for a peer that does not answer.
       req.socket?.unref();
     }
-    if (open.length === 0) this.agent.destroy();
+    return this.closing;
   }
 
   private flush(): void {
@@ -131,7 +142,10 @@ export class OutboundPeerStream {
       done = true;
       if (this.closed) {
         req.destroy();
-        this.agent.destroy();
+        if (--this.unanswered <= 0) {
+          this.agent.destroy();
+          this.closed_();
+        }
       } else if (this.current === req) {
         // The receiver ended a stream we were still writing (it stops, or refused us).
         this.current = undefined;

@@ -63,6 +63,9 @@ const requestSchema = z.object({ cluster: z.string(), from: member, message: pee
 /** How often open inbound streams look whether their server stopped (see watchInbound). */
 const INBOUND_CHECK_MS = 200;
 
+/** How long `stop` waits for peers to answer the end of our streams. */
+const STOP_WAIT_MS = 500;
+
 /** The router a host mounts on its public server (a token of this plugin, not a contract). */
 export const RAFT_PEER_ROUTER = token<Router>('RaftPeerRouter');
 
@@ -189,15 +192,23 @@ export class HttpPeerTransport implements PeerTransport {
   }
 
   /**
-   * Lifecycle hook: stop sending (unsent messages are dropped, as a crash would) and end the
-   * streams peers opened to us, so their senders reconnect to whatever serves next.
+   * Lifecycle hook: stop sending (unsent messages are dropped, as a crash would), end our
+   * streams cleanly and the streams peers opened to us, so their senders reconnect to whatever
+   * serves next. Resolves once peers answered our streams' ends, or after at most half a second.
    */
-  stop(): void {
+  async stop(): Promise<void> {
     this.closed = true;
-    for (const stream of this.streams.values()) stream.close();
+    const ended = [...this.streams.values()].map((stream) => stream.close());
     this.streams.clear();
     for (const stream of this.inbound) stream.close();
     this.poster.destroy();
+    // Let peers see each stream end (not a broken request), but never wait long on one that is down.
+    const waited = new AbortController();
+    await Promise.race([
+      Promise.all(ended),
+      this.options.clock.sleep(STOP_WAIT_MS, waited.signal).catch(() => undefined),
+    ]);
+    waited.abort();
   }
 
   /** Hands one admitted message to its channel's handler; a throwing handler is counted, never fatal. */

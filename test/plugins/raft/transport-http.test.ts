@@ -185,8 +185,8 @@ async function pair(
     }
   };
   const close = async () => {
-    a.stop();
-    b.stop();
+    await a.stop();
+    await b.stop();
     for (const s of [sa, sb]) {
       s.server.closeAllConnections();
       await new Promise((resolve) => s.server.close(resolve));
@@ -317,7 +317,7 @@ test('HTTP peers: messages flow again once a peer that was down comes back', asy
     await p.until(() => p.got.length === 1, 'the first message');
     // b's member stops (its routes answer 503) and its open streams end.
     p.sb.mount(undefined);
-    p.b.stop();
+    await p.b.stop();
     const b2 = new HttpPeerTransport({
       self: 'b',
       peers: { a: p.sa.url },
@@ -336,7 +336,7 @@ test('HTTP peers: messages flow again once a peer that was down comes back', asy
     }, 'a message after the restart');
     t.is(p.got[0], 'before');
     t.false(p.got.includes('while down'));
-    b2.stop();
+    await b2.stop();
   } finally {
     await p.close();
   }
