@@ -1,4 +1,7 @@
-import type { AppliedEntry } from '../../../framework/contracts/metadata-consensus.js';
+import type {
+  AppliedEntry,
+  ProposeOptions,
+} from '../../../framework/contracts/metadata-consensus.js';
 import type { StreamCommand, StreamResult } from '../../../framework/stream-transfer/commands.js';
 import type { StreamMetadata } from '../../../framework/stream-transfer/model.js';
 import { StreamStateMachine } from '../../../framework/stream-transfer/state-machine.js';
@@ -38,8 +41,8 @@ export class LocalMetadataBackend implements StreamMetadataBackend {
 
   async crash(): Promise<void> {}
 
-  propose(command: StreamCommand) {
-    return this.consensus.propose(command);
+  propose(command: StreamCommand, options?: ProposeOptions) {
+    return this.consensus.propose(command, options);
   }
 
   view(): StreamMetadata {

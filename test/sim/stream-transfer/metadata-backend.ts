@@ -1,4 +1,8 @@
-import type { AppliedEntry, Receipt } from '../../../framework/contracts/metadata-consensus.js';
+import type {
+  AppliedEntry,
+  ProposeOptions,
+  Receipt,
+} from '../../../framework/contracts/metadata-consensus.js';
 import type { StreamCommand, StreamResult } from '../../../framework/stream-transfer/commands.js';
 import type { StreamMetadata } from '../../../framework/stream-transfer/model.js';
 import type { StreamConsensus } from '../../../framework/stream-transfer/stream-node.js';
@@ -20,7 +24,7 @@ export interface StreamMetadataBackend {
   /** The node's process died: for Raft, its member dies with it. */
   crash(node: string): Promise<void>;
   /** An operator's command, sent through whichever member is reachable. */
-  propose(command: StreamCommand): Promise<Receipt<StreamResult>>;
+  propose(command: StreamCommand, options?: ProposeOptions): Promise<Receipt<StreamResult>>;
   /** The freshest metadata (the workload's choices, the final check). */
   view(): StreamMetadata;
   /** Sees every entry every replica applies; `replica` changes when a replica restarts. */

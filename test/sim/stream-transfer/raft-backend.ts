@@ -1,6 +1,7 @@
 import {
   NotAppendedError,
   type AppliedEntry,
+  type ProposeOptions,
 } from '../../../framework/contracts/metadata-consensus.js';
 import type { StreamCommand, StreamResult } from '../../../framework/stream-transfer/commands.js';
 import { emptyMetadata, type StreamMetadata } from '../../../framework/stream-transfer/model.js';
@@ -75,11 +76,11 @@ export class RaftMetadataBackend implements StreamMetadataBackend {
     return this.cluster.crash(node);
   }
 
-  propose(command: StreamCommand) {
+  propose(command: StreamCommand, options?: ProposeOptions) {
     const via = this.cluster.leader() ?? [...this.cluster.members.values()][0];
     if (!via)
       return Promise.reject(new NotAppendedError('no_leader', 'every metadata member is down'));
-    return via.propose(command);
+    return via.propose(command, options);
   }
 
   view(): StreamMetadata {

@@ -56,8 +56,12 @@ export class StreamInvariants {
   }
 
   /**
-   * A checker for one replica's applies, in its apply order. A replica restarted (or restored
-   * from a snapshot) gets a new checker: its first entry has no known "before".
+   * A checker for one replica's applies, in its apply order. A restarted replica gets a new
+   * checker. A replica's state can also jump forward without applies (a snapshot installed
+   * from the leader), so what depends on the state just before an entry (the completion rule)
+   * is checked once per log index, by the log's own order: on the first replica to apply it.
+   * Every index is applied by someone (a snapshot is only taken of applied state), and first
+   * applications come in index order, since each replica applies in order.
    */
   replica(
     name: string,
@@ -67,18 +71,13 @@ export class StreamInvariants {
       this.entriesChecked += 1;
       const applied = JSON.stringify({ command, result });
       const first = this.appliedAt.get(position.index);
-      if (first === undefined) this.appliedAt.set(position.index, applied);
-      else if (first !== applied)
+      if (first === undefined) {
+        this.appliedAt.set(position.index, applied);
+        this.checkInLogOrder(state, command, result);
+      } else if (first !== applied) {
         this.violate(
           `${name} applied ${applied} at index ${position.index}, another replica ${first}`,
         );
-      if (command.type === 'complete' && result.ok && !result.duplicate) {
-        const before = epochs.get(command.stream);
-        if (before !== undefined && before !== command.epoch) {
-          this.violate(
-            `${name}: completion at epoch ${command.epoch} applied while the stream was at ${before}`,
-          );
-        }
       }
       for (const stream of Object.values(state.streams)) {
         const before = epochs.get(stream.id) ?? 0;
@@ -97,6 +96,26 @@ export class StreamInvariants {
         this.ownerAt.set(key, stream.owner);
       }
     };
+  }
+
+  /** The log's epochs of each stream after the last index first applied anywhere. */
+  private readonly logEpochs = new Map<string, number>();
+
+  /** A completion applies only at the epoch the stream had just before it, in the log. */
+  private checkInLogOrder(
+    state: StreamMetadata,
+    command: StreamCommand,
+    result: StreamResult,
+  ): void {
+    if (command.type === 'complete' && result.ok && !result.duplicate) {
+      const before = this.logEpochs.get(command.stream);
+      if (before !== command.epoch) {
+        this.violate(
+          `completion at epoch ${command.epoch} applied while the stream was at ${before}`,
+        );
+      }
+    }
+    for (const stream of Object.values(state.streams)) this.logEpochs.set(stream.id, stream.epoch);
   }
 
   /**

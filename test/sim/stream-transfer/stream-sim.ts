@@ -3,6 +3,7 @@ import { StoreUnavailableError } from '../../../framework/contracts/errors.js';
 import { createSilentLogger } from '../../../framework/kernel/pino-logger.js';
 import { DiskWal } from '../../../framework/stream-transfer/disk-wal.js';
 import { HandoffTimeoutError, NotOwnerError } from '../../../framework/stream-transfer/errors.js';
+import type { StreamCommand } from '../../../framework/stream-transfer/commands.js';
 import { HandoffWatcher } from '../../../framework/stream-transfer/handoff-watcher.js';
 import { StreamNode } from '../../../framework/stream-transfer/stream-node.js';
 import { SimDisk } from '../../../framework/testing/sim/disk.js';
@@ -50,6 +51,7 @@ export class StreamSimulation {
   private readonly members: SimMember[] = [];
   private stopped = false;
   private faultsOn = true;
+  private operatorKeys = 0;
   /** The metadata's own report, taken once healed (before the final crash of every node). */
   private metadataReport: Record<string, unknown> = {};
   /** What each appender is waiting on, for the report of one that never stops. */
@@ -95,17 +97,15 @@ export class StreamSimulation {
   async run(): Promise<void> {
     for (const member of this.members) await this.start(member);
     for (const member of this.members) {
-      await this.settle(
-        this.metadata.propose({
-          type: 'register-node',
-          node: member.id,
-          address: `sim://${member.id}`,
-          slots: this.config.streams,
-        }),
-      );
+      await this.must({
+        type: 'register-node',
+        node: member.id,
+        address: `sim://${member.id}`,
+        slots: this.config.streams,
+      });
     }
     for (let s = 0; s < this.config.streams; s++)
-      await this.settle(this.metadata.propose({ type: 'create-stream', stream: `s${s}` }));
+      await this.must({ type: 'create-stream', stream: `s${s}` });
     const appenders = Array.from({ length: this.config.appenders }, (_, i) => this.appender(i));
     const faultRng = this.rng.fork('faults');
     const end = this.clock.now() + this.config.durationMs;
@@ -153,15 +153,24 @@ export class StreamSimulation {
     await this.metadata.advance(STEP_MS);
   }
 
-  /** Moves time until `p` settles (a setup or heal proposal must get through). */
-  private async settle<T>(p: Promise<T>, limitMs = 60_000): Promise<T> {
-    let done = false;
-    const watched = p.finally(() => (done = true));
-    watched.catch(() => undefined);
+  /**
+   * An operator's command that must get through (setup, heal): retried under one idempotency
+   * key while time moves, so a retry after an unknown outcome cannot apply it twice.
+   */
+  private async must(command: StreamCommand, limitMs = 60_000): Promise<void> {
+    const idempotencyKey = `sim-${this.operatorKeys++}`;
     const deadline = this.clock.now() + limitMs;
-    while (!done && this.clock.now() < deadline) await this.step();
-    if (!done) throw new Error(`a metadata proposal did not settle within ${limitMs} virtual ms`);
-    return watched;
+    while (this.clock.now() < deadline) {
+      let outcome: 'pending' | 'done' | 'failed' = 'pending';
+      this.metadata.propose(command, { idempotencyKey }).then(
+        () => (outcome = 'done'),
+        () => (outcome = 'failed'),
+      );
+      while (outcome === 'pending') await this.step();
+      if (outcome === 'done') return;
+      for (let i = 0; i < 10; i++) await this.step();
+    }
+    throw new Error(`${command.type} did not get through within ${limitMs} virtual ms`);
   }
 
   private start(member: SimMember): Promise<void> {
@@ -263,8 +272,7 @@ export class StreamSimulation {
     this.undo(() => this.metadata.healAll());
     for (const member of this.members) if (!member.node) await this.start(member);
     for (const node of Object.values(this.metadata.view().nodes)) {
-      if (node.draining)
-        await this.settle(this.metadata.propose({ type: 'undrain', node: node.id }));
+      if (node.draining) await this.must({ type: 'undrain', node: node.id });
     }
     const deadline = this.clock.now() + 60_000;
     while (!this.allSettled()) {
