@@ -4,11 +4,10 @@ import { join, resolve } from 'node:path';
 import {
   AuditConflictError,
   checkAuditRecord,
-  StoreUnavailableError,
   type AuditRecord,
   type AuditStore,
 } from '../../framework/contracts/audit-store.js';
-import { BatonError } from '../../framework/contracts/errors.js';
+import type { BatonError } from '../../framework/contracts/errors.js';
 import type { Lifecycle } from '../../framework/kernel/plugin.js';
 import {
   auditRecordSchema,
@@ -60,9 +59,12 @@ export class FsAuditStore implements AuditStore, Lifecycle {
     this.root = join(this.dir, 'audit');
     this.recordsDir = join(this.root, 'records');
     this.idsDir = join(this.root, 'ids');
-    this.directory = new StoreDirectory(this.root, [this.recordsDir, this.idsDir], (error) =>
-      this.unavailable(error, `cannot prepare the store directory ${this.root}`),
-    );
+    this.directory = new StoreDirectory({
+      store: STORE,
+      root: this.root,
+      subdirs: [this.recordsDir, this.idsDir],
+      check: 'exists, is a readable directory and its files are intact',
+    });
   }
 
   /** Creates the directories and clears temp files a crash left behind. */
@@ -241,13 +243,7 @@ export class FsAuditStore implements AuditStore, Lifecycle {
   }
 
   private unavailable(error: unknown, what: string): BatonError {
-    if (error instanceof BatonError) return error;
-    const detail = error instanceof Error ? error.message : String(error);
-    return new StoreUnavailableError(
-      STORE,
-      `${what} (${detail}); check that ${this.root} exists, is a readable directory and its files are intact`,
-      { cause: error },
-    );
+    return this.directory.unavailable(error, what);
   }
 }
 

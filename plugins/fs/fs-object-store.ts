@@ -1,9 +1,8 @@
 import { link, readdir, readFile, rename, rm, rmdir, stat, unlink } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { BatonError } from '../../framework/contracts/errors.js';
+import type { BatonError } from '../../framework/contracts/errors.js';
 import {
   PreconditionFailedError,
-  StoreUnavailableError,
   type ListOptions,
   type ListPage,
   type ObjectInfo,
@@ -47,9 +46,12 @@ export class FsObjectStore implements ObjectStore, Lifecycle {
   constructor(options: FsObjectStoreOptions) {
     this.dir = resolve(options.dir);
     this.objectsDir = join(this.dir, 'objects');
-    this.directory = new StoreDirectory(this.dir, [this.objectsDir], (error) =>
-      this.unavailable(error, `cannot prepare the store directory ${this.dir}`),
-    );
+    this.directory = new StoreDirectory({
+      store: STORE,
+      root: this.dir,
+      subdirs: [this.objectsDir],
+      check: 'exists, is a directory and is writable',
+    });
   }
 
   /** Creates the directories and clears temp files a crash left behind. */
@@ -273,13 +275,7 @@ export class FsObjectStore implements ObjectStore, Lifecycle {
   }
 
   private unavailable(error: unknown, what: string): BatonError {
-    if (error instanceof BatonError) return error;
-    const detail = error instanceof Error ? error.message : String(error);
-    return new StoreUnavailableError(
-      STORE,
-      `${what} (${detail}); check that ${this.dir} exists, is a directory and is writable`,
-      { cause: error },
-    );
+    return this.directory.unavailable(error, what);
   }
 }
 

@@ -1,6 +1,18 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { BatonError, StoreUnavailableError } from '../../framework/contracts/errors.js';
 import { createDirectory, TempFiles } from './durable-file.js';
+
+export interface StoreDirectoryOptions {
+  /** The store's name in its errors: "fs audit store". */
+  store: string;
+  /** The store's own directory. */
+  root: string;
+  /** The store's data directories, directly under `root`. */
+  subdirs: readonly string[];
+  /** What an operator should check of `root` when the store fails: "is a directory and is writable". */
+  check: string;
+}
 
 /**
  * A file store's own directory: its temp files in `<root>/tmp/` and the subdirectories it keeps
@@ -9,33 +21,41 @@ import { createDirectory, TempFiles } from './durable-file.js';
  * open is not remembered, so the next call tries again (a volume mounted late, say).
  */
 export class StoreDirectory {
+  readonly root: string;
   readonly temps: TempFiles;
   private opening: Promise<void> | undefined;
 
-  /**
-   * @param subdirs the store's data directories, directly under `root`.
-   * @param failure turns the cause of a failed open into the error the store raises.
-   */
-  constructor(
-    readonly root: string,
-    private readonly subdirs: readonly string[],
-    private readonly failure: (error: unknown) => Error,
-  ) {
-    this.temps = new TempFiles(join(root, 'tmp'));
+  constructor(private readonly options: StoreDirectoryOptions) {
+    this.root = options.root;
+    this.temps = new TempFiles(join(options.root, 'tmp'));
   }
 
   open(): Promise<void> {
     this.opening ??= this.prepare().catch((error: unknown) => {
       this.opening = undefined;
-      throw this.failure(error);
+      throw this.unavailable(error, `cannot prepare the store directory ${this.root}`);
     });
     return this.opening;
+  }
+
+  /**
+   * A file system failure as the store contracts report it: StoreUnavailableError saying what
+   * failed, why, and what to check. Baton's own errors (a conflict, a precondition) pass as they are.
+   */
+  unavailable(error: unknown, what: string): BatonError {
+    if (error instanceof BatonError) return error;
+    const detail = error instanceof Error ? error.message : String(error);
+    return new StoreUnavailableError(
+      this.options.store,
+      `${what} (${detail}); check that ${this.root} ${this.options.check}`,
+      { cause: error },
+    );
   }
 
   private async prepare(): Promise<void> {
     await mkdir(this.root, { recursive: true });
     await this.temps.clear();
     await mkdir(this.temps.dir);
-    for (const dir of this.subdirs) await createDirectory(dir);
+    for (const dir of this.options.subdirs) await createDirectory(dir);
   }
 }
