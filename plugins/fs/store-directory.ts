@@ -15,7 +15,7 @@ export interface StoreDirectoryOptions {
 }
 
 /**
- * A file store's own directory: its temp files in `<root>/tmp/` and the subdirectories it keeps
+ * A file store's own directory: its temp files under `<root>/tmp/` and the subdirectories it keeps
  * its data in. Opened once, on the first call (start or the first operation): the root is
  * created, a crashed process's temp files are cleared and the subdirectories made. A failed
  * open is not remembered, so the next call tries again (a volume mounted late, say).
@@ -55,7 +55,6 @@ export class StoreDirectory {
   private async prepare(): Promise<void> {
     await mkdir(this.root, { recursive: true });
     await this.temps.clear();
-    await mkdir(this.temps.dir);
     for (const dir of this.options.subdirs) await createDirectory(dir);
   }
 }

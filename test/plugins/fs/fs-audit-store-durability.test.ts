@@ -1,7 +1,11 @@
 import test from 'ava';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { AuditConflictError, InvalidAuditRecordError, StoreUnavailableError } from '../../../framework/contracts/audit-store.js';
+import {
+  AuditConflictError,
+  InvalidAuditRecordError,
+  StoreUnavailableError,
+} from '../../../framework/contracts/audit-store.js';
 import { auditRecord } from '../../../framework/testing/audit-store-suite.js';
 import { makeTempDir } from '../../../framework/testing/temp-dir.js';
 import { positionFileText, recordFileName } from '../../../plugins/fs/audit-record-file.js';
@@ -47,9 +51,16 @@ test('fs audit store › very long authorities and ids are stored under hashed n
   const store = new FsAuditStore({ dir });
   t.deepEqual(await store.byId(id), record);
   t.deepEqual(await store.latest(authority), record);
-  t.is(await store.latest(authority.slice(0, -1)), undefined, 'a near-identical authority is another one');
+  t.is(
+    await store.latest(authority.slice(0, -1)),
+    undefined,
+    'a near-identical authority is another one',
+  );
   const names = await readdir(join(dir, 'audit', 'records'));
-  t.true(names.every((n) => n.length <= 255), names.join(', '));
+  t.true(
+    names.every((n) => n.length <= 255),
+    names.join(', '),
+  );
 });
 
 test('fs audit store › a corrupt record file is an outage, never a wrong answer', async (t) => {
@@ -57,7 +68,13 @@ test('fs audit store › a corrupt record file is an outage, never a wrong answe
   const store = new FsAuditStore({ dir });
   await store.put(auditRecord({ id: 'older', commit_index: 1 }));
   await store.put(auditRecord({ id: 'newer', commit_index: 2 }));
-  for (const garbage of ['{"format":1,"record":{"id":"newer"', '', 'null', '{"format":2}', '\u0000\u0001']) {
+  for (const garbage of [
+    '{"format":1,"record":{"id":"newer"',
+    '',
+    'null',
+    '{"format":2}',
+    '\u0000\u0001',
+  ]) {
     await writeFile(recordFile(dir, 'proj', 2), garbage);
     const error = await t.throwsAsync(store.latest('proj'), down, JSON.stringify(garbage));
     t.regex(error!.message, /corrupt/);
@@ -65,7 +82,11 @@ test('fs audit store › a corrupt record file is an outage, never a wrong answe
     await t.throwsAsync(store.byId('newer'), down);
     await t.throwsAsync(store.put(auditRecord({ id: 'newer', commit_index: 2 })), down);
   }
-  t.deepEqual(await store.byId('older'), auditRecord({ id: 'older', commit_index: 1 }), 'intact records still read');
+  t.deepEqual(
+    await store.byId('older'),
+    auditRecord({ id: 'older', commit_index: 1 }),
+    'intact records still read',
+  );
 });
 
 test('fs audit store › a record file holding another identity is an outage', async (t) => {
@@ -102,7 +123,11 @@ test('fs audit store › a put that crashed between its two writes reads as abse
   t.is(await store.byId('crashed'), undefined);
   t.is(await store.latest('proj'), undefined);
   const redone = auditRecord({ id: 'crashed', commit_index: 78 });
-  t.deepEqual(await store.put(redone), { created: true }, 'the id is free: its record was never stored');
+  t.deepEqual(
+    await store.put(redone),
+    { created: true },
+    'the id is free: its record was never stored',
+  );
   t.deepEqual(await store.byId('crashed'), redone);
   t.deepEqual(await store.put(auditRecord({ id: 'other', commit_index: 77 })), { created: true });
   t.deepEqual(await store.byId('crashed'), redone, 'the stale position no longer answers');
@@ -112,12 +137,17 @@ test('fs audit store › a temp file left by a crash is ignored, then cleared at
   const dir = await freshDir(t);
   const store = new FsAuditStore({ dir });
   await store.put(auditRecord());
-  await writeFile(join(dir, 'audit', 'tmp', '999-1-1'), 'half written');
+  await writeFile(join(dir, 'audit', 'tmp', '4194999-1-1'), 'half written');
   await writeFile(join(dir, 'audit', 'records', 'proj.a', 'junk.json.tmp'), 'stray');
   t.deepEqual(await store.list('proj'), [auditRecord()]);
   const restarted = new FsAuditStore({ dir });
   await restarted.start();
-  t.deepEqual(await readdir(join(dir, 'audit', 'tmp')), []);
+  const left = await readdir(join(dir, 'audit', 'tmp'), { recursive: true, withFileTypes: true });
+  t.deepEqual(
+    left.filter((e) => e.isFile()),
+    [],
+    'the leftover is gone',
+  );
   t.deepEqual(await restarted.list('proj'), [auditRecord()]);
 });
 
@@ -143,7 +173,9 @@ test('fs audit store › a record with a bad field is refused with the field nam
     [{ actor: undefined }, 'actor'],
     [{ reason: 7 }, 'reason'],
   ] as const) {
-    const error = await t.throwsAsync(store.put({ ...auditRecord(), ...bad } as never), { instanceOf: InvalidAuditRecordError });
+    const error = await t.throwsAsync(store.put({ ...auditRecord(), ...bad } as never), {
+      instanceOf: InvalidAuditRecordError,
+    });
     t.regex(error!.message, new RegExp(`\\b${field} must be`));
   }
   t.deepEqual(await store.list('proj'), []);

@@ -1,17 +1,28 @@
 import test from 'ava';
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { makeTempDir } from '../../../framework/testing/temp-dir.js';
 import { FsObjectStore } from '../../../plugins/fs/fs-object-store.js';
 
 const utf8 = (s: string) => new TextEncoder().encode(s);
-const text = (b: Uint8Array | undefined) => (b === undefined ? undefined : new TextDecoder().decode(b));
+const text = (b: Uint8Array | undefined) =>
+  b === undefined ? undefined : new TextDecoder().decode(b);
 
 async function freshDir(t: { teardown: (fn: () => Promise<void>) => void }): Promise<string> {
   const temp = await makeTempDir('baton-fs-objects');
   t.teardown(temp.remove);
   return join(temp.path, 'store');
 }
+
+/** Every file under the store's temp directory, whichever process's subdirectory holds it. */
+async function tempFiles(dir: string): Promise<string[]> {
+  const entries = await readdir(join(dir, 'tmp'), { recursive: true, withFileTypes: true });
+  return entries.filter((e) => e.isFile()).map((e) => e.name);
+}
+
+/** A pid above Linux's pid_max: no process has it, so whatever it left is a crash's leftover. */
+const DEAD_PID = 4_194_999;
 
 async function allKeys(store: FsObjectStore, prefix = ''): Promise<string[]> {
   return (await store.list(prefix, { limit: 10_000 })).objects.map((o) => o.key);
@@ -49,7 +60,7 @@ test('fs object store › no temp file is left behind by puts, failed or not', a
   await Promise.all(Array.from({ length: 20 }, (_, i) => store.put(`k/${i}`, utf8(`v${i}`))));
   await store.put('once', utf8('x'), { ifAbsent: true });
   await t.throwsAsync(store.put('once', utf8('y'), { ifAbsent: true }));
-  t.deepEqual(await readdir(join(dir, 'tmp')), [], 'the temp directory is empty');
+  t.deepEqual(await tempFiles(dir), [], 'no temp file is left');
   t.is((await allKeys(store)).length, 21, 'only the objects are listed');
 });
 
@@ -57,15 +68,48 @@ test('fs object store › a temp file left by a crash is ignored, then cleared a
   const dir = await freshDir(t);
   const store = new FsObjectStore({ dir });
   await store.put('real', utf8('real'));
-  // What a crash between writing a temp file and renaming it leaves behind.
-  await writeFile(join(dir, 'tmp', '999-1-1'), 'half written');
+  // What a crash between writing a temp file and renaming it leaves behind, in the current
+  // layout and in the older flat one.
+  await mkdir(join(dir, 'tmp', `${hostname()}-${DEAD_PID}-1`));
+  await writeFile(join(dir, 'tmp', `${hostname()}-${DEAD_PID}-1`, '1'), 'half written');
+  await writeFile(join(dir, 'tmp', `${DEAD_PID}-1-1`), 'half written, flat');
   t.deepEqual(await allKeys(store), ['real']);
   t.is(text(await store.get('real')), 'real');
 
   const restarted = new FsObjectStore({ dir });
   await restarted.start();
-  t.deepEqual(await readdir(join(dir, 'tmp')), [], 'the leftover is gone after a restart');
+  t.deepEqual(await tempFiles(dir), [], 'the leftovers are gone after a restart');
   t.deepEqual(await allKeys(restarted), ['real']);
+});
+
+test('fs object store › a starting store leaves the temp files of live processes and of other hosts alone', async (t) => {
+  const dir = await freshDir(t);
+  await new FsObjectStore({ dir }).start();
+  // Another live process of this host (this one, as another instance) mid-put, and a process of
+  // another host sharing the volume: neither is this store's to clear.
+  const live = join(dir, 'tmp', `${hostname()}-${process.pid}-999999`);
+  const elsewhere = join(dir, 'tmp', `another-host.example-${DEAD_PID}-1`);
+  for (const d of [live, elsewhere]) {
+    await mkdir(d);
+    await writeFile(join(d, '1'), 'being written');
+  }
+  await new FsObjectStore({ dir }).start();
+  t.deepEqual(await readdir(live), ['1']);
+  t.deepEqual(await readdir(elsewhere), ['1']);
+});
+
+test("fs object store › several stores on one directory start together and write through each other's starts", async (t) => {
+  const dir = await freshDir(t);
+  const stores = Array.from({ length: 4 }, () => new FsObjectStore({ dir }));
+  await Promise.all(stores.map((s) => s.start()));
+  // Every store keeps writing while new instances (restarted peers) start on the directory.
+  const writes = stores.flatMap((s, i) =>
+    Array.from({ length: 10 }, (_, j) => s.put(`s${i}/k${j}`, utf8(`${i}.${j}`))),
+  );
+  const restarts = Array.from({ length: 4 }, () => new FsObjectStore({ dir }).start());
+  await Promise.all([...writes, ...restarts]);
+  t.is((await allKeys(stores[0]!)).length, 40);
+  t.deepEqual(await tempFiles(dir), [], 'no temp file is left');
 });
 
 test('fs object store › stray files in the object tree are never listed as keys', async (t) => {
@@ -104,8 +148,16 @@ test('fs object store › a key may be a regular file name inside the root, neve
   const tricky = ['...', 'a..b', '.hidden', 'a/.../b', '%2e%2e', '~', 'con', 'a\\..\\b'];
   for (const key of tricky) await store.put(key, utf8(key));
   for (const key of tricky) t.is(text(await store.get(key)), key);
-  t.deepEqual((await readdir(dir)).sort(), ['objects', 'tmp'], 'nothing was written beside the tree');
-  t.deepEqual((await readdir(join(dir, '..'))).sort(), ['store'], 'nothing was written outside the root');
+  t.deepEqual(
+    (await readdir(dir)).sort(),
+    ['objects', 'tmp'],
+    'nothing was written beside the tree',
+  );
+  t.deepEqual(
+    (await readdir(join(dir, '..'))).sort(),
+    ['store'],
+    'nothing was written outside the root',
+  );
 });
 
 test('fs object store › a body larger than one write round-trips across a restart', async (t) => {
