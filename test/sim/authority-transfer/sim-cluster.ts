@@ -1,9 +1,19 @@
-import { AuditProjection, type OwnershipConsensus } from '../../../framework/authority-transfer/audit-projection.js';
+import {
+  AuditProjection,
+  type OwnershipConsensus,
+} from '../../../framework/authority-transfer/audit-projection.js';
 import { ChangeFeed, type FeedOrigin } from '../../../framework/authority-transfer/change-feed.js';
 import { MemoryFiles } from '../../../framework/kernel/byte-files.js';
 import { FeedReplicas } from '../../../framework/authority-transfer/feed-replicas.js';
-import type { FrontierProbe, ProbeOptions } from '../../../framework/authority-transfer/frontier-probe.js';
-import type { OwnershipCommand, OwnershipResult, OwnershipState } from '../../../framework/authority-transfer/ownership.js';
+import type {
+  FrontierProbe,
+  ProbeOptions,
+} from '../../../framework/authority-transfer/frontier-probe.js';
+import type {
+  OwnershipCommand,
+  OwnershipResult,
+  OwnershipState,
+} from '../../../framework/authority-transfer/ownership.js';
 import { OwnershipStateMachine } from '../../../framework/authority-transfer/ownership-state-machine.js';
 import { PlannedTransferEngine } from '../../../framework/authority-transfer/planned-transfer-engine.js';
 import { Roster } from '../../../framework/authority-transfer/roster.js';
@@ -25,10 +35,37 @@ import type { VirtualClock } from '../../../framework/testing/sim/virtual-clock.
 import { MemoryAuditStore } from '../../../plugins/memory/memory-audit-store.js';
 
 type Log = LocalConsensus<OwnershipState, OwnershipCommand, OwnershipResult>;
-type Watcher = (view: AppliedView<OwnershipState>, entry: AppliedEntry<OwnershipCommand, OwnershipResult>) => void;
+type Watcher = (
+  view: AppliedView<OwnershipState>,
+  entry: AppliedEntry<OwnershipCommand, OwnershipResult>,
+) => void;
 
 export const DATACENTERS = ['east', 'west', 'north'] as const;
 export const MEMBERS = ['east-1', 'west-1', 'north-1'] as const;
+
+/** The three datacenters' roster, one member each. */
+export function simRoster(): Roster {
+  return new Roster(
+    Object.fromEntries(
+      DATACENTERS.map((dc) => [dc, { members: { [`${dc}-1`]: { public: `http://${dc}-1.sim` } } }]),
+    ),
+  );
+}
+
+/**
+ * What a member needs from the cluster it runs in, whichever carries the ownership consensus
+ * (one shared fake log here, Raft members in raft-cluster.ts): time, randomness, the roster, the
+ * other members (a probe reads their replicas), and which datacenters are cut apart.
+ */
+export interface MemberEnv {
+  readonly clock: VirtualClock;
+  readonly rng: SeededRng;
+  readonly roster: Roster;
+  readonly budgetMs: number;
+  readonly members: Map<string, SimMember>;
+  datacenterOf(member: string): string;
+  partitioned(a: string, b: string): boolean;
+}
 
 /**
  * A three-datacenter cluster in virtual time. The replicated log is one LocalConsensus that
@@ -38,10 +75,8 @@ export const MEMBERS = ['east-1', 'west-1', 'north-1'] as const;
  * datacenters (probes hang until their timeout, proposals and reads fail), audit store
  * failures, member crash-restarts (plans lost) and consensus restarts from a snapshot.
  */
-export class SimCluster {
-  readonly roster = new Roster(
-    Object.fromEntries(DATACENTERS.map((dc) => [dc, { members: { [`${dc}-1`]: { public: `http://${dc}-1.sim` } } }])),
-  );
+export class SimCluster implements MemberEnv {
+  readonly roster = simRoster();
   log: Log;
   leader: string | undefined = 'east-1';
   term = 1;
@@ -58,7 +93,10 @@ export class SimCluster {
   ) {
     this.log = new LocalConsensus(this.machine, { self: 'log', voters: [...MEMBERS], clock });
     this.subscribe();
-    for (const id of MEMBERS) this.members.set(id, new SimMember(this, id));
+    for (const id of MEMBERS) {
+      const consensus = new SimConsensus(this, id);
+      this.members.set(id, new SimMember(this, id, () => consensus));
+    }
   }
 
   /** Boots every member (recovers its feed): before the first step. */
@@ -76,14 +114,17 @@ export class SimCluster {
 
   /** Can `member` reach the leader right now? */
   reachesLeader(member: string): boolean {
-    return this.leader !== undefined && !this.partitioned(this.datacenterOf(member), this.datacenterOf(this.leader));
+    return (
+      this.leader !== undefined &&
+      !this.partitioned(this.datacenterOf(member), this.datacenterOf(this.leader))
+    );
   }
 
   elect(member: string | undefined): void {
     this.leader = member;
     this.term++;
     if (member) this.log.setLeadership({ isLeader: true, term: this.term });
-    for (const m of this.members.values()) m.announceLeadership();
+    for (const m of this.members.values()) (m.consensus as SimConsensus).announceLeadership();
   }
 
   /** The consensus process restarts from its snapshot: what was committed survives. */
@@ -99,6 +140,15 @@ export class SimCluster {
     return () => void this.watchers.delete(fn);
   }
 
+  /** One log: every entry is seen once, in order. */
+  watchLog(fn: Watcher): void {
+    this.watch(fn);
+  }
+
+  pendingAudits(): string[] {
+    return Object.keys(this.log.view().state.pending);
+  }
+
   private subscribe(): void {
     this.unwatch = this.log.watch((view, entry) => {
       for (const fn of [...this.watchers]) fn(view, entry);
@@ -107,7 +157,11 @@ export class SimCluster {
 }
 
 /** One member's view of the shared log, with its own identity and leadership. */
-export class SimConsensus implements MetadataConsensus<OwnershipState, OwnershipCommand, OwnershipResult> {
+export class SimConsensus implements MetadataConsensus<
+  OwnershipState,
+  OwnershipCommand,
+  OwnershipResult
+> {
   private readonly leadershipListeners = new Set<(l: Leadership) => void>();
 
   constructor(
@@ -125,7 +179,8 @@ export class SimConsensus implements MetadataConsensus<OwnershipState, Ownership
   }
 
   async read() {
-    if (!this.cluster.reachesLeader(this.self)) throw new ReadUnavailableError(`${this.self} reaches no leader`);
+    if (!this.cluster.reachesLeader(this.self))
+      throw new ReadUnavailableError(`${this.self} reaches no leader`);
     return this.cluster.log.read();
   }
 
@@ -138,7 +193,12 @@ export class SimConsensus implements MetadataConsensus<OwnershipState, Ownership
   }
 
   leadership(): Leadership {
-    return { self: this.self, isLeader: this.cluster.leader === this.self, leader: this.cluster.leader, term: this.cluster.term };
+    return {
+      self: this.self,
+      isLeader: this.cluster.leader === this.self,
+      leader: this.cluster.leader,
+      term: this.cluster.term,
+    };
   }
 
   onLeadership(fn: (l: Leadership) => void): () => void {
@@ -166,11 +226,15 @@ export class SimConsensus implements MetadataConsensus<OwnershipState, Ownership
 /** Probes through the simulated network: a partitioned target hangs until the probe's timeout. */
 class SimProbe implements FrontierProbe {
   constructor(
-    private readonly cluster: SimCluster,
+    private readonly cluster: MemberEnv,
     private readonly from: string,
   ) {}
 
-  async probe(target: string, origin: FeedOrigin, options: ProbeOptions): Promise<number | undefined> {
+  async probe(
+    target: string,
+    origin: FeedOrigin,
+    options: ProbeOptions,
+  ): Promise<number | undefined> {
     const { clock, rng } = this.cluster;
     const members = this.cluster.roster.membersOf(target);
     const fromDc = this.cluster.datacenterOf(this.from);
@@ -190,7 +254,6 @@ class SimProbe implements FrontierProbe {
  * and replicas: the feed comes back under a new incarnation at serial 0.
  */
 export class SimMember {
-  readonly consensus: SimConsensus;
   feed!: ChangeFeed;
   replicas!: FeedReplicas;
   readonly audit = new MemoryAuditStore();
@@ -202,20 +265,24 @@ export class SimMember {
   private replicaFiles = new Map<string, MemoryFiles>();
 
   constructor(
-    private readonly cluster: SimCluster,
+    private readonly cluster: MemberEnv,
     readonly id: string,
+    /** The member's consensus as of now (a Raft member is a new object after each restart). */
+    private readonly consensusNow: () => OwnershipConsensus,
   ) {
-    this.consensus = new SimConsensus(cluster, id);
     this.datacenter = cluster.datacenterOf(id);
   }
 
-  announceLeadership(): void {
-    this.consensus.announceLeadership();
+  get consensus(): OwnershipConsensus {
+    return this.consensusNow();
   }
 
   /** Recovers the feed and replicas from this member's disk and starts a fresh engine. */
   async boot(): Promise<void> {
-    this.feed = new ChangeFeed(this.id, { files: this.feedFiles, mintIncarnation: () => this.cluster.rng.hex(4) });
+    this.feed = new ChangeFeed(this.id, {
+      files: this.feedFiles,
+      mintIncarnation: () => this.cluster.rng.hex(4),
+    });
     await this.feed.open();
     this.replicas = new FeedReplicas(this.id, {
       filesFor: (origin) => {
@@ -224,10 +291,13 @@ export class SimMember {
       },
     });
     await this.replicas.open([...MEMBERS]);
-    this.fence = new WriteFence(this.consensus as OwnershipConsensus, this.feed, this.datacenter);
+    this.fence = new WriteFence(this.consensus, this.feed, this.datacenter);
     const log = createSilentLogger();
     const { clock } = this.cluster;
-    this.projection = new AuditProjection(this.consensus, this.audit, clock, log, { retryDelayMs: 200, maxRetryDelayMs: 2_000 });
+    this.projection = new AuditProjection(this.consensus, this.audit, clock, log, {
+      retryDelayMs: 200,
+      maxRetryDelayMs: 2_000,
+    });
     this.engine = new PlannedTransferEngine(
       {
         consensus: this.consensus,
@@ -245,25 +315,32 @@ export class SimMember {
 
   /** Loses every plan in memory (and with `loseDisk`, the feed and replicas), then boots again. */
   async crashAndRestart(options: { loseDisk?: boolean } = {}): Promise<void> {
+    this.halt(options);
+    await this.boot();
+  }
+
+  /** The process dies: plans in memory are lost; with `loseDisk`, the feed and replicas too. */
+  halt(options: { loseDisk?: boolean } = {}): void {
     this.engine.stop();
     this.projection.stop();
     if (options.loseDisk) {
       this.feedFiles = new MemoryFiles();
       this.replicaFiles = new Map();
     }
-    await this.boot();
   }
 
   /** The serial of `origin`'s feed this member holds, in that feed's current incarnation. */
   holds(origin: FeedOrigin): number {
-    if (origin.member === this.id) return this.feed.incarnation === origin.incarnation ? this.feed.serial() : 0;
+    if (origin.member === this.id)
+      return this.feed.incarnation === origin.incarnation ? this.feed.serial() : 0;
     return this.replicas.appliedSerial(origin);
   }
 
   /** Pulls `from`'s feed as the replicator does, up to `lag` entries short of its serial. */
   async pull(from: SimMember, lag = 0): Promise<void> {
     const incarnation = from.feed.incarnation;
-    if (this.replicas.applied(from.id).incarnation !== incarnation) await this.replicas.reset(from.id, incarnation);
+    if (this.replicas.applied(from.id).incarnation !== incarnation)
+      await this.replicas.reset(from.id, incarnation);
     const after = this.replicas.applied(from.id).serial;
     const upTo = Math.max(after, from.feed.serial() - lag);
     const { entries, truncated } = from.feed.read(after, upTo - after);

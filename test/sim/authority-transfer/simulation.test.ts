@@ -1,105 +1,19 @@
 import test from 'ava';
-import type { AuditRecord } from '../../../framework/contracts/audit-store.js';
 import { StoreUnavailableError } from '../../../framework/contracts/errors.js';
 import { OutcomeUnknownError } from '../../../framework/contracts/metadata-consensus.js';
-import { CatchUpTimeoutError, TransferCancelledError } from '../../../framework/authority-transfer/transfer-errors.js';
-import type { FeedOrigin } from '../../../framework/authority-transfer/change-feed.js';
+import {
+  CatchUpTimeoutError,
+  TransferCancelledError,
+} from '../../../framework/authority-transfer/transfer-errors.js';
 import type { AdmittedWrite } from '../../../framework/authority-transfer/write-fence.js';
 import { SeededRng } from '../../../framework/testing/sim/seeded-rng.js';
 import { VirtualClock } from '../../../framework/testing/sim/virtual-clock.js';
+import { Observer } from './authority-invariants.js';
 import { DATACENTERS, MEMBERS, SimCluster, type SimMember } from './sim-cluster.js';
 
 const AUTHORITIES = ['proj', 'lib', 'app', 'tool'];
 const STEPS = 250;
 const BUDGET_MS = 60_000;
-
-class InvariantViolation extends Error {}
-
-/** Everything observed during one run, and the invariants over it. */
-class Observer {
-  /** id -> barriers the id was started with, per origin feed (member and incarnation). */
-  readonly started = new Map<string, { origin: FeedOrigin; barrier: number }[]>();
-  /** id -> number of real moves (entries that minted an epoch). */
-  readonly moves = new Map<string, number>();
-  readonly committed = new Map<string, { record: AuditRecord; voters: string[] }>();
-  /** Keys whose run ended cancelled or timed out, and that were never retried. */
-  readonly abandoned = new Set<string>();
-  readonly homes = new Map<string, Map<number, string>>();
-  readonly lastEpoch = new Map<string, number>();
-  readonly removedVoters = new Set<string>();
-
-  constructor(private readonly cluster: SimCluster) {
-    cluster.watch((view, entry) => {
-      const { command, result } = entry;
-      if (command.type === 'transfer_authority' && result.ok && 'home' in result) {
-        this.epochMinted(command.authority, result.epoch, result.home);
-      }
-      if (command.type === 'commit_planned_transfer' && result.ok && 'record' in result) {
-        const record = result.record;
-        if (record.commit_index !== entry.position.index) return; // answered from the sealed record, no move
-        this.epochMinted(record.authority, record.epoch, record.target);
-        this.moves.set(record.id, (this.moves.get(record.id) ?? 0) + 1);
-        if (this.moves.get(record.id)! > 1) this.record(`one key, one move: ${record.id} moved twice`);
-        const barriers = this.started.get(record.id) ?? [];
-        const justified = barriers.some(
-          (b) =>
-            b.barrier === record.barrier &&
-            cluster.roster.membersOf(record.target).every((m) => cluster.members.get(m.id)!.holds(b.origin) >= b.barrier),
-        );
-        if (!justified) this.record(`${record.id} committed before the target applied barrier ${record.barrier}`);
-        this.committed.set(record.id, { record, voters: view.state.pending[record.id]?.awaiting ?? [] });
-      }
-    });
-  }
-
-  private epochMinted(authority: string, epoch: number, home: string): void {
-    const last = this.lastEpoch.get(authority) ?? 0;
-    if (epoch <= last) this.record(`epochs only grow: ${authority} went from ${last} to ${epoch}`);
-    this.lastEpoch.set(authority, epoch);
-    const byEpoch = this.homes.get(authority) ?? new Map<number, string>();
-    if (byEpoch.has(epoch) && byEpoch.get(epoch) !== home) this.record(`two homes for ${authority} at epoch ${epoch}`);
-    byEpoch.set(epoch, home);
-    this.homes.set(authority, byEpoch);
-  }
-
-  /** Violations seen inside a consensus watcher, where throwing would only reach the log. */
-  private readonly violations: string[] = [];
-
-  private record(message: string): void {
-    this.violations.push(message);
-  }
-
-  fail(message: string): never {
-    throw new InvariantViolation(message);
-  }
-
-  /** Checked after every step. */
-  async checkStep(): Promise<void> {
-    if (this.violations.length > 0) this.fail(this.violations[0]);
-    for (const id of this.abandoned) {
-      if (this.moves.has(id)) this.fail(`${id} was cancelled or timed out, yet it moved`);
-      for (const m of this.cluster.members.values()) {
-        const stored = await m.audit.byId(id).catch(() => undefined); // a store that is down shows nothing
-        if (stored) this.fail(`${id} was cancelled or timed out, yet ${m.id} has its audit`);
-      }
-    }
-  }
-
-  /** Checked once the cluster healed: every committed audit reached every voter present at commit, or it left. */
-  async checkFinal(): Promise<void> {
-    await this.checkStep();
-    for (const [id, { record, voters }] of this.committed) {
-      for (const voter of voters) {
-        if (this.removedVoters.has(voter)) continue;
-        const stored = await this.cluster.members.get(voter)!.audit.byId(id);
-        if (!stored) this.fail(`${id} never reached the audit store of ${voter}, a voter present at its commit`);
-        if (JSON.stringify(stored) !== JSON.stringify(record)) this.fail(`${voter} stored a different record for ${id}`);
-      }
-    }
-    const pending = Object.keys(this.cluster.log.view().state.pending);
-    if (pending.length > 0) this.fail(`records still pending after healing: ${pending.join(', ')}`);
-  }
-}
 
 async function runSeed(seed: number): Promise<{ commits: number; abandoned: number }> {
   const rng = new SeededRng(seed);
@@ -113,7 +27,11 @@ async function runSeed(seed: number): Promise<{ commits: number; abandoned: numb
   let keySeq = 0;
 
   for (const authority of AUTHORITIES) {
-    await cluster.log.propose({ type: 'transfer_authority', authority, target: rng.pick(DATACENTERS) });
+    await cluster.log.propose({
+      type: 'transfer_authority',
+      authority,
+      target: rng.pick(DATACENTERS),
+    });
   }
 
   const track = (id: string, member: SimMember, authority: string, run: Promise<unknown>) => {
@@ -123,7 +41,10 @@ async function runSeed(seed: number): Promise<{ commits: number; abandoned: numb
       () => void (entry.done = true),
       (error) => {
         entry.done = true;
-        if ((error instanceof TransferCancelledError || error instanceof CatchUpTimeoutError) && !observer.moves.has(id)) {
+        if (
+          (error instanceof TransferCancelledError || error instanceof CatchUpTimeoutError) &&
+          !observer.moves.has(id)
+        ) {
           observer.abandoned.add(id);
         }
       },
@@ -131,14 +52,25 @@ async function runSeed(seed: number): Promise<{ commits: number; abandoned: numb
   };
 
   const requests = new Map<string, { authority: string; source: string; target: string }>();
-  const start = (member: SimMember, id: string, authority: string, source: string, target: string) => {
+  const start = (
+    member: SimMember,
+    id: string,
+    authority: string,
+    source: string,
+    target: string,
+  ) => {
     requests.set(id, { authority, source, target });
     const barrier = member.feed.serial();
     const list = observer.started.get(id) ?? [];
     list.push({ origin: member.feed.origin(), barrier });
     observer.started.set(id, list);
     const reason = `sim ${id}`;
-    track(id, member, authority, member.engine.start({ id, authority, source, target, actor: 'sim', reason }));
+    track(
+      id,
+      member,
+      authority,
+      member.engine.start({ id, authority, source, target, actor: 'sim', reason }),
+    );
   };
 
   for (let step = 0; step < STEPS; step++) {
@@ -160,7 +92,8 @@ async function runSeed(seed: number): Promise<{ commits: number; abandoned: numb
       try {
         await home.fence.finalise(write, `late${step}`);
         const now = cluster.log.view().state.authorities[write.authority];
-        if (now.epoch !== write.epoch || now.home !== home.datacenter) observer.fail(`stale write to ${write.authority} finalised`);
+        if (now.epoch !== write.epoch || now.home !== home.datacenter)
+          observer.fail(`stale write to ${write.authority} finalised`);
       } catch {
         if (home.feed.serial() !== before) observer.fail('a refused write reached the feed');
       }
@@ -201,12 +134,16 @@ async function runSeed(seed: number): Promise<{ commits: number; abandoned: numb
       cluster.partitions.clear();
     } else if (roll < 77) {
       // Leader loss mid-commit: the next proposal may or may not have been appended.
-      cluster.log.failNext(new OutcomeUnknownError('leadership_lost', 'sim'), { afterApply: rng.chance(0.5) });
+      cluster.log.failNext(new OutcomeUnknownError('leadership_lost', 'sim'), {
+        afterApply: rng.chance(0.5),
+      });
       cluster.elect(rng.chance(0.2) ? undefined : rng.pick(MEMBERS));
     } else if (roll < 80) {
       cluster.elect(rng.pick(MEMBERS));
     } else if (roll < 85) {
-      member.audit.failWith(rng.chance(0.5) ? new StoreUnavailableError('audit', 'sim outage') : undefined);
+      member.audit.failWith(
+        rng.chance(0.5) ? new StoreUnavailableError('audit', 'sim outage') : undefined,
+      );
     } else if (roll < 88) {
       // A crash; now and then the disk is lost too, and the feed restarts under a new incarnation.
       await member.crashAndRestart({ loseDisk: rng.chance(0.25) });
@@ -231,7 +168,6 @@ async function runSeed(seed: number): Promise<{ commits: number; abandoned: numb
   await clock.advanceAsync(10_000);
   await observer.checkFinal();
   return { commits: observer.committed.size, abandoned: observer.abandoned.size };
-
 }
 
 const seeds = process.env.SIM_SEED
