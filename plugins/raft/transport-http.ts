@@ -127,7 +127,19 @@ export class HttpPeerTransport implements PeerTransport {
 
   send(to: MemberId, message: PeerMessage): void {
     if (this.closed || !this.options.peers[to]) return;
-    const refused = this.streamTo(to).push(JSON.stringify(message));
+    let frame: string;
+    try {
+      frame = JSON.stringify(message);
+    } catch (error) {
+      // A body that is not JSON (a cycle, a BigInt) is the sender's bug: drop it, never throw.
+      this.stats.sendFailures++;
+      this.log.warn(
+        { to, channel: message.channel, err: (error as Error).message },
+        'peer message is not JSON; dropped',
+      );
+      return;
+    }
+    const refused = this.streamTo(to).push(frame);
     if (refused === undefined) this.stats.sent++;
     else if (refused === 'full') this.stats.droppedQueueFull++;
     else if (refused === 'unreachable') this.stats.sendFailures++;

@@ -355,3 +355,16 @@ test('HTTP peers: a server that stops is not held open by the streams peers keep
     await p.close();
   }
 });
+
+test('HTTP peers: a message whose body is not JSON is dropped and counted, never thrown; the next one arrives', async (t) => {
+  const p = await pair();
+  try {
+    t.notThrows(() => p.a.send('b', { channel: 't', body: { n: 1n } }));
+    p.a.send('b', { channel: 't', body: 2 });
+    await p.until(() => p.got.length === 1, 'the next message');
+    t.deepEqual(p.got, [2]);
+    t.is(p.a.stats.sendFailures, 1);
+  } finally {
+    await p.close();
+  }
+});
