@@ -5,7 +5,7 @@ import {
   type IncomingMessage,
 } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import type { Clock } from '../../framework/contracts/clock.js';
+import type { Clock, Timer } from '../../framework/contracts/clock.js';
 
 export interface OutboundStreamOptions {
   /** The receiver's stream route, e.g. "http://10.0.0.2:8080/internal/raft/v1/stream". */
@@ -24,6 +24,11 @@ export interface OutboundStreamOptions {
   maxAgeMs: number;
   /** After a failure, frames are dropped for this long instead of reconnecting on every send. */
   retryMs: number;
+  /**
+   * How long a replaced stream may wait for the receiver's answer before it is cut: frames sent
+   * meanwhile wait for it, so a receiver that never answers must not hold them for ever.
+   */
+  drainTimeoutMs: number;
   /** Called once per failed stream (refused, connection lost, peer down). */
   onFailure(error: Error): void;
 }
@@ -51,6 +56,7 @@ export class OutboundPeerStream {
   private openedAt = 0;
   /** The stream being replaced: ended by us, waiting for the receiver's answer. */
   private draining: ClientRequest | undefined;
+  private drainTimer: Timer | undefined;
   private pending: string[] = [];
   private scheduled = false;
   private retryAt = 0;
@@ -99,6 +105,7 @@ export class OutboundPeerStream {
     this.pending = [];
     const open = [this.current, this.draining].filter((r) => r !== undefined);
     this.current = this.draining = undefined;
+    this.drainTimer?.cancel();
     if (open.length === 0) {
       this.agent.destroy();
       return this.closing;
@@ -117,9 +124,16 @@ export class OutboundPeerStream {
     this.scheduled = false;
     if (this.closed || this.pending.length === 0) return;
     if (this.current && this.options.clock.now() - this.openedAt >= this.options.maxAgeMs) {
-      this.draining = this.current;
+      const old = this.current;
+      this.draining = old;
       this.current = undefined;
-      this.draining.end();
+      old.end();
+      this.drainTimer = this.options.clock.setTimer(this.options.drainTimeoutMs, () => {
+        if (this.draining === old)
+          old.destroy(
+            new Error(`no answer to the end of a stream within ${this.options.drainTimeoutMs} ms`),
+          );
+      });
     }
     if (this.draining) return; // resumes when the receiver answers the old stream
     const req = this.current ?? this.open();
@@ -154,6 +168,7 @@ export class OutboundPeerStream {
         this.options.onFailure(error ?? new Error('the peer closed the stream'));
       } else if (this.draining === req) {
         this.draining = undefined;
+        this.drainTimer?.cancel();
         if (error) this.options.onFailure(error);
         if (this.pending.length > 0 && !this.scheduled) {
           this.scheduled = true;

@@ -63,6 +63,9 @@ const requestSchema = z.object({ cluster: z.string(), from: member, message: pee
 /** How often open inbound streams look whether their server stopped (see watchInbound). */
 const INBOUND_CHECK_MS = 200;
 
+/** How long a replaced stream waits for the receiver to answer its end before it is cut. */
+const STREAM_DRAIN_TIMEOUT_MS = 2_000;
+
 /** How long `stop` waits for peers to answer the end of our streams. */
 const STOP_WAIT_MS = 500;
 
@@ -160,6 +163,7 @@ export class HttpPeerTransport implements PeerTransport {
         maxBufferedBytes: this.maxBodyBytes,
         maxAgeMs: this.options.streamMaxAgeMs ?? 60_000,
         retryMs: this.options.reconnectMs ?? 100,
+        drainTimeoutMs: STREAM_DRAIN_TIMEOUT_MS,
         onFailure: (error) => {
           // Best effort: Raft retransmits. Debug level: a peer that is down fails every retry.
           this.stats.sendFailures++;

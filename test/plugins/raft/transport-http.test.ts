@@ -2,6 +2,9 @@ import test from 'ava';
 import { makeTempDir, type TempDir } from '../../../framework/testing/temp-dir.js';
 import { SystemClock } from '../../../framework/kernel/system-clock.js';
 import { HttpPeerTransport, RAFT_HTTP_BASE } from '../../../plugins/raft/transport-http.js';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { OutboundPeerStream } from '../../../plugins/raft/peer-stream-out.js';
 import { HttpCluster, listen } from './support/http-cluster.js';
 import { MemoryLogger } from './support/silent-logger.js';
 
@@ -366,5 +369,49 @@ test('HTTP peers: a message whose body is not JSON is dropped and counted, never
     t.is(p.a.stats.sendFailures, 1);
   } finally {
     await p.close();
+  }
+});
+
+test('HTTP peers: a replaced stream whose receiver never answers its end is cut; the frames after it go on a new stream', async (t) => {
+  const requests: string[] = [];
+  // Reads every stream, answers none.
+  const server = createServer((req) => {
+    const at = requests.push('') - 1;
+    req.on('data', (chunk: Buffer) => (requests[at] += chunk.toString('utf8')));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const clock = new SystemClock();
+  const failures: Error[] = [];
+  const stream = new OutboundPeerStream({
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/stream`,
+    headers: {},
+    clock,
+    maxPendingFrames: 100,
+    maxBufferedBytes: 1_000_000,
+    maxAgeMs: 0,
+    retryMs: 10,
+    drainTimeoutMs: 50,
+    onFailure: (error) => failures.push(error),
+  });
+  const until = async (cond: () => boolean, what: string) => {
+    const end = clock.now() + 10_000;
+    while (!cond()) {
+      if (clock.now() > end) throw new Error(`${what} did not happen within 10 s`);
+      await clock.sleep(2);
+    }
+  };
+  try {
+    t.is(stream.push('"one"'), undefined);
+    await until(() => requests[0] === '"one"\n', 'the first frame');
+    // Past its age: the first stream is ended, and "two" waits for its answer, which never comes.
+    t.is(stream.push('"two"'), undefined);
+    await until(() => requests[1] === '"two"\n', 'the second frame on a new stream');
+    t.is(requests[0], '"one"\n');
+    t.is(failures.length, 1);
+    t.regex(failures[0].message, /no answer to the end of a stream/);
+  } finally {
+    void stream.close();
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
   }
 });
