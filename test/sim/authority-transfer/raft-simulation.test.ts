@@ -1,0 +1,190 @@
+import test from 'ava';
+import { StoreUnavailableError } from '../../../framework/contracts/errors.js';
+import type { OwnershipCommand } from '../../../framework/authority-transfer/ownership.js';
+import {
+  CatchUpTimeoutError,
+  TransferCancelledError,
+} from '../../../framework/authority-transfer/transfer-errors.js';
+import { SeededRng } from '../../../framework/testing/sim/seeded-rng.js';
+import { Observer } from './authority-invariants.js';
+import { RaftAuthorityCluster } from './raft-cluster.js';
+import { DATACENTERS, type SimMember } from './sim-cluster.js';
+
+// The planned-transfer simulation over Raft: three datacenters whose ownership consensus is
+// one Raft group on the simulated network. The Observer (authority-invariants.ts) is the one
+// the fake-log simulation uses. SIM_SEEDS=N runs seeds 1..N; SIM_SEED=S replays one.
+
+const AUTHORITIES = ['proj', 'lib', 'app', 'tool'];
+const STEPS = 150;
+const BUDGET_MS = 60_000;
+
+async function runSeed(
+  seed: number,
+): Promise<{ commits: number; abandoned: number; faults: number }> {
+  const rng = new SeededRng(seed);
+  const cluster = new RaftAuthorityCluster(seed, rng.fork('cluster'), BUDGET_MS);
+  const { clock, raft } = cluster;
+  const observer = new Observer(cluster);
+  await cluster.open();
+  const members = [...cluster.members.values()];
+  const runs = new Map<string, { member: SimMember; authority: string; done: boolean }>();
+  const requests = new Map<string, { authority: string; source: string; target: string }>();
+  let keySeq = 0;
+  let faults = 0;
+
+  /** Moves virtual time until `p` settles; a promise still pending after `limitMs` is left behind. */
+  const settle = async (p: Promise<unknown>, limitMs = 20_000) => {
+    let done = false;
+    p.then(
+      () => (done = true),
+      () => (done = true),
+    );
+    await raft.until(() => done, limitMs, 'an operation to settle').catch(() => undefined);
+  };
+  /** An operator's command that must land: retried under one key until a leader commits it. */
+  const must = async (command: OwnershipCommand) => {
+    const idempotencyKey = `setup-${keySeq++}`;
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const leader = await raft.waitForLeader(30_000);
+      let ok = false;
+      await settle(leader.propose(command, { idempotencyKey }).then(() => (ok = true)));
+      if (ok) return;
+    }
+    throw new Error(`${command.type} never committed`);
+  };
+
+  for (const authority of AUTHORITIES)
+    await must({ type: 'transfer_authority', authority, target: rng.pick(DATACENTERS) });
+
+  const start = (
+    member: SimMember,
+    id: string,
+    authority: string,
+    source: string,
+    target: string,
+  ) => {
+    requests.set(id, { authority, source, target });
+    const list = observer.started.get(id) ?? [];
+    list.push({ origin: member.feed.origin(), barrier: member.feed.serial() });
+    observer.started.set(id, list);
+    const entry = { member, authority, done: false };
+    runs.set(id, entry);
+    member.engine.start({ id, authority, source, target, actor: 'sim', reason: `sim ${id}` }).then(
+      () => void (entry.done = true),
+      (error) => {
+        entry.done = true;
+        if (
+          (error instanceof TransferCancelledError || error instanceof CatchUpTimeoutError) &&
+          !observer.moves.has(id)
+        ) {
+          observer.abandoned.add(id);
+        }
+      },
+    );
+  };
+
+  for (let step = 0; step < STEPS; step++) {
+    const roll = rng.int(100);
+    const member = rng.pick(members);
+    const state = cluster.state();
+    if (roll < 25) {
+      // A write at the authority's home under the epoch its own view holds.
+      const authority = rng.pick(AUTHORITIES);
+      const own = state.authorities[authority];
+      const home = members.find((m) => m.datacenter === own.home)!;
+      try {
+        await settle(home.fence.finalise(home.fence.admit(authority, own.epoch), `op${step}`));
+      } catch {
+        // Its view lags the freshest one: the write is refused, as it should be.
+      }
+    } else if (roll < 40) {
+      const authority = rng.pick(AUTHORITIES);
+      const own = state.authorities[authority];
+      const target = rng.pick(DATACENTERS.filter((dc) => dc !== own.home));
+      start(member, `k${keySeq++}`, authority, own.home, target);
+    } else if (roll < 45) {
+      // A duplicate of a running request on its member, or a retry elsewhere once it ended.
+      const candidates = [...runs.entries()].filter(([id]) => !observer.abandoned.has(id));
+      if (candidates.length > 0) {
+        const [id, run] = rng.pick(candidates);
+        const { authority, source, target } = requests.get(id)!;
+        start(run.done ? member : run.member, id, authority, source, target);
+      }
+    } else if (roll < 53) {
+      const live = [...runs.values()].filter((r) => !r.done);
+      if (live.length > 0) {
+        const run = rng.pick(live);
+        await settle(run.member.engine.cancel(run.authority));
+      }
+    } else if (roll < 62) {
+      // Feed replication between datacenters that can reach each other.
+      for (const to of members) {
+        for (const from of members) {
+          if (to === from || cluster.partitioned(to.datacenter, from.datacenter)) continue;
+          await to.pull(from, rng.int(3));
+        }
+      }
+    } else if (roll < 67) {
+      faults++;
+      cluster.cut(rng.pick(DATACENTERS), rng.pick(DATACENTERS));
+    } else if (roll < 73) {
+      cluster.healAll();
+    } else if (roll < 77) {
+      faults++;
+      cluster.loseLeader();
+    } else if (roll < 83) {
+      member.audit.failWith(
+        rng.chance(0.5) ? new StoreUnavailableError('audit', 'sim outage') : undefined,
+      );
+    } else if (roll < 86) {
+      faults++;
+      await cluster.crashAndRestart(member, { loseDisk: rng.chance(0.25) });
+    }
+    await clock.advanceAsync(rng.int(3_000));
+    await observer.checkStep();
+  }
+
+  // Heal: no partitions, stores up, a leader, replication caught up; let every run resolve.
+  cluster.healAll();
+  for (const m of members) m.audit.failWith(undefined);
+  await raft.waitForLeader(30_000);
+  for (let round = 0; round < 5; round++) {
+    for (const to of members) for (const from of members) if (to !== from) await to.pull(from);
+    await clock.advanceAsync(BUDGET_MS);
+  }
+  await raft.until(() => raft.converged(), 30_000, 'the members to converge');
+  await observer.checkFinal();
+  for (const m of members) m.halt();
+  await raft.stopAll();
+  return { commits: observer.committed.size, abandoned: observer.abandoned.size, faults };
+}
+
+const seeds = process.env.SIM_SEED
+  ? [Number(process.env.SIM_SEED)]
+  : Array.from({ length: Number(process.env.SIM_SEEDS ?? 8) }, (_, i) => i + 1);
+
+test('planned transfers over Raft keep their invariants under partitions, leader loss, store failures and crashes', async (t) => {
+  let commits = 0;
+  let abandoned = 0;
+  let faults = 0;
+  for (const seed of seeds) {
+    try {
+      const outcome = await runSeed(seed);
+      commits += outcome.commits;
+      abandoned += outcome.abandoned;
+      faults += outcome.faults;
+    } catch (error) {
+      t.fail(
+        `seed ${seed} failed: ${(error as Error).message}\n` +
+          `replay: npx tsc -p . && SIM_SEED=${seed} npx ava dist/test/sim/authority-transfer/raft-simulation.test.js`,
+      );
+      return;
+    }
+  }
+  t.log(
+    `${seeds.length} seeds: ${commits} commits, ${abandoned} cancelled or timed out, ${faults} network faults and crashes`,
+  );
+  t.true(commits > 0, 'the runs committed transfers');
+  t.true(abandoned > 0, 'the runs cancelled or timed out transfers');
+  t.true(faults > 0, 'the runs injected faults');
+});
