@@ -4,3 +4,4 @@ export * from './raft-log.js';
 export * from './progress.js';
 export * from './read-index.js';
 export * from './raft.js';
+export * from './must-sync.js';

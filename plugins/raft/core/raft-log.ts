@@ -24,7 +24,11 @@ export class RaftLog {
     this.offset = storage.lastIndex() + 1;
     this.committed = storage.hardState().commit;
     const floor = storage.firstIndex() - 1;
-    if (this.committed < floor) this.committed = floor;
+    // A snapshot holds only committed entries, so its index is committed even when the durable
+    // commit index is older (a commit-only hard state is not written on its own).
+    const snapshotIndex = storage.snapshot().meta.index;
+    if (this.committed < Math.max(floor, snapshotIndex))
+      this.committed = Math.max(floor, snapshotIndex);
     this.applied = Math.max(applied, floor);
     if (this.applied > this.committed) {
       throw new RaftInvariantError(`applied ${this.applied} is past commit ${this.committed}`);

@@ -22,7 +22,8 @@ import type {
 } from '../../../framework/contracts/peer-transport.js';
 import { RaftCore } from '../core/raft.js';
 import { MemoryLogStorage } from '../core/storage.js';
-import { NONE, type Entry, type Message, type Ready } from '../core/types.js';
+import { mustSync } from '../core/must-sync.js';
+import { NONE, type Entry, type HardState, type Message, type Ready } from '../core/types.js';
 import type { RaftStorage } from '../storage/raft-storage.js';
 import { canonicalJson } from '../../../framework/consensus/canonical-json.js';
 import { Deadlines } from './deadlines.js';
@@ -88,6 +89,10 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
   private mem!: MemoryLogStorage;
   private rs!: ReplicatedState<S, C, R>;
   private lastSnapshotIndex = 0;
+
+  /** The hard state last written, and a newer commit-only one not written yet. */
+  private durableHardState: HardState = { term: 0, vote: '', commit: 0 };
+  private deferredHardState: HardState | undefined;
 
   private readonly inbox: Array<() => void> = [];
   private looping = false;
@@ -163,6 +168,7 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
     }
     const usable = recovered.entries.filter((e) => e.index > this.mem.lastIndex());
     this.mem.append(usable);
+    this.durableHardState = recovered.hardState;
     this.mem.setHardState({
       ...recovered.hardState,
       commit: Math.min(
@@ -714,14 +720,17 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
     // A leader's appends go out while its own copy is being written (the core says when that
     // is safe): followers persist in parallel with us instead of after us.
     if (rd.messagesFirst) for (const m of rd.messages) this.send(m);
-    // Otherwise durable first: nothing below may be seen by anyone before the disk has it.
-    if (rd.hardState || rd.entries.length > 0 || rd.snapshot) {
-      await this.storage.persist({
-        hardState: rd.hardState,
-        entries: rd.entries,
-        snapshot: rd.snapshot,
-      });
+    // Otherwise durable first: nothing below may be seen by anyone before the disk has it. A
+    // Ready that only moves the commit index is not written on its own (see mustSync): its hard
+    // state goes with the next write that must be synced.
+    if (mustSync(rd, this.durableHardState)) {
+      const hardState = rd.hardState ?? this.deferredHardState;
+      await this.storage.persist({ hardState, entries: rd.entries, snapshot: rd.snapshot });
       this.stats.persists++;
+      if (hardState) this.durableHardState = hardState;
+      this.deferredHardState = undefined;
+    } else if (rd.hardState) {
+      this.deferredHardState = rd.hardState;
     }
     if (this.state !== 'running') return;
     if (rd.snapshot) {
@@ -890,7 +899,11 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
     const snapshot = this.mem.createSnapshot(applied, this.rs.voters, this.rs.snapshotData());
     const compactTo = Math.max(this.mem.firstIndex() - 1, applied - this.tuning.snapshotRetain);
     const retained = this.mem.entries(compactTo + 1, this.mem.lastIndex() + 1);
-    await this.storage.saveSnapshot(snapshot, compactTo, retained, this.mem.hardState());
+    const hardState = this.mem.hardState();
+    await this.storage.saveSnapshot(snapshot, compactTo, retained, hardState);
+    // That wrote the latest hard state, deferred commit included.
+    this.durableHardState = hardState;
+    this.deferredHardState = undefined;
     this.mem.compact(compactTo);
     this.lastSnapshotIndex = applied;
     this.stats.snapshotsTaken++;

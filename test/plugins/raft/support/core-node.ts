@@ -1,6 +1,13 @@
 import { RaftCore, type RaftConfig } from '../../../../plugins/raft/core/raft.js';
 import { MemoryLogStorage } from '../../../../plugins/raft/core/storage.js';
-import type { ConfChange, Entry, Message, Ready } from '../../../../plugins/raft/core/types.js';
+import { mustSync } from '../../../../plugins/raft/core/must-sync.js';
+import type {
+  ConfChange,
+  Entry,
+  HardState,
+  Message,
+  Ready,
+} from '../../../../plugins/raft/core/types.js';
 import { SeededRng } from '../../../../framework/testing/sim/seeded-rng.js';
 
 /** What the test state machine snapshots: the applied index and the hash chain up to it. */
@@ -56,9 +63,13 @@ export class CoreNode {
     this.core = new RaftCore({ id: this.id, storage: this.disk, rng: this.rng, ...this.options });
   }
 
+  /** A commit-only hard state not written yet (see mustSync). */
+  private deferredHardState: HardState | undefined;
+
   /** Crash and start again from the disk: whatever was not persisted is gone. */
   restart(): void {
     this.restarts++;
+    this.deferredHardState = undefined;
     this.applied = [];
     this.boot();
   }
@@ -93,9 +104,17 @@ export class CoreNode {
       }
     }
     options.beforePersist?.(rd);
-    if (rd.snapshot) this.disk.applySnapshot(rd.snapshot);
-    this.disk.append(rd.entries);
-    if (rd.hardState) this.disk.setHardState(rd.hardState);
+    // As the driver does: a Ready that only moves the commit index is not written; its hard
+    // state goes with the next write that must be synced (a crash before then loses it).
+    if (mustSync(rd, this.disk.hardState())) {
+      if (rd.snapshot) this.disk.applySnapshot(rd.snapshot);
+      this.disk.append(rd.entries);
+      const hs = rd.hardState ?? this.deferredHardState;
+      if (hs) this.disk.setHardState(hs);
+      this.deferredHardState = undefined;
+    } else if (rd.hardState) {
+      this.deferredHardState = rd.hardState;
+    }
     if (options.crashAfterPersist) {
       this.crashed = 'after-persist';
       this.restart();
