@@ -63,7 +63,7 @@ export class OutboundPeerStream {
   private closed = false;
   /** Resolves once every stream open at `close` was answered or broke. */
   private closing: Promise<void> = Promise.resolve();
-  private closed_: () => void = () => {};
+  private resolveClosing: () => void = () => {};
   private unanswered = 0;
 
   constructor(private readonly options: OutboundStreamOptions) {
@@ -110,7 +110,7 @@ export class OutboundPeerStream {
       this.agent.destroy();
       return this.closing;
     }
-    this.closing = new Promise<void>((resolve) => (this.closed_ = resolve));
+    this.closing = new Promise<void>((resolve) => (this.resolveClosing = resolve));
     this.unanswered = open.length;
     for (const req of open) {
       req.end();
@@ -158,7 +158,7 @@ export class OutboundPeerStream {
         req.destroy();
         if (--this.unanswered <= 0) {
           this.agent.destroy();
-          this.closed_();
+          this.resolveClosing();
         }
       } else if (this.current === req) {
         // The receiver ended a stream we were still writing (it stops, or refused us).
