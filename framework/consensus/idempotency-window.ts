@@ -18,6 +18,13 @@ export type IdempotencyWindowSnapshot<R> = Array<[string, RememberedDecision<R>]
  */
 export class IdempotencyWindow<R> {
   private readonly decisions = new Map<string, RememberedDecision<R>>();
+  /**
+   * Keys oldest first (from `head`), to find the oldest without iterating the map: a map's
+   * iterator walks over the slots of every key deleted since its last rehash, which made each
+   * eviction cost up to `capacity` steps.
+   */
+  private order: string[] = [];
+  private head = 0;
 
   constructor(readonly capacity: number) {
     if (!Number.isInteger(capacity) || capacity < 1) {
@@ -36,10 +43,13 @@ export class IdempotencyWindow<R> {
   }
 
   remember(key: string, decision: RememberedDecision<R>): void {
+    // A key remembered again keeps its place, as in the map.
+    if (!this.decisions.has(key)) this.order.push(key);
     this.decisions.set(key, decision);
-    while (this.decisions.size > this.capacity) {
-      const oldest = this.decisions.keys().next().value as string;
-      this.decisions.delete(oldest);
+    while (this.decisions.size > this.capacity) this.decisions.delete(this.order[this.head++]);
+    if (this.head > this.capacity) {
+      this.order = this.order.slice(this.head);
+      this.head = 0;
     }
   }
 
