@@ -237,16 +237,33 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
   // ---- the contract ----
 
   propose(command: C, options?: ProposeOptions): Promise<Receipt<R>> {
-    // The common case under load, on the leader without key or signal, skips the general path's
+    // The common case under load, on the leader without a signal, skips the general path's
     // async frame: one promise and one object per proposal (PendingProposal).
     if (
-      options?.idempotencyKey === undefined &&
       options?.signal === undefined &&
       this.state === 'running' &&
       this.core.role === 'leader' &&
       this.queued < this.tuning.maxQueue
     ) {
       const timeoutMs = options?.timeoutMs ?? this.tuning.proposeTimeoutMs;
+      const key = options?.idempotencyKey;
+      let fingerprint: string | undefined;
+      if (key !== undefined) {
+        try {
+          fingerprint = canonicalJson(command);
+        } catch {
+          return this.proposeAnywhere(command, options ?? {});
+        }
+        const known = this.rs.window.lookup(key);
+        if (known && known.fingerprint !== fingerprint) return Promise.reject(keyReused(key));
+        if (known) {
+          return Promise.resolve({
+            position: { ...known.position },
+            result: known.result as R,
+            replayed: true,
+          });
+        }
+      }
       if (timeoutMs > 0) {
         this.queued++;
         return new Promise<Receipt<unknown> | 'retry'>((resolve, reject) => {
@@ -261,6 +278,8 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
             this.releaseQueued,
             this.proposeElsewhere,
             command,
+            key,
+            fingerprint,
           );
           this.enqueue(() => this.appendProposal(p, p));
         }) as Promise<Receipt<R>>;
@@ -271,7 +290,10 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
 
   /** A fast-path proposal that found this member no longer leading: the general path, in its time left. */
   private readonly proposeElsewhere = (p: PendingProposal): Promise<Receipt<unknown>> =>
-    this.proposeAnywhere(p.command as C, { timeoutMs: p.deadlineAt - this.clock.now() });
+    this.proposeAnywhere(p.command as C, {
+      timeoutMs: p.deadlineAt - this.clock.now(),
+      idempotencyKey: p.key,
+    });
 
   private async proposeAnywhere(command: C, options: ProposeOptions): Promise<Receipt<R>> {
     this.assertRunning('propose');

@@ -53,8 +53,10 @@ export class PendingProposal implements Waiter, Expirable {
      * without it the answer is 'retry' and the caller looks for the leader itself.
      */
     private readonly elsewhere?: (p: PendingProposal) => Promise<Receipt<unknown>>,
-    /** The command, for `elsewhere`. */
+    /** The command, its idempotency key and fingerprint, for `elsewhere` and the append. */
     readonly command?: unknown,
+    readonly key?: string,
+    readonly fingerprint?: string,
   ) {
     this.deadline = deadlines.add(now + timeoutMs, this);
     if (signal) {
