@@ -14,6 +14,11 @@ export interface AuditProjectionOptions {
   /** First delay before retrying a failed projection; doubles up to `maxRetryDelayMs`. */
   retryDelayMs?: number;
   maxRetryDelayMs?: number;
+  /**
+   * How often the records this member still owes are looked for again. A member that catches
+   * up by an installed snapshot sees no apply of the commits it missed, so no other trigger fires.
+   */
+  sweepIntervalMs?: number;
 }
 
 /**
@@ -24,8 +29,8 @@ export interface AuditProjectionOptions {
  * record vanish from consensus before it is durable here.
  *
  * Triggers: a commit that names this member among its voters, this member becoming leader
- * (seed 003: "a node projects its pending records when it becomes leader"), its own start, and
- * a retry timer after a failure.
+ * (seed 003: "a node projects its pending records when it becomes leader"), its own start, a
+ * retry timer after a failure, and a periodic sweep (for records that arrived in a snapshot).
  */
 export class AuditProjection {
   private readonly inFlight = new Map<string, Promise<void>>();
@@ -33,10 +38,12 @@ export class AuditProjection {
   private acking = false;
   private readonly unsubscribe: (() => void)[] = [];
   private retryTimer: Timer | undefined;
+  private sweepTimer: Timer | undefined;
   private retryAttempt = 0;
   private stopped = false;
   private readonly retryDelayMs: number;
   private readonly maxRetryDelayMs: number;
+  private readonly sweepIntervalMs: number;
 
   constructor(
     private readonly consensus: OwnershipConsensus,
@@ -47,6 +54,7 @@ export class AuditProjection {
   ) {
     this.retryDelayMs = options.retryDelayMs ?? 500;
     this.maxRetryDelayMs = options.maxRetryDelayMs ?? 30_000;
+    this.sweepIntervalMs = options.sweepIntervalMs ?? 10_000;
   }
 
   get self(): MemberId {
@@ -69,6 +77,7 @@ export class AuditProjection {
     // Whatever this member still owes (it crashed between store and ack, or its store was down)
     // is projected at start, leader or not: every voter keeps its own durable audit.
     void this.projectPending();
+    this.armSweep();
   }
 
   stop(): void {
@@ -76,6 +85,17 @@ export class AuditProjection {
     for (const off of this.unsubscribe.splice(0)) off();
     this.retryTimer?.cancel();
     this.retryTimer = undefined;
+    this.sweepTimer?.cancel();
+    this.sweepTimer = undefined;
+  }
+
+  /** Projects what this member owes every `sweepIntervalMs`; the next sweep waits for this one. */
+  private armSweep(): void {
+    if (this.stopped) return;
+    this.sweepTimer = this.clock.setTimer(this.sweepIntervalMs, () => {
+      this.sweepTimer = undefined;
+      if (!this.stopped) void this.projectPending().finally(() => this.armSweep());
+    });
   }
 
   /**
