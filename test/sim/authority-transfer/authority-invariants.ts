@@ -7,6 +7,11 @@ import type {
   OwnershipState,
 } from '../../../framework/authority-transfer/ownership.js';
 import type { Roster } from '../../../framework/authority-transfer/roster.js';
+import {
+  CatchUpTimeoutError,
+  TransferCancelledError,
+  TransferOutcomeUnknownError,
+} from '../../../framework/authority-transfer/transfer-errors.js';
 import type { SimMember } from './sim-cluster.js';
 
 /**
@@ -42,6 +47,14 @@ export class Observer {
   readonly committed = new Map<string, { record: AuditRecord; voters: string[] }>();
   /** Keys whose run ended cancelled or timed out, and that were never retried. */
   readonly abandoned = new Set<string>();
+  /**
+   * Keys a run left claimed with an unknown outcome: that member resolves them in the background
+   * by re-proposing under the key, so the key may still move whatever a later run of it, on
+   * another member, answers (see runEnded).
+   */
+  readonly inDoubt = new Set<string>();
+  /** Runs of an in-doubt key cancelled or timed out on another member (not promises of "nothing moved"). */
+  crossMemberCancels = 0;
   readonly homes = new Map<string, Map<number, string>>();
   readonly lastEpoch = new Map<string, number>();
   readonly removedVoters = new Set<string>();
@@ -97,6 +110,19 @@ export class Observer {
 
   fail(message: string): never {
     throw new InvariantViolation(message);
+  }
+
+  /**
+   * How a run of `id` ended. Cancelled or timed out with nothing moved, the key must never move
+   * (no audit either) — unless an earlier run of it is in doubt: plans are per member, so
+   * another member's cancel cannot stop that member's background resolution.
+   */
+  runEnded(id: string, error: unknown): void {
+    if (error instanceof TransferOutcomeUnknownError) this.inDoubt.add(id);
+    if (!(error instanceof TransferCancelledError || error instanceof CatchUpTimeoutError)) return;
+    if (this.moves.has(id)) return;
+    if (this.inDoubt.has(id)) this.crossMemberCancels += 1;
+    else this.abandoned.add(id);
   }
 
   /** Checked after every step. */

@@ -1,10 +1,6 @@
 import test from 'ava';
 import { StoreUnavailableError } from '../../../framework/contracts/errors.js';
 import type { OwnershipCommand } from '../../../framework/authority-transfer/ownership.js';
-import {
-  CatchUpTimeoutError,
-  TransferCancelledError,
-} from '../../../framework/authority-transfer/transfer-errors.js';
 import { SeededRng } from '../../../framework/testing/sim/seeded-rng.js';
 import { Observer } from './authority-invariants.js';
 import { RaftAuthorityCluster } from './raft-cluster.js';
@@ -20,7 +16,7 @@ const BUDGET_MS = 60_000;
 
 async function runSeed(
   seed: number,
-): Promise<{ commits: number; abandoned: number; faults: number }> {
+): Promise<{ commits: number; abandoned: number; faults: number; crossMemberCancels: number }> {
   const rng = new SeededRng(seed);
   const cluster = new RaftAuthorityCluster(seed, rng.fork('cluster'), BUDGET_MS);
   const { clock, raft } = cluster;
@@ -73,12 +69,7 @@ async function runSeed(
       () => void (entry.done = true),
       (error) => {
         entry.done = true;
-        if (
-          (error instanceof TransferCancelledError || error instanceof CatchUpTimeoutError) &&
-          !observer.moves.has(id)
-        ) {
-          observer.abandoned.add(id);
-        }
+        observer.runEnded(id, error);
       },
     );
   };
@@ -156,7 +147,12 @@ async function runSeed(
   await observer.checkFinal();
   for (const m of members) m.halt();
   await raft.stopAll();
-  return { commits: observer.committed.size, abandoned: observer.abandoned.size, faults };
+  return {
+    commits: observer.committed.size,
+    abandoned: observer.abandoned.size,
+    faults,
+    crossMemberCancels: observer.crossMemberCancels,
+  };
 }
 
 const seeds = process.env.SIM_SEED
@@ -167,12 +163,14 @@ test('planned transfers over Raft keep their invariants under partitions, leader
   let commits = 0;
   let abandoned = 0;
   let faults = 0;
+  let crossMemberCancels = 0;
   for (const seed of seeds) {
     try {
       const outcome = await runSeed(seed);
       commits += outcome.commits;
       abandoned += outcome.abandoned;
       faults += outcome.faults;
+      crossMemberCancels += outcome.crossMemberCancels;
     } catch (error) {
       t.fail(
         `seed ${seed} failed: ${(error as Error).message}\n` +
@@ -182,7 +180,7 @@ test('planned transfers over Raft keep their invariants under partitions, leader
     }
   }
   t.log(
-    `${seeds.length} seeds: ${commits} commits, ${abandoned} cancelled or timed out, ${faults} network faults and crashes`,
+    `${seeds.length} seeds: ${commits} commits, ${abandoned} cancelled or timed out, ${faults} network faults and crashes, ${crossMemberCancels} cancels of a key in doubt on another member`,
   );
   t.true(commits > 0, 'the runs committed transfers');
   t.true(abandoned > 0, 'the runs cancelled or timed out transfers');

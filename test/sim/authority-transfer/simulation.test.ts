@@ -1,10 +1,6 @@
 import test from 'ava';
 import { StoreUnavailableError } from '../../../framework/contracts/errors.js';
 import { OutcomeUnknownError } from '../../../framework/contracts/metadata-consensus.js';
-import {
-  CatchUpTimeoutError,
-  TransferCancelledError,
-} from '../../../framework/authority-transfer/transfer-errors.js';
 import type { AdmittedWrite } from '../../../framework/authority-transfer/write-fence.js';
 import { SeededRng } from '../../../framework/testing/sim/seeded-rng.js';
 import { VirtualClock } from '../../../framework/testing/sim/virtual-clock.js';
@@ -41,12 +37,7 @@ async function runSeed(seed: number): Promise<{ commits: number; abandoned: numb
       () => void (entry.done = true),
       (error) => {
         entry.done = true;
-        if (
-          (error instanceof TransferCancelledError || error instanceof CatchUpTimeoutError) &&
-          !observer.moves.has(id)
-        ) {
-          observer.abandoned.add(id);
-        }
+        observer.runEnded(id, error);
       },
     );
   };
