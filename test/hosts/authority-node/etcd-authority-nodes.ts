@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import { Etcd3 } from 'etcd3';
 import type { OwnershipConsensus } from '../../../framework/authority-transfer/audit-projection.js';
 import type { AuthorityNode } from '../../../framework/authority-transfer/authority-node.js';
@@ -11,11 +10,12 @@ import { AUTHORITY_NODE } from '../../../framework/authority-transfer/plugins.js
 import { AUDIT_STORE, type AuditStore } from '../../../framework/contracts/audit-store.js';
 import { METADATA_CONSENSUS } from '../../../framework/contracts/metadata-consensus.js';
 import type { Host } from '../../../framework/kernel/host.js';
-import { SystemClock } from '../../../framework/kernel/system-clock.js';
 import { authorityNodeHostBuilder } from '../../../hosts/authority-node/host.js';
 import type { EtcdConsensus } from '../../../plugins/etcd/etcd-consensus.js';
 import { decodeEntry } from '../../../plugins/etcd/log-entry.js';
 import { LogKeys } from '../../../plugins/etcd/log-keys.js';
+import { eventually } from '../eventually.js';
+import { freePort } from '../free-port.js';
 import { PEER, tokens } from './node-harness.js';
 
 export type EtcdOwnershipConsensus = OwnershipConsensus &
@@ -184,56 +184,6 @@ export async function call(
     status: response.status,
     body: text ? (JSON.parse(text) as Record<string, unknown>) : {},
   };
-}
-
-/** Waits for a condition with a deadline, re-checking every 20 ms; a throw counts as not yet. */
-export async function eventually(
-  condition: () => Promise<boolean> | boolean,
-  what: string,
-  ms = 20_000,
-): Promise<void> {
-  const clock = new SystemClock();
-  const deadline = clock.now() + ms;
-  let last: unknown;
-  for (;;) {
-    try {
-      if (await condition()) return;
-    } catch (error) {
-      last = error;
-    }
-    if (clock.now() > deadline)
-      throw new Error(
-        `timed out after ${ms} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`,
-      );
-    await clock.sleep(20);
-  }
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
-/** The index of the etcd member that leads the etcd cluster right now. */
-export async function etcdLeaderIndex(endpoints: string[]): Promise<number> {
-  const ids: string[] = [];
-  let leader = '';
-  for (const endpoint of endpoints) {
-    const client = new Etcd3({ hosts: endpoint });
-    try {
-      const status = await client.maintenance.status();
-      ids.push(status.header.member_id);
-      leader = status.leader;
-    } finally {
-      client.close();
-    }
-  }
-  const index = ids.indexOf(leader);
-  if (index < 0) throw new Error(`no etcd member reports itself as the leader ${leader}`);
-  return index;
 }
 
 /**

@@ -1,4 +1,3 @@
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import test from 'ava';
 import { METADATA_CONSENSUS } from '../../../framework/contracts/metadata-consensus.js';
@@ -10,7 +9,9 @@ import {
   startAuthorityNodeFromFile,
 } from '../../../hosts/authority-node/index.js';
 import { EtcdConsensus } from '../../../plugins/etcd/etcd-consensus.js';
-import { call, eventually } from './etcd-authority-nodes.js';
+import { eventually } from '../eventually.js';
+import { freePort } from '../free-port.js';
+import { call } from './etcd-authority-nodes.js';
 
 // The tests run from dist/test/...: the example is read where it is kept, in the source tree.
 const example = fileURLToPath(
@@ -61,11 +62,3 @@ test('a node started from examples/etcd.json (addresses overridden) commits an o
   t.like(res.body, { home: 'east', epoch: 1, replayed: false });
   t.true((res.body.commit_index as number) > 0, 'positioned at an etcd revision');
 });
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}

@@ -2,13 +2,9 @@ import test, { type ExecutionContext } from 'ava';
 import { SystemClock } from '../../../framework/kernel/system-clock.js';
 import { EtcdCluster } from '../../../framework/testing/etcd-server.js';
 import { ScriptedFrontierProbe } from '../../framework/authority-transfer/scripted-frontier-probe.js';
-import {
-  EtcdAuthorityNodes,
-  call,
-  etcdLeaderIndex,
-  eventually,
-  watchEpochs,
-} from './etcd-authority-nodes.js';
+import { EtcdAuthorityNodes, call, watchEpochs } from './etcd-authority-nodes.js';
+import { etcdLeaderIndex } from '../etcd-leader.js';
+import { eventually } from '../eventually.js';
 import { ADMIN, WRITER, transfer } from './node-harness.js';
 
 // One etcd per fault: a 3-member cluster that loses its leader, a single node that restarts.

@@ -1,6 +1,7 @@
 import test, { type ExecutionContext } from 'ava';
 import { EtcdCluster } from '../../../framework/testing/etcd-server.js';
-import { EtcdAuthorityNodes, call, eventually, watchEpochs } from './etcd-authority-nodes.js';
+import { eventually } from '../eventually.js';
+import { EtcdAuthorityNodes, call, watchEpochs } from './etcd-authority-nodes.js';
 import { ADMIN, READER, WRITER, transfer } from './node-harness.js';
 
 // One etcd of each shape for the whole file: a single node and a 3-member cluster.

@@ -7,6 +7,7 @@ import { FeedReplicas } from '../../../framework/authority-transfer/feed-replica
 import { Roster } from '../../../framework/authority-transfer/roster.js';
 import { createSilentLogger } from '../../../framework/kernel/pino-logger.js';
 import { SystemClock } from '../../../framework/kernel/system-clock.js';
+import { freePort } from '../free-port.js';
 import { ADMIN, PEER, startNode, transfer } from './node-harness.js';
 
 const clock = new SystemClock();
@@ -19,14 +20,6 @@ async function silentServer(): Promise<{ url: string; server: Server }> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as { port: number }).port;
   return { url: `http://127.0.0.1:${port}`, server };
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 test('the HTTP probe reads the target applied serial through the roster address', async (t) => {

@@ -1,19 +1,11 @@
-import { createServer } from 'node:net';
 import test from 'ava';
 import { AUDIT_STORE } from '../../../framework/contracts/audit-store.js';
 import { METADATA_CONSENSUS } from '../../../framework/contracts/metadata-consensus.js';
 import type { OwnershipConsensus } from '../../../framework/authority-transfer/audit-projection.js';
 import { AUTHORITY_NODE } from '../../../framework/authority-transfer/plugins.js';
 import { startAuthorityNode } from '../../../hosts/authority-node/host.js';
+import { freePort } from '../free-port.js';
 import { ADMIN, PEER, WRITER, tokens, transfer, waitFor } from './node-harness.js';
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 test('three nodes on Raft over their public servers: a planned transfer commits and every voter stores its audit', async (t) => {
   const ids = ['east-1', 'west-1', 'north-1'];

@@ -1,17 +1,9 @@
-import { createServer } from 'node:net';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import test from 'ava';
 import { makeTempDir } from '../../../framework/testing/temp-dir.js';
+import { freePort } from '../free-port.js';
 import { ADMIN, READER, WRITER, startNode, transfer, waitFor } from './node-harness.js';
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 type Node = Awaited<ReturnType<typeof startNode>>;
 

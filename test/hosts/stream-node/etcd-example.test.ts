@@ -1,4 +1,3 @@
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import test from 'ava';
 import { METADATA_CONSENSUS } from '../../../framework/contracts/metadata-consensus.js';
@@ -12,7 +11,8 @@ import {
   streamNodeHostConfig,
 } from '../../../hosts/stream-node/index.js';
 import { EtcdConsensus } from '../../../plugins/etcd/etcd-consensus.js';
-import { eventually } from './etcd-stream-nodes.js';
+import { eventually } from '../eventually.js';
+import { freePort } from '../free-port.js';
 
 // The tests run from dist/test/...: the example is read where it is kept, in the source tree.
 const example = fileURLToPath(
@@ -78,11 +78,3 @@ test('a node started from examples/etcd.json (addresses overridden) serves a str
   t.like(await client.append('s', ['hello']), { first: 0, epoch: 1, node: 'n1' });
   t.deepEqual((await client.read('s')).records, [{ offset: 0, body: 'hello' }]);
 });
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}

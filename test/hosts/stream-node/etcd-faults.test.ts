@@ -1,8 +1,9 @@
 import test, { type ExecutionContext } from 'ava';
-import { Etcd3 } from 'etcd3';
 import { EtcdCluster } from '../../../framework/testing/etcd-server.js';
 import { StreamApiError } from '../../../framework/stream-transfer/client.js';
-import { EtcdStreamNodes, eventually, readAll } from './etcd-stream-nodes.js';
+import { etcdLeaderIndex } from '../etcd-leader.js';
+import { eventually } from '../eventually.js';
+import { EtcdStreamNodes, readAll } from './etcd-stream-nodes.js';
 
 // One etcd per fault: a 3-member cluster that loses its leader, a single node that restarts.
 let three: EtcdCluster;
@@ -101,29 +102,10 @@ async function handoffThroughFault(
   t.deepEqual(problems, [], 'no node saw the epoch go backwards');
 }
 
-/** The index of the etcd member that leads the etcd cluster right now. */
-async function etcdLeader(cluster: EtcdCluster): Promise<number> {
-  const ids: string[] = [];
-  let leader = '';
-  for (const endpoint of cluster.endpoints) {
-    const client = new Etcd3({ hosts: endpoint });
-    try {
-      const status = await client.maintenance.status();
-      ids.push(status.header.member_id);
-      leader = status.leader;
-    } finally {
-      client.close();
-    }
-  }
-  const index = ids.indexOf(leader);
-  if (index < 0) throw new Error(`no etcd member reports itself as the leader ${leader}`);
-  return index;
-}
-
 test('stream nodes on etcd: killing the etcd leader of three mid-handoff, the handoff settles and no record is lost', async (t) => {
   let killed = -1;
   await handoffThroughFault(t, three, async () => {
-    killed = await etcdLeader(three);
+    killed = await etcdLeaderIndex(three.endpoints);
     await three.member(killed).kill();
   });
   t.false(three.member(killed).running, 'it settled with one etcd member of three down');

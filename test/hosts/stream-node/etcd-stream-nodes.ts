@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { METADATA_CONSENSUS } from '../../../framework/contracts/metadata-consensus.js';
-import { SystemClock } from '../../../framework/kernel/system-clock.js';
 import { StreamClient } from '../../../framework/stream-transfer/client.js';
 import type { StreamCommand, StreamResult } from '../../../framework/stream-transfer/commands.js';
 import type { StreamMetadata } from '../../../framework/stream-transfer/model.js';
@@ -116,32 +115,6 @@ export class EtcdStreamNodes {
     await Promise.all([...this.nodes.values()].map((n) => n.host.stop()));
     this.nodes.clear();
     await this.objects.remove();
-  }
-}
-
-/**
- * Waits until `condition` holds, re-checking every 20 ms; a throw counts as not yet (no leader,
- * a node not registered). Fails after `ms` naming what it waited for, never a blind sleep.
- */
-export async function eventually(
-  condition: () => Promise<boolean> | boolean,
-  what: string,
-  ms = 20_000,
-): Promise<void> {
-  const clock = new SystemClock();
-  const deadline = clock.now() + ms;
-  let last: unknown;
-  for (;;) {
-    try {
-      if (await condition()) return;
-    } catch (error) {
-      last = error;
-    }
-    if (clock.now() > deadline)
-      throw new Error(
-        `timed out after ${ms} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`,
-      );
-    await clock.sleep(20);
   }
 }
 

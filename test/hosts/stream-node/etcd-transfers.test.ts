@@ -1,6 +1,7 @@
 import test, { type ExecutionContext } from 'ava';
 import { EtcdCluster } from '../../../framework/testing/etcd-server.js';
-import { EtcdStreamNodes, eventually, readAll } from './etcd-stream-nodes.js';
+import { eventually } from '../eventually.js';
+import { EtcdStreamNodes, readAll } from './etcd-stream-nodes.js';
 
 // One etcd of each shape for the whole file: a single node and a 3-member cluster.
 const clusters: Partial<Record<'single' | 'cluster', EtcdCluster>> = {};

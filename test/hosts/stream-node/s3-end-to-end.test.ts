@@ -2,7 +2,8 @@ import test from 'ava';
 import { StreamClient } from '../../../framework/stream-transfer/client.js';
 import { S3Server } from '../../../framework/testing/s3-server.js';
 import { makeTempDir } from '../../../framework/testing/temp-dir.js';
-import { ADMIN_TOKEN, eventually, startS3StreamCluster } from './s3-stream-cluster.js';
+import { eventually } from '../eventually.js';
+import { ADMIN_TOKEN, startS3StreamCluster } from './s3-stream-cluster.js';
 
 async function appendRaw(base: string, stream: string, bodies: string[]) {
   const response = await fetch(`${base}/v1/streams/${stream}/records`, {

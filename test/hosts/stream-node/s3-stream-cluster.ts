@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { Host } from '../../../framework/kernel/host.js';
-import { SystemClock } from '../../../framework/kernel/system-clock.js';
 import type { StreamNodeService } from '../../../framework/stream-transfer/stream-node-service.js';
 import { freeLoopbackPort } from '../../../framework/testing/redis-server.js';
 import { S3_TEST_CREDENTIALS, type S3Server } from '../../../framework/testing/s3-server.js';
@@ -71,23 +70,4 @@ export async function startS3StreamCluster(
     throw (failed as PromiseRejectedResult).reason;
   }
   return { ids, urls, nodes, stop };
-}
-
-/** Polls `condition` until it holds or `ms` passes (a failing probe counts as "not yet"). */
-export async function eventually(
-  condition: () => Promise<boolean> | boolean,
-  what: string,
-  ms = 15_000,
-): Promise<void> {
-  const clock = new SystemClock();
-  const deadline = clock.now() + ms;
-  for (;;) {
-    try {
-      if (await condition()) return;
-    } catch {
-      // Not ready yet (no leader, not registered, store still down): wait until the deadline.
-    }
-    if (clock.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await clock.sleep(20);
-  }
 }

@@ -1,31 +1,12 @@
 import test from 'ava';
-import { Etcd3 } from 'etcd3';
 import {
   NotAppendedError,
   OutcomeUnknownError,
 } from '../../../framework/contracts/metadata-consensus.js';
 import { EtcdCluster } from '../../../framework/testing/etcd-server.js';
+import { etcdLeaderIndex } from '../../hosts/etcd-leader.js';
 import { EntryLedger } from './entry-ledger.js';
 import { eventually, makeMember, startGroup } from './etcd-fixture.js';
-
-/** The index of the etcd member that leads the etcd cluster right now. */
-async function etcdLeader(cluster: EtcdCluster): Promise<number> {
-  const ids: string[] = [];
-  let leader = '';
-  for (const endpoint of cluster.endpoints) {
-    const client = new Etcd3({ hosts: endpoint });
-    try {
-      const status = await client.maintenance.status();
-      ids.push(status.header.member_id);
-      leader = status.leader;
-    } finally {
-      client.close();
-    }
-  }
-  const index = ids.indexOf(leader);
-  if (index < 0) throw new Error(`no etcd member reports itself as the leader ${leader}`);
-  return index;
-}
 
 test('killing the etcd leader of three mid-run: proposals keep committing, none lost or repeated', async (t) => {
   const cluster = await EtcdCluster.start({ size: 3 });
@@ -57,7 +38,7 @@ test('killing the etcd leader of three mid-run: proposals keep committing, none 
       }
       if (w === 0 && n === 10 && !killed) {
         killed = true;
-        await cluster.member(await etcdLeader(cluster)).kill();
+        await cluster.member(await etcdLeaderIndex(cluster.endpoints)).kill();
       }
     }
   };
