@@ -3,24 +3,13 @@ import { SystemClock } from '../../../framework/kernel/system-clock.js';
 import { EtcdCluster } from '../../../framework/testing/etcd-server.js';
 import { ScriptedFrontierProbe } from '../../framework/authority-transfer/scripted-frontier-probe.js';
 import { EtcdAuthorityNodes, call, watchEpochs } from './etcd-authority-nodes.js';
+import { etcdClustersForFile } from '../etcd-clusters.js';
 import { etcdLeaderIndex } from '../etcd-leader.js';
 import { eventually } from '../eventually.js';
 import { ADMIN, WRITER, transfer } from './node-harness.js';
 
 // One etcd per fault: a 3-member cluster that loses its leader, a single node that restarts.
-let three: EtcdCluster;
-let single: EtcdCluster;
-
-test.before(async () => {
-  [three, single] = await Promise.all([
-    EtcdCluster.start({ size: 3 }),
-    EtcdCluster.start({ size: 1 }),
-  ]);
-});
-
-test.after.always(async () => {
-  await Promise.all([three?.close(), single?.close()]);
-});
+const etcd = etcdClustersForFile({ three: 3, single: 1 });
 
 /** A status a planned transfer may end with while etcd is degraded, each with its typed code. */
 const TYPED = new Set([409, 503, 504]);
@@ -154,26 +143,29 @@ test('killing the etcd leader of three mid-transfer: the transfer settles under 
   let killed = -1;
   await transferThroughFault(
     t,
-    three,
+    etcd.three,
     async () => {
-      killed = await etcdLeaderIndex(three.endpoints);
-      await three.member(killed).kill();
+      killed = await etcdLeaderIndex(etcd.three.endpoints);
+      await etcd.three.member(killed).kill();
     },
     async () => undefined,
     'any',
   );
-  t.false(three.member(killed).running, 'the transfer settled with one etcd member of three down');
+  t.false(
+    etcd.three.member(killed).running,
+    'the transfer settled with one etcd member of three down',
+  );
 });
 
 test('restarting the only etcd member mid-transfer: the transfer settles under its key, once, nothing lost', async (t) => {
   await transferThroughFault(
     t,
-    single,
-    () => single.member(0).kill(),
+    etcd.single,
+    () => etcd.single.member(0).kill(),
     // Back only once the first attempt answered: that answer is the typed one, and the
     // transfer is left to its key across the restart.
-    () => single.member(0).start(),
+    () => etcd.single.member(0).start(),
     'typed',
   );
-  t.true(single.member(0).running);
+  t.true(etcd.single.member(0).running);
 });

@@ -1,22 +1,11 @@
 import test, { type ExecutionContext } from 'ava';
-import { EtcdCluster } from '../../../framework/testing/etcd-server.js';
+import { etcdClustersForFile } from '../etcd-clusters.js';
 import { eventually } from '../eventually.js';
 import { EtcdAuthorityNodes, call, watchEpochs } from './etcd-authority-nodes.js';
 import { ADMIN, READER, WRITER, transfer } from './node-harness.js';
 
 // One etcd of each shape for the whole file: a single node and a 3-member cluster.
-const clusters: Partial<Record<'single' | 'cluster', EtcdCluster>> = {};
-
-test.before(async () => {
-  [clusters.single, clusters.cluster] = await Promise.all([
-    EtcdCluster.start({ size: 1 }),
-    EtcdCluster.start({ size: 3 }),
-  ]);
-});
-
-test.after.always(async () => {
-  await Promise.all(Object.values(clusters).map((cluster) => cluster.close()));
-});
+const clusters = etcdClustersForFile({ single: 1, cluster: 3 });
 
 /**
  * Three datacenters whose ownership consensus is one log in etcd, plus a fourth ("south") in the
@@ -26,7 +15,7 @@ test.after.always(async () => {
  * and its key replays through another member.
  */
 async function transfersOnEtcd(t: ExecutionContext, shape: 'single' | 'cluster'): Promise<void> {
-  const group = await EtcdAuthorityNodes.start(clusters[shape]!.endpoints, {
+  const group = await EtcdAuthorityNodes.start(clusters[shape].endpoints, {
     dcs: ['east', 'west', 'north'],
     absent: ['south'],
     tracker: { suspectAfterMs: 1_500, deadAfterMs: 3_000 },

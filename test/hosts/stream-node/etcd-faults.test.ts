@@ -1,24 +1,13 @@
 import test, { type ExecutionContext } from 'ava';
 import { EtcdCluster } from '../../../framework/testing/etcd-server.js';
 import { StreamApiError } from '../../../framework/stream-transfer/client.js';
+import { etcdClustersForFile } from '../etcd-clusters.js';
 import { etcdLeaderIndex } from '../etcd-leader.js';
 import { eventually } from '../eventually.js';
 import { EtcdStreamNodes, readAll } from './etcd-stream-nodes.js';
 
 // One etcd per fault: a 3-member cluster that loses its leader, a single node that restarts.
-let three: EtcdCluster;
-let single: EtcdCluster;
-
-test.before(async () => {
-  [three, single] = await Promise.all([
-    EtcdCluster.start({ size: 3 }),
-    EtcdCluster.start({ size: 1 }),
-  ]);
-});
-
-test.after.always(async () => {
-  await Promise.all([three?.close(), single?.close()]);
-});
+const etcd = etcdClustersForFile({ three: 3, single: 1 });
 
 const RECORDS = 24;
 
@@ -104,16 +93,16 @@ async function handoffThroughFault(
 
 test('stream nodes on etcd: killing the etcd leader of three mid-handoff, the handoff settles and no record is lost', async (t) => {
   let killed = -1;
-  await handoffThroughFault(t, three, async () => {
-    killed = await etcdLeaderIndex(three.endpoints);
-    await three.member(killed).kill();
+  await handoffThroughFault(t, etcd.three, async () => {
+    killed = await etcdLeaderIndex(etcd.three.endpoints);
+    await etcd.three.member(killed).kill();
   });
-  t.false(three.member(killed).running, 'it settled with one etcd member of three down');
+  t.false(etcd.three.member(killed).running, 'it settled with one etcd member of three down');
 });
 
 test('stream nodes on etcd: restarting the only etcd member mid-handoff, the handoff settles and no record is lost', async (t) => {
-  await handoffThroughFault(t, single, async (group) => {
-    await single.member(0).kill();
+  await handoffThroughFault(t, etcd.single, async (group) => {
+    await etcd.single.member(0).kill();
     // The source closes the stream for the handoff but cannot record the completion while etcd
     // is down: bring etcd back once it is there.
     await eventually(
@@ -121,7 +110,7 @@ test('stream nodes on etcd: restarting the only etcd member mid-handoff, the han
       'n1 to close s for the handoff',
       30_000,
     );
-    await single.member(0).start();
+    await etcd.single.member(0).start();
   });
-  t.true(single.member(0).running);
+  t.true(etcd.single.member(0).running);
 });

@@ -1,28 +1,17 @@
 import test, { type ExecutionContext } from 'ava';
-import { EtcdCluster } from '../../../framework/testing/etcd-server.js';
+import { etcdClustersForFile } from '../etcd-clusters.js';
 import { eventually } from '../eventually.js';
 import { EtcdStreamNodes, readAll } from './etcd-stream-nodes.js';
 
 // One etcd of each shape for the whole file: a single node and a 3-member cluster.
-const clusters: Partial<Record<'single' | 'cluster', EtcdCluster>> = {};
-
-test.before(async () => {
-  [clusters.single, clusters.cluster] = await Promise.all([
-    EtcdCluster.start({ size: 1 }),
-    EtcdCluster.start({ size: 3 }),
-  ]);
-});
-
-test.after.always(async () => {
-  await Promise.all(Object.values(clusters).map((cluster) => cluster.close()));
-});
+const clusters = etcdClustersForFile({ single: 1, cluster: 3 });
 
 /**
  * Three stream nodes on etcd: create, append, transfer, append on the new owner, then drain that
  * owner; every record stays readable, and every node's metadata agrees.
  */
 async function transferAndDrain(t: ExecutionContext, shape: 'single' | 'cluster'): Promise<void> {
-  const group = await EtcdStreamNodes.start(clusters[shape]!.endpoints, ['n1', 'n2', 'n3']);
+  const group = await EtcdStreamNodes.start(clusters[shape].endpoints, ['n1', 'n2', 'n3']);
   t.teardown(() => group.stop());
   for (const n of group.nodes.values())
     t.is(n.consensus.self, n.id, `${n.id}: the etcd member id defaults to the node id`);
