@@ -1,7 +1,5 @@
-import { fileURLToPath } from 'node:url';
 import test from 'ava';
 import { METADATA_CONSENSUS } from '../../../framework/contracts/metadata-consensus.js';
-import { loadConfig } from '../../../framework/kernel/config.js';
 import { EtcdCluster } from '../../../framework/testing/etcd-server.js';
 import {
   authorityNodeHostBuilder,
@@ -10,17 +8,15 @@ import {
 } from '../../../hosts/authority-node/index.js';
 import { EtcdConsensus } from '../../../plugins/etcd/etcd-consensus.js';
 import { eventually } from '../eventually.js';
+import { examplePath, loadExample } from '../example-config.js';
 import { freePort } from '../free-port.js';
 import { call } from './etcd-authority-nodes.js';
 
-// The tests run from dist/test/...: the example is read where it is kept, in the source tree.
-const example = fileURLToPath(
-  new URL('../../../../hosts/authority-node/examples/etcd.json', import.meta.url),
-);
+const example = examplePath('authority-node', 'etcd.json');
 const ADMIN = 'replace-with-a-secret-admin-token';
 
 test('examples/etcd.json validates and composes an HA node whose consensus is etcd, named by the node id', async (t) => {
-  const config = await loadConfig(authorityNodeHostConfig, { file: example, env: {} });
+  const config = await loadExample(authorityNodeHostConfig, 'authority-node', 'etcd.json');
   t.like(config.consensus, { use: 'etcd-consensus' });
   t.false(
     'memberId' in (config.consensus?.options ?? {}),

@@ -1,9 +1,6 @@
-import { fileURLToPath } from 'node:url';
 import test from 'ava';
 import { AUDIT_STORE } from '../../../framework/contracts/audit-store.js';
 import { METADATA_CONSENSUS } from '../../../framework/contracts/metadata-consensus.js';
-import { loadConfig } from '../../../framework/kernel/config.js';
-import { makeTempDir } from '../../../framework/testing/temp-dir.js';
 import {
   authorityNodeHostBuilder,
   authorityNodeHostConfig,
@@ -11,24 +8,20 @@ import {
 import { RaftConsensus } from '../../../plugins/raft/driver/raft-consensus.js';
 import { redisAuditStoreOptions } from '../../../plugins/redis/options.js';
 import { RedisAuditStore } from '../../../plugins/redis/redis-audit-store.js';
+import { loadExampleInTempDir } from '../example-config.js';
 
-/** The example users copy: it must keep loading as the schemas evolve. */
-const EXAMPLE = fileURLToPath(
-  new URL('../../../../hosts/authority-node/examples/redis.json', import.meta.url),
-);
-
+// The example users copy: it must keep loading as the schemas evolve.
 test('examples/redis.json loads, takes its Redis password from the environment, and composes the Redis audit store', async (t) => {
-  const dir = await makeTempDir('authority-redis-example');
-  t.teardown(() => dir.remove());
-  const config = await loadConfig(authorityNodeHostConfig, {
-    file: EXAMPLE,
-    env: {
-      // The data dir too, so building the host touches nothing outside the temporary directory.
-      BATON__dataDir: dir.path,
+  const config = await loadExampleInTempDir(
+    t,
+    authorityNodeHostConfig,
+    'authority-node',
+    'redis.json',
+    {
       BATON__auditStore__options__password: 'password-from-env',
       BATON__node__tokens__0__token: 'admin-token-from-env',
     },
-  });
+  );
   t.is(config.auditStore?.use, 'redis-audit-store');
   t.is(config.consensus, undefined, 'no consensus chosen: the default one-voter Raft');
   t.like(redisAuditStoreOptions.parse(config.auditStore?.options), {

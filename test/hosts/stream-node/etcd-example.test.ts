@@ -1,7 +1,5 @@
-import { fileURLToPath } from 'node:url';
 import test from 'ava';
 import { METADATA_CONSENSUS } from '../../../framework/contracts/metadata-consensus.js';
-import { loadConfig } from '../../../framework/kernel/config.js';
 import { StreamClient } from '../../../framework/stream-transfer/client.js';
 import { EtcdCluster } from '../../../framework/testing/etcd-server.js';
 import { makeTempDir } from '../../../framework/testing/temp-dir.js';
@@ -12,15 +10,13 @@ import {
 } from '../../../hosts/stream-node/index.js';
 import { EtcdConsensus } from '../../../plugins/etcd/etcd-consensus.js';
 import { eventually } from '../eventually.js';
+import { examplePath, loadExample } from '../example-config.js';
 import { freePort } from '../free-port.js';
 
-// The tests run from dist/test/...: the example is read where it is kept, in the source tree.
-const example = fileURLToPath(
-  new URL('../../../../hosts/stream-node/examples/etcd.json', import.meta.url),
-);
+const example = examplePath('stream-node', 'etcd.json');
 
 test('examples/etcd.json validates and composes a node whose consensus is etcd, named by the node id', async (t) => {
-  const config = await loadConfig(streamNodeHostConfig, { file: example, env: {} });
+  const config = await loadExample(streamNodeHostConfig, 'stream-node', 'etcd.json');
   t.like(config.consensus, { use: 'etcd-consensus' });
   t.false(
     'memberId' in (config.consensus?.options ?? {}),
@@ -33,9 +29,8 @@ test('examples/etcd.json validates and composes a node whose consensus is etcd, 
 });
 
 test('a memberId given in the config wins over the node id', async (t) => {
-  const config = await loadConfig(streamNodeHostConfig, {
-    file: example,
-    env: { BATON__consensus__options__memberId: 'streams-n1' },
+  const config = await loadExample(streamNodeHostConfig, 'stream-node', 'etcd.json', {
+    BATON__consensus__options__memberId: 'streams-n1',
   });
   const consensus = streamNodeHostBuilder(config).build().get(METADATA_CONSENSUS);
   t.is((consensus as EtcdConsensus<unknown, unknown, unknown>).self, 'streams-n1');

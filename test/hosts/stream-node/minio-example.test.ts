@@ -1,30 +1,17 @@
-import { fileURLToPath } from 'node:url';
 import test from 'ava';
 import { METADATA_CONSENSUS } from '../../../framework/contracts/metadata-consensus.js';
 import { OBJECT_STORE } from '../../../framework/contracts/object-store.js';
-import { loadConfig } from '../../../framework/kernel/config.js';
-import { makeTempDir } from '../../../framework/testing/temp-dir.js';
 import { streamNodeHostBuilder, streamNodeHostConfig } from '../../../hosts/stream-node/index.js';
 import { s3ObjectStoreOptions } from '../../../plugins/minio/options.js';
 import { S3ObjectStore } from '../../../plugins/minio/s3-object-store.js';
 import { RaftConsensus } from '../../../plugins/raft/driver/raft-consensus.js';
+import { loadExampleInTempDir } from '../example-config.js';
 
-/** The example users copy: it must keep loading as the schemas evolve. */
-const EXAMPLE = fileURLToPath(
-  new URL('../../../../hosts/stream-node/examples/minio.json', import.meta.url),
-);
-
+// The example users copy: it must keep loading as the schemas evolve.
 test('examples/minio.json loads, takes its credentials from the environment, and composes the S3 store on the default Raft', async (t) => {
-  const dir = await makeTempDir('stream-minio-example');
-  t.teardown(() => dir.remove());
-  const config = await loadConfig(streamNodeHostConfig, {
-    file: EXAMPLE,
-    env: {
-      // The data dir too, so building the host touches nothing outside the temporary directory.
-      BATON__dataDir: dir.path,
-      BATON__objectStore__options__accessKey: 'key-from-env',
-      BATON__objectStore__options__secretKey: 'secret-from-env',
-    },
+  const config = await loadExampleInTempDir(t, streamNodeHostConfig, 'stream-node', 'minio.json', {
+    BATON__objectStore__options__accessKey: 'key-from-env',
+    BATON__objectStore__options__secretKey: 'secret-from-env',
   });
   t.is(config.objectStore?.use, 's3-object-store');
   t.is(config.consensus, undefined, 'no consensus chosen: the default one-voter Raft');
