@@ -4,6 +4,7 @@ import type { OwnershipCommand } from '../../../framework/authority-transfer/own
 import { SeededRng } from '../../../framework/testing/sim/seeded-rng.js';
 import { Observer } from './authority-invariants.js';
 import { RaftAuthorityCluster } from './raft-cluster.js';
+import { runSeeds } from './run-seeds.js';
 import { DATACENTERS, type SimMember } from './sim-cluster.js';
 
 // The planned-transfer simulation over Raft: three datacenters whose ownership consensus is
@@ -155,32 +156,12 @@ async function runSeed(
   };
 }
 
-const seeds = process.env.SIM_SEED
-  ? [Number(process.env.SIM_SEED)]
-  : Array.from({ length: Number(process.env.SIM_SEEDS ?? 8) }, (_, i) => i + 1);
-
 test('planned transfers over Raft keep their invariants under partitions, leader loss, store failures and crashes', async (t) => {
-  let commits = 0;
-  let abandoned = 0;
-  let faults = 0;
-  let crossMemberCancels = 0;
-  for (const seed of seeds) {
-    try {
-      const outcome = await runSeed(seed);
-      commits += outcome.commits;
-      abandoned += outcome.abandoned;
-      faults += outcome.faults;
-      crossMemberCancels += outcome.crossMemberCancels;
-    } catch (error) {
-      t.fail(
-        `seed ${seed} failed: ${(error as Error).message}\n` +
-          `replay: npx tsc -p . && SIM_SEED=${seed} npx ava dist/test/sim/authority-transfer/raft-simulation.test.js`,
-      );
-      return;
-    }
-  }
+  const ran = await runSeeds(t, 'raft-simulation.test.js', runSeed);
+  if (!ran) return;
+  const { commits, abandoned, faults, crossMemberCancels } = ran.totals;
   t.log(
-    `${seeds.length} seeds: ${commits} commits, ${abandoned} cancelled or timed out, ${faults} network faults and crashes, ${crossMemberCancels} cancels of a key in doubt on another member`,
+    `${ran.seeds} seeds: ${commits} commits, ${abandoned} cancelled or timed out, ${faults} network faults and crashes, ${crossMemberCancels} cancels of a key in doubt on another member`,
   );
   t.true(commits > 0, 'the runs committed transfers');
   t.true(abandoned > 0, 'the runs cancelled or timed out transfers');

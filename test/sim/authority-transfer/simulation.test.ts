@@ -5,6 +5,7 @@ import type { AdmittedWrite } from '../../../framework/authority-transfer/write-
 import { SeededRng } from '../../../framework/testing/sim/seeded-rng.js';
 import { VirtualClock } from '../../../framework/testing/sim/virtual-clock.js';
 import { Observer } from './authority-invariants.js';
+import { runSeeds } from './run-seeds.js';
 import { DATACENTERS, MEMBERS, SimCluster, type SimMember } from './sim-cluster.js';
 
 const AUTHORITIES = ['proj', 'lib', 'app', 'tool'];
@@ -161,26 +162,10 @@ async function runSeed(seed: number): Promise<{ commits: number; abandoned: numb
   return { commits: observer.committed.size, abandoned: observer.abandoned.size };
 }
 
-const seeds = process.env.SIM_SEED
-  ? [Number(process.env.SIM_SEED)]
-  : Array.from({ length: Number(process.env.SIM_SEEDS ?? 8) }, (_, i) => i + 1);
-
 test('planned transfers keep their invariants under partitions, leader loss, store failures and restarts', async (t) => {
-  let commits = 0;
-  let abandoned = 0;
-  for (const seed of seeds) {
-    try {
-      const outcome = await runSeed(seed);
-      commits += outcome.commits;
-      abandoned += outcome.abandoned;
-    } catch (error) {
-      t.fail(
-        `seed ${seed} failed: ${(error as Error).message}\n` +
-          `replay: npx tsc -p . && SIM_SEED=${seed} npx ava dist/test/sim/authority-transfer/simulation.test.js`,
-      );
-      return;
-    }
-  }
+  const ran = await runSeeds(t, 'simulation.test.js', runSeed);
+  if (!ran) return;
+  const { commits, abandoned } = ran.totals;
   t.true(commits > 0, 'the runs committed transfers');
   t.true(abandoned > 0, 'the runs cancelled or timed out transfers');
 });
