@@ -1,7 +1,4 @@
-import type {
-  AppliedEntry,
-  ProposeOptions,
-} from '../../../framework/contracts/metadata-consensus.js';
+import type { ProposeOptions } from '../../../framework/contracts/metadata-consensus.js';
 import type { StreamCommand, StreamResult } from '../../../framework/stream-transfer/commands.js';
 import type { StreamMetadata } from '../../../framework/stream-transfer/model.js';
 import { StreamStateMachine } from '../../../framework/stream-transfer/state-machine.js';
@@ -9,7 +6,7 @@ import type { StreamConsensus } from '../../../framework/stream-transfer/stream-
 import { LocalConsensus } from '../../../framework/testing/fakes/local-consensus.js';
 import type { SeededRng } from '../../../framework/testing/sim/seeded-rng.js';
 import { VirtualClock } from '../../../framework/testing/sim/virtual-clock.js';
-import type { StreamMetadataBackend, Undo } from './metadata-backend.js';
+import type { AppliedListener, StreamMetadataBackend, Undo } from './metadata-backend.js';
 import { MetadataLink } from './metadata-link.js';
 
 /**
@@ -49,13 +46,7 @@ export class LocalMetadataBackend implements StreamMetadataBackend {
     return this.consensus.view().state;
   }
 
-  onApplied(
-    fn: (
-      replica: string,
-      state: StreamMetadata,
-      entry: AppliedEntry<StreamCommand, StreamResult>,
-    ) => void,
-  ): void {
+  onApplied(fn: AppliedListener): void {
     this.consensus.watch((view, entry) => fn('log', view.state, entry));
   }
 

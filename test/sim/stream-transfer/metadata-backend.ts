@@ -12,6 +12,13 @@ import type { VirtualClock } from '../../../framework/testing/sim/virtual-clock.
 /** Undoes one metadata fault (a partition healed, a leader back). */
 export type Undo = () => void;
 
+/** Told of one entry one replica applied; `replica` changes when a replica restarts. */
+export type AppliedListener = (
+  replica: string,
+  state: StreamMetadata,
+  entry: AppliedEntry<StreamCommand, StreamResult>,
+) => void;
+
 /**
  * What carries a stream simulation's metadata: the nodes, the workload and the invariants are
  * the same whether it is one fault-injecting fake log or Raft members on a simulated network.
@@ -28,13 +35,7 @@ export interface StreamMetadataBackend {
   /** The freshest metadata (the workload's choices, the final check). */
   view(): StreamMetadata;
   /** Sees every entry every replica applies; `replica` changes when a replica restarts. */
-  onApplied(
-    fn: (
-      replica: string,
-      state: StreamMetadata,
-      entry: AppliedEntry<StreamCommand, StreamResult>,
-    ) => void,
-  ): void;
+  onApplied(fn: AppliedListener): void;
   /** Cuts `node` off the metadata (its view lags, its proposals fail); undefined when there is no such fault now. */
   partition(node: string, rng: SeededRng): Undo | undefined;
   /** The leader goes away for a while; undefined when there is no leader to lose. */

@@ -1,6 +1,5 @@
 import {
   NotAppendedError,
-  type AppliedEntry,
   type ProposeOptions,
 } from '../../../framework/contracts/metadata-consensus.js';
 import type { StreamCommand, StreamResult } from '../../../framework/stream-transfer/commands.js';
@@ -13,7 +12,7 @@ import type { SeededRng } from '../../../framework/testing/sim/seeded-rng.js';
 import type { RaftTuning } from '../../../plugins/raft/driver/options.js';
 import { RaftConsensus } from '../../../plugins/raft/driver/raft-consensus.js';
 import { MemoryRaftStorage } from '../../../plugins/raft/storage/memory-storage.js';
-import type { StreamMetadataBackend, Undo } from './metadata-backend.js';
+import type { AppliedListener, StreamMetadataBackend, Undo } from './metadata-backend.js';
 
 type StreamRaft = RaftConsensus<StreamMetadata, StreamCommand, StreamResult>;
 
@@ -87,13 +86,7 @@ export class RaftMetadataBackend implements StreamMetadataBackend {
     return this.cluster.mostApplied()?.view().state ?? emptyMetadata();
   }
 
-  onApplied(
-    fn: (
-      replica: string,
-      state: StreamMetadata,
-      entry: AppliedEntry<StreamCommand, StreamResult>,
-    ) => void,
-  ): void {
+  onApplied(fn: AppliedListener): void {
     this.cluster.onApplied((member, view, entry) =>
       fn(`${member.id}#${member.incarnation}`, view.state, entry),
     );
