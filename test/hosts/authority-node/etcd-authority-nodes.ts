@@ -15,7 +15,7 @@ import type { EtcdConsensus } from '../../../plugins/etcd/etcd-consensus.js';
 import { decodeEntry } from '../../../plugins/etcd/log-entry.js';
 import { LogKeys } from '../../../plugins/etcd/log-keys.js';
 import { eventually } from '../eventually.js';
-import { freePort } from '../free-port.js';
+import { freeLoopbackPort } from '../../../framework/testing/server-process.js';
 import { PEER, tokens } from './node-harness.js';
 
 export type EtcdOwnershipConsensus = OwnershipConsensus &
@@ -72,7 +72,7 @@ export class EtcdAuthorityNodes {
     const roster: Record<string, { members: Record<string, { public: string }> }> = {};
     const ports: number[] = [];
     for (const dc of options.dcs) {
-      const port = await freePort();
+      const port = await freeLoopbackPort();
       ports.push(port);
       roster[dc] = { members: { [`${dc}-1`]: { public: `http://127.0.0.1:${port}` } } };
     }

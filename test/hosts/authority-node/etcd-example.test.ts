@@ -9,7 +9,7 @@ import {
 import { EtcdConsensus } from '../../../plugins/etcd/etcd-consensus.js';
 import { eventually } from '../eventually.js';
 import { examplePath, loadExample } from '../example-config.js';
-import { freePort } from '../free-port.js';
+import { freeLoopbackPort } from '../../../framework/testing/server-process.js';
 import { call } from './etcd-authority-nodes.js';
 
 const example = examplePath('authority-node', 'etcd.json');
@@ -31,7 +31,7 @@ test('examples/etcd.json validates and composes an HA node whose consensus is et
 test('a node started from examples/etcd.json (addresses overridden) commits an ownership command through etcd', async (t) => {
   const etcd = await EtcdCluster.start();
   t.teardown(() => etcd.close());
-  const port = await freePort();
+  const port = await freeLoopbackPort();
   // Only where things are changes: the etcd endpoints, the listeners and an in-memory store.
   const { host, node } = await startAuthorityNodeFromFile({
     file: example,

@@ -7,7 +7,7 @@ import { FeedReplicas } from '../../../framework/authority-transfer/feed-replica
 import { Roster } from '../../../framework/authority-transfer/roster.js';
 import { createSilentLogger } from '../../../framework/kernel/pino-logger.js';
 import { SystemClock } from '../../../framework/kernel/system-clock.js';
-import { freePort } from '../free-port.js';
+import { freeLoopbackPort } from '../../../framework/testing/server-process.js';
 import { ADMIN, PEER, startNode, transfer } from './node-harness.js';
 
 const clock = new SystemClock();
@@ -97,7 +97,7 @@ test('the feed replicator pulls a peer feed, records its applied serial and hear
 });
 
 test('two nodes over HTTP: the transfer commits once the target pulled the source feed through the barrier', async (t) => {
-  const [eastPublic, westPublic] = [await freePort(), await freePort()];
+  const [eastPublic, westPublic] = [await freeLoopbackPort(), await freeLoopbackPort()];
   const roster = {
     east: { members: { 'east-1': { public: `http://127.0.0.1:${eastPublic}` } } },
     west: { members: { 'west-1': { public: `http://127.0.0.1:${westPublic}` } } },

@@ -4,13 +4,13 @@ import { METADATA_CONSENSUS } from '../../../framework/contracts/metadata-consen
 import type { OwnershipConsensus } from '../../../framework/authority-transfer/audit-projection.js';
 import { AUTHORITY_NODE } from '../../../framework/authority-transfer/plugins.js';
 import { startAuthorityNode } from '../../../hosts/authority-node/host.js';
-import { freePort } from '../free-port.js';
+import { freeLoopbackPort } from '../../../framework/testing/server-process.js';
 import { ADMIN, PEER, WRITER, tokens, transfer, waitFor } from './node-harness.js';
 
 test('three nodes on Raft over their public servers: a planned transfer commits and every voter stores its audit', async (t) => {
   const ids = ['east-1', 'west-1', 'north-1'];
   const dcs = ['east', 'west', 'north'];
-  const ports = [await freePort(), await freePort(), await freePort()];
+  const ports = [await freeLoopbackPort(), await freeLoopbackPort(), await freeLoopbackPort()];
   const url = (i: number) => `http://127.0.0.1:${ports[i]}`;
   const roster = Object.fromEntries(dcs.map((dc, i) => [dc, { members: { [ids[i]]: { public: url(i) } } }]));
   const nodes = [];

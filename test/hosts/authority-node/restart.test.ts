@@ -2,7 +2,7 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import test from 'ava';
 import { makeTempDir } from '../../../framework/testing/temp-dir.js';
-import { freePort } from '../free-port.js';
+import { freeLoopbackPort } from '../../../framework/testing/server-process.js';
 import { ADMIN, READER, WRITER, startNode, transfer, waitFor } from './node-harness.js';
 
 type Node = Awaited<ReturnType<typeof startNode>>;
@@ -18,7 +18,7 @@ async function twoMembers(
   t: { teardown(fn: () => Promise<void>): void },
   east: { dataDir?: string | null; consensus?: { use: string; options?: Record<string, unknown> } },
 ) {
-  const [eastPublic, westPublic] = [await freePort(), await freePort()];
+  const [eastPublic, westPublic] = [await freeLoopbackPort(), await freeLoopbackPort()];
   const roster = {
     east: { members: { 'east-1': { public: `http://127.0.0.1:${eastPublic}` } } },
     west: { members: { 'west-1': { public: `http://127.0.0.1:${westPublic}` } } },

@@ -11,7 +11,7 @@ import {
 import { EtcdConsensus } from '../../../plugins/etcd/etcd-consensus.js';
 import { eventually } from '../eventually.js';
 import { examplePath, loadExample } from '../example-config.js';
-import { freePort } from '../free-port.js';
+import { freeLoopbackPort } from '../../../framework/testing/server-process.js';
 
 const example = examplePath('stream-node', 'etcd.json');
 
@@ -41,7 +41,7 @@ test('a node started from examples/etcd.json (addresses overridden) serves a str
   t.teardown(() => etcd.close());
   const dir = await makeTempDir('stream-etcd-example');
   t.teardown(() => dir.remove());
-  const port = await freePort();
+  const port = await freeLoopbackPort();
   // Only where things are changes: the etcd endpoints, the listener, and local stores.
   const { host, node } = await startStreamNodeFromFile({
     file: example,
