@@ -15,7 +15,7 @@ import type { EtcdConsensus } from '../../../plugins/etcd/etcd-consensus.js';
 import { decodeEntry } from '../../../plugins/etcd/log-entry.js';
 import { LogKeys } from '../../../plugins/etcd/log-keys.js';
 import { eventually } from '../eventually.js';
-import { freeLoopbackPort } from '../../../framework/testing/server-process.js';
+import { loopbackMembers } from './loopback-members.js';
 import { PEER, tokens } from './node-harness.js';
 
 export type EtcdOwnershipConsensus = OwnershipConsensus &
@@ -68,14 +68,8 @@ export class EtcdAuthorityNodes {
     options: EtcdAuthorityOptions,
   ): Promise<EtcdAuthorityNodes> {
     const group = new EtcdAuthorityNodes(endpoints);
-    const ids = options.dcs.map((dc) => `${dc}-1`);
-    const roster: Record<string, { members: Record<string, { public: string }> }> = {};
-    const ports: number[] = [];
-    for (const dc of options.dcs) {
-      const port = await freeLoopbackPort();
-      ports.push(port);
-      roster[dc] = { members: { [`${dc}-1`]: { public: `http://127.0.0.1:${port}` } } };
-    }
+    const { ids, ports, roster: rosterOf } = await loopbackMembers(options.dcs);
+    const roster = rosterOf();
     for (const dc of options.absent ?? [])
       roster[dc] = { members: { [`${dc}-1`]: { public: 'http://127.0.0.1:9' } } };
     try {

@@ -4,23 +4,19 @@ import { METADATA_CONSENSUS } from '../../../framework/contracts/metadata-consen
 import type { OwnershipConsensus } from '../../../framework/authority-transfer/audit-projection.js';
 import { AUTHORITY_NODE } from '../../../framework/authority-transfer/plugins.js';
 import { startAuthorityNode } from '../../../hosts/authority-node/host.js';
-import { freeLoopbackPort } from '../../../framework/testing/server-process.js';
+import { loopbackMembers, waitForLeader } from './loopback-members.js';
 import { ADMIN, PEER, WRITER, tokens, transfer, waitFor } from './node-harness.js';
 
 test('three nodes on Raft over their public servers: a planned transfer commits and every voter stores its audit', async (t) => {
-  const ids = ['east-1', 'west-1', 'north-1'];
-  const dcs = ['east', 'west', 'north'];
-  const ports = [await freeLoopbackPort(), await freeLoopbackPort(), await freeLoopbackPort()];
-  const url = (i: number) => `http://127.0.0.1:${ports[i]}`;
-  const roster = Object.fromEntries(dcs.map((dc, i) => [dc, { members: { [ids[i]]: { public: url(i) } } }]));
+  const { ids, ports, peers, roster } = await loopbackMembers(['east', 'west', 'north']);
   const nodes = [];
   try {
     for (let i = 0; i < 3; i++) {
       nodes.push(
         await startAuthorityNode({
-          node: { self: ids[i], roster, public: { port: ports[i] }, control: { port: 0 }, tokens, peerToken: PEER, feed: { pullIntervalMs: 20 } },
+          node: { self: ids[i], roster: roster(), public: { port: ports[i] }, control: { port: 0 }, tokens, peerToken: PEER, feed: { pullIntervalMs: 20 } },
           consensus: { use: 'raft', options: { member: ids[i], voters: ids } },
-          peerTransport: { use: 'raft-http-transport', options: { member: ids[i], peers: Object.fromEntries(ids.map((id, j) => [id, url(j)])) } },
+          peerTransport: { use: 'raft-http-transport', options: { member: ids[i], peers } },
           auditStore: { use: 'memory-audit-store' },
           dataDir: null,
           log: { level: 'silent' },
@@ -28,7 +24,7 @@ test('three nodes on Raft over their public servers: a planned transfer commits 
       );
     }
     const consensus = nodes.map((n) => n.host.get(METADATA_CONSENSUS) as OwnershipConsensus);
-    await waitFor(() => consensus.some((c) => c.leadership().isLeader), 'a Raft leader', 15_000);
+    await waitForLeader(consensus);
     const east = nodes[0].node;
     const call = async (method: string, base: string, path: string, token: string, body?: unknown, key?: string) => {
       const res = await fetch(`${base}${path}`, {

@@ -3,9 +3,10 @@ import { AUTHORITY_NODE } from '../../../framework/authority-transfer/plugins.js
 import type { OwnershipConsensus } from '../../../framework/authority-transfer/audit-projection.js';
 import { METADATA_CONSENSUS } from '../../../framework/contracts/metadata-consensus.js';
 import type { Host } from '../../../framework/kernel/host.js';
-import { freeLoopbackPort, type RedisServer } from '../../../framework/testing/redis-server.js';
+import type { RedisServer } from '../../../framework/testing/redis-server.js';
 import { startAuthorityNode } from '../../../hosts/authority-node/host.js';
 import { TcpCut } from '../../plugins/etcd/tcp-cut.js';
+import { loopbackMembers } from './loopback-members.js';
 import { PEER, tokens } from './node-harness.js';
 
 export interface RedisAuthorityMember {
@@ -36,15 +37,9 @@ export async function startRedisAuthorityCluster(
   redis: RedisServer,
   datacenters: string[],
 ): Promise<RedisAuthorityCluster> {
-  const ids = datacenters.map((dc) => `${dc}-1`);
-  const ports = await Promise.all(ids.map(() => freeLoopbackPort()));
-  const direct = ports.map((port) => `http://127.0.0.1:${port}`);
-  const cut = await TcpCut.open(direct[direct.length - 1]);
-  const rosterUrl = (i: number) => (i === ids.length - 1 ? cut.url : direct[i]);
-  const roster = Object.fromEntries(
-    datacenters.map((dc, i) => [dc, { members: { [ids[i]]: { public: rosterUrl(i) } } }]),
-  );
-  const peers = Object.fromEntries(ids.map((id, i) => [id, direct[i]]));
+  const { ids, ports, urls, peers, roster: rosterVia } = await loopbackMembers(datacenters);
+  const cut = await TcpCut.open(urls[urls.length - 1]);
+  const roster = rosterVia((i) => (i === ids.length - 1 ? cut.url : urls[i]));
   const run = randomBytes(4).toString('hex');
   const members: RedisAuthorityMember[] = [];
   const stop = async () => {

@@ -4,6 +4,7 @@ import type { AuditRecord } from '../../../framework/contracts/audit-store.js';
 import { RedisServer } from '../../../framework/testing/redis-server.js';
 import { eventually, openStore } from '../../plugins/redis/redis-fixture.js';
 import { ADMIN, WRITER, transfer, waitFor } from './node-harness.js';
+import { waitForLeader } from './loopback-members.js';
 import { call, startRedisAuthorityCluster, type RedisAuthorityMember } from './redis-cluster.js';
 
 /** The fields of the audit record, exactly as seed 003 lists them. */
@@ -37,11 +38,7 @@ test('authority nodes on Raft with the Redis audit store: a planned transfer aud
   t.teardown(() => cluster.stop());
   const [east, west, north] = cluster.members;
   const members = cluster.members;
-  await waitFor(
-    () => members.some((m) => m.consensus.leadership().isLeader),
-    'a Raft leader',
-    15_000,
-  );
+  await waitForLeader(members.map((m) => m.consensus));
   const established = await call('POST', `${east.control}/availability/v1/commands`, ADMIN, {
     type: 'transfer_authority',
     authority: 'proj',

@@ -1,0 +1,47 @@
+import { freeLoopbackPort } from '../../../framework/testing/server-process.js';
+import { waitFor } from './node-harness.js';
+
+type Roster = Record<string, { members: Record<string, { public: string }> }>;
+
+/** One member per datacenter, on loopback ports chosen before any of them starts. */
+export interface LoopbackMembers {
+  /** `<dc>-1` for each datacenter, in order. */
+  ids: string[];
+  ports: number[];
+  /** Each member's public server, as its peers reach it directly. */
+  urls: string[];
+  /** Member id to public URL: the Raft HTTP transport's peers. */
+  peers: Record<string, string>;
+  /** The roster naming each member's public server; `via` may route one through elsewhere. */
+  roster(via?: (i: number) => string): Roster;
+}
+
+/**
+ * Ports are taken before the nodes start because every roster (and every Raft peer list) must
+ * name all the members' public servers up front.
+ */
+export async function loopbackMembers(datacenters: string[]): Promise<LoopbackMembers> {
+  const ids = datacenters.map((dc) => `${dc}-1`);
+  const ports: number[] = [];
+  for (let i = 0; i < ids.length; i++) ports.push(await freeLoopbackPort());
+  const urls = ports.map((port) => `http://127.0.0.1:${port}`);
+  return {
+    ids,
+    ports,
+    urls,
+    peers: Object.fromEntries(ids.map((id, i) => [id, urls[i]])),
+    roster: (via = (i) => urls[i]) =>
+      Object.fromEntries(
+        datacenters.map((dc, i) => [dc, { members: { [ids[i]]: { public: via(i) } } }]),
+      ),
+  };
+}
+
+/** Waits until one of the members leads its consensus, so a test can propose at once. */
+export function waitForLeader(
+  members: { leadership(): { isLeader: boolean } }[],
+  what = 'a Raft leader',
+  ms = 15_000,
+): Promise<void> {
+  return waitFor(() => members.some((m) => m.leadership().isLeader), what, ms);
+}
