@@ -14,6 +14,7 @@ import { authorityNodeHostBuilder } from '../../../hosts/authority-node/host.js'
 import type { EtcdConsensus } from '../../../plugins/etcd/etcd-consensus.js';
 import { decodeEntry } from '../../../plugins/etcd/log-entry.js';
 import { LogKeys } from '../../../plugins/etcd/log-keys.js';
+import { FAST } from '../../plugins/etcd/etcd-fixture.js';
 import { eventually } from '../eventually.js';
 import { loopbackMembers } from './loopback-members.js';
 import { PEER, tokens } from './node-harness.js';
@@ -41,15 +42,11 @@ export interface EtcdAuthorityOptions {
   tracker?: { suspectAfterMs: number; deadAfterMs: number };
 }
 
-/** Timeouts that let a fault end in seconds on a loaded machine (lease 2 s, one request up to 3 s). */
-const ETCD_TIMEOUTS = {
-  requestTimeoutMs: 3_000,
-  proposeTimeoutMs: 10_000,
-  readTimeoutMs: 10_000,
-  leaseTtlSeconds: 2,
-  retryMinMs: 20,
-  retryMaxMs: 200,
-};
+/**
+ * The etcd plugin tests' timeouts that let a fault end in seconds (lease 2 s, one request up to
+ * 3 s), with a proposal given up after 10 s.
+ */
+const ETCD_TIMEOUTS = { ...FAST, proposeTimeoutMs: 10_000 };
 
 /**
  * Authority nodes in mode ha, one per datacenter, whose ownership consensus is one log in etcd:

@@ -8,6 +8,7 @@ import type { Host } from '../../../framework/kernel/host.js';
 import { makeTempDir, type TempDir } from '../../../framework/testing/temp-dir.js';
 import { startStreamNode } from '../../../hosts/stream-node/host.js';
 import type { EtcdConsensus } from '../../../plugins/etcd/etcd-consensus.js';
+import { FAST } from '../../plugins/etcd/etcd-fixture.js';
 
 export const TOKEN = 'etcd-admin';
 
@@ -19,19 +20,6 @@ export interface EtcdStreamNode {
   node: StreamNodeService;
   consensus: StreamEtcdConsensus;
 }
-
-/**
- * Timeouts that let a fault test end in seconds on a loaded machine: a lost leader is replaced
- * after its 2 s lease, one etcd request may take up to 3 s.
- */
-const ETCD_TIMEOUTS = {
-  requestTimeoutMs: 3_000,
-  proposeTimeoutMs: 15_000,
-  readTimeoutMs: 10_000,
-  leaseTtlSeconds: 2,
-  retryMinMs: 20,
-  retryMaxMs: 200,
-};
 
 /**
  * Stream nodes whose metadata consensus is etcd, as a config file would compose them: each
@@ -77,7 +65,8 @@ export class EtcdStreamNodes {
           endpoints: this.endpoints,
           prefix: this.prefix,
           initialVoters: this.ids,
-          ...ETCD_TIMEOUTS,
+          // A fault ends in seconds: a lost leader is replaced after its 2 s lease.
+          ...FAST,
         },
       },
       objectStore: { use: 'fs-object-store', options: { dir: this.objects.path } },
