@@ -17,7 +17,6 @@ import { LogKeys } from '../../../plugins/etcd/log-keys.js';
 import { FAST } from '../../plugins/etcd/etcd-fixture.js';
 import { eventually } from '../eventually.js';
 import { loopbackMembers } from './loopback-members.js';
-import { PEER, tokens } from './node-harness.js';
 
 export type EtcdOwnershipConsensus = OwnershipConsensus &
   Pick<EtcdConsensus<unknown, unknown, unknown>, 'appliedSeq'>;
@@ -65,21 +64,16 @@ export class EtcdAuthorityNodes {
     options: EtcdAuthorityOptions,
   ): Promise<EtcdAuthorityNodes> {
     const group = new EtcdAuthorityNodes(endpoints);
-    const { ids, ports, roster: rosterOf } = await loopbackMembers(options.dcs);
-    const roster = rosterOf();
+    const cluster = await loopbackMembers(options.dcs);
+    const { ids } = cluster;
+    const roster = cluster.roster();
     for (const dc of options.absent ?? [])
       roster[dc] = { members: { [`${dc}-1`]: { public: 'http://127.0.0.1:9' } } };
     try {
       for (const [i, dc] of options.dcs.entries()) {
         const builder = authorityNodeHostBuilder({
           node: {
-            self: ids[i],
-            roster,
-            public: { port: ports[i] },
-            control: { port: 0 },
-            tokens,
-            peerToken: PEER,
-            feed: { pullIntervalMs: 20 },
+            ...cluster.node(i, roster),
             transfers: { reprobeInitialDelayMs: 5, reprobeMaxDelayMs: 50 },
             resolution: { initialDelayMs: 50, maxDelayMs: 500 },
             ...(options.tracker ? { tracker: options.tracker } : {}),

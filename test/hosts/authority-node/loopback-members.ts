@@ -1,5 +1,5 @@
 import { freeLoopbackPort } from '../../../framework/testing/server-process.js';
-import { waitFor } from './node-harness.js';
+import { PEER, tokens, waitFor } from './node-harness.js';
 
 type Roster = Record<string, { members: Record<string, { public: string }> }>;
 
@@ -14,6 +14,21 @@ export interface LoopbackMembers {
   peers: Record<string, string>;
   /** The roster naming each member's public server; `via` may route one through elsewhere. */
   roster(via?: (i: number) => string): Roster;
+  /**
+   * The node options member `i` starts with: its public port from the roster, an ephemeral
+   * control port, the harness tokens, and its peers' feeds pulled every 20 ms.
+   */
+  node(i: number, roster: Roster): MemberNodeOptions;
+}
+
+export interface MemberNodeOptions {
+  self: string;
+  roster: Roster;
+  public: { port: number };
+  control: { port: number };
+  tokens: typeof tokens;
+  peerToken: string;
+  feed: { pullIntervalMs: number };
 }
 
 /**
@@ -34,6 +49,15 @@ export async function loopbackMembers(datacenters: string[]): Promise<LoopbackMe
       Object.fromEntries(
         datacenters.map((dc, i) => [dc, { members: { [ids[i]]: { public: via(i) } } }]),
       ),
+    node: (i, roster) => ({
+      self: ids[i],
+      roster,
+      public: { port: ports[i] },
+      control: { port: 0 },
+      tokens,
+      peerToken: PEER,
+      feed: { pullIntervalMs: 20 },
+    }),
   };
 }
 

@@ -5,16 +5,18 @@ import type { OwnershipConsensus } from '../../../framework/authority-transfer/a
 import { AUTHORITY_NODE } from '../../../framework/authority-transfer/plugins.js';
 import { startAuthorityNode } from '../../../hosts/authority-node/host.js';
 import { loopbackMembers, waitForLeader } from './loopback-members.js';
-import { ADMIN, PEER, WRITER, tokens, transfer, waitFor } from './node-harness.js';
+import { ADMIN, WRITER, transfer, waitFor } from './node-harness.js';
 
 test('three nodes on Raft over their public servers: a planned transfer commits and every voter stores its audit', async (t) => {
-  const { ids, ports, peers, roster } = await loopbackMembers(['east', 'west', 'north']);
+  const members = await loopbackMembers(['east', 'west', 'north']);
+  const { ids, peers } = members;
+  const roster = members.roster();
   const nodes = [];
   try {
     for (let i = 0; i < 3; i++) {
       nodes.push(
         await startAuthorityNode({
-          node: { self: ids[i], roster: roster(), public: { port: ports[i] }, control: { port: 0 }, tokens, peerToken: PEER, feed: { pullIntervalMs: 20 } },
+          node: members.node(i, roster),
           consensus: { use: 'raft', options: { member: ids[i], voters: ids } },
           peerTransport: { use: 'raft-http-transport', options: { member: ids[i], peers } },
           auditStore: { use: 'memory-audit-store' },

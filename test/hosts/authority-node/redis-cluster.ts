@@ -7,7 +7,6 @@ import type { RedisServer } from '../../../framework/testing/redis-server.js';
 import { startAuthorityNode } from '../../../hosts/authority-node/host.js';
 import { TcpCut } from '../../plugins/etcd/tcp-cut.js';
 import { loopbackMembers } from './loopback-members.js';
-import { PEER, tokens } from './node-harness.js';
 
 export interface RedisAuthorityMember {
   id: string;
@@ -37,9 +36,10 @@ export async function startRedisAuthorityCluster(
   redis: RedisServer,
   datacenters: string[],
 ): Promise<RedisAuthorityCluster> {
-  const { ids, ports, urls, peers, roster: rosterVia } = await loopbackMembers(datacenters);
+  const loopback = await loopbackMembers(datacenters);
+  const { ids, urls, peers } = loopback;
   const cut = await TcpCut.open(urls[urls.length - 1]);
-  const roster = rosterVia((i) => (i === ids.length - 1 ? cut.url : urls[i]));
+  const roster = loopback.roster((i) => (i === ids.length - 1 ? cut.url : urls[i]));
   const run = randomBytes(4).toString('hex');
   const members: RedisAuthorityMember[] = [];
   const stop = async () => {
@@ -53,13 +53,7 @@ export async function startRedisAuthorityCluster(
         const keyPrefix = `e2e-${run}:${id}:`;
         return startAuthorityNode({
           node: {
-            self: id,
-            roster,
-            public: { port: ports[i] },
-            control: { port: 0 },
-            tokens,
-            peerToken: PEER,
-            feed: { pullIntervalMs: 20 },
+            ...loopback.node(i, roster),
             transfers: { reprobeInitialDelayMs: 10, reprobeMaxDelayMs: 50 },
           },
           consensus: { use: 'raft', options: { member: id, voters: ids } },
