@@ -1,29 +1,14 @@
 import test from 'ava';
 import { existsSync } from 'node:fs';
 import { METADATA_CONSENSUS } from '../../../framework/contracts/metadata-consensus.js';
-import { SystemClock } from '../../../framework/kernel/system-clock.js';
 import { StreamClient } from '../../../framework/stream-transfer/client.js';
 import { makeTempDir } from '../../../framework/testing/temp-dir.js';
 import { RaftConsensus } from '../../../plugins/raft/driver/raft-consensus.js';
 import { STREAM_NODE } from '../../../framework/stream-transfer/plugins.js';
 import { startStreamNode, streamNodeHostBuilder } from '../../../hosts/stream-node/host.js';
+import { eventually } from '../eventually.js';
 
 const TOKEN = 'default-admin';
-
-/** Waits on a condition with a real deadline (these tests talk to real servers). */
-async function eventually(condition: () => Promise<boolean> | boolean, what: string, ms = 10_000): Promise<void> {
-  const clock = new SystemClock();
-  const deadline = clock.now() + ms;
-  for (;;) {
-    try {
-      if (await condition()) return;
-    } catch {
-      // No leader yet, or not registered yet: keep waiting until the deadline.
-    }
-    if (clock.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await clock.sleep(20);
-  }
-}
 
 /** A config that names no consensus and no object store: the host's defaults decide. */
 function defaultsUnder(dataDir: string | null, walDir?: string) {

@@ -1,24 +1,10 @@
 import test from 'ava';
-import { SystemClock } from '../../../framework/kernel/system-clock.js';
 import { StreamClient } from '../../../framework/stream-transfer/client.js';
 import { makeTempDir } from '../../../framework/testing/temp-dir.js';
 import { startStreamNode } from '../../../hosts/stream-node/host.js';
+import { eventually } from '../eventually.js';
 
 const TOKEN = 'raft-admin';
-
-async function eventually(condition: () => Promise<boolean> | boolean, what: string, ms = 10_000): Promise<void> {
-  const clock = new SystemClock();
-  const deadline = clock.now() + ms;
-  for (;;) {
-    try {
-      if (await condition()) return;
-    } catch {
-      // Not ready yet (no leader, not registered): keep waiting until the deadline.
-    }
-    if (clock.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await clock.sleep(20);
-  }
-}
 
 test('a stream node on the Raft consensus keeps its metadata, WAL and records across a restart', async (t) => {
   const dir = await makeTempDir('stream-node-raft');
