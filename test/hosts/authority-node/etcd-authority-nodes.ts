@@ -148,29 +148,6 @@ export class EtcdAuthorityNodes {
   }
 }
 
-/** An HTTP call to a member's control (default) or public listener. */
-export async function call(
-  base: string,
-  method: string,
-  path: string,
-  options: { token?: string; body?: unknown; key?: string } = {},
-): Promise<{ status: number; body: Record<string, unknown> & { code?: string } }> {
-  const headers: Record<string, string> = {};
-  if (options.token) headers.authorization = `Bearer ${options.token}`;
-  if (options.key) headers['idempotency-key'] = options.key;
-  if (options.body !== undefined) headers['content-type'] = 'application/json';
-  const response = await fetch(`${base}${path}`, {
-    method,
-    headers,
-    body: options.body === undefined ? undefined : JSON.stringify(options.body),
-  });
-  const text = await response.text();
-  return {
-    status: response.status,
-    body: text ? (JSON.parse(text) as Record<string, unknown>) : {},
-  };
-}
-
 /**
  * Records every epoch each member applies, per authority, so a test can check that no member
  * ever saw an authority's epoch go backwards. Returns the problems seen (empty when none).

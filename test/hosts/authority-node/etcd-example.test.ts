@@ -10,7 +10,7 @@ import { EtcdConsensus } from '../../../plugins/etcd/etcd-consensus.js';
 import { eventually } from '../eventually.js';
 import { examplePath, loadExample } from '../example-config.js';
 import { freeLoopbackPort } from '../../../framework/testing/server-process.js';
-import { call } from './etcd-authority-nodes.js';
+import { call } from './http-call.js';
 
 const example = examplePath('authority-node', 'etcd.json');
 const ADMIN = 'replace-with-a-secret-admin-token';

@@ -1,7 +1,8 @@
 import test, { type ExecutionContext } from 'ava';
 import { etcdClustersForFile } from '../etcd-clusters.js';
 import { eventually } from '../eventually.js';
-import { EtcdAuthorityNodes, call, watchEpochs } from './etcd-authority-nodes.js';
+import { EtcdAuthorityNodes, watchEpochs } from './etcd-authority-nodes.js';
+import { call } from './http-call.js';
 import { ADMIN, READER, WRITER, transfer } from './node-harness.js';
 
 // One etcd of each shape for the whole file: a single node and a 3-member cluster.

@@ -4,6 +4,7 @@ import { METADATA_CONSENSUS } from '../../../framework/contracts/metadata-consen
 import type { OwnershipConsensus } from '../../../framework/authority-transfer/audit-projection.js';
 import { AUTHORITY_NODE } from '../../../framework/authority-transfer/plugins.js';
 import { startAuthorityNode } from '../../../hosts/authority-node/host.js';
+import { call } from './http-call.js';
 import { loopbackMembers, waitForLeader } from './loopback-members.js';
 import { ADMIN, WRITER, transfer, waitFor } from './node-harness.js';
 
@@ -28,19 +29,11 @@ test('three nodes on Raft over their public servers: a planned transfer commits 
     const consensus = nodes.map((n) => n.host.get(METADATA_CONSENSUS) as OwnershipConsensus);
     await waitForLeader(consensus);
     const east = nodes[0].node;
-    const call = async (method: string, base: string, path: string, token: string, body?: unknown, key?: string) => {
-      const res = await fetch(`${base}${path}`, {
-        method,
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...(key ? { 'idempotency-key': key } : {}) },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      return { status: res.status, body: await res.json().catch(() => undefined) };
-    };
-    const established = await call('POST', east.controlAddress.url, '/availability/v1/commands', ADMIN, { type: 'transfer_authority', authority: 'proj', target: 'east' });
+    const established = await call(east.controlAddress.url, 'POST', '/availability/v1/commands', { token: ADMIN, body: { type: 'transfer_authority', authority: 'proj', target: 'east' } });
     t.is(established.status, 200, JSON.stringify(established.body));
-    const write = await call('POST', east.publicAddress.url, '/availability/v1/authorities/proj/writes', WRITER, { operation: 'op1', epoch: 1 });
+    const write = await call(east.publicAddress.url, 'POST', '/availability/v1/authorities/proj/writes', { token: WRITER, body: { operation: 'op1', epoch: 1 } });
     t.is(write.status, 200, JSON.stringify(write.body));
-    const res = await call('POST', east.controlAddress.url, '/availability/v1/transfers', ADMIN, transfer, 'raft-e2e');
+    const res = await call(east.controlAddress.url, 'POST', '/availability/v1/transfers', { token: ADMIN, body: transfer, key: 'raft-e2e' });
     t.is(res.status, 200, JSON.stringify(res.body));
     t.like(res.body, { id: 'raft-e2e', barrier: 1, epoch: 2 });
     t.true(nodes[1].node.replicas.appliedSerial(east.feed.origin()) >= 1, 'west had applied the barrier');

@@ -94,27 +94,3 @@ export async function startRedisAuthorityCluster(
   }
   return { members, cut, stop };
 }
-
-/** A JSON call with a bearer token (and an Idempotency-Key when given). */
-export async function call(
-  method: string,
-  url: string,
-  token: string,
-  body?: unknown,
-  key?: string,
-): Promise<{ status: number; body: Record<string, unknown> }> {
-  const response = await fetch(url, {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      'content-type': 'application/json',
-      ...(key ? { 'idempotency-key': key } : {}),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  return {
-    status: response.status,
-    body: text ? (JSON.parse(text) as Record<string, unknown>) : {},
-  };
-}

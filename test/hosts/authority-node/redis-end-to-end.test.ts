@@ -5,7 +5,8 @@ import { RedisServer } from '../../../framework/testing/redis-server.js';
 import { eventually, openStore } from '../../plugins/redis/redis-fixture.js';
 import { ADMIN, WRITER, transfer, waitFor } from './node-harness.js';
 import { waitForLeader } from './loopback-members.js';
-import { call, startRedisAuthorityCluster, type RedisAuthorityMember } from './redis-cluster.js';
+import { call } from './http-call.js';
+import { startRedisAuthorityCluster, type RedisAuthorityMember } from './redis-cluster.js';
 
 /** The fields of the audit record, exactly as seed 003 lists them. */
 const SEED_FIELDS = [
@@ -39,31 +40,30 @@ test('authority nodes on Raft with the Redis audit store: a planned transfer aud
   const [east, west, north] = cluster.members;
   const members = cluster.members;
   await waitForLeader(members.map((m) => m.consensus));
-  const established = await call('POST', `${east.control}/availability/v1/commands`, ADMIN, {
-    type: 'transfer_authority',
-    authority: 'proj',
-    target: 'east',
+  const established = await call(east.control, 'POST', '/availability/v1/commands', {
+    token: ADMIN,
+    body: {
+      type: 'transfer_authority',
+      authority: 'proj',
+      target: 'east',
+    },
   });
   t.is(established.status, 200, JSON.stringify(established.body));
-  const write = await call(
-    'POST',
-    `${east.public}/availability/v1/authorities/proj/writes`,
-    WRITER,
-    {
+  const write = await call(east.public, 'POST', '/availability/v1/authorities/proj/writes', {
+    token: WRITER,
+    body: {
       operation: 'op1',
       epoch: 1,
     },
-  );
+  });
   t.is(write.status, 200, JSON.stringify(write.body));
 
   // 1. A planned transfer east -> west commits, and every voter's audit is in Redis.
-  const first = await call(
-    'POST',
-    `${east.control}/availability/v1/transfers`,
-    ADMIN,
-    transfer,
-    'e2e-first',
-  );
+  const first = await call(east.control, 'POST', '/availability/v1/transfers', {
+    token: ADMIN,
+    body: transfer,
+    key: 'e2e-first',
+  });
   t.is(first.status, 200, JSON.stringify(first.body));
   t.like(first.body, {
     id: 'e2e-first',
@@ -87,24 +87,20 @@ test('authority nodes on Raft with the Redis audit store: a planned transfer aud
 
   // 2. The next transfer (west -> north) is admitted and waits for north to catch up: the
   //    path to north is cut, so the probe reads no frontier. Redis stops meanwhile.
-  const onWest = await call(
-    'POST',
-    `${west.public}/availability/v1/authorities/proj/writes`,
-    WRITER,
-    {
+  const onWest = await call(west.public, 'POST', '/availability/v1/authorities/proj/writes', {
+    token: WRITER,
+    body: {
       operation: 'op2',
       epoch: 2,
     },
-  );
+  });
   t.is(onWest.status, 200, JSON.stringify(onWest.body));
   cluster.cut.isolate();
-  const second = call(
-    'POST',
-    `${west.control}/availability/v1/transfers`,
-    ADMIN,
-    { authority: 'proj', source: 'west', target: 'north', reason: 'rebalance toward north' },
-    'e2e-second',
-  );
+  const second = call(west.control, 'POST', '/availability/v1/transfers', {
+    token: ADMIN,
+    body: { authority: 'proj', source: 'west', target: 'north', reason: 'rebalance toward north' },
+    key: 'e2e-second',
+  });
   const engine = west.host.get(AUTHORITY_NODE).engine!;
   await waitFor(
     () => engine.registry.get('proj')?.lastReadingAt !== undefined,
@@ -128,7 +124,9 @@ test('authority nodes on Raft with the Redis audit store: a planned transfer aud
     t.truthy(pending, `${member.id} holds the sealed record as pending`);
     t.deepEqual([...(pending?.awaiting ?? [])].sort(), members.map((m) => m.id).sort(), member.id);
   }
-  const home = await call('GET', `${north.control}/availability/v1/authorities/proj`, ADMIN);
+  const home = await call(north.control, 'GET', '/availability/v1/authorities/proj', {
+    token: ADMIN,
+  });
   t.like(
     home.body,
     { home: 'north', epoch: 3 },
@@ -171,30 +169,30 @@ test('authority nodes on Raft with the Redis audit store: a planned transfer aud
         `${member.id}: ${id} has exactly the seed's fields`,
       );
     }
-    const audit = await call(
-      'GET',
-      `${member.control}/availability/v1/authorities/proj/audit`,
-      ADMIN,
-    );
+    const audit = await call(member.control, 'GET', '/availability/v1/authorities/proj/audit', {
+      token: ADMIN,
+    });
     t.deepEqual(
       (audit.body.records as AuditRecord[]).map((r) => r.id),
       ['e2e-second', 'e2e-first'],
       `${member.id}: its audit, newest first`,
     );
-    t.like((await call('GET', `${member.control}/availability/v1/authorities/proj`, ADMIN)).body, {
-      home: 'north',
-      epoch: 3,
-    });
+    t.like(
+      (await call(member.control, 'GET', '/availability/v1/authorities/proj', { token: ADMIN }))
+        .body,
+      {
+        home: 'north',
+        epoch: 3,
+      },
+    );
   }
 
   // A retry under the same key answers the committed decision: no second move.
-  const retried = await call(
-    'POST',
-    `${west.control}/availability/v1/transfers`,
-    ADMIN,
-    { authority: 'proj', source: 'west', target: 'north', reason: 'rebalance toward north' },
-    'e2e-second',
-  );
+  const retried = await call(west.control, 'POST', '/availability/v1/transfers', {
+    token: ADMIN,
+    body: { authority: 'proj', source: 'west', target: 'north', reason: 'rebalance toward north' },
+    key: 'e2e-second',
+  });
   t.is(retried.status, 200, JSON.stringify(retried.body));
   t.deepEqual(retried.body, sealed as unknown as Record<string, unknown>);
 });
