@@ -9,8 +9,6 @@ import {
   type Leadership,
   type Membership,
   type MetadataConsensus,
-  type NotAppendedReason,
-  type OutcomeUnknownReason,
   type ProposeOptions,
   type Receipt,
   type StateMachine,
@@ -30,15 +28,9 @@ import { Deadlines } from './deadlines.js';
 import { PendingProposal, Waiters, type Waiter } from './waiter.js';
 import { DEFAULT_TUNING, type RaftConsensusOptions, type RaftTuning } from './options.js';
 import { ReplicatedState, type CommandData } from './replicated-state.js';
-import {
-  PROPOSE_CHANNEL,
-  RAFT_CHANNEL,
-  hasRequiredFields,
-  parseRaftEnvelope,
-  proposeRequestSchema,
-  type ProposeRequest,
-  type ProposeResponse,
-} from './wire.js';
+import { PROPOSE_CHANNEL, RAFT_CHANNEL, hasRequiredFields, parseRaftEnvelope } from './wire.js';
+import { ForwardedProposals, Forwarder, responseError } from './forwarding.js';
+import { MembershipChanges } from './membership.js';
 
 interface PendingRead<S> {
   index?: number;
@@ -109,7 +101,12 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
   private readonly waiters = new Waiters();
   /** Keyed proposals appended by this leader and not yet applied: a retry joins them. */
   private readonly inFlightKeys = new Map<string, { fingerprint: string; index: number }>();
-  private readonly forwards = new Set<AbortController>();
+  /** Proposals this follower sent to the leader (forwarding.ts). */
+  private readonly forwarder: Forwarder;
+  /** Proposals followers sent to this member while it leads (forwarding.ts). */
+  private readonly forwarded: ForwardedProposals;
+  /** addVoter and removeVoter (membership.ts). */
+  private readonly membershipChanges: MembershipChanges;
   /** Deadlines of the proposals at this member, swept every tick. */
   private readonly deadlines = new Deadlines();
   private readonly releaseQueued = () => {
@@ -147,6 +144,43 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
       );
     }
     this.lastLeadership = { self: this.self, isLeader: false, term: 0 };
+    this.forwarder = new Forwarder(
+      this.transport,
+      this.clock,
+      this.tuning.tickMs,
+      () => this.state === 'running',
+    );
+    this.membershipChanges = new MembershipChanges({
+      self: this.self,
+      cluster: this.cluster,
+      clock: this.clock,
+      deadlines: this.deadlines,
+      forwarder: this.forwarder,
+      timeoutMs: this.tuning.proposeTimeoutMs,
+      leaderWaitMs: this.tuning.tickMs * this.tuning.electionTicks,
+      assertRunning: (what) => this.assertRunning(what),
+      running: () => this.state === 'running',
+      isLeader: () => this.core.role === 'leader',
+      knownLeader: () => (this.core.lead === NONE ? undefined : this.core.lead),
+      voters: () => this.core.voters(),
+      appliedPosition: () => this.rs.applied,
+      enqueue: (input) => this.enqueue(input),
+      proposeConfChange: (change) => this.core.proposeConfChange(change),
+      addWaiter: (index, term, w) => this.addWaiter(index, term, w),
+      waitForLeadershipChange: (ms, signal) => this.waitForLeadershipChange(ms, signal),
+    });
+    this.forwarded = new ForwardedProposals({
+      self: this.self,
+      cluster: this.cluster,
+      maxTimeoutMs: this.tuning.proposeTimeoutMs * 4,
+      stats: this.stats,
+      clock: this.clock,
+      leading: () => this.state === 'running' && this.core.role === 'leader',
+      appliedPosition: () => this.rs.applied,
+      proposeHere: (data, now, timeoutMs, signal) => this.proposeHere(data, now, timeoutMs, signal),
+      changeHere: (change, member, timeoutMs) =>
+        this.membershipChanges.changeHere(change, member, timeoutMs),
+    });
   }
 
   // ---- lifecycle ----
@@ -190,7 +224,7 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
       this.transport.listen(RAFT_CHANNEL, { onMessage: (from, m) => this.onRaftMessage(from, m) }),
       this.transport.listen(PROPOSE_CHANNEL, {
         onMessage: () => this.stats.malformedMessages++,
-        onRequest: (from, m) => this.onProposeRequest(from, m),
+        onRequest: (from, m) => this.forwarded.answer(from, m),
       }),
     );
     this.state = 'running';
@@ -214,8 +248,7 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
     this.tickTimer?.cancel();
     for (const off of this.unlisten) off();
     this.unlisten = [];
-    for (const c of this.forwards)
-      c.abort(new OutcomeUnknownError('stopped', `member ${this.self} stopped`));
+    this.forwarder.abortAll(new OutcomeUnknownError('stopped', `member ${this.self} stopped`));
     this.failWaiters(
       () =>
         new OutcomeUnknownError(
@@ -329,7 +362,7 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
         );
         if (outcome !== 'retry') return outcome as Receipt<R>;
       } else if (this.core.lead !== NONE) {
-        const response = await this.forward(
+        const response = await this.forwarder.request(
           this.core.lead,
           { kind: 'command', cluster: this.cluster, command, key, timeoutMs: remaining },
           remaining,
@@ -399,11 +432,11 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
   }
 
   addVoter(member: MemberId, options: { signal?: AbortSignal } = {}): Promise<void> {
-    return this.changeMembership('add', member, options.signal);
+    return this.membershipChanges.change('add', member, options.signal);
   }
 
   removeVoter(member: MemberId, options: { signal?: AbortSignal } = {}): Promise<void> {
-    return this.changeMembership('remove', member, options.signal);
+    return this.membershipChanges.change('remove', member, options.signal);
   }
 
   /** Raft state, for status pages and tests. */
@@ -513,198 +546,6 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
     const all = this.waiters.clear();
     this.inFlightKeys.clear();
     for (const w of all) w.fail(error());
-  }
-
-  private async forward(
-    leader: MemberId,
-    body: ProposeRequest,
-    timeoutMs: number,
-    signal: AbortSignal | undefined,
-  ): Promise<ProposeResponse> {
-    const controller = new AbortController();
-    const onAbort = () => controller.abort(signal!.reason);
-    signal?.addEventListener('abort', onAbort, { once: true });
-    this.forwards.add(controller);
-    // Our own bound on the wait: a transport whose process died may never answer at all.
-    const guard = new Promise<never>((_, reject) => {
-      const fail = () => reject(controller.signal.reason ?? new Error('aborted'));
-      if (controller.signal.aborted) fail();
-      controller.signal.addEventListener('abort', fail, { once: true });
-    });
-    guard.catch(() => undefined);
-    const timer = this.clock.setTimer(timeoutMs + this.tuning.tickMs, () =>
-      controller.abort(new Error(`no answer within ${timeoutMs} ms`)),
-    );
-    try {
-      const answer = await Promise.race([
-        this.transport.request(
-          leader,
-          { channel: PROPOSE_CHANNEL, body },
-          { timeoutMs, signal: controller.signal },
-        ),
-        guard,
-      ]);
-      return answer.body as ProposeResponse;
-    } catch (error) {
-      // It may have reached the leader and been appended: only a retry with the key can tell.
-      const reason: OutcomeUnknownReason =
-        this.state !== 'running' ? 'stopped' : signal?.aborted ? 'aborted' : 'timeout';
-      throw new OutcomeUnknownError(
-        reason,
-        `forwarded to leader ${leader}, no answer: ${(error as Error).message}`,
-      );
-    } finally {
-      timer.cancel();
-      signal?.removeEventListener('abort', onAbort);
-      this.forwards.delete(controller);
-    }
-  }
-
-  private async onProposeRequest(from: MemberId, message: PeerMessage): Promise<PeerMessage> {
-    const reply = (body: ProposeResponse): PeerMessage => ({ channel: PROPOSE_CHANNEL, body });
-    const parsed = proposeRequestSchema.safeParse(message.body);
-    if (!parsed.success || parsed.data.cluster !== this.cluster) {
-      if (parsed.success) this.stats.foreignMessages++;
-      else this.stats.malformedMessages++;
-      return reply({
-        ok: false,
-        kind: 'not_appended',
-        reason: 'no_leader',
-        message: `malformed or foreign proposal from ${from}`,
-      });
-    }
-    const req = parsed.data;
-    if (this.state !== 'running' || this.core.role !== 'leader') {
-      return reply({
-        ok: false,
-        kind: 'not_appended',
-        reason: 'no_leader',
-        message: `${this.self} is not the leader`,
-      });
-    }
-    const timeoutMs = Math.min(req.timeoutMs, this.tuning.proposeTimeoutMs * 4);
-    try {
-      if (req.kind === 'conf') {
-        await this.changeHere(req.change, req.member, timeoutMs);
-        return reply({ ok: true, position: { ...this.rs.applied }, result: null, replayed: false });
-      }
-      const fingerprint = req.key === undefined ? undefined : canonicalJson(req.command);
-      const outcome = await this.proposeHere(
-        { command: req.command, key: req.key, fingerprint },
-        this.clock.now(),
-        timeoutMs,
-        undefined,
-      );
-      if (outcome === 'retry')
-        return reply({
-          ok: false,
-          kind: 'not_appended',
-          reason: 'no_leader',
-          message: `${this.self} stopped leading before appending`,
-        });
-      return reply({
-        ok: true,
-        position: outcome.position,
-        result: outcome.result,
-        replayed: outcome.replayed,
-      });
-    } catch (error) {
-      if (error instanceof NotAppendedError)
-        return reply({
-          ok: false,
-          kind: 'not_appended',
-          reason: error.reason,
-          message: error.message,
-        });
-      if (error instanceof OutcomeUnknownError)
-        return reply({
-          ok: false,
-          kind: 'outcome_unknown',
-          reason: error.reason,
-          message: error.message,
-        });
-      throw error;
-    }
-  }
-
-  // ---- membership ----
-
-  private async changeMembership(
-    change: 'add' | 'remove',
-    member: MemberId,
-    signal?: AbortSignal,
-  ): Promise<void> {
-    this.assertRunning(`${change}Voter`);
-    const timeoutMs = this.tuning.proposeTimeoutMs;
-    const deadline = this.clock.now() + timeoutMs;
-    for (;;) {
-      const remaining = deadline - this.clock.now();
-      if (remaining <= 0)
-        throw new NotAppendedError(
-          'no_leader',
-          `no leader accepted the membership change within ${timeoutMs} ms`,
-        );
-      if (this.core.role === 'leader') {
-        const outcome = await this.changeHere(change, member, remaining);
-        if (outcome !== 'retry') return;
-      } else if (this.core.lead !== NONE) {
-        const response = await this.forward(
-          this.core.lead,
-          { kind: 'conf', cluster: this.cluster, change, member, timeoutMs: remaining },
-          remaining,
-          signal,
-        );
-        if (response.ok) return;
-        if (!(response.kind === 'not_appended' && response.reason === 'no_leader'))
-          throw responseError(response);
-      }
-      await this.waitForLeadershipChange(
-        Math.min(deadline - this.clock.now(), this.tuning.tickMs * this.tuning.electionTicks),
-        signal,
-      );
-    }
-  }
-
-  private changeHere(
-    change: 'add' | 'remove',
-    member: MemberId,
-    timeoutMs: number,
-  ): Promise<'done' | 'retry'> {
-    return new Promise<Receipt<unknown> | 'retry'>((resolve, reject) => {
-      const p = new PendingProposal(
-        'membership change',
-        timeoutMs,
-        this.deadlines,
-        this.clock.now(),
-        undefined,
-        resolve,
-        reject,
-        nothing,
-      );
-      this.enqueue(() => this.appendChange(p, change, member));
-    }).then((outcome) => (outcome === 'retry' ? 'retry' : 'done'));
-  }
-
-  private appendChange(p: PendingProposal, change: 'add' | 'remove', member: MemberId): void {
-    if (p.settled) return;
-    if (this.state !== 'running') {
-      return p.fail(new NotAppendedError('stopped', `member ${this.self} stopped`));
-    }
-    if (this.core.role !== 'leader') return p.retry();
-    const isVoter = this.core.voters().includes(member);
-    if ((change === 'add' && isVoter) || (change === 'remove' && !isVoter)) {
-      // Already in effect: nothing to append.
-      return p.succeed({ position: { ...this.rs.applied }, result: null, replayed: true });
-    }
-    const r = this.core.proposeConfChange({ type: change, member });
-    if (!r.ok) {
-      if (r.reason === 'conf_change_pending' || r.reason === 'invalid_conf_change') {
-        return p.fail(new NotAppendedError('membership_change_in_progress', r.detail));
-      }
-      return p.retry();
-    }
-    p.appended = true;
-    this.addWaiter(r.index, r.term, p);
   }
 
   // ---- the loop ----
@@ -988,19 +829,11 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
   }
 }
 
-function nothing(): void {}
-
 function keyReused(key: string): NotAppendedError {
   return new NotAppendedError(
     'key_reused',
     `idempotency key ${JSON.stringify(key)} was already used for a different command; use a new key`,
   );
-}
-
-function responseError(response: Extract<ProposeResponse, { ok: false }>): Error {
-  if (response.kind === 'not_appended')
-    return new NotAppendedError(response.reason as NotAppendedReason, response.message);
-  return new OutcomeUnknownError(response.reason as OutcomeUnknownReason, response.message);
 }
 
 function definedOnly<T extends object>(o: T): Partial<T> {
