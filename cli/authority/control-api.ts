@@ -1,3 +1,4 @@
+import type { AuditRecord } from '../../framework/contracts/audit-store.js';
 import type { ConnectionTarget } from '../connection.js';
 
 /** The authority commands talk to an authority node's control listener (mode ha). */
@@ -16,36 +17,12 @@ export const controlPaths = {
   members: '/availability/v1/members',
 };
 
-/** The sealed audit record of a committed transfer (seed 003, "The audit record"). */
-export interface AuditRecord {
-  id: string;
-  authority: string;
-  source: string;
-  target: string;
-  actor: string;
-  reason: string;
-  barrier: number;
-  epoch: number;
-  commit_term: number;
-  commit_index: number;
-}
-
-/** A transfer in flight, as GET /availability/v1/transfers/{authority} describes it. */
-export interface TransferStatus {
-  id: string;
-  authority: string;
-  source: string;
-  target: string;
-  actor: string;
-  reason: string;
-  state: string;
-  barrier: number;
-  frontier: number | null;
-  last_reading_age_ms: number | null;
-  age_ms: number;
-  deadline_in_ms: number;
-  outcome_unknown: boolean;
-}
+/**
+ * What the control listener answers: the sealed audit record (seed 003, "The audit record") and
+ * a transfer in flight (GET /availability/v1/transfers/{authority}), typed once by the node.
+ */
+export type { AuditRecord } from '../../framework/contracts/audit-store.js';
+export type { TransferStatus } from '../../framework/authority-transfer/planned-transfer-engine.js';
 
 /** The record as a few lines for a person. */
 export function auditLines(record: AuditRecord): string[] {
