@@ -3,15 +3,28 @@ import type { MetadataConsensus } from '../contracts/metadata-consensus.js';
 import type { BatonMetrics, ConsensusReading } from './metrics.js';
 
 /**
- * The consensus gauges from the contract alone: term and leadership, and the locally applied
- * index. The contract does not expose the commit index; an implementation that knows it binds
- * its own reading with `metrics.observeConsensus`.
+ * The consensus gauges: term and leadership and the locally applied index from the contract,
+ * and the commit index when the implementation reports one through a `status()` carrying
+ * `commit` (the Raft does). The contract has no commit index, and the gauge is better left
+ * unset than filled with the applied index under another name.
  */
 export function consensusReadingOf(consensus: MetadataConsensus<unknown, unknown, unknown>): () => ConsensusReading {
   return () => {
     const leadership = consensus.leadership();
-    return { term: leadership.term, appliedIndex: consensus.view().applied.index, isLeader: leadership.isLeader };
+    return {
+      term: leadership.term,
+      appliedIndex: consensus.view().applied.index,
+      commitIndex: commitIndexOf(consensus),
+      isLeader: leadership.isLeader,
+    };
   };
+}
+
+function commitIndexOf(consensus: object): number | undefined {
+  const status = (consensus as { status?: unknown }).status;
+  if (typeof status !== 'function') return undefined;
+  const commit = (status.call(consensus) as { commit?: unknown } | undefined)?.commit;
+  return typeof commit === 'number' ? commit : undefined;
 }
 
 /**

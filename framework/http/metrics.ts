@@ -1,5 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { token } from '../contracts/token.js';
+import { processEventLoopDelay } from './event-loop-delay.js';
 
 /** What the consensus gauges show; `commitIndex` only when the implementation knows it. */
 export interface ConsensusReading {
@@ -12,6 +13,11 @@ export interface ConsensusReading {
 export interface BatonMetricsOptions {
   /** Node process metrics (heap, event loop lag, GC). On by default; off in tight unit tests. */
   defaultMetrics?: boolean;
+  /**
+   * `baton_event_loop_delay_seconds{quantile}`: how late this process's event loop ran. On by
+   * default; each host of a process measures the same loop.
+   */
+  eventLoopDelay?: boolean;
   /** Labels on every series, e.g. `{member: 'n1'}` when several hosts share a scrape target. */
   labels?: Record<string, string>;
 }
@@ -41,6 +47,7 @@ export class BatonMetrics {
   readonly consensusCommitIndex: Gauge;
   readonly consensusAppliedIndex: Gauge;
   readonly consensusIsLeader: Gauge;
+  readonly eventLoopDelay: Gauge<'quantile'> | undefined;
 
   private inFlightSource?: () => number;
   private consensusSource?: () => ConsensusReading;
@@ -114,6 +121,23 @@ export class BatonMetrics {
       '1 when this member leads, 0 otherwise.',
       (r) => (r.isLeader ? 1 : 0),
     );
+    if (options.eventLoopDelay ?? true) {
+      const monitor = processEventLoopDelay();
+      this.eventLoopDelay = new Gauge({
+        name: 'baton_event_loop_delay_seconds',
+        help:
+          'How late the event loop ran (perf_hooks monitorEventLoopDelay): quantiles 0.5 and 0.99 over ' +
+          'the last complete 10 s window; quantile 1 is the longest delay of that window and the current one.',
+        labelNames: ['quantile'],
+        registers,
+        collect() {
+          const r = monitor.read();
+          this.set({ quantile: '0.5' }, r.p50);
+          this.set({ quantile: '0.99' }, r.p99);
+          this.set({ quantile: '1' }, r.max);
+        },
+      });
+    }
   }
 
   /** Counts one settled transfer and observes how long it took. */

@@ -25,8 +25,7 @@ export class TransferMetrics {
   ) {}
 
   start(): void {
-    const reading = consensusReadingOf(this.consensus);
-    this.metrics.observeConsensus(() => ({ ...reading(), commitIndex: commitIndexOf(this.consensus) }));
+    this.metrics.observeConsensus(consensusReadingOf(this.consensus));
     this.metrics.observeTransfersInFlight(() => this.handingOff.size);
     this.observe(this.consensus.view().state);
     this.unwatch = this.consensus.watch((view) => this.observe(view.state));
@@ -54,14 +53,3 @@ export class TransferMetrics {
   }
 }
 
-/**
- * The commit index, when the implementation reports one through a `status()` carrying
- * `commit` (the Raft does). The MetadataConsensus contract has no commit index, and the gauge
- * is better left unset than filled with the applied index under another name.
- */
-function commitIndexOf(consensus: object): number | undefined {
-  const status = (consensus as { status?: unknown }).status;
-  if (typeof status !== 'function') return undefined;
-  const commit = (status.call(consensus) as { commit?: unknown } | undefined)?.commit;
-  return typeof commit === 'number' ? commit : undefined;
-}

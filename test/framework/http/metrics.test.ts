@@ -11,6 +11,7 @@ import { problems } from '../../../framework/http/problem.js';
 import { SystemClock } from '../../../framework/kernel/system-clock.js';
 import { LocalConsensus } from '../../../framework/testing/fakes/local-consensus.js';
 import { kvStateMachine } from '../../../framework/testing/fakes/kv-state-machine.js';
+import { eventually } from '../../hosts/eventually.js';
 import { call, startApi } from './harness.js';
 
 /** The value of one sample line (`name{labels} value`) in the exposition text. */
@@ -161,4 +162,19 @@ test('httpMetrics on its own observes a request that escaped every handler as a 
     sample(text, 'baton_http_request_duration_seconds_count', '{listener="bare",method="GET",route="/v1/streams/{stream}",status="500"}'),
     1,
   );
+});
+
+test('baton_event_loop_delay_seconds shows a stall of the event loop at the next scrape', async (t) => {
+  const metrics = new BatonMetrics({ defaultMetrics: false, labels: { member: 'n1' } });
+  const max = async () => sample((await metrics.render()).body, 'baton_event_loop_delay_seconds', '{quantile="1",member="n1"}');
+  const p99 = async () => sample((await metrics.render()).body, 'baton_event_loop_delay_seconds', '{quantile="0.99",member="n1"}');
+  t.true((await max())! >= 0, 'the series exists from the first scrape');
+  t.true((await p99())! >= 0);
+  // Hold the loop well past the monitor's 10 ms resolution.
+  const start = performance.now();
+  while (performance.now() - start < 80) {
+    /* busy: the loop cannot run the monitor's timer */
+  }
+  await eventually(async () => (await max())! >= 0.05, 'the stall to show in quantile 1');
+  t.true((await max())! >= 0.05);
 });

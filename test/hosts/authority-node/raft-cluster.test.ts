@@ -40,6 +40,12 @@ test('three nodes on Raft over their public servers: a planned transfer commits 
     await waitFor(() => Object.keys(consensus[0].view().state.pending).length === 0, 'every voter to acknowledge', 15_000);
     for (const n of nodes) t.deepEqual(await n.host.get(AUDIT_STORE).byId('raft-e2e'), res.body);
     t.is(nodes[2].host.get(AUTHORITY_NODE).engine!.registry.size, 0);
+    // The Raft reports its commit index, so the gauge the contract alone cannot fill is set.
+    const metrics = await (await fetch(`${east.controlAddress.url}/metrics`)).text();
+    const gauge = (name: string) => Number(new RegExp(`^${name}\\{[^}]*\\} (\\d+)$`, 'm').exec(metrics)?.[1]);
+    t.true(gauge('baton_consensus_applied_index') > 0, metrics);
+    t.true(gauge('baton_consensus_commit_index') >= gauge('baton_consensus_applied_index'), 'commit index at least the applied index');
+    t.regex(metrics, /^baton_event_loop_delay_seconds\{quantile="0\.99"[^}]*\} [\d.e-]+$/m);
   } finally {
     for (const n of nodes.reverse()) await n.host.stop();
   }
