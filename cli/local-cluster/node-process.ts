@@ -66,6 +66,13 @@ export class NodeProcess {
     return this.exited;
   }
 
+  /** SIGKILL at once: the node dies without shutting down, as in a crash. */
+  async kill(): Promise<number | string> {
+    if (this.ended) return this.exited;
+    this.child.kill('SIGKILL');
+    return this.exited;
+  }
+
   /** The last lines the node wrote: what to show when it failed. */
   logTail(lines = 15): string {
     try {

@@ -16,6 +16,8 @@ import { ApiDocument } from '../http/openapi.js';
 import { openApiRouter } from '../http/openapi-routes.js';
 import { serveRouter } from '../http/routes.js';
 import type { Lifecycle } from '../kernel/plugin.js';
+import { healthRouter } from '../cluster/health-router.js';
+import { ConsensusReadiness, servingReadiness, type Readiness } from '../cluster/readiness.js';
 import { AuditProjection, type OwnershipConsensus } from './audit-projection.js';
 import { ChangeFeed } from './change-feed.js';
 import { createControlRouter } from './control-router.js';
@@ -76,6 +78,9 @@ export class AuthorityNode implements Lifecycle {
   readonly metrics: BatonMetrics;
   readonly controlApi: ListenerApi;
   readonly publicApi: ListenerApi;
+  /** What /readyz answers on both listeners: the ownership consensus in mode ha, serving in mode dc. */
+  readonly readiness: Readiness;
+  private readonly consensusReadiness?: ConsensusReadiness;
   private readonly control: HttpServer;
   private readonly publicServer: HttpServer;
 
@@ -132,7 +137,9 @@ export class AuthorityNode implements Lifecycle {
       const engine = this.engine;
       this.metrics.observeTransfersInFlight(() => engine.registry.size);
       this.metrics.observeConsensus(consensusReadingOf(consensus));
+      this.consensusReadiness = new ConsensusReadiness(consensus, clock, log);
     }
+    this.readiness = this.consensusReadiness ?? servingReadiness;
     const tokens = new BearerTokens(options.tokens);
     const app = (listener: string) =>
       createApiApp({ clock, rng: deps.rng, logger: log, tokens, mappers: [transferProblemMapper], metrics: this.metrics, listener });
@@ -143,6 +150,7 @@ export class AuthorityNode implements Lifecycle {
       description: `Planned authority transfers, the raw transfer command, ownership and the member tracker (member ${options.self}).`,
     });
     const controlRouters = [
+      healthRouter(options.self, this.readiness, controlDocument),
       createControlRouter({ identity: deps.identity, tracker: this.tracker, ha }, controlDocument),
       metricsRouter(this.metrics, controlDocument),
       openApiRouter(controlDocument),
@@ -157,6 +165,7 @@ export class AuthorityNode implements Lifecycle {
       description: `Peer traffic (change feeds, applied serials) and fenced writes (member ${options.self}).`,
     });
     const publicRouters = [
+      healthRouter(options.self, this.readiness, publicDocument),
       createPublicRouter({ feed: this.feed, replicas: this.replicas, identity: deps.identity, fence: this.fence }, publicDocument),
       openApiRouter(publicDocument),
     ];
@@ -184,9 +193,11 @@ export class AuthorityNode implements Lifecycle {
     await this.control.start();
     this.projection?.start();
     this.replicator.start();
+    this.consensusReadiness?.start();
   }
 
   async stop(): Promise<void> {
+    this.consensusReadiness?.stop();
     this.replicator.stop();
     this.engine?.stop();
     this.projection?.stop();

@@ -1,30 +1,22 @@
 import { StoreUnavailableError } from '../contracts/errors.js';
 import type { MetadataConsensus } from '../contracts/metadata-consensus.js';
+import { consensusFactsOf } from '../cluster/consensus-facts.js';
 import type { BatonMetrics, ConsensusReading } from './metrics.js';
 
 /**
- * The consensus gauges: term and leadership and the locally applied index from the contract,
- * and the commit index when the implementation reports one through a `status()` carrying
- * `commit` (the Raft does). The contract has no commit index, and the gauge is better left
- * unset than filled with the applied index under another name.
+ * The consensus gauges, from the same facts `baton status`, /readyz and the dashboard read:
+ * term, leadership, the applied index, and the commit index when the implementation reports it.
  */
 export function consensusReadingOf(consensus: MetadataConsensus<unknown, unknown, unknown>): () => ConsensusReading {
   return () => {
-    const leadership = consensus.leadership();
+    const facts = consensusFactsOf(consensus);
     return {
-      term: leadership.term,
-      appliedIndex: consensus.view().applied.index,
-      commitIndex: commitIndexOf(consensus),
-      isLeader: leadership.isLeader,
+      term: facts.term,
+      appliedIndex: facts.appliedIndex,
+      isLeader: facts.role === 'leader',
+      ...(facts.commitIndex === null ? {} : { commitIndex: facts.commitIndex }),
     };
   };
-}
-
-function commitIndexOf(consensus: object): number | undefined {
-  const status = (consensus as { status?: unknown }).status;
-  if (typeof status !== 'function') return undefined;
-  const commit = (status.call(consensus) as { commit?: unknown } | undefined)?.commit;
-  return typeof commit === 'number' ? commit : undefined;
 }
 
 /**

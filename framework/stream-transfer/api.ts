@@ -11,6 +11,8 @@ import { metricsRouter } from '../http/metrics-http.js';
 import type { ApiDocument } from '../http/openapi.js';
 import { openApiRouter } from '../http/openapi-routes.js';
 import { serveRouter } from '../http/routes.js';
+import { healthRouter } from '../cluster/health-router.js';
+import { ConsensusReadiness, type Readiness } from '../cluster/readiness.js';
 import { createAdminRouter } from './admin-router.js';
 import { streamApiDocument } from './api-document.js';
 import { createDataRouter } from './data-router.js';
@@ -19,12 +21,17 @@ import type { StreamNode } from './stream-node.js';
 
 /**
  * Every router a stream node serves on its listener, with the document that describes them:
- * the data and admin API, GET /openapi.json and, with metrics, GET /metrics. One list, so the
- * app and the test that holds the document true see the same routes.
+ * the health probes, the data and admin API, GET /openapi.json and, with metrics, GET /metrics.
+ * One list, so the app and the test that holds the document true see the same routes. Without
+ * a started `readiness`, /readyz says the node is still catching up.
  */
-export function streamApiRouters(node: StreamNode, metrics?: BatonMetrics): { routers: Router[]; document: ApiDocument } {
+export function streamApiRouters(
+  node: StreamNode,
+  metrics?: BatonMetrics,
+  readiness: Readiness = new ConsensusReadiness(node.consensus, node.clock),
+): { routers: Router[]; document: ApiDocument } {
   const document = streamApiDocument();
-  const routers = [createDataRouter(node), createAdminRouter(node.consensus)];
+  const routers = [healthRouter(node.self, readiness, document), createDataRouter(node), createAdminRouter(node.consensus)];
   if (metrics) routers.push(metricsRouter(metrics, document));
   routers.push(openApiRouter(document));
   return { routers, document };
@@ -41,6 +48,8 @@ export function createStreamApiApp(deps: {
   metrics?: BatonMetrics;
   /** Mounted before the stream routes (a consensus plugin's peer traffic). */
   extraRoutes?: Middleware[];
+  /** What /readyz answers from (the service starts it with the node). */
+  readiness?: Readiness;
 }): Koa {
   const app = createApiApp({
     clock: deps.clock,
@@ -52,6 +61,6 @@ export function createStreamApiApp(deps: {
     listener: 'streams',
   });
   for (const routes of deps.extraRoutes ?? []) app.use(routes);
-  for (const router of streamApiRouters(deps.node, deps.metrics).routers) app.use(serveRouter(router));
+  for (const router of streamApiRouters(deps.node, deps.metrics, deps.readiness).routers) app.use(serveRouter(router));
   return app;
 }

@@ -8,6 +8,7 @@ import { createHttpServer, type HttpServer } from '../http/http-server.js';
 import type { BatonMetrics } from '../http/metrics.js';
 import { countStoreErrors } from '../http/metrics-sources.js';
 import type { Lifecycle } from '../kernel/plugin.js';
+import { ConsensusReadiness } from '../cluster/readiness.js';
 import { createStreamApiApp } from './api.js';
 import { DiskWal } from './disk-wal.js';
 import { FileWal } from './file-wal.js';
@@ -43,6 +44,7 @@ export class StreamNodeService implements Lifecycle {
   private server?: HttpServer;
   private registering?: AbortController;
   private transferMetrics?: TransferMetrics;
+  private readiness?: ConsensusReadiness;
 
   constructor(private readonly deps: StreamNodeServiceDeps) {}
 
@@ -76,8 +78,11 @@ export class StreamNodeService implements Lifecycle {
       this.transferMetrics = new TransferMetrics(consensus, metrics, clock, options.self);
       this.transferMetrics.start();
     }
+    this.readiness = new ConsensusReadiness(consensus, clock, log);
+    this.readiness.start();
     const app = createStreamApiApp({
       node: this.engine,
+      readiness: this.readiness,
       tokens: new BearerTokens(options.tokens),
       clock,
       rng,
@@ -95,6 +100,7 @@ export class StreamNodeService implements Lifecycle {
 
   async stop(): Promise<void> {
     this.registering?.abort();
+    this.readiness?.stop();
     await this.server?.stop();
     this.watcher?.stop();
     this.transferMetrics?.stop();

@@ -80,6 +80,8 @@ async function exercisePublic(n: Node): Promise<void> {
   await n.call('POST', '/availability/v1/authorities/nobody/writes', { base, token: WRITER, body: { operation: 'w', epoch: 1 } }); // 421
   await n.call('POST', '/availability/v1/authorities/proj/writes', { base, token: PEER, body: { operation: 'w', epoch: 1 } }); // 403
   await fetch(`${base}/openapi.json`);
+  await fetch(`${base}/livez`);
+  await fetch(`${base}/readyz`);
 }
 
 test('every route of both listeners is documented, and every status the tests provoke is declared', async (t) => {

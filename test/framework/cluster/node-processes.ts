@@ -1,0 +1,55 @@
+import type { ExecutionContext } from 'ava';
+import { newAdminToken, type ClusterRecord } from '../../../cli/local-cluster/cluster-record.js';
+import { freeLoopbackPorts } from '../../../cli/local-cluster/free-ports.js';
+import type { LocalClusterVariant, LocalNodeConfig } from '../../../cli/local-cluster/local-cluster.js';
+import { NodeProcess } from '../../../cli/local-cluster/node-process.js';
+import { workDir } from '../../cli/temp-project.js';
+
+export interface NodeProcesses<N extends LocalNodeConfig> {
+  nodes: N[];
+  record: ClusterRecord;
+  /** The admin token every node accepts. */
+  token: string;
+  /** Stops one node (SIGTERM, then SIGKILL after the grace period). */
+  stop(id: string): Promise<void>;
+  /** Kills one node at once (SIGKILL): no graceful shutdown. */
+  kill(id: string): Promise<void>;
+  running(id: string): boolean;
+}
+
+/**
+ * A variant's local cluster (the configs `baton up` writes) as real processes this test
+ * controls one by one, so it can stop or kill a member and watch the others. Every process
+ * still running is stopped after the test.
+ */
+export async function startNodeProcesses<N extends LocalNodeConfig>(
+  t: ExecutionContext,
+  variant: LocalClusterVariant<N>,
+): Promise<NodeProcesses<N>> {
+  const dataDir = await workDir(t);
+  const ports = await freeLoopbackPorts(variant.portKeys.length);
+  const record: ClusterRecord = {
+    variant: variant.variant,
+    ports: Object.fromEntries(variant.portKeys.map((key, i) => [key, ports[i]])),
+    token: newAdminToken(),
+    peerToken: newAdminToken(),
+  };
+  const nodes = await variant.writeConfigs(dataDir, record);
+  const processes = new Map(nodes.map((node) => [node.id, new NodeProcess(node.id, variant.entryPoint, node.file, node.logFile)]));
+  t.teardown(async () => {
+    for (const node of [...processes.values()].reverse()) await node.stop();
+  });
+  const process = (id: string) => {
+    const found = processes.get(id);
+    if (!found) throw new Error(`no node ${id} in this cluster`);
+    return found;
+  };
+  return {
+    nodes,
+    record,
+    token: record.token,
+    stop: async (id) => void (await process(id).stop()),
+    kill: async (id) => void (await process(id).kill()),
+    running: (id) => process(id).running,
+  };
+}
