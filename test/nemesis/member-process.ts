@@ -1,0 +1,117 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync, writeSync } from 'node:fs';
+import { SystemClock } from '../../framework/kernel/system-clock.js';
+import { settledWithin } from '../../framework/testing/server-process.js';
+import type { ProcessIdentity } from './member-identity.js';
+
+/** How long a clean stop may take before the process is killed. */
+const STOP_GRACE_MS = 10_000;
+
+/**
+ * One member of a nemesis cluster as a real OS process: `node ENTRY CONFIG`, its output appended
+ * to a log file that outlives every run of it, so a failed history can be read next to what each
+ * member said. It can be killed (-9) and started again on the same data, paused (SIGSTOP) and
+ * resumed. It runs under its own uid when the runner has one to give (see member-identity.ts):
+ * that is what lets a firewall rule name the member's own packets.
+ */
+export class MemberProcess {
+  private child?: ChildProcess;
+  private exitedRun?: Promise<void>;
+  private paused = false;
+  private runs = 0;
+  private readonly clock = new SystemClock();
+
+  constructor(
+    readonly id: string,
+    private readonly entryPoint: string,
+    private readonly configFile: string,
+    readonly logFile: string,
+    private readonly identity?: ProcessIdentity,
+  ) {}
+
+  get running(): boolean {
+    return this.child !== undefined;
+  }
+
+  get isPaused(): boolean {
+    return this.paused;
+  }
+
+  /** Spawns the process (a restart keeps the data dir and appends to the same log). */
+  start(): void {
+    if (this.child) throw new Error(`member ${this.id} is already running`);
+    this.runs += 1;
+    const log = openSync(this.logFile, 'a');
+    try {
+      writeSync(
+        log,
+        `--- nemesis: start #${this.runs} of ${this.id} at ${new Date().toISOString()}\n`,
+      );
+      const child = spawn(process.execPath, [this.entryPoint, this.configFile], {
+        stdio: ['ignore', log, log],
+        ...(this.identity ? { uid: this.identity.uid, gid: this.identity.gid } : {}),
+      });
+      this.child = child;
+      this.paused = false;
+      this.exitedRun = new Promise<void>((resolve) => {
+        const done = () => {
+          if (this.child === child) this.child = undefined;
+          resolve();
+        };
+        child.once('exit', done);
+        child.once('error', done);
+      });
+      liveMembers.add(child);
+      void this.exitedRun.then(() => liveMembers.delete(child));
+      installExitHook();
+    } finally {
+      closeSync(log);
+    }
+  }
+
+  /** A crash: SIGKILL, nothing flushed that was not already on disk. */
+  async kill(): Promise<void> {
+    const child = this.child;
+    if (!child) return;
+    child.kill('SIGKILL');
+    this.paused = false;
+    await this.exitedRun;
+  }
+
+  /** SIGSTOP: the process keeps its sockets but runs no code, as under a long GC or VM stall. */
+  pause(): void {
+    if (!this.child || this.paused) return;
+    this.child.kill('SIGSTOP');
+    this.paused = true;
+  }
+
+  resume(): void {
+    if (!this.child || !this.paused) return;
+    this.child.kill('SIGCONT');
+    this.paused = false;
+  }
+
+  /** A clean stop (SIGTERM; a paused process is resumed first), killed if it takes too long. */
+  async stop(): Promise<void> {
+    const child = this.child;
+    if (!child) return;
+    this.resume();
+    child.kill('SIGTERM');
+    if (!(await settledWithin(this.clock, this.exitedRun!, STOP_GRACE_MS))) await this.kill();
+  }
+}
+
+/** Members still running when the runner exits (a failed assertion, Ctrl-C) are killed, never left behind. */
+const liveMembers = new Set<ChildProcess>();
+let exitHookInstalled = false;
+
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.once('exit', () => {
+    for (const child of liveMembers) {
+      child.kill('SIGCONT');
+      child.kill('SIGKILL');
+    }
+  });
+}

@@ -1,0 +1,172 @@
+import { SystemClock } from '../../framework/kernel/system-clock.js';
+import type { SeededRng } from '../../framework/testing/sim/seeded-rng.js';
+import { firewalled, type NemesisCluster } from './cluster.js';
+import type { OperationLog } from './operation-log.js';
+import { drawPartition } from './partition-shapes.js';
+import { shuffle } from './seeded-shuffle.js';
+
+export type FaultKind = 'kill' | 'pause' | 'partition' | 'store-outage';
+
+/** One fault as it happened: when it began and was healed (ms since the run started), on whom. */
+export interface FaultWindow {
+  kind: FaultKind;
+  describe: string;
+  /** The members it hit directly (the killed, the paused, the isolated side). */
+  targets: string[];
+  /** True when the member believed to lead at the start was among the targets. */
+  hitLeader: boolean;
+  start: number;
+  end?: number;
+}
+
+export interface NemesisOptions {
+  /** Quiet time between faults, drawn per fault. */
+  quietMs?: [number, number];
+  /** How long a fault lasts before it is healed, drawn per fault. */
+  holdMs?: [number, number];
+}
+
+/**
+ * The fault schedule of one run, drawn from the seed: one fault at a time (kill -9 and restart on
+ * the same data, SIGSTOP/SIGCONT, a partition, a store outage), held for a while, healed, then a
+ * quiet spell. Faults that cannot be made here are left out and said so in `skipped`. Real time
+ * runs the schedule, so a seed replays the same choices, not the same interleaving.
+ */
+export class Nemesis {
+  readonly windows: FaultWindow[] = [];
+  readonly skipped: string[] = [];
+  private readonly kinds: FaultKind[];
+  private readonly clock = new SystemClock();
+  private readonly quietMs: [number, number];
+  private readonly holdMs: [number, number];
+
+  constructor(
+    private readonly cluster: NemesisCluster,
+    private readonly rng: SeededRng,
+    private readonly log: OperationLog,
+    options: NemesisOptions = {},
+  ) {
+    this.quietMs = options.quietMs ?? [600, 1500];
+    this.holdMs = options.holdMs ?? [800, 2500];
+    this.kinds = ['kill', 'pause'];
+    if (cluster.firewall) this.kinds.push('partition');
+    else this.skipped.push(`partitions: ${cluster.partitionsUnavailable ?? 'no firewall'}`);
+    if (cluster.storeOutages.length > 0) this.kinds.push('store-outage');
+  }
+
+  /** Runs faults until `signal` aborts, then heals whatever is still broken. */
+  async run(signal: AbortSignal): Promise<void> {
+    try {
+      let round: FaultKind[] = [];
+      while (!signal.aborted) {
+        await this.sleep(this.draw(this.quietMs), signal);
+        if (signal.aborted) break;
+        // Every kind once per round, in a drawn order: a short run still sees each of them.
+        if (round.length === 0) round = shuffle(this.rng, this.kinds);
+        await this.fault(round.pop()!, signal);
+      }
+    } finally {
+      await this.healAll();
+    }
+  }
+
+  private async fault(kind: FaultKind, signal: AbortSignal): Promise<void> {
+    const leader = await this.cluster.leader().catch(() => undefined);
+    const ids = this.cluster.members.map((m) => m.id);
+    const hold = this.draw(this.holdMs);
+    const target = leader !== undefined && this.rng.chance(0.5) ? leader : this.rng.pick(ids);
+    const member = this.cluster.members.find((m) => m.id === target)!;
+    switch (kind) {
+      case 'kill': {
+        const window = this.open(
+          kind,
+          `kill -9 ${target}, restart after ${hold} ms`,
+          [target],
+          leader,
+        );
+        await member.process.kill();
+        await this.sleep(hold, signal);
+        await this.restart(target);
+        window.end = this.log.now();
+        return;
+      }
+      case 'pause': {
+        const window = this.open(kind, `SIGSTOP ${target} for ${hold} ms`, [target], leader);
+        member.process.pause();
+        await this.sleep(hold, signal);
+        member.process.resume();
+        window.end = this.log.now();
+        return;
+      }
+      case 'partition': {
+        const partition = drawPartition(this.rng, ids, leader);
+        const window = this.open(
+          kind,
+          `${partition.describe} for ${hold} ms`,
+          partition.stranded,
+          leader,
+        );
+        const byId = new Map(this.cluster.members.map((m) => [m.id, m]));
+        for (const [a, b] of partition.cuts)
+          await this.cluster.firewall!.cut(firewalled(byId.get(a)!), firewalled(byId.get(b)!));
+        await this.sleep(hold, signal);
+        await this.cluster.firewall!.heal();
+        window.end = this.log.now();
+        return;
+      }
+      case 'store-outage': {
+        const outage = this.rng.pick(this.cluster.storeOutages);
+        const window = this.open(kind, `${outage.label} down for ${hold} ms`, [], undefined);
+        await outage.begin();
+        await this.sleep(hold, signal);
+        await outage.end();
+        window.end = this.log.now();
+        return;
+      }
+    }
+  }
+
+  /** Every member running and resumed, every link whole, every store back. */
+  async healAll(): Promise<void> {
+    await this.cluster.firewall?.heal();
+    for (const outage of this.cluster.storeOutages) await outage.end();
+    for (const member of this.cluster.members) {
+      member.process.resume();
+      if (!member.process.running) await this.restart(member.id);
+    }
+    const now = this.log.now();
+    for (const window of this.windows) window.end ??= now;
+  }
+
+  private async restart(id: string): Promise<void> {
+    const member = this.cluster.members.find((m) => m.id === id)!;
+    if (!member.process.running) member.process.start();
+    await this.cluster.waitReady(id);
+  }
+
+  private open(
+    kind: FaultKind,
+    describe: string,
+    targets: string[],
+    leader: string | undefined,
+  ): FaultWindow {
+    const window: FaultWindow = {
+      kind,
+      describe,
+      targets,
+      hitLeader: leader !== undefined && targets.includes(leader),
+      start: this.log.now(),
+    };
+    this.windows.push(window);
+    return window;
+  }
+
+  private draw([low, high]: [number, number]): number {
+    return low + this.rng.int(high - low + 1);
+  }
+
+  /** Sleeps, cut short when the run ends (the fault is then healed at once). */
+  private async sleep(ms: number, signal: AbortSignal): Promise<void> {
+    await this.clock.sleep(ms, signal).catch(() => undefined);
+  }
+}

@@ -1,0 +1,176 @@
+#!/usr/bin/env node
+// A test host for the consensus workload: `node dist/test/nemesis/register/register-node.js CONFIG.json`.
+import Router from '@koa/router';
+import { z } from 'zod';
+import { CLOCK } from '../../../framework/contracts/clock.js';
+import { LOGGER } from '../../../framework/contracts/logger.js';
+import {
+  METADATA_CONSENSUS,
+  NotAppendedError,
+  OutcomeUnknownError,
+  STATE_MACHINE,
+  type MetadataConsensus,
+} from '../../../framework/contracts/metadata-consensus.js';
+import { RNG } from '../../../framework/contracts/rng.js';
+import { token } from '../../../framework/contracts/token.js';
+import { createApiApp } from '../../../framework/http/api-app.js';
+import { BearerTokens, requireScope } from '../../../framework/http/auth.js';
+import { HttpServer } from '../../../framework/http/http-server.js';
+import { readValidBody } from '../../../framework/http/json-body.js';
+import { serveRouter } from '../../../framework/http/routes.js';
+import { loadConfig } from '../../../framework/kernel/config.js';
+import { createHost } from '../../../framework/kernel/host.js';
+import { runHostProcess } from '../../../framework/kernel/host-process.js';
+import { definePlugin } from '../../../framework/kernel/plugin.js';
+import { pinoLoggerPlugin, systemDefaults } from '../../../framework/kernel/system-plugins.js';
+import {
+  kvStateMachine,
+  type KvCommand,
+  type KvResult,
+  type KvState,
+} from '../../../framework/testing/fakes/kv-state-machine.js';
+import { httpPeerTransportPlugin, raftConsensusPlugin } from '../../../plugins/raft/plugin.js';
+import { RAFT_PEER_ROUTER } from '../../../plugins/raft/transport-http.js';
+
+/**
+ * One member of a replicated register: the consensus conformance suite's key-value state
+ * machine on plugins/raft over HTTP, file storage, and a small client API on the same listener:
+ * - POST /kv {op, key, value?, expected?}: proposes the command; 200 with the result, 503
+ *   `not_appended` when it certainly took no effect, 504 `unknown` when it may have;
+ * - GET /state: the applied view (position, commands applied, the data), for convergence checks;
+ * - GET /leadership.
+ * The client API needs the bearer token of the config; Raft traffic needs the peer secret.
+ */
+const registerNodeConfig = z
+  .object({
+    member: z.string().min(1),
+    voters: z.array(z.string().min(1)).min(1),
+    peers: z.record(z.string(), z.url()),
+    port: z.number().int().positive(),
+    dataDir: z.string().min(1),
+    peerSecret: z.string().min(16),
+    token: z.string().min(16),
+    /** Raft tick, election and proposal timing: short, so faults show within a short run. */
+    raft: z.record(z.string(), z.unknown()).default({}),
+  })
+  .strict();
+type RegisterNodeConfig = z.output<typeof registerNodeConfig>;
+
+type Register = MetadataConsensus<KvState, KvCommand, KvResult>;
+
+const commandSchema = z.discriminatedUnion('op', [
+  z
+    .object({ op: z.literal('put'), key: z.string().min(1).max(64), value: z.string().max(256) })
+    .strict(),
+  z.object({ op: z.literal('get'), key: z.string().min(1).max(64) }).strict(),
+  z
+    .object({
+      op: z.literal('cas'),
+      key: z.string().min(1).max(64),
+      expected: z.string().max(256).nullable(),
+      value: z.string().max(256),
+    })
+    .strict(),
+]);
+
+const REGISTER_API = token<HttpServer>('RegisterApi');
+
+const registerApiPlugin = definePlugin({
+  id: 'register-api',
+  provides: [REGISTER_API],
+  requires: [METADATA_CONSENSUS, RAFT_PEER_ROUTER, CLOCK, RNG, LOGGER],
+  options: z.object({
+    port: z.number().int().positive(),
+    token: z.string().min(16),
+    proposeTimeoutMs: z.number().int().positive(),
+  }),
+  register: (ctx) =>
+    ctx.provide(REGISTER_API, {
+      useFactory: (resolve) => {
+        const register = resolve(METADATA_CONSENSUS) as Register;
+        const clock = resolve(CLOCK);
+        const logger = resolve(LOGGER);
+        const app = createApiApp({
+          clock,
+          rng: resolve(RNG),
+          logger,
+          tokens: new BearerTokens([
+            { token: ctx.options.token, principal: 'client', scopes: ['register'] },
+          ]),
+        });
+        app.use(serveRouter(resolve(RAFT_PEER_ROUTER)));
+        app.use(serveRouter(clientRouter(register, ctx.options.proposeTimeoutMs)));
+        return new HttpServer({ app, port: ctx.options.port, clock, logger, name: 'register' });
+      },
+    }),
+});
+
+function clientRouter(register: Register, timeoutMs: number): Router {
+  const router = new Router();
+  router.use(requireScope('register'));
+  router.post('/kv', async (ctx) => {
+    const command = (await readValidBody(ctx, commandSchema)) as KvCommand;
+    try {
+      const receipt = await register.propose(command, { timeoutMs });
+      ctx.body = { result: receipt.result, position: receipt.position };
+    } catch (error) {
+      if (error instanceof NotAppendedError) {
+        ctx.status = 503;
+        ctx.body = { outcome: 'not_appended', reason: error.reason };
+      } else if (error instanceof OutcomeUnknownError) {
+        ctx.status = 504;
+        ctx.body = { outcome: 'unknown', reason: error.reason };
+      } else throw error;
+    }
+  });
+  router.get('/state', (ctx) => {
+    const { state, applied } = register.view();
+    ctx.body = { applied, commandsApplied: state.commandsApplied, data: state.data };
+  });
+  router.get('/leadership', (ctx) => {
+    ctx.body = register.leadership();
+  });
+  return router;
+}
+
+async function startRegisterNode(config: RegisterNodeConfig) {
+  const raft = {
+    tickMs: 10,
+    electionTicks: 20,
+    heartbeatTicks: 3,
+    proposeTimeoutMs: 1500,
+    ...config.raft,
+  };
+  const host = createHost(systemDefaults)
+    .add(pinoLoggerPlugin, { level: 'info', pretty: false })
+    .value(STATE_MACHINE, kvStateMachine)
+    .add(httpPeerTransportPlugin, {
+      member: config.member,
+      peers: config.peers,
+      secret: config.peerSecret,
+    })
+    .add(raftConsensusPlugin, {
+      member: config.member,
+      voters: config.voters,
+      dataDir: config.dataDir,
+      ...raft,
+    })
+    .add(registerApiPlugin, {
+      port: config.port,
+      token: config.token,
+      proposeTimeoutMs: raft.proposeTimeoutMs as number,
+    })
+    .build();
+  await host.start();
+  return host;
+}
+
+await runHostProcess({
+  name: 'register node',
+  entryPoint: 'dist/test/nemesis/register/register-node.js',
+  start: async (file) => {
+    const config = await loadConfig(registerNodeConfig, { file });
+    const host = await startRegisterNode(config);
+    return { host, listening: `register node ${config.member} listening on port ${config.port}` };
+  },
+});

@@ -1,0 +1,133 @@
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { SystemClock } from '../../framework/kernel/system-clock.js';
+import { SeededRng } from '../../framework/testing/sim/seeded-rng.js';
+import type { NemesisCluster } from './cluster.js';
+import { Nemesis, type NemesisOptions } from './nemesis.js';
+import { OperationLog } from './operation-log.js';
+import { formatSummary, summarize, type RunSummary } from './run-summary.js';
+
+/** What a workload is given: where its run lives, its randomness, the history to record into. */
+export interface RunContext {
+  seed: number;
+  members: number;
+  /** This run's directory: members' data, configs and logs; kept when the run fails. */
+  dir: string;
+  rng: SeededRng;
+  log: OperationLog;
+}
+
+/**
+ * A workload over one variant's real processes: starts the cluster, runs clients while the
+ * nemesis breaks things, then checks the history and the healed cluster.
+ */
+export interface Workload {
+  /** Names the run and its directory: "register", "stream", "authority". */
+  name: string;
+  /** The compiled test file, for the replay command. */
+  testFile: string;
+  start(ctx: RunContext): Promise<NemesisCluster>;
+  /** Client loops: each issues operations until `signal` aborts, then returns once its last one settled. */
+  clients(ctx: RunContext, signal: AbortSignal): Array<Promise<void>>;
+  /** After every fault is healed and the clients stopped: what went wrong (empty when nothing did). */
+  check(ctx: RunContext): Promise<string[]>;
+  /** Stops every member process. */
+  stop(): Promise<void>;
+  /** Operations whose ok answer shows the cluster serving again after a fault on the leader. */
+  progressOps?: readonly string[];
+}
+
+export interface RunOutcome {
+  seed: number;
+  summary: RunSummary;
+  problems: string[];
+  /** The summary, the problems and, for a failing run, where its evidence is and how to replay it. */
+  report: string;
+  /** Where the history, logs and seed of a failing run were kept. */
+  keptAt?: string;
+}
+
+/** Where failing runs keep their evidence: `.nemesis/` at the repository root (gitignored). */
+const RUNS_ROOT =
+  process.env.NEMESIS_DIR ?? fileURLToPath(new URL('../../../.nemesis/', import.meta.url));
+
+/**
+ * One seeded run: the cluster starts, clients run the workload and the nemesis applies faults
+ * for `seconds`, every fault is healed, the clients stop, and the workload checks what was
+ * recorded. A run with problems keeps its directory (history, faults, every member's log, the
+ * seed) and says how to replay it; a clean run removes it.
+ */
+export async function runNemesis(
+  workload: Workload,
+  options: { seed: number; seconds: number; members: number; nemesis?: NemesisOptions },
+): Promise<RunOutcome> {
+  const { seed, seconds, members } = options;
+  const dir = join(
+    RUNS_ROOT,
+    `${workload.name}-seed${seed}-${members}m-${process.pid}-${Date.now()}`,
+  );
+  await mkdir(dir, { recursive: true, mode: 0o755 });
+  const rng = new SeededRng(seed);
+  const ctx: RunContext = {
+    seed,
+    members,
+    dir,
+    rng: rng.fork('workload'),
+    log: new OperationLog(),
+  };
+  const problems: string[] = [];
+  let nemesis: Nemesis | undefined;
+  try {
+    const cluster = await workload.start(ctx);
+    nemesis = new Nemesis(cluster, rng.fork('nemesis'), ctx.log, options.nemesis);
+    const stopFaults = new AbortController();
+    const stopClients = new AbortController();
+    const clients = workload.clients(ctx, stopClients.signal);
+    const faults = nemesis.run(stopFaults.signal);
+    await new SystemClock().sleep(seconds * 1000);
+    stopFaults.abort();
+    await faults;
+    // A little healed time with clients still running: operations must succeed again.
+    await new SystemClock().sleep(1000);
+    stopClients.abort();
+    await Promise.all(clients);
+    ctx.log.settleStragglers();
+    problems.push(...(await workload.check(ctx)));
+  } catch (error) {
+    problems.push(`the run itself failed: ${(error as Error).stack ?? String(error)}`);
+  } finally {
+    await nemesis
+      ?.healAll()
+      .catch((error: Error) => problems.push(`healing failed: ${error.message}`));
+    await workload
+      .stop()
+      .catch((error: Error) => problems.push(`stopping the members failed: ${error.message}`));
+  }
+  ctx.log.settleStragglers();
+  const windows = nemesis?.windows ?? [];
+  const summary = summarize(ctx.log.records, windows, workload.progressOps);
+  const title = `${workload.name}, seed ${seed}, ${members} members, ${seconds} s`;
+  const lines = [formatSummary(title, summary, nemesis?.skipped ?? [])];
+  for (const w of windows)
+    lines.push(`    ${(w.start / 1000).toFixed(1).padStart(6)} s  ${w.kind}: ${w.describe}`);
+  const replay = `NEMESIS_SEED=${seed} NEMESIS_SECONDS=${seconds} NEMESIS_MEMBERS=${members} npx ava ${workload.testFile}`;
+  if (problems.length === 0) {
+    await rm(dir, { recursive: true, force: true });
+    return { seed, summary, problems, report: lines.join('\n') };
+  }
+  lines.push(`PROBLEMS (${problems.length}):`, ...problems.slice(0, 20).map((p) => `  - ${p}`));
+  if (problems.length > 20)
+    lines.push(`  ... and ${problems.length - 20} more (see problems.json)`);
+  await writeFile(join(dir, 'history.json'), JSON.stringify(ctx.log.records, null, 1));
+  await writeFile(join(dir, 'faults.json'), JSON.stringify(windows, null, 1));
+  await writeFile(join(dir, 'problems.json'), JSON.stringify(problems, null, 1));
+  await writeFile(join(dir, 'seed.txt'), `${seed}\nreplay: ${replay}\n`);
+  lines.push(
+    `kept the history, faults, every member's log (*/member.log) and the seed in ${dir}`,
+    `replay: ${replay}`,
+  );
+  const report = lines.join('\n');
+  await writeFile(join(dir, 'summary.txt'), `${report}\n`);
+  return { seed, summary, problems, report, keptAt: dir };
+}
