@@ -20,6 +20,7 @@ import { healthRouter } from '../cluster/health-router.js';
 import { ConsensusReadiness, servingReadiness, type Readiness } from '../cluster/readiness.js';
 import { AuditProjection, type OwnershipConsensus } from './audit-projection.js';
 import { ChangeFeed } from './change-feed.js';
+import { authorityClusterRouter, authorityMemberReportRouter, type AuthorityClusterDeps } from './cluster-view.js';
 import { createControlRouter } from './control-router.js';
 import { FailoverCommands } from './failover-command.js';
 import { DirectoryFiles } from '../kernel/byte-files.js';
@@ -140,6 +141,11 @@ export class AuthorityNode implements Lifecycle {
       this.consensusReadiness = new ConsensusReadiness(consensus, clock, log);
     }
     this.readiness = this.consensusReadiness ?? servingReadiness;
+    // Mode dc has no consensus, so no position to report: its members serve no picture.
+    const cluster: AuthorityClusterDeps | undefined =
+      ha && this.engine
+        ? { self: options.self, roster: this.roster, tracker: this.tracker, consensus: ha.consensus, engine: this.engine, readiness: this.readiness, clock }
+        : undefined;
     const tokens = new BearerTokens(options.tokens);
     const app = (listener: string) =>
       createApiApp({ clock, rng: deps.rng, logger: log, tokens, mappers: [transferProblemMapper], metrics: this.metrics, listener });
@@ -151,6 +157,7 @@ export class AuthorityNode implements Lifecycle {
     });
     const controlRouters = [
       healthRouter(options.self, this.readiness, controlDocument),
+      ...(cluster ? [authorityClusterRouter(cluster, controlDocument)] : []),
       createControlRouter({ identity: deps.identity, tracker: this.tracker, ha }, controlDocument),
       metricsRouter(this.metrics, controlDocument),
       openApiRouter(controlDocument),
@@ -166,6 +173,7 @@ export class AuthorityNode implements Lifecycle {
     });
     const publicRouters = [
       healthRouter(options.self, this.readiness, publicDocument),
+      ...(cluster ? [authorityMemberReportRouter(cluster, publicDocument)] : []),
       createPublicRouter({ feed: this.feed, replicas: this.replicas, identity: deps.identity, fence: this.fence }, publicDocument),
       openApiRouter(publicDocument),
     ];

@@ -15,6 +15,7 @@ import { healthRouter } from '../cluster/health-router.js';
 import { ConsensusReadiness, type Readiness } from '../cluster/readiness.js';
 import { createAdminRouter } from './admin-router.js';
 import { streamApiDocument } from './api-document.js';
+import { streamClusterRouters } from './cluster-view.js';
 import { createDataRouter } from './data-router.js';
 import { streamProblemMappers } from './problems.js';
 import type { StreamNode } from './stream-node.js';
@@ -31,7 +32,12 @@ export function streamApiRouters(
   readiness: Readiness = new ConsensusReadiness(node.consensus, node.clock),
 ): { routers: Router[]; document: ApiDocument } {
   const document = streamApiDocument();
-  const routers = [healthRouter(node.self, readiness, document), createDataRouter(node), createAdminRouter(node.consensus)];
+  const routers = [
+    healthRouter(node.self, readiness, document),
+    ...streamClusterRouters(node, readiness, document),
+    createDataRouter(node),
+    createAdminRouter(node.consensus),
+  ];
   if (metrics) routers.push(metricsRouter(metrics, document));
   routers.push(openApiRouter(document));
   return { routers, document };

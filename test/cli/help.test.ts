@@ -30,7 +30,7 @@ test('baton --help lists the commands, the global options and the exit codes, an
   const run = await spawnBaton(['--help']);
   t.is(run.code, 0, run.stderr);
   t.regex(run.stdout, /^Usage: baton \[options\] \[command\]/);
-  for (const command of ['up', 'streams', 'authority', 'new'])
+  for (const command of ['up', 'status', 'streams', 'authority', 'new'])
     t.regex(run.stdout, new RegExp(`\\n  ${command}\\b`));
   t.regex(run.stdout, /--json/);
   t.regex(
@@ -44,6 +44,7 @@ test('the program has the command groups the CLI documents', (t) => {
     commandPaths().map((path) => path.join(' ')),
     [
       'up',
+      'status',
       'streams',
       'streams create',
       'streams append',
@@ -82,7 +83,7 @@ for (const path of commandPaths()) {
       t.regex(line, /^\s{2}-.*\S\s{2,}\S/, `option without a description: ${line}`);
     }
     t.regex(run.stdout, /--json/, 'the global options are shown too');
-    if (path[0] === 'streams' || path[0] === 'authority') {
+    if (path[0] === 'streams' || path[0] === 'authority' || path[0] === 'status') {
       t.regex(
         run.stdout,
         new RegExp(`\\nExamples:\\n(  .*\\n)*  baton ${path.join(' ')}\\b`),

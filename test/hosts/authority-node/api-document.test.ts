@@ -63,6 +63,9 @@ async function exerciseControl(n: Node): Promise<void> {
   n.probe.unreachable('east');
   await post({ ...transfer, source: 'west', target: 'east' }, 'k-timeout'); // 504
   await fetch(`${n.control}/openapi.json`);
+  await fetch(`${n.control}/livez`);
+  await fetch(`${n.control}/readyz`);
+  await n.call('GET', '/availability/v1/cluster', { token: READER }); // 200
 }
 
 /** Provokes every answer the public listener gives. */
@@ -81,6 +84,7 @@ async function exercisePublic(n: Node): Promise<void> {
   await n.call('POST', '/availability/v1/authorities/proj/writes', { base, token: PEER, body: { operation: 'w', epoch: 1 } }); // 403
   await fetch(`${base}/openapi.json`);
   await fetch(`${base}/livez`);
+  await n.call('GET', '/availability/v1/cluster/member', { base, token: READER }); // 200
   await fetch(`${base}/readyz`);
 }
 

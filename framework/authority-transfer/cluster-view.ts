@@ -1,0 +1,71 @@
+import type Router from '@koa/router';
+import { clusterStatusRouter, memberReportRouter } from '../cluster/cluster-routes.js';
+import { clusterStatus } from '../cluster/cluster-status.js';
+import { gatherMemberStatuses } from '../cluster/member-reports.js';
+import { memberReport } from '../cluster/member-report.js';
+import type { Readiness } from '../cluster/readiness.js';
+import type { ClusterStatus } from '../cluster/schemas.js';
+import type { Clock } from '../contracts/clock.js';
+import type { ApiDocument } from '../http/openapi.js';
+import type { OwnershipConsensus } from './audit-projection.js';
+import { ADMIN_READ_SCOPE } from './control-router.js';
+import type { MemberTracker } from './member-tracker.js';
+import type { PlannedTransferEngine } from './planned-transfer-engine.js';
+import type { Roster } from './roster.js';
+
+/** On the public server, where the roster says each member is reached; the picture is on the control listener. */
+export const AUTHORITY_MEMBER_REPORT_PATH = '/availability/v1/cluster/member';
+export const AUTHORITY_CLUSTER_PATH = '/availability/v1/cluster';
+
+export interface AuthorityClusterDeps {
+  self: string;
+  roster: Roster;
+  tracker: MemberTracker;
+  consensus: OwnershipConsensus;
+  engine: PlannedTransferEngine;
+  readiness: Readiness;
+  clock: Clock;
+}
+
+const report = (deps: AuthorityClusterDeps) => memberReport(deps.self, deps.consensus, deps.readiness);
+
+/**
+ * The authority variant's picture: every roster member asked for its report on its public
+ * server, with the member tracker's Alive/Suspect/Dead beside it; the number of authorities
+ * with a home; the transfers this member is driving.
+ */
+export async function authorityClusterStatus(deps: AuthorityClusterDeps, authorization?: string): Promise<ClusterStatus> {
+  const members = deps.roster.allMembers();
+  const address = (id: string) => members.find((m) => m.id === id)?.publicUrl ?? null;
+  const statuses = await gatherMemberStatuses(
+    { id: deps.self, address: address(deps.self), report: report(deps) },
+    members.filter((m) => m.id !== deps.self).map((m) => ({ id: m.id, address: m.publicUrl })),
+    { clock: deps.clock, reportPath: AUTHORITY_MEMBER_REPORT_PATH, authorization, liveness: (id) => deps.tracker.state(id) },
+  );
+  // The plans this member drives; a transfer started on another member is listed there.
+  const transfers = [...deps.engine.registry.all()]
+    .map((plan) => deps.engine.status(plan.authority)!)
+    .sort((a, b) => b.age_ms - a.age_ms);
+  return clusterStatus({
+    variant: 'authority',
+    servedBy: deps.self,
+    members: statuses,
+    counts: { authorities: Object.keys(deps.consensus.view().state.authorities).length },
+    transfers: { count: transfers.length, oldest: transfers as unknown as Record<string, unknown>[] },
+  });
+}
+
+/** The member report for the public server. */
+export function authorityMemberReportRouter(deps: AuthorityClusterDeps, document: ApiDocument): Router {
+  return memberReportRouter(AUTHORITY_MEMBER_REPORT_PATH, () => report(deps), document, { scope: ADMIN_READ_SCOPE, tags: ['cluster'] });
+}
+
+/** The picture for the control listener. */
+export function authorityClusterRouter(deps: AuthorityClusterDeps, document: ApiDocument): Router {
+  return clusterStatusRouter(
+    AUTHORITY_CLUSTER_PATH,
+    (ctx) => authorityClusterStatus(deps, ctx.get('Authorization') || undefined),
+    document,
+    { scope: ADMIN_READ_SCOPE, tags: ['cluster'] },
+  );
+}

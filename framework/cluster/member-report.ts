@@ -1,0 +1,22 @@
+import type { MetadataConsensus } from '../contracts/metadata-consensus.js';
+import { processEventLoopDelay } from '../http/event-loop-delay.js';
+import { consensusFactsOf } from './consensus-facts.js';
+import type { Readiness } from './readiness.js';
+import type { MemberReport } from './schemas.js';
+
+/**
+ * This member's own facts: its consensus position and role, its readiness (the verdict /readyz
+ * gives) and how late its event loop runs (what /metrics shows as baton_event_loop_delay_seconds).
+ */
+export function memberReport(self: string, consensus: MetadataConsensus<unknown, unknown, unknown>, readiness: Readiness): MemberReport {
+  const facts = consensusFactsOf(consensus);
+  const verdict = readiness.check();
+  const delay = processEventLoopDelay().read();
+  return {
+    id: self,
+    ...facts,
+    ready: verdict.ready,
+    notReady: verdict.ready ? null : { reason: verdict.reason, detail: verdict.detail },
+    eventLoopDelay: { p99Ms: delay.p99 * 1000, maxMs: delay.max * 1000 },
+  };
+}

@@ -1,0 +1,69 @@
+import { z } from 'zod';
+
+// The one picture of a cluster, as both variants serve it (GET .../cluster) and as
+// `baton status` and the dashboard read it. Each member reports its own facts
+// (memberReportSchema); the member asked for the picture adds what it sees of the others.
+
+const index = z.number().int().min(0);
+
+export const notReadySchema = z.object({
+  reason: z.enum(['no_leader', 'catching_up', 'stopped']),
+  detail: z.string(),
+});
+
+export const eventLoopDelaySchema = z
+  .object({
+    p99Ms: z.number().min(0).describe('99th percentile of the last complete 10 s window'),
+    maxMs: z.number().min(0).describe('Longest delay of that window and the current one'),
+  })
+  .describe('How late the event loop ran (baton_event_loop_delay_seconds)');
+
+/** What one member says of itself. */
+export const memberReportSchema = z.object({
+  id: z.string(),
+  role: z.enum(['leader', 'follower']),
+  leader: z.string().nullable().describe('The leader this member follows (itself when it leads); null when it knows none'),
+  term: index,
+  commitIndex: index.nullable().describe('Highest index known committed; null when the consensus does not report it'),
+  appliedIndex: index,
+  ready: z.boolean(),
+  notReady: notReadySchema.nullable(),
+  eventLoopDelay: eventLoopDelaySchema,
+});
+
+export type MemberReport = z.output<typeof memberReportSchema>;
+
+export const livenessSchema = z
+  .enum(['Alive', 'Suspect', 'Dead'])
+  .nullable()
+  .describe("The cluster's own verdict on the member from how long ago it was last heard (null where the variant keeps none)");
+
+/** One member as the serving member sees it: its report when it answered, why not otherwise. */
+export const memberStatusSchema = z.object({
+  id: z.string(),
+  address: z.string().nullable(),
+  reachable: z.boolean().describe('It answered this request for its report'),
+  liveness: livenessSchema,
+  report: memberReportSchema.nullable(),
+  error: z.string().nullable().describe('Why its report is missing'),
+});
+
+export type MemberStatus = z.output<typeof memberStatusSchema>;
+
+export const clusterStatusSchema = z.object({
+  variant: z.enum(['stream', 'authority']),
+  servedBy: z.string().describe('The member that assembled this picture'),
+  leader: z.string().nullable(),
+  term: index,
+  members: z.array(memberStatusSchema),
+  counts: z.record(z.string(), index).describe('streams and nodes (stream variant); authorities (authority variant)'),
+  transfersInFlight: z.object({
+    count: index,
+    shown: z.array(z.record(z.string(), z.unknown())).describe('The oldest transfers in flight, at most 100'),
+  }),
+});
+
+export type ClusterStatus = z.output<typeof clusterStatusSchema>;
+
+/** The most transfers a picture lists; `count` still says how many there are. */
+export const MAX_TRANSFERS_SHOWN = 100;

@@ -1,0 +1,55 @@
+import type Router from '@koa/router';
+import { clusterStatusRouter, memberReportRouter } from '../cluster/cluster-routes.js';
+import { clusterStatus } from '../cluster/cluster-status.js';
+import { gatherMemberStatuses } from '../cluster/member-reports.js';
+import { memberReport } from '../cluster/member-report.js';
+import type { Readiness } from '../cluster/readiness.js';
+import type { ClusterStatus } from '../cluster/schemas.js';
+import type { ApiDocument } from '../http/openapi.js';
+import { ADMIN_SCOPE } from './admin-router.js';
+import { own } from './model.js';
+import { pendingTransfers } from './progress.js';
+import type { StreamNode } from './stream-node.js';
+
+/** Where each stream node serves its own report, and the picture of the cluster. */
+export const STREAM_MEMBER_REPORT_PATH = '/v1/admin/cluster/member';
+export const STREAM_CLUSTER_PATH = '/v1/admin/cluster';
+
+/**
+ * The stream variant's picture of its cluster: every voter and registered node, each asked for
+ * its report at the address it registered; counts of nodes and streams; the pending transfers.
+ * Read from the local view, not a linearizable read, so a node cut off from its quorum still
+ * answers and shows what it knows.
+ */
+export function streamClusterStatus(node: StreamNode, readiness: Readiness, authorization?: string): Promise<ClusterStatus> {
+  const state = node.metadata();
+  const ids = new Set([...node.consensus.membership().voters, ...Object.keys(state.nodes)]);
+  ids.delete(node.self);
+  const addressOf = (id: string) => own(state.nodes, id)?.address ?? null;
+  const peers = [...ids].map((id) => ({ id, address: addressOf(id) }));
+  const self = { id: node.self, address: addressOf(node.self), report: memberReport(node.self, node.consensus, readiness) };
+  return gatherMemberStatuses(self, peers, {
+    clock: node.clock,
+    reportPath: STREAM_MEMBER_REPORT_PATH,
+    authorization,
+    // Stream nodes keep no liveness verdict of their own yet: each member's reachability stands for it.
+    liveness: () => null,
+  }).then((members) =>
+    clusterStatus({
+      variant: 'stream',
+      servedBy: node.self,
+      members,
+      counts: { nodes: Object.keys(state.nodes).length, streams: Object.keys(state.streams).length },
+      transfers: { count: Object.keys(state.transfers).length, oldest: pendingTransfers(state) as unknown as Record<string, unknown>[] },
+    }),
+  );
+}
+
+/** The two cluster routes of a stream node, behind the admin scope. */
+export function streamClusterRouters(node: StreamNode, readiness: Readiness, document: ApiDocument): Router[] {
+  const options = { scope: ADMIN_SCOPE, tags: ['cluster'] };
+  return [
+    memberReportRouter(STREAM_MEMBER_REPORT_PATH, () => memberReport(node.self, node.consensus, readiness), document, options),
+    clusterStatusRouter(STREAM_CLUSTER_PATH, (ctx) => streamClusterStatus(node, readiness, ctx.get('Authorization') || undefined), document, options),
+  ];
+}

@@ -1,0 +1,110 @@
+import test from 'ava';
+import { authorityClusterVariant } from '../../cli/local-cluster/local-authority-cluster.js';
+import { streamClusterVariant } from '../../cli/local-cluster/local-stream-cluster.js';
+import type { ClusterStatus } from '../../framework/cluster/schemas.js';
+import { startNodeProcesses } from '../framework/cluster/node-processes.js';
+import { eventually } from '../hosts/eventually.js';
+import { closedPort } from './closed-port.js';
+import { spawnBaton } from './run-baton.js';
+
+const readyz = async (url: string) => (await fetch(`${url}/readyz`)).status === 200;
+
+async function status(env: NodeJS.ProcessEnv, ...args: string[]): Promise<{ code: number | null; picture: ClusterStatus; stderr: string }> {
+  const run = await spawnBaton(['status', '--json', ...args], { env });
+  return { code: run.code, picture: run.code === 0 ? (JSON.parse(run.stdout) as ClusterStatus) : (undefined as never), stderr: run.stderr };
+}
+
+test.serial('baton status on a stream cluster: three members, one leader, indexes and counts; a killed member shows as down', async (t) => {
+  const cluster = await startNodeProcesses(t, streamClusterVariant);
+  const [n1, , n3] = cluster.nodes;
+  await eventually(async () => (await Promise.all(cluster.nodes.map((n) => readyz(n.url)))).every(Boolean), 'every node to be ready', 60_000);
+  const env = { BATON_URL: n1.url, BATON_TOKEN: cluster.token };
+  // Registration follows readiness: wait until the picture lists the three nodes.
+  let healthy!: ClusterStatus;
+  await eventually(async () => {
+    const run = await status(env);
+    healthy = run.picture;
+    return run.code === 0 && healthy.counts.nodes === 3 && healthy.members.every((m) => m.reachable && m.report?.ready);
+  }, 'the picture to show three ready nodes', 30_000);
+  t.is(healthy.variant, 'stream');
+  t.is(healthy.servedBy, 'n1');
+  t.deepEqual(healthy.members.map((m) => m.id), ['n1', 'n2', 'n3']);
+  const leaders = healthy.members.filter((m) => m.report?.role === 'leader');
+  t.is(leaders.length, 1);
+  t.is(healthy.leader, leaders[0].id);
+  for (const m of healthy.members) {
+    t.is(m.report!.leader, healthy.leader, `${m.id} follows the leader`);
+    t.is(m.report!.term, healthy.term);
+    t.true(m.report!.appliedIndex > 0 && m.report!.commitIndex! >= m.report!.appliedIndex);
+    t.is(m.address, cluster.nodes.find((n) => n.id === m.id)!.url);
+  }
+  t.deepEqual(healthy.counts, { nodes: 3, streams: 0 });
+  t.is(healthy.transfersInFlight.count, 0);
+
+  const human = await spawnBaton(['status'], { env });
+  t.is(human.code, 0, human.stderr);
+  t.regex(human.stdout, new RegExp(`^stream cluster, seen from n1: leader ${healthy.leader}, term \\d+\\n`));
+  t.regex(human.stdout, /\nMEMBER +ADDRESS +STATE +ROLE +TERM +COMMIT +APPLIED +LOOP DELAY +READY\n/);
+  t.regex(human.stdout, /\nn2 +http:\/\/127\.0\.0\.1:\d+ +up +(leader|follower) /);
+  const wrongToken = await spawnBaton(['status'], { env: { ...env, BATON_TOKEN: 'not-the-token' } });
+  t.is(wrongToken.code, 1);
+  t.regex(wrongToken.stderr, /answered 401: the bearer token is not recognised/);
+
+  await cluster.kill(n3.id);
+  let degraded!: ClusterStatus;
+  await eventually(async () => {
+    const run = await status(env);
+    degraded = run.picture;
+    return run.code === 0 && degraded.members.find((m) => m.id === 'n3')?.reachable === false;
+  }, 'the picture to show n3 down', 30_000);
+  const down = degraded.members.find((m) => m.id === 'n3')!;
+  t.is(down.report, null);
+  t.regex(down.error!, /connection refused/);
+  t.true(degraded.members.filter((m) => m.id !== 'n3').every((m) => m.reachable));
+  const table = await spawnBaton(['status'], { env });
+  t.regex(table.stdout, /\nn3 +http:\/\/127\.0\.0\.1:\d+ +down +- +- +- +- +- +connection refused\n/);
+
+  // The first address is down: the next one given answers.
+  const fallback = await status({ BATON_TOKEN: cluster.token }, '--url', `${n3.url},${n1.url}`);
+  t.is(fallback.code, 0, fallback.stderr);
+  t.is(fallback.picture.servedBy, 'n1');
+});
+
+test.serial('baton status on an authority cluster shows the tracker verdict beside each member', async (t) => {
+  const cluster = await startNodeProcesses(t, authorityClusterVariant);
+  const [east, west] = cluster.nodes;
+  await eventually(async () => (await Promise.all(cluster.nodes.map((n) => readyz(n.url)))).every(Boolean), 'every member to be ready', 60_000);
+  const env = { BATON_URL: east.url, BATON_TOKEN: cluster.token };
+  let picture!: ClusterStatus;
+  await eventually(async () => {
+    const run = await status(env);
+    picture = run.picture;
+    return run.code === 0 && picture.members.every((m) => m.reachable && m.report?.ready);
+  }, 'every member in the picture ready', 30_000);
+  t.is(picture.variant, 'authority');
+  t.deepEqual(picture.members.map((m) => [m.id, m.liveness]), [['east-1', 'Alive'], ['north-1', 'Alive'], ['west-1', 'Alive']]);
+  t.deepEqual(picture.counts, { authorities: 0 });
+  t.is(picture.members.filter((m) => m.report?.role === 'leader').length, 1);
+
+  await cluster.kill(west.id);
+  await eventually(async () => {
+    const run = await status(env);
+    picture = run.picture;
+    return run.code === 0 && picture.members.find((m) => m.id === 'west-1')?.reachable === false;
+  }, 'west-1 down in the picture', 30_000);
+  const human = await spawnBaton(['status'], { env });
+  t.regex(human.stdout, /\nwest-1 +http:\/\/127\.0\.0\.1:\d+ +down \((Alive|Suspect|Dead)\) /);
+});
+
+test('baton status exits 3 naming every address when no member answers', async (t) => {
+  const [a, b] = [await closedPort(), await closedPort()];
+  const run = await spawnBaton(['status', '--url', `http://127.0.0.1:${a},http://127.0.0.1:${b}`]);
+  t.is(run.code, 3);
+  t.regex(run.stderr, new RegExp(`cannot reach http://127.0.0.1:${a}, http://127.0.0.1:${b}: no member answered: .*connection refused`));
+  const json = await spawnBaton(['status', '--json', '--url', `http://127.0.0.1:${a}`]);
+  t.is(json.code, 3);
+  t.is(json.stdout, '');
+  t.like(JSON.parse(json.stderr), { error: { code: 'unreachable', exitCode: 3 } });
+  const usage = await spawnBaton(['status', '--url', 'not a url']);
+  t.is(usage.code, 2);
+});
