@@ -143,7 +143,8 @@ function tracedStorage(inner: FileRaftStorage): RaftStorage {
         `persisted n=${batch.entries.length} hs=${batch.hardState ? batch.hardState.commit : '-'} in ${(performance.now() - started).toFixed(2)} ms`,
       );
     },
-    saveSnapshot: (...args) => inner.saveSnapshot(...args),
+    writeSnapshot: (snapshot) => inner.writeSnapshot(snapshot),
+    compact: (...args) => inner.compact(...args),
     close: () => inner.close(),
   };
 }

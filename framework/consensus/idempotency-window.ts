@@ -53,17 +53,21 @@ export class IdempotencyWindow<R> {
     }
   }
 
+  /**
+   * The remembered decisions, oldest first. A decision is never changed once remembered, so
+   * this copies references, not results: O(size) pointer copies, however large the results.
+   */
   snapshot(): IdempotencyWindowSnapshot<R> {
-    return [...this.decisions.entries()].map(([key, d]) => [
-      key,
-      {
-        fingerprint: d.fingerprint,
-        position: { ...d.position },
-        result: structuredClone(d.result),
-      },
-    ]);
+    const out: IdempotencyWindowSnapshot<R> = [];
+    for (let i = this.head; i < this.order.length; i++) {
+      const key = this.order[i];
+      const d = this.decisions.get(key);
+      if (d) out.push([key, d]);
+    }
+    return out;
   }
 
+  /** A window holding `entries` (oldest first); it keeps the decisions as given, never changing them. */
   static restore<R>(capacity: number, entries: IdempotencyWindowSnapshot<R>): IdempotencyWindow<R> {
     const window = new IdempotencyWindow<R>(capacity);
     for (const [key, decision] of entries) window.remember(key, decision);

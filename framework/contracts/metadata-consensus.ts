@@ -36,6 +36,37 @@ export interface StateMachine<S, C, R> {
   /** A JSON-serialisable deep copy of the state. */
   snapshot(state: S): unknown;
   restore(snapshot: unknown): S;
+  /**
+   * Optional, for large states: a frozen view of `state` taken in O(1) (or a few milliseconds),
+   * whose pieces are read later, a few at a time, while `apply` goes on changing the live state
+   * (a persistent structure's copy-on-write clone). Without it the consensus takes
+   * `snapshot(state)` whole, which costs O(state) on the member's event loop.
+   */
+  capture?(state: S): StateCapture;
+  /**
+   * Optional, with `capture`: rebuilds a state from the pieces of a capture, one at a time, so
+   * the member can serve between them. Without it the consensus calls `restore` with the one
+   * piece a state machine without `capture` produces.
+   */
+  assemble?(): StateAssembly<S>;
+}
+
+/** A frozen view of a state, read as a sequence of pieces. */
+export interface StateCapture {
+  /**
+   * The pieces in order; each JSON-serialisable and small (about a thousand records, at most
+   * 256 KiB of JSON), because each travels as one message. Every call starts from the first.
+   * The pieces are shared with stored snapshots: nobody may change them.
+   */
+  pieces(): Iterable<unknown>;
+}
+
+/** A state being rebuilt from the pieces of a capture, in their order. */
+export interface StateAssembly<S> {
+  /** Takes one piece (bounded work: indexes are rebuilt here piece by piece). Must not change it. */
+  add(piece: unknown): void;
+  /** The state, once every piece was added. */
+  finish(): S;
 }
 
 /** The token under which a host registers its variant's state machine for the consensus plugin. */

@@ -21,14 +21,33 @@ import type {
 import { RaftCore } from '../core/raft.js';
 import { MemoryLogStorage } from '../core/storage.js';
 import { mustSync } from '../core/must-sync.js';
-import { NONE, type Entry, type HardState, type Message, type Ready } from '../core/types.js';
+import {
+  NONE,
+  type Entry,
+  type HardState,
+  type Message,
+  type Ready,
+  type Snapshot,
+  type SnapshotMeta,
+} from '../core/types.js';
 import type { RaftStorage } from '../storage/raft-storage.js';
 import { canonicalJson } from '../../../framework/consensus/canonical-json.js';
 import { Deadlines } from './deadlines.js';
 import { PendingProposal, Waiters, type Waiter } from './waiter.js';
 import { DEFAULT_TUNING, type RaftConsensusOptions, type RaftTuning } from './options.js';
-import { ReplicatedState, type CommandData } from './replicated-state.js';
+import {
+  ReplicatedState,
+  snapshotInImageForm,
+  type AssembledState,
+  type CommandData,
+} from './replicated-state.js';
 import { PROPOSE_CHANNEL, RAFT_CHANNEL, hasRequiredFields, parseRaftEnvelope } from './wire.js';
+import {
+  SNAPSHOT_CHANNEL,
+  SnapshotReceiver,
+  SnapshotSender,
+  parseSnapshotBody,
+} from './snapshot-transfer.js';
 import { ForwardedProposals, Forwarder, responseError } from './forwarding.js';
 import { MembershipChanges } from './membership.js';
 
@@ -44,6 +63,11 @@ export interface RaftConsensusStats {
   foreignMessages: number;
   snapshotsTaken: number;
   snapshotsInstalled: number;
+  /** Snapshots whose writing failed (the member tries again after another interval). */
+  snapshotFailures: number;
+  /** Chunks of snapshots sent to followers, and taken from a leader. */
+  snapshotChunksSent: number;
+  snapshotChunksReceived: number;
   persists: number;
 }
 
@@ -81,6 +105,15 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
   private mem!: MemoryLogStorage;
   private rs!: ReplicatedState<S, C, R>;
   private lastSnapshotIndex = 0;
+  /** A snapshot of our own state being written in the background, at this index. */
+  private snapshotWriting: Promise<void> | undefined;
+  private snapshotWritingAt = 0;
+  /** Written and durable: the loop puts it in force and compacts the log between two Readies. */
+  private snapshotWritten: Snapshot | undefined;
+  /** A leader's snapshot assembled here and handed to the core, with its assembled state. */
+  private installing: { snapshot: Snapshot; from: MemberId; term: number; assembled: AssembledState<S, R> } | undefined;
+  private snapshotSender!: SnapshotSender;
+  private snapshotReceiver!: SnapshotReceiver<AssembledState<S, R>>;
 
   /** The hard state last written, and a newer commit-only one not written yet. */
   private durableHardState: HardState = { term: 0, vote: '', commit: 0 };
@@ -124,6 +157,9 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
     foreignMessages: 0,
     snapshotsTaken: 0,
     snapshotsInstalled: 0,
+    snapshotFailures: 0,
+    snapshotChunksSent: 0,
+    snapshotChunksReceived: 0,
     persists: 0,
   };
 
@@ -196,9 +232,11 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
       this.bootstrapVoters,
     );
     if (recovered.snapshot) {
-      this.mem.applySnapshot(recovered.snapshot);
-      this.rs.restore(recovered.snapshot);
-      this.lastSnapshotIndex = recovered.snapshot.meta.index;
+      const snapshot = snapshotInImageForm(recovered.snapshot);
+      this.mem.applySnapshot(snapshot);
+      this.rs.restore(snapshot);
+      this.lastSnapshotIndex = snapshot.meta.index;
+      this.snapshotWritingAt = snapshot.meta.index;
     }
     const usable = recovered.entries.filter((e) => e.index > this.mem.lastIndex());
     this.mem.append(usable);
@@ -220,8 +258,12 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
       maxEntriesPerMessage: this.tuning.maxEntriesPerMessage,
     });
     this.lastLeadership = this.currentLeadership();
+    this.startSnapshotTransfers();
     this.unlisten.push(
       this.transport.listen(RAFT_CHANNEL, { onMessage: (from, m) => this.onRaftMessage(from, m) }),
+      this.transport.listen(SNAPSHOT_CHANNEL, {
+        onMessage: (from, m) => this.onSnapshotMessage(from, m),
+      }),
       this.transport.listen(PROPOSE_CHANNEL, {
         onMessage: () => this.stats.malformedMessages++,
         onRequest: (from, m) => this.forwarded.answer(from, m),
@@ -263,6 +305,10 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
     // Queued inputs run once more so queued proposals learn they were never appended.
     while (this.inbox.length > 0) this.inbox.shift()!();
     if (wasRunning) await this.idle;
+    // A snapshot still being written finishes (or fails) before its storage closes.
+    await this.snapshotWriting;
+    this.installing = undefined;
+    this.snapshotReceiver?.abandon();
     await this.storage.close();
     this.log.info('raft member stopped');
   }
@@ -565,7 +611,12 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
     try {
       for (;;) {
         while (this.inbox.length > 0 && this.state === 'running') this.inbox.shift()!();
-        if (this.state !== 'running' || !this.core.hasReady()) break;
+        if (this.state !== 'running') break;
+        if (this.snapshotWritten) {
+          await this.compactToSnapshot(this.snapshotWritten);
+          continue;
+        }
+        if (!this.core.hasReady()) break;
         await this.handleReady(this.core.ready());
       }
     } catch (error) {
@@ -576,7 +627,7 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
       return;
     }
     this.looping = false;
-    if (this.inbox.length > 0 && this.state === 'running') this.kick();
+    if ((this.inbox.length > 0 || this.snapshotWritten) && this.state === 'running') this.kick();
   }
 
   private async handleReady(rd: Ready): Promise<void> {
@@ -598,8 +649,16 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
     if (this.state !== 'running') return;
     if (rd.snapshot) {
       this.mem.applySnapshot(rd.snapshot);
-      this.rs.restore(rd.snapshot);
+      const installing = this.installing;
+      if (installing?.snapshot === rd.snapshot) {
+        this.rs.install(rd.snapshot, installing.assembled);
+        this.installing = undefined;
+        this.snapshotReceiver.installed(installing.from, installing.term, rd.snapshot.meta.index);
+      } else {
+        this.rs.restore(rd.snapshot);
+      }
       this.lastSnapshotIndex = rd.snapshot.meta.index;
+      this.snapshotWritingAt = Math.max(this.snapshotWritingAt, rd.snapshot.meta.index);
       this.stats.snapshotsInstalled++;
       this.log.info(
         { index: rd.snapshot.meta.index, term: rd.snapshot.meta.term },
@@ -617,10 +676,15 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
     this.core.advance();
     this.serveReads();
     if (rd.softState || rd.hardState) this.noticeLeadership();
-    await this.maybeSnapshot();
+    this.maybeSnapshot();
   }
 
   private send(m: Message): void {
+    if (m.type === 'snap') {
+      // Never whole: the sender streams the snapshot's pieces as chunks.
+      this.snapshotSender.offer(m, this.ticks);
+      return;
+    }
     try {
       this.transport.send(m.to, {
         channel: RAFT_CHANNEL,
@@ -756,21 +820,133 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
     });
   }
 
-  private async maybeSnapshot(): Promise<void> {
+  /**
+   * Every snapshotInterval applied entries: captures the replicated state (O(1) for a state
+   * machine with `capture`, the idempotency window by reference) and writes it in the
+   * background, so neither the capture nor the write holds the loop; once it is durable, the
+   * loop puts it in force and compacts the log (compactToSnapshot).
+   */
+  private maybeSnapshot(): void {
     const applied = this.rs.applied.index;
-    if (applied - this.lastSnapshotIndex < this.tuning.snapshotInterval) return;
-    const snapshot = this.mem.createSnapshot(applied, this.rs.voters, this.rs.snapshotData());
-    const compactTo = Math.max(this.mem.firstIndex() - 1, applied - this.tuning.snapshotRetain);
+    if (this.snapshotWriting || this.snapshotWritten) return;
+    if (applied - this.snapshotWritingAt < this.tuning.snapshotInterval) return;
+    const term = this.mem.term(applied);
+    if (term === undefined) return;
+    const snapshot: Snapshot = {
+      meta: { index: applied, term, voters: [...this.rs.voters] },
+      data: this.rs.capture(),
+    };
+    this.snapshotWritingAt = applied;
+    this.snapshotWriting = this.storage.writeSnapshot(snapshot).then(
+      () => {
+        this.snapshotWriting = undefined;
+        if (this.state !== 'running') return;
+        this.snapshotWritten = snapshot;
+        this.kick();
+      },
+      (error: unknown) => {
+        this.snapshotWriting = undefined;
+        this.stats.snapshotFailures++;
+        this.log.error(
+          { err: error, index: applied },
+          'writing a snapshot failed; the log is kept and another is tried after the next interval',
+        );
+      },
+    );
+  }
+
+  /** In the loop, between Readies: a durable snapshot of ours goes in force, the log shrinks. */
+  private async compactToSnapshot(snapshot: Snapshot): Promise<void> {
+    this.snapshotWritten = undefined;
+    const index = snapshot.meta.index;
+    // A leader's snapshot installed meanwhile is newer: ours is no use.
+    if (index <= this.mem.snapshot().meta.index) return;
+    this.mem.createSnapshot(index, snapshot.meta.voters, snapshot.data);
+    const compactTo = Math.max(this.mem.firstIndex() - 1, index - this.tuning.snapshotRetain);
     const retained = this.mem.entries(compactTo + 1, this.mem.lastIndex() + 1);
     const hardState = this.mem.hardState();
-    await this.storage.saveSnapshot(snapshot, compactTo, retained, hardState);
+    await this.storage.compact(this.mem.snapshot(), compactTo, retained, hardState);
     // That wrote the latest hard state, deferred commit included.
     this.durableHardState = hardState;
     this.deferredHardState = undefined;
     this.mem.compact(compactTo);
-    this.lastSnapshotIndex = applied;
+    this.lastSnapshotIndex = index;
     this.stats.snapshotsTaken++;
-    this.log.debug({ index: applied, compactTo }, 'snapshot taken, log compacted');
+    this.log.debug({ index, compactTo }, 'snapshot taken, log compacted');
+  }
+
+  // ---- snapshot transfers ----
+
+  private startSnapshotTransfers(): void {
+    const stallTicks = this.tuning.electionTicks * 4;
+    this.snapshotSender = new SnapshotSender({
+      cluster: this.cluster,
+      transport: this.transport,
+      log: this.log,
+      stats: this.stats,
+      resendTicks: Math.max(1, Math.floor(this.tuning.electionTicks / 2)),
+      stallTicks,
+    });
+    this.snapshotReceiver = new SnapshotReceiver<AssembledState<S, R>>({
+      cluster: this.cluster,
+      transport: this.transport,
+      log: this.log,
+      stats: this.stats,
+      term: () => this.core.term,
+      committed: () => this.core.log.committed,
+      assembly: () => this.rs.assembly(),
+      assembled: (from, term, meta, assembled) => this.onSnapshotAssembled(from, term, meta, assembled),
+      stale: (from, term, meta) =>
+        this.enqueue(() =>
+          this.core.step({ type: 'snap', from, to: this.self, term, snapshot: { meta, data: null } }),
+        ),
+    });
+  }
+
+  /**
+   * A leader's snapshot arrived whole and is assembled. Its file is written first (in the
+   * background: the loop goes on), then the core is given it; the Ready that installs it only
+   * records it, and puts the assembled state in force in O(1).
+   */
+  private onSnapshotAssembled(
+    from: MemberId,
+    term: number,
+    meta: SnapshotMeta,
+    assembled: AssembledState<S, R>,
+  ): void {
+    const snapshot: Snapshot = { meta, data: this.rs.captureOf(assembled) };
+    this.storage.writeSnapshot(snapshot).then(
+      () =>
+        this.enqueue(() => {
+          if (this.state !== 'running') return;
+          this.installing = { snapshot, from, term, assembled };
+          this.core.step({ type: 'snap', from, to: this.self, term, snapshot });
+          // Refused (stale, or a newer term): nothing to install.
+          if (this.core.log.pendingSnapshot() !== snapshot) {
+            this.installing = undefined;
+            this.snapshotReceiver.installed(from, term, meta.index);
+          }
+        }),
+      (error: unknown) => {
+        this.snapshotReceiver.abandon();
+        this.log.error({ err: error, index: meta.index }, "writing a leader's snapshot failed");
+      },
+    );
+  }
+
+  private onSnapshotMessage(from: MemberId, message: PeerMessage): void {
+    if (this.state !== 'running') return;
+    const body = parseSnapshotBody(message.body);
+    if (!body) {
+      this.stats.malformedMessages++;
+      return;
+    }
+    if (body.cluster !== this.cluster || !this.isParticipant(from)) {
+      this.stats.foreignMessages++;
+      return;
+    }
+    if (body.kind === 'chunk') this.snapshotReceiver.onChunk(from, body);
+    else this.snapshotSender.onAck(from, body, this.ticks);
   }
 
   // ---- ticks and messages ----
@@ -782,6 +958,11 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
       this.deadlines.sweep(this.clock.now());
       this.enqueue(() => {
         this.core.tick();
+        this.snapshotSender.tick(
+          this.ticks,
+          this.core.role === 'leader' ? this.core.term : undefined,
+        );
+        if (this.ticks % this.tuning.electionTicks === 0) this.snapshotReceiver.keepAlive();
         // Read requests can be lost with their messages: ask again every election timeout.
         if (this.ticks % this.tuning.electionTicks === 0) {
           for (const [context, r] of this.reads)
@@ -803,12 +984,7 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
       this.stats.foreignMessages++;
       return;
     }
-    // Only members of the configuration (or one the leader is bringing in) take part.
-    if (
-      !this.core.voters().includes(from) &&
-      !this.core.progressOf(from) &&
-      !this.bootstrapVoters.includes(from)
-    ) {
+    if (!this.isParticipant(from)) {
       this.stats.foreignMessages++;
       return;
     }
@@ -817,6 +993,15 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
       return;
     }
     this.enqueue(() => this.core.step(m));
+  }
+
+  /** Only members of the configuration (or one the leader is bringing in) take part. */
+  private isParticipant(from: MemberId): boolean {
+    return (
+      this.core.voters().includes(from) ||
+      this.core.progressOf(from) !== undefined ||
+      this.bootstrapVoters.includes(from)
+    );
   }
 
   private assertRunning(what: string): void {

@@ -2,12 +2,23 @@ import { crc32 } from 'node:zlib';
 import type { Entry, HardState, Snapshot } from '../core/types.js';
 import type { ByteFiles } from '../../../framework/kernel/byte-files.js';
 import { RaftStorageCorruptError, type PersistBatch, type RaftStorage, type RecoveredState } from './raft-storage.js';
+import { imageOfPieces, piecesOf } from './snapshot-image.js';
 
-/** One log record. `base` restarts the log after index `i` (a snapshot or a compaction). */
-type WalRecord = { t: 'e'; e: Entry } | { t: 'h'; h: HardState } | { t: 'base'; i: number };
+/**
+ * One log record. `base` restarts the log after index `i` (a snapshot or a compaction) and
+ * names the snapshot in force (`s`): a snapshot file the log does not name is not used (one
+ * written, then the member crashed before putting it in force).
+ */
+type WalRecord = { t: 'e'; e: Entry } | { t: 'h'; h: HardState } | { t: 'base'; i: number; s?: number };
+
+/** One line of a snapshot file: its meta first, then each piece, then how many there were. */
+type SnapshotRecord = { t: 'meta'; meta: Snapshot['meta'] } | { t: 'p'; p: unknown } | { t: 'end'; n: number };
 
 const SEGMENT = /^wal-(\d{12})\.log$/;
-const SNAPSHOT = /^snap-(\d{16})\.json$/;
+/** Snapshot files: pieces as lines (`.snap`), or one line holding it whole (`.json`, earlier versions). */
+const SNAPSHOT = /^snap-(\d{16})\.(snap|json)$/;
+/** A snapshot file is written in appends of about this many bytes, each one awaited. */
+const SNAPSHOT_APPEND_BYTES = 1 << 20;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
@@ -16,7 +27,7 @@ function segmentName(seq: number): string {
 }
 
 function snapshotName(index: number): string {
-  return `snap-${String(index).padStart(16, '0')}.json`;
+  return `snap-${String(index).padStart(16, '0')}.snap`;
 }
 
 /** `crc32-hex json\n`: a torn or corrupted line fails its checksum. */
@@ -43,13 +54,17 @@ export interface FileRaftStorageOptions {
  * of checksummed records (entries, then hard state) and one fsync, so a Ready costs one sync
  * however many entries it carries. Recovery replays the segments in order; a torn record at
  * the end of the last segment (a crash mid-append) is cut off, anything else that fails its
- * checksum is corruption and refuses to start. A snapshot is written whole (atomic replace)
- * before the log records that refer to it; compaction writes a fresh segment holding the
- * retained entries, then deletes the older segments and snapshots.
+ * checksum is corruption and refuses to start. A snapshot file holds one checksummed line per
+ * piece between a meta line and an end line; it is written and synced before the log record
+ * that names it (`base` with `s`), so a file the log does not name is ignored; compaction
+ * writes a fresh segment holding the retained entries, then deletes the older segments and
+ * snapshots.
  */
 export class FileRaftStorage implements RaftStorage {
   private segment = 0;
   private segmentSize = 0;
+  /** Snapshot files complete on disk (by index), in force or about to be. */
+  private readonly written = new Set<number>();
   private readonly segmentBytes: number;
 
   constructor(
@@ -62,20 +77,11 @@ export class FileRaftStorage implements RaftStorage {
   async load(): Promise<RecoveredState> {
     const names = await this.files.list();
     const segments = names.filter((n) => SEGMENT.test(n)).sort();
-    const snapshots = names.filter((n) => SNAPSHOT.test(n)).sort();
-    let snapshot: Snapshot | undefined;
-    if (snapshots.length > 0) {
-      const name = snapshots[snapshots.length - 1];
-      const bytes = await this.files.read(name);
-      try {
-        snapshot = decodeLine(decoder.decode(bytes).replace(/\n$/, '')) as Snapshot;
-      } catch (error) {
-        throw new RaftStorageCorruptError(`snapshot ${name} is unreadable: ${(error as Error).message}`);
-      }
-    }
     let hardState: HardState = { term: 0, vote: '', commit: 0 };
     let entries: Entry[] = [];
     let next = 1;
+    /** The snapshot the log names; undefined when no base record named one (earlier versions). */
+    let named: number | undefined;
     for (let s = 0; s < segments.length; s++) {
       const name = segments[s];
       const text = decoder.decode(await this.files.read(name));
@@ -102,6 +108,7 @@ export class FileRaftStorage implements RaftStorage {
         else if (record.t === 'base') {
           entries = [];
           next = record.i + 1;
+          named = record.s;
         } else {
           const e = record.e;
           if (e.index > next + entries.length || e.index < next) {
@@ -115,6 +122,8 @@ export class FileRaftStorage implements RaftStorage {
       this.segment = Number(SEGMENT.exec(name)![1]);
       this.segmentSize = encoder.encode(text.slice(0, offset)).length;
     }
+    const snapshot = await this.readSnapshotInForce(names, named);
+    if (snapshot) this.written.add(snapshot.meta.index);
     if (snapshot && next > snapshot.meta.index + 1) {
       throw new RaftStorageCorruptError(`the log starts at ${next}, after the snapshot at ${snapshot.meta.index}: entries are missing`);
     }
@@ -122,11 +131,79 @@ export class FileRaftStorage implements RaftStorage {
     return { hardState, snapshot, entries };
   }
 
+  /** The snapshot the log names, or (logs of earlier versions) the newest snapshot file. */
+  private async readSnapshotInForce(names: string[], named: number | undefined): Promise<Snapshot | undefined> {
+    const files = names
+      .map((n) => ({ name: n, m: SNAPSHOT.exec(n) }))
+      .filter((f) => f.m !== null)
+      .map((f) => ({ name: f.name, index: Number(f.m![1]), whole: f.m![2] === 'json' }))
+      .sort((a, b) => a.index - b.index);
+    if (named !== undefined) {
+      const file = files.find((f) => f.index === named);
+      if (!file) throw new RaftStorageCorruptError(`the log names snapshot ${named}, which is missing`);
+      return this.readSnapshot(file.name, file.whole);
+    }
+    if (files.length === 0) return undefined;
+    const newest = files[files.length - 1];
+    return this.readSnapshot(newest.name, newest.whole);
+  }
+
+  private async readSnapshot(name: string, whole: boolean): Promise<Snapshot> {
+    const text = decoder.decode(await this.files.read(name));
+    try {
+      if (whole) return decodeLine(text.replace(/\n$/, '')) as Snapshot;
+      let meta: Snapshot['meta'] | undefined;
+      const pieces: unknown[] = [];
+      let offset = 0;
+      while (offset < text.length) {
+        const end = text.indexOf('\n', offset);
+        if (end < 0) break;
+        const record = decodeLine(text.slice(offset, end)) as SnapshotRecord;
+        offset = end + 1;
+        if (record.t === 'meta') meta = record.meta;
+        else if (record.t === 'p') pieces.push(record.p);
+        else if (record.t === 'end') {
+          if (!meta || record.n !== pieces.length) break;
+          return { meta, data: imageOfPieces(pieces) };
+        }
+      }
+      throw new Error('it ends before its last piece');
+    } catch (error) {
+      throw new RaftStorageCorruptError(`snapshot ${name} is unreadable: ${(error as Error).message}`);
+    }
+  }
+
+  /**
+   * Writes the snapshot's pieces as checksummed lines, in appends of about a mebibyte, each
+   * awaited: a large state is written without holding the event loop for long, and the log
+   * goes on being written meanwhile (only `compact` or `persist` puts the file in force).
+   */
+  async writeSnapshot(snapshot: Snapshot): Promise<void> {
+    const name = snapshotName(snapshot.meta.index);
+    if (this.written.has(snapshot.meta.index)) return;
+    // Left by a write a crash cut short: start it again.
+    if ((await this.files.list()).includes(name)) await this.files.remove(name);
+    let text = encodeLine({ t: 'meta', meta: snapshot.meta });
+    let count = 0;
+    for (const p of piecesOf(snapshot.data)) {
+      text += encodeLine({ t: 'p', p });
+      count++;
+      if (text.length >= SNAPSHOT_APPEND_BYTES) {
+        await this.files.append(name, encoder.encode(text));
+        text = '';
+      }
+    }
+    text += encodeLine({ t: 'end', n: count });
+    await this.files.append(name, encoder.encode(text));
+    await this.files.sync(name);
+    this.written.add(snapshot.meta.index);
+  }
+
   async persist(batch: PersistBatch): Promise<void> {
     let text = '';
     if (batch.snapshot) {
-      await this.files.replace(snapshotName(batch.snapshot.meta.index), encoder.encode(encodeLine(batch.snapshot)));
-      text += encodeLine({ t: 'base', i: batch.snapshot.meta.index });
+      await this.writeSnapshot(batch.snapshot);
+      text += encodeLine({ t: 'base', i: batch.snapshot.meta.index, s: batch.snapshot.meta.index });
     }
     for (const e of batch.entries) text += encodeLine({ t: 'e', e });
     if (batch.hardState) text += encodeLine({ t: 'h', h: batch.hardState });
@@ -143,10 +220,10 @@ export class FileRaftStorage implements RaftStorage {
     if (batch.snapshot) await this.removeOlderSnapshots(batch.snapshot.meta.index);
   }
 
-  async saveSnapshot(snapshot: Snapshot, compactTo: number, retained: readonly Entry[], hardState: HardState): Promise<void> {
-    await this.files.replace(snapshotName(snapshot.meta.index), encoder.encode(encodeLine(snapshot)));
+  async compact(snapshot: Snapshot, compactTo: number, retained: readonly Entry[], hardState: HardState): Promise<void> {
+    await this.writeSnapshot(snapshot);
     // The retained tail goes to a fresh segment; only once it is durable do older ones go.
-    let text = encodeLine({ t: 'base', i: compactTo });
+    let text = encodeLine({ t: 'base', i: compactTo, s: snapshot.meta.index });
     for (const e of retained) text += encodeLine({ t: 'e', e });
     text += encodeLine({ t: 'h', h: hardState });
     const previous = this.segment;
@@ -167,7 +244,10 @@ export class FileRaftStorage implements RaftStorage {
   private async removeOlderSnapshots(index: number): Promise<void> {
     for (const n of await this.files.list()) {
       const m = SNAPSHOT.exec(n);
-      if (m && Number(m[1]) < index) await this.files.remove(n);
+      if (m && Number(m[1]) < index) {
+        await this.files.remove(n);
+        this.written.delete(Number(m[1]));
+      }
     }
   }
 

@@ -5,6 +5,7 @@ import type { PersistBatch, RaftStorage, RecoveredState } from './raft-storage.j
  * Raft storage in memory. Everything `persist` accepted survives a simulated crash (a new
  * member started on the same instance recovers it); what a member had not yet handed to
  * `persist` is lost with it, as on a real disk after fsync. For tests and in-process clusters.
+ * Snapshots are kept by reference (their images never change), so taking one costs nothing here.
  */
 export class MemoryRaftStorage implements RaftStorage {
   private hardState: HardState = { term: 0, vote: '', commit: 0 };
@@ -24,18 +25,18 @@ export class MemoryRaftStorage implements RaftStorage {
 
   async load(): Promise<RecoveredState> {
     this.closed = false;
-    return structuredClone({
-      hardState: this.hardState,
+    // The snapshot by reference: its image is frozen, and copying it would cost O(state).
+    return {
+      ...structuredClone({ hardState: this.hardState, entries: this.batches.flat() }),
       snapshot: this.snapshot,
-      entries: this.batches.flat(),
-    });
+    };
   }
 
   async persist(batch: PersistBatch): Promise<void> {
     this.assertOpen();
     this.persistCount++;
     if (batch.snapshot) {
-      this.snapshot = structuredClone(batch.snapshot);
+      this.snapshot = batch.snapshot;
       this.batches = [];
       this.count = 0;
       this.first = batch.snapshot.meta.index + 1;
@@ -52,10 +53,13 @@ export class MemoryRaftStorage implements RaftStorage {
     if (batch.hardState) this.hardState = { ...batch.hardState };
   }
 
-  async saveSnapshot(snapshot: Snapshot, compactTo: number): Promise<void> {
+  async writeSnapshot(): Promise<void> {
     this.assertOpen();
-    if (!this.snapshot || snapshot.meta.index > this.snapshot.meta.index)
-      this.snapshot = structuredClone(snapshot);
+  }
+
+  async compact(snapshot: Snapshot, compactTo: number): Promise<void> {
+    this.assertOpen();
+    if (!this.snapshot || snapshot.meta.index > this.snapshot.meta.index) this.snapshot = snapshot;
     if (compactTo >= this.first) {
       this.dropThrough(compactTo);
       this.first = compactTo + 1;

@@ -14,7 +14,10 @@ export interface PersistBatch {
   hardState?: HardState;
   /** Entries to append; an entry at index i replaces any stored entry at i or later. */
   entries: readonly Entry[];
-  /** A snapshot received from the leader: it replaces the whole log. */
+  /**
+   * A snapshot received from the leader: it replaces the whole log. Its file may already have
+   * been written by `writeSnapshot` (then this only puts it in force).
+   */
   snapshot?: Snapshot;
 }
 
@@ -28,11 +31,18 @@ export interface RaftStorage {
   load(): Promise<RecoveredState>;
   persist(batch: PersistBatch): Promise<void>;
   /**
-   * Stores a snapshot the member took of its own applied state, then forgets entries up to
-   * `compactTo` (<= snapshot index). `retained` are the entries after `compactTo` still in the
-   * log, and `hardState` the current one, for implementations that rewrite their log.
+   * Writes a snapshot durably without putting it in force: the log and the recovered state do
+   * not change, so it may run (for a while, on a large state) while `persist` calls go on. A
+   * snapshot's `data` is a SnapshotImage (or a plain value, taken as its only piece).
    */
-  saveSnapshot(snapshot: Snapshot, compactTo: number, retained: readonly Entry[], hardState: HardState): Promise<void>;
+  writeSnapshot(snapshot: Snapshot): Promise<void>;
+  /**
+   * Puts a snapshot the member took of its own applied state in force (written by
+   * `writeSnapshot` before), then forgets entries up to `compactTo` (<= snapshot index).
+   * `retained` are the entries after `compactTo` still in the log, and `hardState` the current
+   * one, for implementations that rewrite their log. Never concurrent with `persist`.
+   */
+  compact(snapshot: Snapshot, compactTo: number, retained: readonly Entry[], hardState: HardState): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -8,11 +8,23 @@ import { FileRaftStorage } from '../../../../plugins/raft/storage/file-storage.j
 import { MemoryRaftStorage } from '../../../../plugins/raft/storage/memory-storage.js';
 import { RaftStorageCorruptError, type RaftStorage, type RecoveredState } from '../../../../plugins/raft/storage/raft-storage.js';
 import { SimDiskFiles } from '../support/sim-disk-files.js';
+import { imageOfPieces, piecesOf } from '../../../../plugins/raft/storage/snapshot-image.js';
 
 const entry = (index: number, term: number, data: unknown = `v${index}`): Entry => ({ index, term, type: 'normal', data });
 const entries = (from: number, to: number, term: number) => Array.from({ length: to - from + 1 }, (_, i) => entry(from + i, term));
 const hs = (term: number, commit: number, vote = 'n1'): HardState => ({ term, vote, commit });
-const snap = (index: number, term: number, data: unknown = { at: index }): Snapshot => ({ meta: { index, term, voters: ['n1', 'n2', 'n3'] }, data });
+const snap = (index: number, term: number, pieces: unknown[] = [{ at: index }, { then: [index] }]): Snapshot => ({
+  meta: { index, term, voters: ['n1', 'n2', 'n3'] },
+  data: imageOfPieces(pieces),
+});
+/** A snapshot as plain values, to compare what was stored with what came back. */
+const plain = (s: Snapshot | undefined) => s && { meta: s.meta, pieces: [...piecesOf(s.data)] };
+
+/** Writes a snapshot the member took and puts it in force, as the driver does in two steps. */
+async function saveSnapshot(s: RaftStorage, snapshot: Snapshot, compactTo: number, retained: Entry[], hardState: HardState) {
+  await s.writeSnapshot(snapshot);
+  await s.compact(snapshot, compactTo, retained, hardState);
+}
 
 function lastIndexOf(state: RecoveredState): number {
   if (state.entries.length > 0) return state.entries[state.entries.length - 1].index;
@@ -31,10 +43,10 @@ for (const [name, make] of [
     let r = await s.load();
     t.deepEqual(r.entries.map((e) => `${e.term}/${e.index}`), ['1/1', '1/2', '1/3', '2/4']);
     t.deepEqual(r.hardState, hs(2, 3));
-    await s.saveSnapshot(snap(3, 1), 2, [entry(3, 1), entry(4, 2, 'new4')], hs(2, 3));
+    await saveSnapshot(s, snap(3, 1), 2, [entry(3, 1), entry(4, 2, 'new4')], hs(2, 3));
     await s.persist({ entries: [entry(5, 2)], hardState: hs(2, 5) });
     r = await s.load();
-    t.deepEqual(r.snapshot, snap(3, 1));
+    t.deepEqual(plain(r.snapshot), plain(snap(3, 1)));
     t.deepEqual(r.entries.filter((e) => e.index > 3).map((e) => e.index), [4, 5]);
     t.is(lastIndexOf(r), 5);
     t.deepEqual(r.hardState, hs(2, 5));
@@ -106,7 +118,7 @@ test('file storage: a crash at any point keeps every acknowledged write and neve
           const retained = acked.entries.filter((e) => e.index > at);
           inProgress = { entries: retained, hs: acked.hs, snapIndex: at };
           const atTerm = acked.entries.find((e) => e.index === at)!.term;
-          await s.saveSnapshot(snap(at, atTerm), at, retained, acked.hs);
+          await saveSnapshot(s, snap(at, atTerm), at, retained, acked.hs);
         } else {
           // Sometimes overwrite a suffix, never below commit. As in Raft, only a newer term's
           // entries replace existing ones (a follower truncates only on a term conflict).
@@ -163,7 +175,7 @@ test('file storage on a real directory survives close and reopen', async (t) => 
     const s = new FileRaftStorage(new DirectoryFiles(dir.path), { segmentBytes: 256 });
     await s.load();
     await s.persist({ entries: entries(1, 20, 1), hardState: hs(1, 15) });
-    await s.saveSnapshot(snap(10, 1), 8, entries(9, 20, 1), hs(1, 15));
+    await saveSnapshot(s, snap(10, 1), 8, entries(9, 20, 1), hs(1, 15));
     await s.persist({ entries: entries(21, 25, 2), hardState: hs(2, 22) });
     await s.close();
     const r = await new FileRaftStorage(new DirectoryFiles(dir.path)).load();
@@ -173,4 +185,41 @@ test('file storage on a real directory survives close and reopen', async (t) => 
   } finally {
     await dir.remove();
   }
+});
+
+test('file storage: a snapshot written but not put in force (a crash between) is ignored at start; the log is whole', async (t) => {
+  const disk = new SimDisk();
+  const s = new FileRaftStorage(new SimDiskFiles(disk));
+  await s.load();
+  await s.persist({ entries: entries(1, 12, 1), hardState: hs(1, 12) });
+  await saveSnapshot(s, snap(5, 1), 4, entries(5, 12, 1), hs(1, 12));
+  // The next snapshot is durable as a file, and the member dies before the log names it.
+  await s.writeSnapshot(snap(10, 1));
+  const r = await new FileRaftStorage(new SimDiskFiles(disk)).load();
+  t.deepEqual(plain(r.snapshot), plain(snap(5, 1)));
+  t.deepEqual(r.entries.map((e) => e.index), [5, 6, 7, 8, 9, 10, 11, 12]);
+});
+
+test('file storage: a snapshot file cut short is refused when the log names it', async (t) => {
+  const disk = new SimDisk();
+  const files = new SimDiskFiles(disk);
+  const s = new FileRaftStorage(files);
+  await s.load();
+  await s.persist({ entries: entries(1, 6, 1), hardState: hs(1, 6) });
+  await saveSnapshot(s, snap(5, 1, [{ a: 1 }, { b: 2 }, { c: 3 }]), 5, entries(6, 6, 1), hs(1, 6));
+  const name = (await files.list()).find((n) => n.endsWith('.snap'))!;
+  const bytes = (await files.read(name))!;
+  await files.truncate(name, bytes.length - 20);
+  await t.throwsAsync(new FileRaftStorage(new SimDiskFiles(disk)).load(), { instanceOf: RaftStorageCorruptError, message: /snapshot .* is unreadable/ });
+});
+
+test('file storage: a snapshot file of earlier versions (one JSON line, no name in the log) still loads', async (t) => {
+  const disk = new SimDisk();
+  const files = new SimDiskFiles(disk);
+  const whole = { meta: { index: 7, term: 2, voters: ['n1'] }, data: { sm: { data: { a: '1' } }, window: [] } };
+  const json = JSON.stringify(whole);
+  const { crc32 } = await import('node:zlib');
+  await files.replace('snap-0000000000000007.json', new TextEncoder().encode(`${crc32(json).toString(16).padStart(8, '0')} ${json}\n`));
+  const r = await new FileRaftStorage(files).load();
+  t.deepEqual(r.snapshot, whole);
 });
