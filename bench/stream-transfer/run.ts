@@ -64,9 +64,9 @@ class Bench {
   }
 
   serving(stream: string): boolean {
-    const record = this.state.streams[stream];
+    const record = this.state.stream(stream)!;
     const session = this.nodes.get(record.owner)?.session(stream);
-    return !this.state.transfers[stream] && record.state === 'open' && session?.epoch === record.epoch && session.writable;
+    return !this.state.transfer(stream) && record.state === 'open' && session?.epoch === record.epoch && session.writable;
   }
 
   async stop(): Promise<void> {
@@ -81,7 +81,7 @@ class Bench {
  * appends, as a network client would, or it would starve every timer in the process.
  */
 async function writer(bench: Bench, stream: string, batch: string[], acks: number[], running: () => boolean): Promise<void> {
-  let node = bench.state.streams[stream].owner;
+  let node = bench.state.stream(stream)!.owner;
   while (running()) {
     try {
       await bench.nodes.get(node)!.append(stream, batch);
@@ -116,12 +116,12 @@ async function unavailabilityWindow(kind: 'quiet' | 'busy') {
   // A few transfers first, not measured: JIT warm-up would otherwise be the p99.
   const WARMUP = 5;
   for (let i = 0; i < TRANSFERS + WARMUP; i++) {
-    const owner = bench.state.streams.s.owner;
+    const owner = bench.state.stream('s')!.owner;
     const target = owner === 'a' ? 'b' : 'a';
-    const epoch = bench.state.streams.s.epoch;
+    const epoch = bench.state.stream('s')!.epoch;
     const started = performance.now();
     await bench.must({ type: 'transfer', stream: 's', target });
-    await bench.until(() => bench.serving('s') && bench.state.streams.s.epoch > epoch, 'the handoff');
+    await bench.until(() => bench.serving('s') && bench.state.stream('s')!.epoch > epoch, 'the handoff');
     // Wait until every writer was acknowledged at the new owner, then measure the longest gap.
     const settled = performance.now();
     await bench.until(() => acks.every((a) => a.length > 0 && a[a.length - 1] > settled), 'writers to resume');
@@ -166,12 +166,12 @@ async function drain() {
   const started = performance.now();
   await bench.must({ type: 'drain', node: 'a', maxInFlight: inFlight });
   await bench.until(
-    () => Object.keys(bench.state.transfers).length === 0 && Object.values(bench.state.streams).every((s) => s.owner !== 'a'),
+    () => bench.state.transferCount === 0 && [...bench.state.streams()].every((s) => s.owner !== 'a'),
     'the drain',
     120_000,
   );
   const drainedMs = performance.now() - started;
-  await bench.until(() => Object.keys(bench.state.streams).every((s) => bench.serving(s)), 'targets to open', 60_000);
+  await bench.until(() => [...bench.state.streams()].map((s) => s.id).every((s) => bench.serving(s)), 'targets to open', 60_000);
   const openMs = performance.now() - started;
   await bench.stop();
   return {

@@ -6,7 +6,7 @@ import { problems } from '../http/problem.js';
 import { validate } from '../http/validate.js';
 import type { StreamCommand, StreamResult } from './commands.js';
 import { CommandRejectedError } from './errors.js';
-import { ID_PATTERN, own } from './model.js';
+import { ID_PATTERN } from './model.js';
 import { planRebalance } from './placement.js';
 import { allNodeStatus, drainProgress, pendingTransfers } from './progress.js';
 import type { StreamConsensus } from './stream-node.js';
@@ -100,11 +100,11 @@ export function createAdminRouter(consensus: StreamConsensus): Router {
     const body = await readValidBody(ctx, transferBody);
     const result = await decide({ type: 'transfer', stream: body.stream, target: body.target, reason: 'admin' });
     const current = await state();
-    const pending = own(current.transfers, body.stream);
+    const pending = current.transfer(body.stream);
     ctx.status = result.duplicate ? 200 : 202;
     ctx.body = pending
       ? { status: 'pending', ...pending, duplicate: result.duplicate ?? false }
-      : { status: 'settled', stream: body.stream, owner: current.streams[body.stream].owner, duplicate: true };
+      : { status: 'settled', stream: body.stream, owner: current.stream(body.stream)!.owner, duplicate: true };
   });
 
   router.get('/transfers', async (ctx) => {
@@ -114,9 +114,9 @@ export function createAdminRouter(consensus: StreamConsensus): Router {
   router.get('/transfers/:stream', async (ctx) => {
     const { stream } = validate(streamParam, ctx.params, 'path');
     const current = await state();
-    const record = own(current.streams, stream);
+    const record = current.stream(stream);
     if (!record) throw problems.notFound(`stream ${stream} does not exist`, { stream });
-    const pending = own(current.transfers, stream);
+    const pending = current.transfer(stream);
     ctx.body = pending
       ? { status: 'pending', ...pending }
       : { status: 'settled', stream, owner: record.owner, epoch: record.epoch };

@@ -55,6 +55,11 @@ export interface Accepted {
   epoch?: number;
   /** The moves a rebalance planned. */
   moves?: PlannedMove[];
+  /**
+   * Streams whose transfer this command started besides its own (a drain's or a rebalance's
+   * queue moving on), so a watcher learns from the entry alone which streams changed.
+   */
+  started?: StreamId[];
 }
 
 export type StreamResult = Accepted | Rejected;

@@ -1,6 +1,6 @@
 import type { Timer } from '../contracts/clock.js';
 import type { StreamCommand } from './commands.js';
-import { own, type StreamId, type StreamMetadata, type StreamRecord } from './model.js';
+import type { StreamId, StreamMetadata, StreamRecord } from './model.js';
 import type { StreamNode } from './stream-node.js';
 
 /** The seed's retry cadence: "the watcher loop on every node retries once per second". */
@@ -74,10 +74,7 @@ export class HandoffWatcher {
     const state = this.node.metadata();
     const now = this.node.clock.now();
     const candidates = new Set<StreamId>(this.node.localStreams());
-    for (const stream of Object.values(state.streams)) {
-      if (stream.owner === this.node.self) candidates.add(stream.id);
-    }
-    for (const t of Object.values(state.transfers)) if (t.source === this.node.self) candidates.add(t.stream);
+    for (const stream of state.streamsOwnedBy(this.node.self)) candidates.add(stream.id);
     for (const stream of candidates) {
       if (this.running.has(stream)) continue;
       if ((this.backoffUntil.get(stream) ?? 0) > now) continue;
@@ -101,9 +98,9 @@ export class HandoffWatcher {
   /** The next local step for one stream, from the view and this node's own sessions. */
   private decide(state: StreamMetadata, streamId: StreamId): Action {
     const node = this.node;
-    const record = own(state.streams, streamId);
+    const record = state.stream(streamId);
     if (!record) return NONE;
-    const pending = own(state.transfers, streamId);
+    const pending = state.transfer(streamId);
     const session = node.session(streamId);
     const closed = node.closedSession(streamId);
 

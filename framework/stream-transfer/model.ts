@@ -1,7 +1,8 @@
 /**
- * The replicated metadata of the stream-transfer variant: which nodes exist, which node owns
- * each stream at which epoch, and which transfers are pending. Everything here is plain JSON,
- * because it crosses the network and the disk inside the MetadataConsensus log and snapshots.
+ * The records of the stream-transfer variant's replicated metadata: which nodes exist, which
+ * node owns each stream at which epoch, and which transfers are pending. Each record is plain
+ * JSON, because it crosses the network and the disk inside the MetadataConsensus log and
+ * snapshots; `StreamMetadata` (stream-metadata.ts) holds them with their indexes.
  */
 
 export type NodeId = string;
@@ -66,28 +67,10 @@ export interface PlannedMove {
   target: NodeId;
 }
 
-export interface RebalanceRun {
-  /** Moves not started yet, in plan order. */
-  queue: PlannedMove[];
-  maxInFlight: number;
-  planned: number;
-  started: number;
-  /** Moves dropped because they were no longer valid when their turn came. */
-  skipped: number;
-}
-
-export interface StreamMetadata {
-  nodes: Record<NodeId, NodeRecord>;
-  streams: Record<StreamId, StreamRecord>;
-  transfers: Record<StreamId, PendingTransfer>;
-  rebalance?: RebalanceRun;
-}
+export { StreamMetadata, emptyMetadata, type RebalanceRun, type StreamMetadataSnapshot } from './stream-metadata.js';
 
 /** Reads an own property only: ids like "constructor" must never reach Object.prototype. */
 export function own<T>(record: Record<string, T>, key: string): T | undefined {
   return Object.hasOwn(record, key) ? record[key] : undefined;
 }
 
-export function emptyMetadata(): StreamMetadata {
-  return { nodes: {}, streams: {}, transfers: {} };
-}

@@ -1,88 +1,70 @@
-import { own, type NodeId, type NodeRecord, type PlannedMove, type StreamId, type StreamMetadata } from './model.js';
+import type { NodeId, NodeRecord, PlannedMove, StreamId } from './model.js';
+import type { StreamMetadata } from './stream-metadata.js';
+import { sortedTree } from './sorted-tree.js';
 
 /**
  * Where streams go: pure functions of the metadata, used inside `apply` (so every replica
- * decides the same) and by the admin API for dry runs.
+ * decides the same) and by the admin API for dry runs. They read the metadata's indexes, so
+ * none of them counts streams.
  */
 
-/** Streams each node owns or is about to receive; a stream leaving a node still counts there. */
-export function loadByNode(state: StreamMetadata): Map<NodeId, number> {
-  const load = new Map<NodeId, number>();
-  for (const id of Object.keys(state.nodes)) load.set(id, 0);
-  for (const stream of Object.values(state.streams)) {
-    load.set(stream.owner, (load.get(stream.owner) ?? 0) + 1);
-  }
-  for (const transfer of Object.values(state.transfers)) {
-    load.set(transfer.target, (load.get(transfer.target) ?? 0) + 1);
-  }
-  return load;
+/** The least loaded node that can take one more stream (see `StreamMetadata.leastLoadedNode`). */
+export function leastLoadedNode(state: StreamMetadata, exclude?: NodeId): NodeRecord | undefined {
+  return state.leastLoadedNode(exclude);
 }
 
-export function hasFreeSlot(node: NodeRecord, load: Map<NodeId, number>): boolean {
-  return (load.get(node.id) ?? 0) < node.slots;
+/** One node during planning: its load as the plan so far leaves it, and what it can still give. */
+interface Planned {
+  node: NodeRecord;
+  load: number;
+  movable: number;
+  /** The last stream the plan took from this node (streams leave in id order). */
+  cursor?: StreamId;
 }
 
-/**
- * The least loaded node that can take one more stream: not draining, not excluded, with a free
- * slot; lowest fill ratio first, then fewest streams, then id (so replicas agree).
- */
-export function leastLoadedNode(
-  state: StreamMetadata,
-  load: Map<NodeId, number>,
-  exclude?: NodeId,
-): NodeRecord | undefined {
-  let best: NodeRecord | undefined;
-  for (const node of Object.values(state.nodes)) {
-    if (node.draining || node.id === exclude || !hasFreeSlot(node, load)) continue;
-    if (!best || compareLoad(node, best, load) < 0) best = node;
-  }
-  return best;
-}
-
-function compareLoad(a: NodeRecord, b: NodeRecord, load: Map<NodeId, number>): number {
-  const la = load.get(a.id) ?? 0;
-  const lb = load.get(b.id) ?? 0;
-  const ratio = la / a.slots - lb / b.slots;
-  if (ratio !== 0) return ratio;
-  if (la !== lb) return la - lb;
-  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
-}
+const byLoadThenId = (a: Planned, b: Planned): number => a.load - b.load || (a.node.id < b.node.id ? -1 : a.node.id > b.node.id ? 1 : 0);
+const byLoadDescThenId = (a: Planned, b: Planned): number =>
+  b.load - a.load || (a.node.id < b.node.id ? -1 : a.node.id > b.node.id ? 1 : 0);
 
 /**
  * A plan that evens out streams per node: repeatedly move one stream from the most loaded
  * non-draining node to the least loaded one with a free slot, until no move narrows the gap.
  * Streams already transferring stay put; draining nodes are emptied by their drain, not here.
+ * Costs O(nodes · log nodes) to set up, then O(log nodes + log streams) per move.
  */
 export function planRebalance(state: StreamMetadata): PlannedMove[] {
-  const load = loadByNode(state);
-  const movable = new Map<NodeId, StreamId[]>();
-  for (const stream of Object.values(state.streams).sort((a, b) => (a.id < b.id ? -1 : 1))) {
-    if (own(state.transfers, stream.id)) continue;
-    const list = movable.get(stream.owner) ?? [];
-    list.push(stream.id);
-    movable.set(stream.owner, list);
+  // Givers: most loaded first. Takers: least loaded first. Both hold only nodes that qualify.
+  const givers = sortedTree<Planned, true>(byLoadDescThenId);
+  const takers = sortedTree<Planned, true>(byLoadThenId);
+  const enter = (p: Planned) => {
+    if (p.movable > 0) givers.set(p, true);
+    if (p.load < p.node.slots) takers.set(p, true);
+  };
+  const leave = (p: Planned) => {
+    givers.delete(p);
+    takers.delete(p);
+  };
+  for (const node of state.nodes()) {
+    if (node.draining) continue;
+    enter({ node, load: state.load(node.id), movable: state.idleCount(node.id) });
   }
-  const active = Object.values(state.nodes)
-    .filter((n) => !n.draining)
-    .sort((a, b) => (a.id < b.id ? -1 : 1));
   const moves: PlannedMove[] = [];
   for (;;) {
-    let from: NodeRecord | undefined;
-    for (const node of active) {
-      if ((movable.get(node.id)?.length ?? 0) === 0) continue;
-      if (!from || (load.get(node.id) ?? 0) > (load.get(from.id) ?? 0)) from = node;
-    }
+    const from = givers.minKey();
     if (!from) break;
-    let to: NodeRecord | undefined;
-    for (const node of active) {
-      if (node.id === from.id || !hasFreeSlot(node, load)) continue;
-      if (!to || (load.get(node.id) ?? 0) < (load.get(to.id) ?? 0)) to = node;
-    }
-    if (!to || (load.get(from.id) ?? 0) - (load.get(to.id) ?? 0) <= 1) break;
-    const stream = movable.get(from.id)!.shift()!;
-    moves.push({ stream, target: to.id });
-    load.set(from.id, (load.get(from.id) ?? 0) - 1);
-    load.set(to.id, (load.get(to.id) ?? 0) + 1);
+    let to = takers.minKey();
+    if (to === from) to = takers.nextHigherKey(to);
+    if (!to || from.load - to.load <= 1) break;
+    const stream = state.idleStreamsOf(from.node.id, from.cursor).next().value as StreamId;
+    moves.push({ stream, target: to.node.id });
+    leave(from);
+    leave(to);
+    from.cursor = stream;
+    from.load -= 1;
+    from.movable -= 1;
+    to.load += 1;
+    enter(from);
+    enter(to);
   }
   return moves;
 }

@@ -1,4 +1,4 @@
-import { own, type NodeId, type PendingTransfer, type StreamMetadata } from './model.js';
+import type { NodeId, PendingTransfer, StreamMetadata } from './model.js';
 
 /** One node as an operator sees it: capacity, what it owns, what is moving in and out. */
 export interface NodeStatus {
@@ -20,24 +20,17 @@ export interface DrainProgress extends NodeStatus {
 }
 
 export function nodeStatus(state: StreamMetadata, id: NodeId): NodeStatus | undefined {
-  const node = own(state.nodes, id);
+  const node = state.node(id);
   if (!node) return undefined;
-  let owned = 0;
-  for (const stream of Object.values(state.streams)) if (stream.owner === id) owned += 1;
-  let incoming = 0;
-  let outgoing = 0;
-  for (const t of Object.values(state.transfers)) {
-    if (t.target === id) incoming += 1;
-    if (t.source === id) outgoing += 1;
-  }
+  const owned = state.ownedCount(id);
   return {
     id,
     address: node.address,
     slots: node.slots,
     draining: node.draining,
     owned,
-    incoming,
-    outgoing,
+    incoming: state.incomingCount(id),
+    outgoing: state.outgoingCount(id),
     drained: node.draining && owned === 0,
   };
 }
@@ -45,15 +38,13 @@ export function nodeStatus(state: StreamMetadata, id: NodeId): NodeStatus | unde
 export function drainProgress(state: StreamMetadata, id: NodeId): DrainProgress | undefined {
   const status = nodeStatus(state, id);
   if (!status) return undefined;
-  return { ...status, drainInFlight: state.nodes[id].drainInFlight, remaining: status.owned };
+  return { ...status, drainInFlight: state.node(id)!.drainInFlight, remaining: status.owned };
 }
 
 export function allNodeStatus(state: StreamMetadata): NodeStatus[] {
-  return Object.keys(state.nodes)
-    .sort()
-    .map((id) => nodeStatus(state, id)!);
+  return [...state.nodes()].map((node) => nodeStatus(state, node.id)!);
 }
 
 export function pendingTransfers(state: StreamMetadata): PendingTransfer[] {
-  return Object.values(state.transfers).sort((a, b) => a.since - b.since || (a.stream < b.stream ? -1 : 1));
+  return [...state.transfers()].sort((a, b) => a.since - b.since || (a.stream < b.stream ? -1 : 1));
 }

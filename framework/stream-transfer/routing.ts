@@ -1,4 +1,4 @@
-import { own, type NodeId, type StreamId, type StreamMetadata } from './model.js';
+import type { NodeId, StreamId, StreamMetadata } from './model.js';
 
 /**
  * Where a data request for a stream belongs, seen from one node's metadata view (seed 000,
@@ -12,16 +12,16 @@ export type Route =
   | { kind: 'redirect'; owner: NodeId; address?: string; epoch: number; transferring: boolean };
 
 export function routeRequest(state: StreamMetadata, self: NodeId, streamId: StreamId): Route {
-  const stream = own(state.streams, streamId);
+  const stream = state.stream(streamId);
   if (!stream) return { kind: 'missing' };
-  const pending = own(state.transfers, streamId);
+  const pending = state.transfer(streamId);
   if (pending) {
     // The pending record changes routing at once: the target is where the stream is going.
     if (pending.target === self) return { kind: 'park', why: 'transfer_pending' };
     return {
       kind: 'redirect',
       owner: pending.target,
-      address: own(state.nodes, pending.target)?.address,
+      address: state.node(pending.target)?.address,
       epoch: stream.epoch + 1,
       transferring: true,
     };
@@ -30,7 +30,7 @@ export function routeRequest(state: StreamMetadata, self: NodeId, streamId: Stre
     return {
       kind: 'redirect',
       owner: stream.owner,
-      address: own(state.nodes, stream.owner)?.address,
+      address: state.node(stream.owner)?.address,
       epoch: stream.epoch,
       transferring: false,
     };

@@ -1,16 +1,10 @@
 import type { ApplyContext, StateMachine } from '../contracts/metadata-consensus.js';
 import { parseCommand } from './command-schema.js';
 import type { Accepted, RejectReason, StreamCommand, StreamResult } from './commands.js';
-import {
-  emptyMetadata,
-  own,
-  type NodeId,
-  type PendingTransfer,
-  type StreamMetadata,
-  type StreamRecord,
-  type TransferReason,
-} from './model.js';
-import { hasFreeSlot, leastLoadedNode, loadByNode, planRebalance } from './placement.js';
+import type { NodeId, PendingTransfer, StreamId, StreamRecord, TransferReason } from './model.js';
+import { planRebalance } from './placement.js';
+import { restoreMetadata } from './snapshot-format.js';
+import { StreamMetadata } from './stream-metadata.js';
 
 /** Transfers a drain keeps in flight when the operator does not say. */
 export const DEFAULT_DRAIN_IN_FLIGHT = 32;
@@ -21,6 +15,10 @@ function reject(reason: RejectReason, message: string): StreamResult {
   return { ok: false, reason, message };
 }
 
+function withStarted(result: Accepted, started: StreamId[]): Accepted {
+  return started.length > 0 ? { ...result, started } : result;
+}
+
 /** The command had already taken effect: nothing changes, and the caller learns where things stand. */
 function duplicate(details: Omit<Accepted, 'ok' | 'duplicate'> = {}): Accepted {
   return { ok: true, duplicate: true, ...details };
@@ -29,23 +27,20 @@ function duplicate(details: Omit<Accepted, 'ok' | 'duplicate'> = {}): Accepted {
 /**
  * The stream-transfer state machine (seed 000, "Transfers"). Pure: a function of the state, the
  * command and the log position, so every replica reaches the same metadata. Rejections are
- * results, never throws.
+ * results, never throws. Every command costs O(log n) in streams and nodes (plus the transfers
+ * it starts): the rules read the indexes `StreamMetadata` keeps, never count or scan.
  */
 export class StreamStateMachine implements StateMachine<StreamMetadata, StreamCommand, StreamResult> {
   initial(): StreamMetadata {
-    return emptyMetadata();
+    return new StreamMetadata();
   }
 
   snapshot(state: StreamMetadata): unknown {
-    return structuredClone(state);
+    return state.toSnapshot();
   }
 
   restore(snapshot: unknown): StreamMetadata {
-    const state = structuredClone(snapshot) as StreamMetadata;
-    if (!state || typeof state !== 'object' || !state.nodes || !state.streams || !state.transfers) {
-      throw new Error('stream metadata snapshot is malformed: expected {nodes, streams, transfers}');
-    }
-    return state;
+    return restoreMetadata(snapshot);
   }
 
   apply(state: StreamMetadata, raw: StreamCommand, ctx: ApplyContext): StreamResult {
@@ -79,41 +74,39 @@ export class StreamStateMachine implements StateMachine<StreamMetadata, StreamCo
     c: Extract<StreamCommand, { type: 'register-node' }>,
     ctx: ApplyContext,
   ): StreamResult {
-    const existing = own(state.nodes, c.node);
+    const existing = state.node(c.node);
     if (existing && existing.address === c.address && existing.slots === c.slots) return duplicate();
-    state.nodes[c.node] = {
+    state.putNode({
       id: c.node,
       address: c.address,
       slots: c.slots,
       draining: existing?.draining ?? false,
       drainInFlight: existing?.drainInFlight ?? DEFAULT_DRAIN_IN_FLIGHT,
-    };
+    });
     // New capacity may be what a waiting drain or rebalance needed.
-    this.launchQueued(state, ctx);
-    return { ok: true, node: c.node };
+    return withStarted({ ok: true, node: c.node }, this.launchQueued(state, ctx));
   }
 
   private createStream(state: StreamMetadata, c: Extract<StreamCommand, { type: 'create-stream' }>): StreamResult {
-    const existing = own(state.streams, c.stream);
+    const existing = state.stream(c.stream);
     if (existing) {
       // Creating the same stream again where it already lives is a retry, not a conflict.
       if (c.node === undefined || c.node === existing.owner) return duplicate({ node: existing.owner, epoch: existing.epoch });
       return reject('stream_exists', `stream ${c.stream} already exists on node ${existing.owner}`);
     }
-    const load = loadByNode(state);
     let owner: NodeId;
     if (c.node !== undefined) {
-      const node = own(state.nodes, c.node);
+      const node = state.node(c.node);
       if (!node) return reject('unknown_node', `node ${c.node} is not registered: register it first`);
       if (node.draining) return reject('node_draining', `node ${c.node} is draining and takes no new streams`);
-      if (!hasFreeSlot(node, load)) return reject('no_free_slots', `node ${c.node} has no free slot (${node.slots} slots)`);
+      if (!state.hasFreeSlot(node)) return reject('no_free_slots', `node ${c.node} has no free slot (${node.slots} slots)`);
       owner = node.id;
     } else {
-      const node = leastLoadedNode(state, load);
+      const node = state.leastLoadedNode();
       if (!node) return reject('no_free_slots', 'no registered, non-draining node has a free slot: register a node or add slots');
       owner = node.id;
     }
-    state.streams[c.stream] = { id: c.stream, owner, epoch: 1, state: 'open', tail: 0, producers: {} };
+    state.putStream({ id: c.stream, owner, epoch: 1, state: 'open', tail: 0, producers: {} });
     return { ok: true, node: owner, epoch: 1 };
   }
 
@@ -125,9 +118,9 @@ export class StreamStateMachine implements StateMachine<StreamMetadata, StreamCo
     reason: TransferReason,
     ctx: ApplyContext,
   ): StreamResult {
-    const stream = own(state.streams, streamId);
+    const stream = state.stream(streamId);
     if (!stream) return reject('unknown_stream', `stream ${streamId} does not exist`);
-    const pending = own(state.transfers, streamId);
+    const pending = state.transfer(streamId);
     if (pending) {
       if (pending.target === targetId) return duplicate({ node: targetId });
       return reject(
@@ -137,10 +130,10 @@ export class StreamStateMachine implements StateMachine<StreamMetadata, StreamCo
     }
     // The same transfer proposed again after it completed is still a no-op, not an error.
     if (stream.owner === targetId) return duplicate({ node: targetId });
-    const target = own(state.nodes, targetId);
+    const target = state.node(targetId);
     if (!target) return reject('unknown_node', `target node ${targetId} is not registered`);
     if (target.draining) return reject('node_draining', `target node ${targetId} is draining and takes no new streams`);
-    if (!hasFreeSlot(target, loadByNode(state))) {
+    if (!state.hasFreeSlot(target)) {
       return reject('no_free_slots', `target node ${targetId} has no free slot (${target.slots} slots, all taken)`);
     }
     this.startTransfer(state, stream, targetId, reason, ctx);
@@ -162,13 +155,13 @@ export class StreamStateMachine implements StateMachine<StreamMetadata, StreamCo
       reason,
       since: ctx.position.index,
     };
-    state.transfers[stream.id] = pending;
+    state.addTransfer(pending);
     return pending;
   }
 
   /** The owner records that it closed the stream at `epoch`, with everything flushed up to `tail`. */
   private close(state: StreamMetadata, c: Extract<StreamCommand, { type: 'close' }>): StreamResult {
-    const stream = own(state.streams, c.stream);
+    const stream = state.stream(c.stream);
     if (!stream) return reject('unknown_stream', `stream ${c.stream} does not exist`);
     if (c.epoch < stream.epoch) {
       return reject('stale_epoch', `close at epoch ${c.epoch} is stale: stream ${c.stream} is at epoch ${stream.epoch}`);
@@ -186,9 +179,7 @@ export class StreamStateMachine implements StateMachine<StreamMetadata, StreamCo
     if (c.tail < stream.tail) {
       return reject('tail_mismatch', `close tail ${c.tail} of stream ${c.stream} is below its recorded tail ${stream.tail}`);
     }
-    stream.state = 'closed';
-    stream.tail = c.tail;
-    stream.producers = { ...c.producers };
+    state.putStream({ ...stream, state: 'closed', tail: c.tail, producers: { ...c.producers } });
     return { ok: true, epoch: stream.epoch };
   }
 
@@ -198,9 +189,9 @@ export class StreamStateMachine implements StateMachine<StreamMetadata, StreamCo
    * and the pending record removed. A duplicate is harmless; a stale one is rejected.
    */
   private complete(state: StreamMetadata, c: Extract<StreamCommand, { type: 'complete' }>, ctx: ApplyContext): StreamResult {
-    const stream = own(state.streams, c.stream);
+    const stream = state.stream(c.stream);
     if (!stream) return reject('unknown_stream', `stream ${c.stream} does not exist`);
-    const pending = own(state.transfers, c.stream);
+    const pending = state.transfer(c.stream);
     if (c.epoch < stream.epoch) {
       if (!pending && stream.owner === c.target && stream.epoch === c.epoch + 1) return duplicate({ epoch: stream.epoch });
       return reject('stale_epoch', `completion at epoch ${c.epoch} is stale: stream ${c.stream} has moved on to epoch ${stream.epoch}`);
@@ -215,113 +206,98 @@ export class StreamStateMachine implements StateMachine<StreamMetadata, StreamCo
     if (stream.state !== 'closed' || stream.epoch !== c.epoch) {
       return reject('not_closed_at_epoch', `stream ${c.stream} is not closed at epoch ${c.epoch} (it is ${stream.state} at ${stream.epoch})`);
     }
-    stream.owner = pending.target;
-    stream.epoch += 1;
-    stream.state = 'open';
-    delete state.transfers[c.stream];
-    this.launchQueued(state, ctx);
-    return { ok: true, node: stream.owner, epoch: stream.epoch };
+    state.removeTransfer(c.stream);
+    const moved: StreamRecord = { ...stream, owner: pending.target, epoch: stream.epoch + 1, state: 'open' };
+    state.putStream(moved);
+    return withStarted({ ok: true, node: moved.owner, epoch: moved.epoch }, this.launchQueued(state, ctx));
   }
 
   /** The owner reopens a stream it closed without a transfer (after crash recovery). */
   private reopen(state: StreamMetadata, c: Extract<StreamCommand, { type: 'reopen' }>): StreamResult {
-    const stream = own(state.streams, c.stream);
+    const stream = state.stream(c.stream);
     if (!stream) return reject('unknown_stream', `stream ${c.stream} does not exist`);
     if (stream.owner !== c.node) return reject('not_owner', `node ${c.node} does not own stream ${c.stream}`);
     if (stream.state === 'open' && stream.epoch === c.epoch + 1) return duplicate({ epoch: stream.epoch });
     if (c.epoch < stream.epoch) return reject('stale_epoch', `reopen from epoch ${c.epoch} is stale: stream is at ${stream.epoch}`);
-    if (own(state.transfers, c.stream)) {
+    if (state.transfer(c.stream)) {
       return reject('transfer_pending', `stream ${c.stream} is transferring; the target opens it`);
     }
     if (stream.state !== 'closed' || stream.epoch !== c.epoch) {
       return reject('not_closed_at_epoch', `stream ${c.stream} is not closed at epoch ${c.epoch}`);
     }
-    stream.epoch += 1;
-    stream.state = 'open';
-    return { ok: true, node: stream.owner, epoch: stream.epoch };
+    state.putStream({ ...stream, epoch: stream.epoch + 1, state: 'open' });
+    return { ok: true, node: stream.owner, epoch: stream.epoch + 1 };
   }
 
   private drain(state: StreamMetadata, c: Extract<StreamCommand, { type: 'drain' }>, ctx: ApplyContext): StreamResult {
-    const node = own(state.nodes, c.node);
+    const node = state.node(c.node);
     if (!node) return reject('unknown_node', `node ${c.node} is not registered`);
     const inFlight = c.maxInFlight ?? node.drainInFlight;
     const unchanged = node.draining && node.drainInFlight === inFlight;
-    node.draining = true;
-    node.drainInFlight = inFlight;
-    this.launchQueued(state, ctx);
-    return unchanged ? duplicate({ node: node.id }) : { ok: true, node: node.id };
+    state.putNode({ ...node, draining: true, drainInFlight: inFlight });
+    const started = this.launchQueued(state, ctx);
+    return withStarted(unchanged ? duplicate({ node: node.id }) : { ok: true, node: node.id }, started);
   }
 
   private undrain(state: StreamMetadata, c: Extract<StreamCommand, { type: 'undrain' }>): StreamResult {
-    const node = own(state.nodes, c.node);
+    const node = state.node(c.node);
     if (!node) return reject('unknown_node', `node ${c.node} is not registered`);
     if (!node.draining) return duplicate({ node: node.id });
     // Transfers already pending finish; no new ones start.
-    node.draining = false;
+    state.putNode({ ...node, draining: false });
     return { ok: true, node: node.id };
   }
 
   private rebalance(state: StreamMetadata, c: Extract<StreamCommand, { type: 'rebalance' }>, ctx: ApplyContext): StreamResult {
     const moves = planRebalance(state);
     const maxInFlight = c.maxInFlight ?? DEFAULT_REBALANCE_IN_FLIGHT;
-    state.rebalance = { queue: [...moves], maxInFlight, planned: moves.length, started: 0, skipped: 0 };
-    this.launchQueued(state, ctx);
-    return { ok: true, moves };
+    state.startRebalance([...moves], maxInFlight);
+    return withStarted({ ok: true, moves }, this.launchQueued(state, ctx));
   }
 
   /**
    * Starts the transfers that drains and the rebalance queue are waiting to start, up to their
    * in-flight bounds. Runs inside apply, so progress needs no coordinator that could crash.
+   * Draining nodes go in id order, each giving its streams in id order to the least loaded
+   * node; costs O(log n) per transfer started (plus one per move the rebalance skips).
    */
-  private launchQueued(state: StreamMetadata, ctx: ApplyContext): void {
-    const draining = Object.values(state.nodes).filter((n) => n.draining);
-    if (draining.length > 0) {
-      const inFlight = new Map<NodeId, number>();
-      for (const t of Object.values(state.transfers)) inFlight.set(t.source, (inFlight.get(t.source) ?? 0) + 1);
-      const waiting = new Map<NodeId, StreamRecord[]>();
-      for (const stream of Object.values(state.streams)) {
-        if (own(state.transfers, stream.id) || !own(state.nodes, stream.owner)?.draining) continue;
-        const list = waiting.get(stream.owner) ?? [];
-        list.push(stream);
-        waiting.set(stream.owner, list);
+  private launchQueued(state: StreamMetadata, ctx: ApplyContext): StreamId[] {
+    const started: StreamId[] = [];
+    let nodeId = state.nextDrainReady();
+    drains: while (nodeId !== undefined) {
+      const node = state.node(nodeId)!;
+      while (state.outgoingCount(node.id) < node.drainInFlight) {
+        const streamId = state.idleStreamsOf(node.id).next().value as string | undefined;
+        if (streamId === undefined) break;
+        const target = state.leastLoadedNode(node.id);
+        // No node can take a stream: no other drain can start one either.
+        if (!target) break drains;
+        this.startTransfer(state, state.stream(streamId)!, target.id, 'drain', ctx);
+        started.push(streamId);
       }
-      const load = loadByNode(state);
-      for (const node of draining.sort((a, b) => (a.id < b.id ? -1 : 1))) {
-        const streams = (waiting.get(node.id) ?? []).sort((a, b) => (a.id < b.id ? -1 : 1));
-        let running = inFlight.get(node.id) ?? 0;
-        for (const stream of streams) {
-          if (running >= node.drainInFlight) break;
-          const target = leastLoadedNode(state, load, node.id);
-          if (!target) break;
-          this.startTransfer(state, stream, target.id, 'drain', ctx);
-          load.set(target.id, (load.get(target.id) ?? 0) + 1);
-          running += 1;
-        }
-      }
+      nodeId = state.nextDrainReady(node.id);
     }
-    const run = state.rebalance;
-    if (run && run.queue.length > 0) {
-      let running = Object.values(state.transfers).filter((t) => t.reason === 'rebalance').length;
-      while (running < run.maxInFlight && run.queue.length > 0) {
-        const move = run.queue.shift()!;
-        const stream = own(state.streams, move.stream);
-        const target = own(state.nodes, move.target);
-        const valid =
-          stream &&
-          target &&
-          !own(state.transfers, move.stream) &&
-          stream.owner !== move.target &&
-          !target.draining &&
-          hasFreeSlot(target, loadByNode(state));
-        if (!valid) {
-          run.skipped += 1;
-          continue;
-        }
-        this.startTransfer(state, stream, move.target, 'rebalance', ctx);
-        run.started += 1;
-        running += 1;
+    while (state.rebalancesInFlight < state.rebalanceMaxInFlight) {
+      const move = state.takeRebalanceMove();
+      if (!move) break;
+      const stream = state.stream(move.stream);
+      const target = state.node(move.target);
+      const valid =
+        stream &&
+        target &&
+        !state.transfer(move.stream) &&
+        stream.owner !== move.target &&
+        !target.draining &&
+        state.hasFreeSlot(target);
+      if (!valid) {
+        state.countRebalanceMove('skipped');
+        continue;
       }
+      this.startTransfer(state, stream, move.target, 'rebalance', ctx);
+      state.countRebalanceMove('started');
+      started.push(move.stream);
     }
+    return started;
   }
 }
 

@@ -4,7 +4,7 @@ import type { MetadataConsensus } from '../contracts/metadata-consensus.js';
 import type { ObjectStore } from '../contracts/object-store.js';
 import type { StreamCommand, StreamResult } from './commands.js';
 import { HandoffTimeoutError, NotOwnerError, StreamNotFoundError } from './errors.js';
-import { own, type NodeId, type PendingTransfer, type ProducerMark, type StreamId, type StreamMetadata } from './model.js';
+import { type NodeId, type PendingTransfer, type ProducerMark, type StreamId, type StreamMetadata } from './model.js';
 import { routeRequest } from './routing.js';
 import { SegmentReader, writeSegment, type StoredRecord } from './segments.js';
 import { SessionNotWritableError, StreamSession, type AppendResult, type ClosedSession } from './stream-session.js';
@@ -202,21 +202,21 @@ export class StreamNode {
 
   /** Durable records from `from`, at most `limit`, straight from the object store (any node). */
   async read(stream: StreamId, from: number, limit: number): Promise<StoredRecord[]> {
-    if (!own(this.metadata().streams, stream)) throw new StreamNotFoundError(stream);
+    if (!this.metadata().stream(stream)) throw new StreamNotFoundError(stream);
     return this.reader.read(stream, from, limit);
   }
 
   describe(stream: StreamId): StreamDescription {
     const state = this.metadata();
-    const record = own(state.streams, stream);
+    const record = state.stream(stream);
     if (!record) throw new StreamNotFoundError(stream);
     const session = this.sessions.get(stream);
     const serving = record.owner === this.self && session?.epoch === record.epoch && session.writable;
-    const transfer = own(state.transfers, stream);
+    const transfer = state.transfer(stream);
     return {
       stream,
       owner: record.owner,
-      address: own(state.nodes, record.owner)?.address,
+      address: state.node(record.owner)?.address,
       epoch: record.epoch,
       state: record.state,
       tail: serving ? session.tail : record.tail,

@@ -38,16 +38,16 @@ export class TransferMetrics {
 
   private observe(state: StreamMetadata): void {
     const now = this.clock.now();
-    for (const [stream, pending] of Object.entries(state.transfers)) {
-      if (pending.source === this.self && !this.handingOff.has(stream)) {
-        this.handingOff.set(stream, { target: pending.target, seenAt: now });
+    for (const pending of state.transfersFrom(this.self)) {
+      if (!this.handingOff.has(pending.stream)) {
+        this.handingOff.set(pending.stream, { target: pending.target, seenAt: now });
       }
     }
     for (const [stream, seen] of this.handingOff) {
-      if (Object.hasOwn(state.transfers, stream) && state.transfers[stream].source === this.self) continue;
+      if (state.transfer(stream)?.source === this.self) continue;
       this.handingOff.delete(stream);
       // Completion re-points the stream at the target; anything else means it did not move.
-      const owner = Object.hasOwn(state.streams, stream) ? state.streams[stream].owner : undefined;
+      const owner = state.stream(stream)?.owner;
       this.metrics.recordTransfer(owner === seen.target ? 'completed' : 'abandoned', now - seen.seenAt);
     }
   }

@@ -73,7 +73,7 @@ export async function startStreamCluster(
     nodes.set(id, host.get(STREAM_NODE));
   }
   await eventually(
-    () => ids.every((id) => Object.hasOwn(inner.view().state.nodes, id)),
+    () => ids.every((id) => inner.view().state.node(id) !== undefined),
     'every node to register itself',
   );
   const url = nodes.get(ids[0])!.url;
@@ -84,7 +84,7 @@ export async function startStreamCluster(
     env: { BATON_URL: url, BATON_TOKEN: STREAM_TOKEN },
     writable: (stream) =>
       eventually(() => {
-        const owner = inner.view().state.streams[stream]?.owner;
+        const owner = inner.view().state.stream(stream)?.owner;
         return owner !== undefined && nodes.get(owner)?.node.session(stream)?.writable === true;
       }, `${stream} to be open on its owner`),
   };

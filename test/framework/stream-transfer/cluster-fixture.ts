@@ -169,13 +169,13 @@ export class Cluster {
 
   /** Settles every pending transfer (fails if one does not settle within the virtual deadline). */
   async settled(virtualMs = 30_000): Promise<void> {
-    await this.until(() => Object.keys(this.state.transfers).length === 0, 'every transfer to settle', virtualMs);
+    await this.until(() => this.state.transferCount === 0, 'every transfer to settle', virtualMs);
   }
 
   /** The stream is open on its owner, at the metadata's epoch. */
   serving(stream: string): boolean {
-    const record = this.state.streams[stream];
-    if (!record || record.state !== 'open' || this.state.transfers[stream]) return false;
+    const record = this.state.stream(stream);
+    if (!record || record.state !== 'open' || this.state.transfer(stream)) return false;
     const session = this.members.get(record.owner)?.node.session(stream);
     return session !== undefined && session.epoch === record.epoch && session.writable;
   }

@@ -15,10 +15,10 @@ test('a WAL compaction started by a session open keeps that open, so a crash rig
   await cluster.restart('a');
   // Recovery found the session in the WAL and closed it at its tail: the stream reopens at 2.
   await cluster.until(
-    () => cluster.serving('s2') && cluster.state.streams.s2.epoch === 2,
+    () => cluster.serving('s2') && cluster.state.stream('s2')!.epoch === 2,
     's2 reopened at epoch 2',
   );
-  t.like(cluster.state.streams.s2, { owner: 'a', epoch: 2, tail: 1 });
+  t.like(cluster.state.stream('s2')!, { owner: 'a', epoch: 2, tail: 1 });
   t.like(await cluster.node('a').append('s2', ['r1']), { first: 1, epoch: 2 });
   t.deepEqual(
     (await cluster.node('a').read('s2', 0, 10)).map((r) => r.body),

@@ -21,11 +21,11 @@ test('source crashes before completing: the pending record stays, and on restart
   await cluster.must({ type: 'transfer', stream: 's', target: 'b' });
   cluster.clock.advance(5_000);
   await cluster.quiesce();
-  t.truthy(cluster.state.transfers.s, 'nothing settles while the source is down');
-  t.is(cluster.state.streams.s.state, 'open');
+  t.truthy(cluster.state.transfer('s'), 'nothing settles while the source is down');
+  t.is(cluster.state.stream('s')!.state, 'open');
   await cluster.restart('a');
   await cluster.settled();
-  t.like(cluster.state.streams.s, { owner: 'b', epoch: 2, tail: 2 });
+  t.like(cluster.state.stream('s')!, { owner: 'b', epoch: 2, tail: 2 });
   await cluster.until(() => cluster.serving('s'), 'b serving');
   t.like(await cluster.node('b').append('s', ['b2']), { first: 2, epoch: 2 });
   t.deepEqual((await cluster.node('b').read('s', 0, 10)).map((r) => r.body), ['a0', 'a1', 'b2']);
@@ -44,7 +44,7 @@ test('records the source logged but never flushed are flushed by its recovery be
   await cluster.must({ type: 'transfer', stream: 's', target: 'b' });
   await cluster.restart('a');
   await cluster.settled();
-  t.is(cluster.state.streams.s.tail, 2, 'the close includes the recovered record');
+  t.is(cluster.state.stream('s')!.tail, 2, 'the close includes the recovered record');
   t.deepEqual((await cluster.node('b').read('s', 0, 10)).map((r) => r.body), ['durable', 'logged-only']);
   await cluster.stopAll();
 });
@@ -54,21 +54,21 @@ test('source crashes after proposing a completion that landed: the retry is a ha
   await cluster.node('a').append('s', ['x']);
   cluster.failProposals('complete', 1, true);
   await cluster.must({ type: 'transfer', stream: 's', target: 'b' });
-  await cluster.until(() => !cluster.state.transfers.s, 'completion applied', 5_000);
+  await cluster.until(() => !cluster.state.transfer('s'), 'completion applied', 5_000);
   // The source never learnt the answer; it crashes and comes back.
   cluster.crash('a');
   await cluster.restart('a');
   cluster.clock.advance(1_000);
   await cluster.quiesce();
-  t.like(cluster.state.streams.s, { owner: 'b', epoch: 2, tail: 1 });
+  t.like(cluster.state.stream('s')!, { owner: 'b', epoch: 2, tail: 1 });
   const completions = cluster.consensus.log().filter((e) => e.command.type === 'complete');
   t.true(completions[0].result.ok);
   t.true(completions.slice(1).every((e) => e.result.ok && e.result.duplicate === true), 'later completions change nothing');
   // The retry a source sends when it never learnt the answer: accepted as a duplicate, no change.
-  const before = structuredClone(cluster.state);
+  const before = structuredClone(cluster.state.toSnapshot());
   const retry = await cluster.consensus.propose({ type: 'complete', stream: 's', source: 'a', target: 'b', epoch: 1 });
   t.like(retry.result, { ok: true, duplicate: true });
-  t.deepEqual(cluster.state, before);
+  t.deepEqual(cluster.state.toSnapshot(), before);
   await cluster.until(() => cluster.serving('s'), 'b serving');
   t.like(await cluster.node('b').append('s', ['y']), { first: 1, epoch: 2 });
   await cluster.stopAll();
@@ -85,7 +85,7 @@ test('source crashes after proposing a completion that did not land: the once-pe
     const gap = times[i] - times[i - 1];
     t.true(gap >= 1 && gap <= 1_000, `retry ${i} came ${gap} ms after the previous attempt`);
   }
-  t.like(cluster.state.streams.s, { owner: 'b', epoch: 2 });
+  t.like(cluster.state.stream('s')!, { owner: 'b', epoch: 2 });
   await cluster.stopAll();
 });
 
@@ -96,10 +96,10 @@ test('a close whose proposal was lost while the source crashed is proposed again
   await cluster.must({ type: 'transfer', stream: 's', target: 'b' });
   await cluster.until(() => cluster.attempts.some((a) => a.command.type === 'close'), 'a close attempt', 5_000);
   cluster.crash('a');
-  t.is(cluster.state.streams.s.state, 'open', 'the close never landed');
+  t.is(cluster.state.stream('s')!.state, 'open', 'the close never landed');
   await cluster.restart('a');
   await cluster.settled();
-  t.like(cluster.state.streams.s, { owner: 'b', epoch: 2, tail: 1 });
+  t.like(cluster.state.stream('s')!, { owner: 'b', epoch: 2, tail: 1 });
   await cluster.stopAll();
 });
 
@@ -112,7 +112,7 @@ test('target crashes after opening and accepting appends: it recovers, closes at
   cluster.crash('b');
   await cluster.restart('b');
   await cluster.until(() => cluster.serving('s'), 'b serving again');
-  t.like(cluster.state.streams.s, { owner: 'b', epoch: 3, tail: 2, state: 'open' });
+  t.like(cluster.state.stream('s')!, { owner: 'b', epoch: 3, tail: 2, state: 'open' });
   t.like(await cluster.node('b').append('s', ['b2']), { first: 2, epoch: 3 });
   t.deepEqual((await cluster.node('a').read('s', 0, 10)).map((r) => r.body), ['b0', 'b1', 'b2']);
   await cluster.stopAll();
@@ -123,7 +123,7 @@ test('target crashes before the completion: it opens at E+1 when it comes back',
   cluster.crash('b');
   await cluster.must({ type: 'transfer', stream: 's', target: 'b' });
   await cluster.settled();
-  t.like(cluster.state.streams.s, { owner: 'b', epoch: 2 });
+  t.like(cluster.state.stream('s')!, { owner: 'b', epoch: 2 });
   t.false(cluster.serving('s'));
   await cluster.restart('b');
   await cluster.until(() => cluster.serving('s'), 'b pre-warms after restart');
@@ -137,12 +137,12 @@ test('leader loss: steps fail while there is no leader and settle within a secon
   cluster.consensus.setLeadership({ isLeader: false });
   cluster.clock.advance(3_000);
   await cluster.quiesce();
-  t.truthy(cluster.state.transfers.s, 'nothing can be committed without a leader');
+  t.truthy(cluster.state.transfer('s'), 'nothing can be committed without a leader');
   cluster.consensus.setLeadership({ isLeader: true });
   const regained = cluster.clock.now();
   await cluster.settled();
   t.true(cluster.clock.now() - regained <= 1_000, 'the once-per-second retry picks it up');
-  t.like(cluster.state.streams.s, { owner: 'b', epoch: 2 });
+  t.like(cluster.state.stream('s')!, { owner: 'b', epoch: 2 });
   await cluster.stopAll();
 });
 

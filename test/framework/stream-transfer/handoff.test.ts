@@ -32,7 +32,7 @@ test('a transfer closes on the source at E, completes, and the target opens at E
   await cluster.node('a').append('s', ['x', 'y']);
   await cluster.must({ type: 'transfer', stream: 's', target: 'b' });
   await cluster.settled();
-  t.like(cluster.state.streams.s, { owner: 'b', epoch: 2, state: 'open', tail: 2 });
+  t.like(cluster.state.stream('s')!, { owner: 'b', epoch: 2, state: 'open', tail: 2 });
   await cluster.until(() => cluster.serving('s'), 'the target to pre-warm');
   const session = cluster.node('b').session('s')!;
   t.is(session.epoch, 2, 'opened at the next epoch');
@@ -157,6 +157,6 @@ test('appends in flight when the transfer lands are flushed before the close; no
   const records = await a.read('s', 0, 100);
   t.deepEqual(records.map((r) => r.offset), records.map((_, i) => i), 'offsets have no gaps');
   for (const offset of acked) t.truthy(records.find((r) => r.offset === offset), `acknowledged offset ${offset} is readable`);
-  t.is(cluster.state.streams.s.tail, records.length, 'the close recorded the exact tail');
+  t.is(cluster.state.stream('s')!.tail, records.length, 'the close recorded the exact tail');
   await cluster.stopAll();
 });

@@ -27,8 +27,8 @@ export class AppliedLog {
 
   /** Closes and completes the pending transfer of `stream`, as the source's watcher would. */
   settle(stream: string): void {
-    const pending = this.state.transfers[stream];
-    const record = this.state.streams[stream];
+    const pending = this.state.transfer(stream)!;
+    const record = this.state.stream(stream)!;
     this.must({ type: 'close', stream, node: pending.source, epoch: record.epoch, tail: record.tail, producers: record.producers });
     this.must({ type: 'complete', stream, source: pending.source, target: pending.target, epoch: record.epoch });
   }

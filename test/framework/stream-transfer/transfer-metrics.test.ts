@@ -45,7 +45,7 @@ test('a handed-off transfer is in flight on its source, then counted completed w
   t.is(await value(source, 'baton_transfers_in_flight'), 1);
   t.is(await value(target, 'baton_transfers_in_flight'), 0, 'the target does not count it');
   clock.advance(250);
-  const epoch = consensus.view().state.streams.s.epoch;
+  const epoch = consensus.view().state.stream('s')!.epoch;
   await propose({ type: 'close', stream: 's', node: 'n1', epoch, tail: 0, producers: {} });
   await propose({ type: 'complete', stream: 's', source: 'n1', target: 'n2', epoch });
   t.is(await value(source, 'baton_transfers_in_flight'), 0);

@@ -19,7 +19,7 @@ test('the WAL is compacted to what is live, and a node recovers from a compacted
   cluster.store.failWith(undefined);
   await cluster.restart('a');
   await cluster.until(() => cluster.serving('s'), 's reopened');
-  t.like(cluster.state.streams.s, { epoch: 2, tail: 201 });
+  t.like(cluster.state.stream('s')!, { epoch: 2, tail: 201 });
   const restarted = cluster.node('a');
   const records = await restarted.read('s', 0, 1_000);
   t.is(records.length, 201);

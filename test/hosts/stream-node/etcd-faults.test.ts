@@ -28,7 +28,7 @@ async function handoffThroughFault(
   for (const n of group.nodes.values()) {
     let seen = 0;
     const off = n.consensus.watch((view) => {
-      const epoch = view.state.streams.s?.epoch ?? 0;
+      const epoch = view.state.stream('s')?.epoch ?? 0;
       if (epoch < seen) problems.push(`${n.id}: s went from epoch ${seen} to ${epoch}`);
       seen = Math.max(seen, epoch);
     });

@@ -116,7 +116,7 @@ test('a node with a file WAL recovers after a restart: records survive and the s
   node = host.get(STREAM_NODE);
   client = new StreamClient({ nodes: [node.url], token: TOKEN });
   await eventually(() => node.node.session('s')?.writable === true, 'reopen after restart');
-  t.like(shared.view().state.streams.s, { epoch: 2, tail: 1, owner: 'n1' });
+  t.like(shared.view().state.stream('s')!, { epoch: 2, tail: 1, owner: 'n1' });
   t.like(await client.append('s', ['after']), { epoch: 2, first: 1 });
   t.deepEqual((await client.read('s')).records.map((r) => r.body), ['before', 'after']);
 });

@@ -49,7 +49,7 @@ export class MetadataLink implements StreamConsensus {
 
   partition(): void {
     this.frozen ??= {
-      state: structuredClone(this.inner.view().state),
+      state: this.inner.view().state.clone(),
       applied: this.inner.view().applied,
     };
   }

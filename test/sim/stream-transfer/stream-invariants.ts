@@ -79,7 +79,7 @@ export class StreamInvariants {
           `${name} applied ${applied} at index ${position.index}, another replica ${first}`,
         );
       }
-      for (const stream of Object.values(state.streams)) {
+      for (const stream of [...state.streams()]) {
         const before = epochs.get(stream.id) ?? 0;
         if (stream.epoch < before)
           this.violate(
@@ -115,7 +115,7 @@ export class StreamInvariants {
         );
       }
     }
-    for (const stream of Object.values(state.streams)) this.logEpochs.set(stream.id, stream.epoch);
+    for (const stream of [...state.streams()]) this.logEpochs.set(stream.id, stream.epoch);
   }
 
   /**
@@ -129,7 +129,7 @@ export class StreamInvariants {
   ): Promise<void> {
     const reader = new SegmentReader(store);
     const stored = new Map<string, string>();
-    for (const stream of Object.values(state.streams)) {
+    for (const stream of [...state.streams()]) {
       const records = await reader.read(stream.id, 0, 1_000_000);
       const seen = new Map<string, number>();
       records.forEach((record, i) => {

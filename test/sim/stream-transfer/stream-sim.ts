@@ -207,7 +207,7 @@ export class StreamSimulation {
     const member = rng.pick(this.members);
     const state = this.metadata.view();
     if (roll < 0.01) {
-      const streams = Object.keys(state.streams);
+      const streams = [...state.streams()].map((s) => s.id);
       if (streams.length === 0) return;
       const stream = rng.pick(streams);
       const target = rng.pick(this.members).id;
@@ -236,7 +236,7 @@ export class StreamSimulation {
       this.store.failWith(new StoreUnavailableError('sim object store', 'simulated outage'));
       this.later(rng.int(1_500) + 50, () => this.store.failWith(undefined));
     } else if (roll < 0.0172) {
-      const draining = Object.values(state.nodes).filter((n) => n.draining);
+      const draining = [...state.nodes()].filter((n) => n.draining);
       this.stats.drains += 1;
       if (draining.length === 0)
         this.metadata
@@ -271,7 +271,7 @@ export class StreamSimulation {
     this.store.failWith(undefined);
     this.undo(() => this.metadata.healAll());
     for (const member of this.members) if (!member.node) await this.start(member);
-    for (const node of Object.values(this.metadata.view().nodes)) {
+    for (const node of [...this.metadata.view().nodes()]) {
       if (node.draining) await this.must({ type: 'undrain', node: node.id });
     }
     const deadline = this.clock.now() + 60_000;
@@ -279,7 +279,7 @@ export class StreamSimulation {
       if (this.clock.now() > deadline) {
         const state = this.metadata.view();
         this.violate(
-          `not settled 60 s after heal: transfers ${JSON.stringify(state.transfers)}; streams ${JSON.stringify(state.streams)}; ` +
+          `not settled 60 s after heal: transfers ${JSON.stringify(state.toSnapshot().transfers)}; streams ${JSON.stringify(state.toSnapshot().streams)}; ` +
             `metadata ${JSON.stringify(this.metadata.describe())}`,
         );
         return;
@@ -291,8 +291,8 @@ export class StreamSimulation {
   private allSettled(): boolean {
     if (!this.metadata.settled()) return false;
     const state = this.metadata.view();
-    if (Object.keys(state.transfers).length > 0) return false;
-    return Object.values(state.streams).every((stream) => {
+    if (state.transferCount > 0) return false;
+    return [...state.streams()].every((stream) => {
       const session = this.member(stream.owner)?.node?.session(stream.id);
       return stream.state === 'open' && session?.epoch === stream.epoch && session.writable;
     });

@@ -1,0 +1,400 @@
+import type {
+  NodeId,
+  NodeRecord,
+  PendingTransfer,
+  PlannedMove,
+  StreamId,
+  StreamRecord,
+  TransferReason,
+} from './model.js';
+import { keysAfter, sortedTree, valuesAfter, type SortedTree } from './sorted-tree.js';
+
+/** A rebalance in progress as operators see it: the moves still waiting, and the tallies. */
+export interface RebalanceRun {
+  /** Moves not started yet, in plan order. */
+  queue: PlannedMove[];
+  maxInFlight: number;
+  planned: number;
+  started: number;
+  /** Moves dropped because they were no longer valid when their turn came. */
+  skipped: number;
+}
+
+/** The plain-JSON form of the metadata, as it crosses disks and the network in snapshots. */
+export interface StreamMetadataSnapshot {
+  format: 2;
+  /** Sorted by id. */
+  nodes: NodeRecord[];
+  /** Sorted by id. */
+  streams: StreamRecord[];
+  /** Sorted by stream id. */
+  transfers: PendingTransfer[];
+  rebalance?: RebalanceRun;
+}
+
+/** What each node holds, kept current per command so no rule has to count. */
+interface NodeIndex {
+  /** Streams owned here with no transfer pending, by id: what a drain or a rebalance can move. */
+  idle: SortedTree<StreamId, true>;
+  /** Pending transfers away from here (the stream is still owned here), by stream id. */
+  outgoing: SortedTree<StreamId, true>;
+  /** Pending transfers towards here (they count against the slots already), by stream id. */
+  incoming: SortedTree<StreamId, true>;
+}
+
+/** The order placement prefers: lowest fill ratio, then fewest streams, then id (replicas agree). */
+interface PlacementKey {
+  id: NodeId;
+  load: number;
+  slots: number;
+}
+
+function comparePlacement(a: PlacementKey, b: PlacementKey): number {
+  // Cross-multiplied so the ratio comparison is exact on integers.
+  const ratio = a.load * b.slots - b.load * a.slots;
+  if (ratio !== 0) return ratio;
+  if (a.load !== b.load) return a.load - b.load;
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
+interface RebalanceQueue {
+  /** Waiting moves from `next` on; those before it are started or skipped. */
+  moves: PlannedMove[];
+  next: number;
+  planned: number;
+  maxInFlight: number;
+  started: number;
+  skipped: number;
+}
+
+/**
+ * The replicated metadata of the stream-transfer variant, with the indexes its rules need:
+ * per node the streams it owns (idle or leaving) and the transfers towards it, the nodes that can
+ * take a stream ordered by load, the draining nodes with a transfer to start, and the rebalance
+ * queue. Every mutation keeps them current in O(log n), so no command of the state machine counts
+ * or scans; `restore` rebuilds them from the records.
+ *
+ * Ids are keys of ordered trees, never object properties, so `constructor` or `toString` are
+ * ids like any other. Records are replaced on change, never mutated: a `clone()` (copy on write,
+ * O(nodes)) then shares them safely, which is what makes frozen views and snapshots cheap.
+ */
+export class StreamMetadata {
+  #nodes: SortedTree<NodeId, NodeRecord> = sortedTree();
+  #streams: SortedTree<StreamId, StreamRecord> = sortedTree();
+  #transfers: SortedTree<StreamId, PendingTransfer> = sortedTree();
+  #rebalance?: RebalanceQueue;
+
+  #byNode = new Map<NodeId, NodeIndex>();
+  /** Registered, non-draining nodes with a free slot, best placement first. */
+  #placeable: SortedTree<PlacementKey, true> = sortedTree(comparePlacement);
+  #placementKeys = new Map<NodeId, PlacementKey>();
+  /** Draining nodes that still own an idle stream and are below their in-flight bound. */
+  #drainReady: SortedTree<NodeId, true> = sortedTree();
+  #rebalancesInFlight = 0;
+
+  // ---- reads ------------------------------------------------------------------------------------
+
+  node(id: NodeId): NodeRecord | undefined {
+    return this.#nodes.get(id);
+  }
+
+  get nodeCount(): number {
+    return this.#nodes.size;
+  }
+
+  /** Nodes by id, strictly after `after` when given. */
+  nodes(after?: NodeId): IterableIterator<NodeRecord> {
+    return valuesAfter(this.#nodes, after);
+  }
+
+  stream(id: StreamId): StreamRecord | undefined {
+    return this.#streams.get(id);
+  }
+
+  get streamCount(): number {
+    return this.#streams.size;
+  }
+
+  /** Streams by id, strictly after `after` when given (a listing cursor). */
+  streams(after?: StreamId): IterableIterator<StreamRecord> {
+    return valuesAfter(this.#streams, after);
+  }
+
+  transfer(stream: StreamId): PendingTransfer | undefined {
+    return this.#transfers.get(stream);
+  }
+
+  get transferCount(): number {
+    return this.#transfers.size;
+  }
+
+  /** Pending transfers by stream id, strictly after `after` when given. */
+  transfers(after?: StreamId): IterableIterator<PendingTransfer> {
+    return valuesAfter(this.#transfers, after);
+  }
+
+  /** Pending transfers whose source is `node`, by stream id. */
+  *transfersFrom(node: NodeId): IterableIterator<PendingTransfer> {
+    const index = this.#byNode.get(node);
+    if (index) for (const stream of keysAfter(index.outgoing)) yield this.#transfers.get(stream)!;
+  }
+
+  /** Pending transfers whose target is `node`, by stream id. */
+  *transfersTo(node: NodeId): IterableIterator<PendingTransfer> {
+    const index = this.#byNode.get(node);
+    if (index) for (const stream of keysAfter(index.incoming)) yield this.#transfers.get(stream)!;
+  }
+
+  /** Streams `node` owns with no transfer pending, by id, strictly after `after` when given. */
+  idleStreamsOf(node: NodeId, after?: StreamId): IterableIterator<StreamId> {
+    const index = this.#byNode.get(node);
+    return index ? keysAfter(index.idle, after) : [][Symbol.iterator]();
+  }
+
+  /** Every stream `node` owns: the idle ones by id, then those leaving, by id. */
+  *streamsOwnedBy(node: NodeId): IterableIterator<StreamRecord> {
+    const index = this.#byNode.get(node);
+    if (!index) return;
+    for (const id of keysAfter(index.idle)) yield this.#streams.get(id)!;
+    for (const id of keysAfter(index.outgoing)) yield this.#streams.get(id)!;
+  }
+
+  /** Streams `node` owns, leaving or not. */
+  ownedCount(node: NodeId): number {
+    const index = this.#byNode.get(node);
+    return index ? index.idle.size + index.outgoing.size : 0;
+  }
+
+  idleCount(node: NodeId): number {
+    return this.#byNode.get(node)?.idle.size ?? 0;
+  }
+
+  incomingCount(node: NodeId): number {
+    return this.#byNode.get(node)?.incoming.size ?? 0;
+  }
+
+  outgoingCount(node: NodeId): number {
+    return this.#byNode.get(node)?.outgoing.size ?? 0;
+  }
+
+  /** Streams a node owns or is about to receive: what counts against its slots. */
+  load(node: NodeId): number {
+    return this.ownedCount(node) + this.incomingCount(node);
+  }
+
+  hasFreeSlot(node: NodeRecord): boolean {
+    return this.load(node.id) < node.slots;
+  }
+
+  /**
+   * The node that should take one more stream: registered, not draining, with a free slot, and
+   * the lowest fill ratio (then fewest streams, then id). O(log nodes).
+   */
+  leastLoadedNode(exclude?: NodeId): NodeRecord | undefined {
+    let key = this.#placeable.minKey();
+    if (key && key.id === exclude) key = this.#placeable.nextHigherKey(key);
+    return key ? this.#nodes.get(key.id) : undefined;
+  }
+
+  /** Draining nodes that have a transfer to start, by id, strictly after `after`. */
+  nextDrainReady(after?: NodeId): NodeId | undefined {
+    return after === undefined ? this.#drainReady.minKey() : this.#drainReady.nextHigherKey(after);
+  }
+
+  /** Pending transfers started by the rebalance. */
+  get rebalancesInFlight(): number {
+    return this.#rebalancesInFlight;
+  }
+
+  /** The rebalance as operators see it (copies the waiting moves: not for `apply`). */
+  get rebalance(): RebalanceRun | undefined {
+    const run = this.#rebalance;
+    if (!run) return undefined;
+    return {
+      queue: run.moves.slice(run.next),
+      maxInFlight: run.maxInFlight,
+      planned: run.planned,
+      started: run.started,
+      skipped: run.skipped,
+    };
+  }
+
+  get rebalanceWaiting(): number {
+    return this.#rebalance ? this.#rebalance.moves.length - this.#rebalance.next : 0;
+  }
+
+  get rebalanceMaxInFlight(): number {
+    return this.#rebalance?.maxInFlight ?? 0;
+  }
+
+  // ---- mutations (the state machine's rules call these) -----------------------------------------
+
+  putNode(record: NodeRecord): void {
+    this.#nodes.set(record.id, record);
+    this.#indexOf(record.id);
+    this.#refreshNode(record.id);
+  }
+
+  /** Adds a stream or replaces its record, moving it between owners' indexes if the owner changed. */
+  putStream(record: StreamRecord): void {
+    const previous = this.#streams.get(record.id);
+    this.#streams.set(record.id, record);
+    if (previous && previous.owner === record.owner) return;
+    const pending = this.#transfers.has(record.id);
+    if (previous) {
+      const old = this.#indexOf(previous.owner);
+      old.idle.delete(record.id);
+      old.outgoing.delete(record.id);
+      this.#refreshNode(previous.owner);
+    }
+    const index = this.#indexOf(record.owner);
+    (pending ? index.outgoing : index.idle).set(record.id, true);
+    this.#refreshNode(record.owner);
+  }
+
+  /** Records a pending transfer; `transfer.source` must be the stream's owner. */
+  addTransfer(transfer: PendingTransfer): void {
+    this.removeTransfer(transfer.stream);
+    this.#transfers.set(transfer.stream, transfer);
+    const source = this.#indexOf(transfer.source);
+    source.idle.delete(transfer.stream);
+    source.outgoing.set(transfer.stream, true);
+    this.#indexOf(transfer.target).incoming.set(transfer.stream, true);
+    if (transfer.reason === 'rebalance') this.#rebalancesInFlight += 1;
+    this.#refreshNode(transfer.source);
+    this.#refreshNode(transfer.target);
+  }
+
+  /** Drops a pending transfer; the stream stays with its current owner (re-point it first to move it). */
+  removeTransfer(stream: StreamId): PendingTransfer | undefined {
+    const transfer = this.#transfers.get(stream);
+    if (!transfer) return undefined;
+    this.#transfers.delete(stream);
+    const source = this.#indexOf(transfer.source);
+    source.outgoing.delete(stream);
+    const record = this.#streams.get(stream);
+    if (record) this.#indexOf(record.owner).idle.set(stream, true);
+    this.#indexOf(transfer.target).incoming.delete(stream);
+    if (transfer.reason === 'rebalance') this.#rebalancesInFlight -= 1;
+    this.#refreshNode(transfer.source);
+    this.#refreshNode(transfer.target);
+    if (record && record.owner !== transfer.source) this.#refreshNode(record.owner);
+    return transfer;
+  }
+
+  /** Replaces the rebalance run with a new plan. */
+  startRebalance(moves: PlannedMove[], maxInFlight: number): void {
+    this.#rebalance = { moves, next: 0, planned: moves.length, maxInFlight, started: 0, skipped: 0 };
+  }
+
+  /** Takes the next waiting move of the rebalance, if any. */
+  takeRebalanceMove(): PlannedMove | undefined {
+    const run = this.#rebalance;
+    if (!run || run.next >= run.moves.length) return undefined;
+    const move = run.moves[run.next];
+    run.next += 1;
+    // Taken moves are not needed again; drop them once they are the larger part (amortised O(1)).
+    if (run.next > 1024 && run.next * 2 > run.moves.length) {
+      run.moves = run.moves.slice(run.next);
+      run.next = 0;
+    }
+    return move;
+  }
+
+  countRebalanceMove(outcome: 'started' | 'skipped'): void {
+    if (this.#rebalance) this.#rebalance[outcome] += 1;
+  }
+
+  // ---- copies -------------------------------------------------------------------------------------
+
+  /** An independent copy sharing the (immutable) records: O(nodes), not O(streams). */
+  clone(): StreamMetadata {
+    const copy = new StreamMetadata();
+    copy.#nodes = this.#nodes.clone();
+    copy.#streams = this.#streams.clone();
+    copy.#transfers = this.#transfers.clone();
+    copy.#rebalance = this.#rebalance ? { ...this.#rebalance, moves: this.#rebalance.moves.slice() } : undefined;
+    for (const [id, index] of this.#byNode) {
+      copy.#byNode.set(id, { idle: index.idle.clone(), outgoing: index.outgoing.clone(), incoming: index.incoming.clone() });
+    }
+    copy.#placeable = this.#placeable.clone();
+    copy.#placementKeys = new Map(this.#placementKeys);
+    copy.#drainReady = this.#drainReady.clone();
+    copy.#rebalancesInFlight = this.#rebalancesInFlight;
+    return copy;
+  }
+
+  /** The records in id order; they are shared, not copied (records are never mutated). */
+  toSnapshot(): StreamMetadataSnapshot {
+    const snapshot: StreamMetadataSnapshot = {
+      format: 2,
+      nodes: this.#nodes.valuesArray(),
+      streams: this.#streams.valuesArray(),
+      transfers: this.#transfers.valuesArray(),
+    };
+    const rebalance = this.rebalance;
+    if (rebalance) snapshot.rebalance = rebalance;
+    return snapshot;
+  }
+
+  /** `JSON.stringify(state)` gives the snapshot form rather than `{}`. */
+  toJSON(): StreamMetadataSnapshot {
+    return this.toSnapshot();
+  }
+
+  /** Rebuilds the metadata and every index from a snapshot's records. */
+  static fromSnapshot(snapshot: StreamMetadataSnapshot): StreamMetadata {
+    const state = new StreamMetadata();
+    for (const node of snapshot.nodes) state.putNode({ ...node });
+    for (const stream of snapshot.streams) state.putStream({ ...stream, producers: { ...stream.producers } });
+    for (const transfer of snapshot.transfers) state.addTransfer({ ...transfer });
+    const run = snapshot.rebalance;
+    if (run) {
+      state.#rebalance = {
+        moves: run.queue.map((m) => ({ ...m })),
+        next: 0,
+        planned: run.planned,
+        maxInFlight: run.maxInFlight,
+        started: run.started,
+        skipped: run.skipped,
+      };
+    }
+    return state;
+  }
+
+  // ---- index upkeep -------------------------------------------------------------------------------
+
+  #indexOf(node: NodeId): NodeIndex {
+    let index = this.#byNode.get(node);
+    if (!index) {
+      index = { idle: sortedTree(), outgoing: sortedTree(), incoming: sortedTree() };
+      this.#byNode.set(node, index);
+    }
+    return index;
+  }
+
+  /** Re-derives a node's place in the placement order and in the drain queue. */
+  #refreshNode(id: NodeId): void {
+    const previous = this.#placementKeys.get(id);
+    if (previous) {
+      this.#placeable.delete(previous);
+      this.#placementKeys.delete(id);
+    }
+    const node = this.#nodes.get(id);
+    if (!node) return;
+    const load = this.load(id);
+    if (!node.draining && load < node.slots) {
+      const key: PlacementKey = { id, load, slots: node.slots };
+      this.#placeable.set(key, true);
+      this.#placementKeys.set(id, key);
+    }
+    if (node.draining && this.idleCount(id) > 0 && this.outgoingCount(id) < node.drainInFlight) this.#drainReady.set(id, true);
+    else this.#drainReady.delete(id);
+  }
+}
+
+export function emptyMetadata(): StreamMetadata {
+  return new StreamMetadata();
+}
+
+export type { TransferReason };
