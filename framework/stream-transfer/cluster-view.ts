@@ -7,9 +7,11 @@ import type { Readiness } from '../cluster/readiness.js';
 import type { ClusterStatus } from '../cluster/schemas.js';
 import type { ApiDocument } from '../http/openapi.js';
 import { ADMIN_SCOPE } from './admin-router.js';
-import { own } from './model.js';
 import { pendingTransfers } from './progress.js';
 import type { StreamNode } from './stream-node.js';
+
+/** The picture shows this many of the oldest pending transfers (the count says how many there are). */
+const OLDEST_TRANSFERS_SHOWN = 100;
 
 /** Where each stream node serves its own report, and the picture of the cluster. */
 export const STREAM_MEMBER_REPORT_PATH = '/v1/admin/cluster/member';
@@ -23,9 +25,9 @@ export const STREAM_CLUSTER_PATH = '/v1/admin/cluster';
  */
 export function streamClusterStatus(node: StreamNode, readiness: Readiness, authorization?: string): Promise<ClusterStatus> {
   const state = node.metadata();
-  const ids = new Set([...node.consensus.membership().voters, ...Object.keys(state.nodes)]);
+  const ids = new Set([...node.consensus.membership().voters, ...[...state.nodes()].map((n) => n.id)]);
   ids.delete(node.self);
-  const addressOf = (id: string) => own(state.nodes, id)?.address ?? null;
+  const addressOf = (id: string) => state.node(id)?.address ?? null;
   const peers = [...ids].map((id) => ({ id, address: addressOf(id) }));
   const self = { id: node.self, address: addressOf(node.self), report: memberReport(node.self, node.consensus, readiness) };
   return gatherMemberStatuses(self, peers, {
@@ -39,8 +41,11 @@ export function streamClusterStatus(node: StreamNode, readiness: Readiness, auth
       variant: 'stream',
       servedBy: node.self,
       members,
-      counts: { nodes: Object.keys(state.nodes).length, streams: Object.keys(state.streams).length },
-      transfers: { count: Object.keys(state.transfers).length, oldest: pendingTransfers(state) as unknown as Record<string, unknown>[] },
+      counts: { nodes: state.nodeCount, streams: state.streamCount },
+      transfers: {
+        count: state.transferCount,
+        oldest: pendingTransfers(state, OLDEST_TRANSFERS_SHOWN) as unknown as Record<string, unknown>[],
+      },
     }),
   );
 }

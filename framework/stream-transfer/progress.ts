@@ -45,6 +45,12 @@ export function allNodeStatus(state: StreamMetadata): NodeStatus[] {
   return [...state.nodes()].map((node) => nodeStatus(state, node.id)!);
 }
 
-export function pendingTransfers(state: StreamMetadata): PendingTransfer[] {
-  return [...state.transfers()].sort((a, b) => a.since - b.since || (a.stream < b.stream ? -1 : 1));
+/** Pending transfers, oldest first, at most `limit` of them. */
+export function pendingTransfers(state: StreamMetadata, limit = Number.POSITIVE_INFINITY): PendingTransfer[] {
+  const oldest: PendingTransfer[] = [];
+  for (const transfer of state.transfersBySince()) {
+    if (oldest.length >= limit) break;
+    oldest.push(transfer);
+  }
+  return oldest;
 }

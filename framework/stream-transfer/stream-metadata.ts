@@ -57,6 +57,10 @@ function comparePlacement(a: PlacementKey, b: PlacementKey): number {
   return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
 
+function compareSince(a: PendingTransfer, b: PendingTransfer): number {
+  return a.since - b.since || (a.stream < b.stream ? -1 : a.stream > b.stream ? 1 : 0);
+}
+
 interface RebalanceQueue {
   /** Waiting moves from `next` on; those before it are started or skipped. */
   moves: PlannedMove[];
@@ -90,6 +94,8 @@ export class StreamMetadata {
   #placementKeys = new Map<NodeId, PlacementKey>();
   /** Draining nodes that still own an idle stream and are below their in-flight bound. */
   #drainReady: SortedTree<NodeId, true> = sortedTree();
+  /** Pending transfers oldest first (log index, then stream id). */
+  #bySince: SortedTree<PendingTransfer, true> = sortedTree(compareSince);
   #rebalancesInFlight = 0;
 
   // ---- reads ------------------------------------------------------------------------------------
@@ -131,6 +137,15 @@ export class StreamMetadata {
   /** Pending transfers by stream id, strictly after `after` when given. */
   transfers(after?: StreamId): IterableIterator<PendingTransfer> {
     return valuesAfter(this.#transfers, after);
+  }
+
+  /** Pending transfers, oldest first (by the log index that started them, then stream id). */
+  *transfersBySince(): IterableIterator<PendingTransfer> {
+    let key = this.#bySince.minKey();
+    while (key !== undefined) {
+      yield key;
+      key = this.#bySince.nextHigherKey(key);
+    }
   }
 
   /** Pending transfers whose source is `node`, by stream id. */
@@ -256,6 +271,7 @@ export class StreamMetadata {
   addTransfer(transfer: PendingTransfer): void {
     this.removeTransfer(transfer.stream);
     this.#transfers.set(transfer.stream, transfer);
+    this.#bySince.set(transfer, true);
     const source = this.#indexOf(transfer.source);
     source.idle.delete(transfer.stream);
     source.outgoing.set(transfer.stream, true);
@@ -270,6 +286,7 @@ export class StreamMetadata {
     const transfer = this.#transfers.get(stream);
     if (!transfer) return undefined;
     this.#transfers.delete(stream);
+    this.#bySince.delete(transfer);
     const source = this.#indexOf(transfer.source);
     source.outgoing.delete(stream);
     const record = this.#streams.get(stream);
@@ -320,6 +337,7 @@ export class StreamMetadata {
     copy.#placeable = this.#placeable.clone();
     copy.#placementKeys = new Map(this.#placementKeys);
     copy.#drainReady = this.#drainReady.clone();
+    copy.#bySince = this.#bySince.clone();
     copy.#rebalancesInFlight = this.#rebalancesInFlight;
     return copy;
   }

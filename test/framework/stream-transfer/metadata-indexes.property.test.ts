@@ -185,6 +185,12 @@ function checkIndexes(state: StreamMetadata): string | undefined {
   if (state.rebalancesInFlight !== rebalancing) return `rebalances in flight: ${state.rebalancesInFlight} != ${rebalancing}`;
   if (state.streamCount !== [...state.streams()].length) return 'stream count';
   if (state.transferCount !== [...state.transfers()].length) return 'transfer count';
+  const bySince = [...state.transfersBySince()].map((t) => t.stream).join();
+  const sorted = [...state.transfers()]
+    .sort((a, b) => a.since - b.since || (a.stream < b.stream ? -1 : 1))
+    .map((t) => t.stream)
+    .join();
+  if (bySince !== sorted) return `transfers oldest first: ${bySince} != ${sorted}`;
   const plan = JSON.stringify(planRebalance(state));
   const reference = JSON.stringify(planByScan(state, load));
   if (plan !== reference) return `rebalance plan ${plan} != ${reference}`;
