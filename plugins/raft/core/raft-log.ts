@@ -198,11 +198,15 @@ export class RaftLog {
     return this.unstable;
   }
 
-  /** Committed, persisted entries not yet handed out for applying. */
-  nextCommittedEntries(): Entry[] {
+  /**
+   * Committed, persisted entries not yet handed out for applying, at most `max` of them (the
+   * rest come in the next Ready, so one Ready's apply stays short: etcd's
+   * MaxCommittedSizePerReady).
+   */
+  nextCommittedEntries(max = Infinity): Entry[] {
     if (this.unstableSnapshot) return [];
     const lo = Math.max(this.applied + 1, this.firstIndex());
-    const hi = Math.min(this.committed, this.offset - 1) + 1;
+    const hi = Math.min(Math.min(this.committed, this.offset - 1) + 1, lo + max);
     if (lo >= hi) return [];
     return this.slice(lo, hi) ?? [];
   }

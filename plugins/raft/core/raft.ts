@@ -34,6 +34,8 @@ export interface RaftConfig {
   maxInflight?: number;
   /** Entries per append message. */
   maxEntriesPerMessage?: number;
+  /** Committed entries handed out per Ready; the rest wait for the next. Default 256. */
+  maxCommittedPerReady?: number;
 }
 
 /** Context marking a campaign started by TimeoutNow: voters grant it despite the leader lease. */
@@ -76,6 +78,7 @@ export class RaftCore {
   private readonly heartbeatTicks: number;
   private readonly maxInflight: number;
   private readonly maxEntries: number;
+  private readonly maxCommittedPerReady: number;
   private readonly rng: Rng;
   leadTransferee: MemberId = NONE;
   private pendingConfIndex = 0;
@@ -95,6 +98,7 @@ export class RaftCore {
     this.heartbeatTicks = config.heartbeatTicks ?? 1;
     this.maxInflight = config.maxInflight ?? 256;
     this.maxEntries = config.maxEntriesPerMessage ?? 64;
+    this.maxCommittedPerReady = config.maxCommittedPerReady ?? 256;
     if (this.heartbeatTicks >= this.electionTicks) {
       throw new RangeError(
         `heartbeat ticks (${this.heartbeatTicks}) must be below election ticks (${this.electionTicks})`,
@@ -171,7 +175,7 @@ export class RaftCore {
     this.flushAppends();
     const rd: Ready = {
       entries: [...this.log.unstableEntries()],
-      committedEntries: this.log.nextCommittedEntries(),
+      committedEntries: this.log.nextCommittedEntries(this.maxCommittedPerReady),
       messages: this.msgs,
       readStates: this.readStates,
     };

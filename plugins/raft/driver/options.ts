@@ -25,6 +25,13 @@ export interface RaftTuning {
   readTimeoutMs: number;
   maxInflight: number;
   maxEntriesPerMessage: number;
+  /** Committed entries applied per Ready: bounds one step of the loop. */
+  maxCommittedPerReady: number;
+  /**
+   * The loop hands the event loop back (ticks, heartbeats, the network, HTTP) once it has run
+   * this long: applying a long backlog never holds the member past its peers' election timeout.
+   */
+  loopSliceMs: number;
 }
 
 export const DEFAULT_TUNING: RaftTuning = {
@@ -39,6 +46,8 @@ export const DEFAULT_TUNING: RaftTuning = {
   readTimeoutMs: 5_000,
   maxInflight: 256,
   maxEntriesPerMessage: 256,
+  maxCommittedPerReady: 256,
+  loopSliceMs: 5,
 };
 
 export interface RaftConsensusOptions<S, C, R> extends Partial<RaftTuning> {

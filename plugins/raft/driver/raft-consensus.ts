@@ -69,6 +69,8 @@ export interface RaftConsensusStats {
   snapshotChunksSent: number;
   snapshotChunksReceived: number;
   persists: number;
+  /** Times the loop handed the event loop back in the middle of a backlog. */
+  loopYields: number;
 }
 
 /** A one-shot outcome: the first settle wins, later ones are ignored. */
@@ -161,6 +163,7 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
     snapshotChunksSent: 0,
     snapshotChunksReceived: 0,
     persists: 0,
+    loopYields: 0,
   };
 
   constructor(options: RaftConsensusOptions<S, C, R>) {
@@ -256,6 +259,7 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
       heartbeatTicks: this.tuning.heartbeatTicks,
       maxInflight: this.tuning.maxInflight,
       maxEntriesPerMessage: this.tuning.maxEntriesPerMessage,
+      maxCommittedPerReady: this.tuning.maxCommittedPerReady,
     });
     this.lastLeadership = this.currentLeadership();
     this.startSnapshotTransfers();
@@ -304,6 +308,7 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
     for (const w of this.leadershipWaiters) w();
     // Queued inputs run once more so queued proposals learn they were never appended.
     while (this.inbox.length > 0) this.inbox.shift()!();
+    this.resumeLoop?.();
     if (wasRunning) await this.idle;
     // A snapshot still being written finishes (or fails) before its storage closes.
     await this.snapshotWriting;
@@ -609,6 +614,7 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
 
   private async loop(): Promise<void> {
     try {
+      let sliceStart = this.clock.now();
       for (;;) {
         while (this.inbox.length > 0 && this.state === 'running') this.inbox.shift()!();
         if (this.state !== 'running') break;
@@ -618,6 +624,13 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
         }
         if (!this.core.hasReady()) break;
         await this.handleReady(this.core.ready());
+        // A write to memory resolves without leaving the microtask queue: without this, a
+        // backlog would be applied in one go while no timer (tick, heartbeat) could fire.
+        if (this.clock.now() - sliceStart >= this.tuning.loopSliceMs) {
+          this.stats.loopYields++;
+          await this.yieldToEventLoop();
+          sliceStart = this.clock.now();
+        }
       }
     } catch (error) {
       this.fatal = error as Error;
@@ -677,6 +690,20 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
     this.serveReads();
     if (rd.softState || rd.hardState) this.noticeLeadership();
     this.maybeSnapshot();
+  }
+
+  /** Resumes a loop that handed the event loop back (stop does not wait for the timer). */
+  private resumeLoop: (() => void) | undefined;
+
+  private yieldToEventLoop(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = this.clock.setTimer(0, () => this.resumeLoop?.());
+      this.resumeLoop = () => {
+        this.resumeLoop = undefined;
+        timer.cancel();
+        resolve();
+      };
+    });
   }
 
   private send(m: Message): void {
