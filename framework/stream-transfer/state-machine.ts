@@ -1,9 +1,9 @@
-import type { ApplyContext, StateMachine } from '../contracts/metadata-consensus.js';
+import type { ApplyContext, StateAssembly, StateCapture, StateMachine } from '../contracts/metadata-consensus.js';
 import { parseCommand } from './command-schema.js';
 import type { Accepted, RejectReason, StreamCommand, StreamResult } from './commands.js';
 import type { NodeId, PendingTransfer, StreamId, StreamRecord, TransferReason } from './model.js';
 import { planRebalance } from './placement.js';
-import { restoreMetadata } from './snapshot-format.js';
+import { assembleMetadata, captureMetadata, restoreMetadata } from './snapshot-format.js';
 import { StreamMetadata } from './stream-metadata.js';
 
 /** Transfers a drain keeps in flight when the operator does not say. */
@@ -41,6 +41,15 @@ export class StreamStateMachine implements StateMachine<StreamMetadata, StreamCo
 
   restore(snapshot: unknown): StreamMetadata {
     return restoreMetadata(snapshot);
+  }
+
+  /** A copy-on-write freeze now; the records are read out in pieces later (snapshot-format.ts). */
+  capture(state: StreamMetadata): StateCapture {
+    return captureMetadata(state);
+  }
+
+  assemble(): StateAssembly<StreamMetadata> {
+    return assembleMetadata();
   }
 
   apply(state: StreamMetadata, raw: StreamCommand, ctx: ApplyContext): StreamResult {

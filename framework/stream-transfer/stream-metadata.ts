@@ -330,7 +330,8 @@ export class StreamMetadata {
     copy.#nodes = this.#nodes.clone();
     copy.#streams = this.#streams.clone();
     copy.#transfers = this.#transfers.clone();
-    copy.#rebalance = this.#rebalance ? { ...this.#rebalance, moves: this.#rebalance.moves.slice() } : undefined;
+    // The moves array is never changed in place (taking a move advances `next`), so it is shared.
+    copy.#rebalance = this.#rebalance ? { ...this.#rebalance } : undefined;
     for (const [id, index] of this.#byNode) {
       copy.#byNode.set(id, { idle: index.idle.clone(), outgoing: index.outgoing.clone(), incoming: index.incoming.clone() });
     }
@@ -366,18 +367,40 @@ export class StreamMetadata {
     for (const node of snapshot.nodes) state.putNode({ ...node });
     for (const stream of snapshot.streams) state.putStream({ ...stream, producers: { ...stream.producers } });
     for (const transfer of snapshot.transfers) state.addTransfer({ ...transfer });
-    const run = snapshot.rebalance;
-    if (run) {
-      state.#rebalance = {
-        moves: run.queue.map((m) => ({ ...m })),
-        next: 0,
-        planned: run.planned,
-        maxInFlight: run.maxInFlight,
-        started: run.started,
-        skipped: run.skipped,
-      };
+    if (snapshot.rebalance) {
+      const { queue, ...tallies } = snapshot.rebalance;
+      state.restoreRebalance(tallies, queue);
     }
     return state;
+  }
+
+  /** Puts back a rebalance run read from a snapshot: its tallies, then (possibly in parts) its waiting moves. */
+  restoreRebalance(tallies: Omit<RebalanceRun, 'queue'>, waiting: PlannedMove[] = []): void {
+    this.#rebalance = {
+      moves: waiting.map((m) => ({ stream: m.stream, target: m.target })),
+      next: 0,
+      planned: tallies.planned,
+      maxInFlight: tallies.maxInFlight,
+      started: tallies.started,
+      skipped: tallies.skipped,
+    };
+  }
+
+  /** Adds waiting moves while a state is being assembled (no clone shares the array yet). */
+  appendRebalanceMoves(waiting: PlannedMove[]): void {
+    if (!this.#rebalance) throw new Error('rebalance moves arrived before the rebalance run');
+    for (const m of waiting) this.#rebalance.moves.push({ stream: m.stream, target: m.target });
+  }
+
+  /** The waiting rebalance moves and the run's tallies, without copying the moves. */
+  rebalanceParts(): { tallies: Omit<RebalanceRun, 'queue'>; moves: readonly PlannedMove[]; next: number } | undefined {
+    const run = this.#rebalance;
+    if (!run) return undefined;
+    return {
+      tallies: { maxInFlight: run.maxInFlight, planned: run.planned, started: run.started, skipped: run.skipped },
+      moves: run.moves,
+      next: run.next,
+    };
   }
 
   // ---- index upkeep -------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ type Step =
   | { kind: 'undrain'; node: number }
   | { kind: 'rebalance'; maxInFlight?: number }
   | { kind: 'snapshot-restore' }
+  | { kind: 'capture-assemble' }
   | { kind: 'clone' };
 
 const nodeIndex = fc.nat({ max: NODE_IDS.length - 1 });
@@ -34,6 +35,7 @@ const step: fc.Arbitrary<Step> = fc.oneof(
   fc.record({ kind: fc.constant('undrain' as const), node: nodeIndex }),
   fc.record({ kind: fc.constant('rebalance' as const), maxInFlight: fc.option(fc.integer({ min: 1, max: 3 }), { nil: undefined }) }),
   fc.constant({ kind: 'snapshot-restore' as const }),
+  fc.constant({ kind: 'capture-assemble' as const }),
   fc.constant({ kind: 'clone' as const }),
 );
 
@@ -79,6 +81,12 @@ function run(log: AppliedLog, s: Step): void {
       if (state.transferCount > 0) reached.restoresMidTransfer += 1;
       log.state = log.machine.restore(JSON.parse(JSON.stringify(log.machine.snapshot(state))));
       return;
+    case 'capture-assemble': {
+      const assembly = log.machine.assemble();
+      for (const piece of log.machine.capture(state).pieces()) assembly.add(JSON.parse(JSON.stringify(piece)));
+      log.state = assembly.finish();
+      return;
+    }
     case 'clone':
       log.state = state.clone();
       return;
@@ -243,4 +251,26 @@ test('ids named like Object.prototype members are ordinary streams and nodes', (
   const restored = log.machine.restore(JSON.parse(JSON.stringify(log.machine.snapshot(log.state))));
   t.deepEqual(restored.toSnapshot(), log.state.toSnapshot());
   t.is(restored.load('constructor') + restored.load('valueOf'), 4);
+});
+
+test('a capture is frozen when taken and assembles, piece by piece, into the same state', (t) => {
+  const log = new AppliedLog().nodes(['a', 5_000], ['b', 5_000], ['c', 5_000]);
+  for (let i = 0; i < 2_500; i += 1) log.must({ type: 'create-stream', stream: `s${i}`, node: 'a' });
+  log.must({ type: 'rebalance', maxInFlight: 10 });
+  const before = structuredClone(log.state.toSnapshot());
+  const capture = log.machine.capture(log.state);
+  // Changes after the capture must not show in it.
+  log.settle([...log.state.transfers()][0].stream);
+  log.must({ type: 'create-stream', stream: 'later' });
+  const pieces = [...capture.pieces()];
+  t.true(pieces.length > 3, 'the streams travel in several pieces');
+  for (const piece of pieces) t.true(JSON.stringify(piece).length < 256 * 1024, 'each piece is small');
+  const assembly = log.machine.assemble();
+  for (const piece of pieces) assembly.add(JSON.parse(JSON.stringify(piece)));
+  const rebuilt = assembly.finish();
+  t.deepEqual(rebuilt.toSnapshot(), before);
+  t.is(checkIndexes(rebuilt), undefined);
+  t.like(rebuilt.rebalance, { planned: before.rebalance!.planned, started: 10 });
+  t.is(rebuilt.rebalance!.queue.length, before.rebalance!.queue.length);
+  t.throws(() => log.machine.assemble().add({ kind: 'streams', records: [] }), { message: /malformed/ });
 });
