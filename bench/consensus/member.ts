@@ -1,3 +1,4 @@
+import { PeerAuthenticator, peerSecretDigest } from '../../framework/http/peer-auth.js';
 // One voter of setup (b), run as its own process by http-processes.ts (forked, with an IPC
 // channel): plugins/raft with file storage in a directory, peers reached over HTTP on loopback.
 // Arguments: <self> <port> <peers as JSON {id: baseUrl}> <data dir>.
@@ -36,7 +37,10 @@ const reply = (message: unknown) => process.send!(message);
 const peers = JSON.parse(peersJson) as Record<string, string>;
 const clock = new SystemClock();
 const logger = createSilentLogger();
-const http = new HttpPeerTransport({ self, peers, cluster: 'bench', clock, logger });
+// Peers authenticate as in production: each member's secret is derived from its id here.
+const secretOf = (id: string) => `bench-peer-secret-of-${id}`.padEnd(40, '.');
+const auth = PeerAuthenticator.secure(self, secretOf(self), Object.fromEntries(Object.keys(peers).map((id) => [id, peerSecretDigest(secretOf(id))])));
+const http = new HttpPeerTransport({ self, peers, cluster: 'bench', clock, logger, auth });
 const files = new DirectoryFiles(dataDir);
 const fileStorage = new FileRaftStorage(files);
 // BENCH_TRACE=1: every Raft message sent and received, every persist, on stderr with wall time.

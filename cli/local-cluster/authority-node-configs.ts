@@ -2,6 +2,7 @@ import { join, resolve } from 'node:path';
 import type { ClusterRecord } from './cluster-record.js';
 import type { LocalNodeConfig } from './local-cluster.js';
 import { writeNodeConfigFile } from './node-config-file.js';
+import { peerAuthOf } from './peer-credentials.js';
 
 /** The members of the local authority cluster: one per datacenter, in start order. */
 export const LOCAL_AUTHORITY_MEMBERS = [
@@ -27,15 +28,14 @@ export interface LocalAuthorityNodeConfig extends LocalNodeConfig {
  * HTTP on their public servers, each with its Raft log, change feed and audit on files under
  * `<dataDir>/<id>`. `url` is the control listener, where `baton authority` talks. The admin
  * token may also write to an authority (scope authority:write), so a person can move a
- * barrier by hand; the peer token is what the members present to one another.
+ * barrier by hand. Members prove themselves to one another with their own peer secrets
+ * (peerAuth), on Raft traffic, feed pulls and probes alike.
  */
 export async function writeAuthorityNodeConfigs(
   dataDir: string,
   record: ClusterRecord,
 ): Promise<LocalAuthorityNodeConfig[]> {
   const root = resolve(dataDir);
-  const peerToken = record.peerToken;
-  if (!peerToken) throw new Error('the cluster record has no peer token');
   const url = (key: string) => `http://127.0.0.1:${record.ports[key]}`;
   const roster = Object.fromEntries(
     LOCAL_AUTHORITY_MEMBERS.map(({ id, datacenter }) => [
@@ -59,13 +59,13 @@ export async function writeAuthorityNodeConfigs(
             principal: 'operator',
             scopes: ['admin:write', 'admin:read', 'authority:write'],
           },
-          { token: peerToken, principal: 'peers', scopes: ['peer'] },
         ],
-        peerToken,
       },
       // Raft log under raft/, change feed under feed/, audit under audit/: the host's defaults.
       dataDir: join(root, id),
       consensus: { use: 'raft', options: { member: id, voters } },
+      // Raft traffic, feed pulls and probes between members: each with its own secret.
+      peerAuth: peerAuthOf(record.peerSecrets, id, voters),
       log: { level: 'info', pretty: false },
     };
     const written = await writeNodeConfigFile(

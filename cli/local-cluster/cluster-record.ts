@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { FailedError } from '../cli-errors.js';
+import { writePrivateFile } from './private-files.js';
 
 /** The node ids of the local stream cluster, in start order. */
 export const LOCAL_NODE_IDS = ['n1', 'n2', 'n3'] as const;
@@ -16,6 +17,8 @@ const recordSchema = z
     token: z.string().min(16),
     /** The token authority nodes present to each other's public servers (scope "peer"). */
     peerToken: z.string().min(16).optional(),
+    /** Each member's own peer secret; its config holds it, the others only its digest. */
+    peerSecrets: z.record(z.string(), z.string().min(32)).optional(),
     /** The authority a first start placed, so a restart neither places it again nor moves it back. */
     placed: z
       .object({ authority: z.string().min(1), home: z.string().min(1) })
@@ -51,12 +54,12 @@ export async function readClusterRecord(dataDir: string): Promise<ClusterRecord 
   return parsed.data;
 }
 
-/** Written through a temporary file, so an interrupted write never leaves half a record. */
+/**
+ * Written through a temporary file, so an interrupted write never leaves half a record; it holds
+ * the admin token and every member's secret, so only its owner may read it (0600, dir 0700).
+ */
 export async function writeClusterRecord(dataDir: string, record: ClusterRecord): Promise<void> {
-  await mkdir(dataDir, { recursive: true });
-  const temporary = `${recordPath(dataDir)}.tmp`;
-  await writeFile(temporary, `${JSON.stringify(record, null, 2)}\n`);
-  await rename(temporary, recordPath(dataDir));
+  await writePrivateFile(recordPath(dataDir), `${JSON.stringify(record, null, 2)}\n`);
 }
 
 /** A fresh admin token: long enough that it cannot be guessed from the loopback. */

@@ -1,3 +1,4 @@
+import { memberIdsOf, withPeerSecrets } from './peer-credentials.js';
 import { SystemClock } from '../../framework/kernel/system-clock.js';
 import { FailedError } from '../cli-errors.js';
 import {
@@ -103,6 +104,8 @@ async function startLocked<N extends LocalNodeConfig>(
     token: previous?.token ?? newAdminToken(),
     // What the nodes present to one another, where the variant's peers authenticate.
     peerToken: previous?.peerToken ?? newAdminToken(),
+    // Each member's own credential on the peer plane (peer-credentials.ts).
+    peerSecrets: withPeerSecrets(previous?.peerSecrets, memberIdsOf(variant.portKeys)),
   };
   await writeClusterRecord(options.dataDir, record);
   const configs = await variant.writeConfigs(options.dataDir, record);

@@ -1,18 +1,19 @@
-import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { LocalNodeConfig } from './local-cluster.js';
+import { privateDirectory, writePrivateFile } from './private-files.js';
 
 /**
  * Writes `<nodeDir>/config.json` for one node of a local cluster; its process logs to
- * `<nodeDir>/node.log`, next to the data it keeps there.
+ * `<nodeDir>/node.log`, next to the data it keeps there. The config holds the node's tokens and
+ * peer secret: the file is 0600 and the node's directory 0700.
  */
 export async function writeNodeConfigFile(
   nodeDir: string,
   node: { id: string; url: string },
   config: unknown,
 ): Promise<LocalNodeConfig> {
-  await mkdir(nodeDir, { recursive: true });
+  await privateDirectory(nodeDir);
   const file = join(nodeDir, 'config.json');
-  await writeFile(file, `${JSON.stringify(config, null, 2)}\n`);
+  await writePrivateFile(file, `${JSON.stringify(config, null, 2)}\n`);
   return { id: node.id, url: node.url, file, logFile: join(nodeDir, 'node.log') };
 }

@@ -2,12 +2,14 @@ import { join, resolve } from 'node:path';
 import type { ClusterRecord } from './cluster-record.js';
 import type { LocalNodeConfig } from './local-cluster.js';
 import { writeNodeConfigFile } from './node-config-file.js';
+import { peerAuthOf } from './peer-credentials.js';
 
 /**
  * Writes one stream-node config per node: the three are voters of one Raft that talks HTTP on
  * the nodes' own listeners; each keeps its Raft log and WAL under `<dataDir>/<id>`, and all share
  * the object store `<dataDir>/objects`, as nodes sharing one bucket do, so a stream handed to
- * another node reads its sealed segments there.
+ * another node reads its sealed segments there. Each proves itself to the others with its own
+ * peer secret and holds only the digests of theirs.
  */
 export async function writeStreamNodeConfigs(
   dataDir: string,
@@ -33,6 +35,7 @@ export async function writeStreamNodeConfigs(
         options: { member: id, voters: ids, dataDir: join(nodeDir, 'raft') },
       },
       peerTransport: { use: 'raft-http-transport', options: { member: id, peers: urls } },
+      peerAuth: peerAuthOf(record.peerSecrets, id, ids),
       objectStore: { use: 'fs-object-store', options: { dir: join(root, 'objects') } },
       log: { level: 'info', pretty: false },
     };

@@ -7,6 +7,7 @@ import type { IdentitySupplier } from '../contracts/identity-supplier.js';
 import type { Logger } from '../contracts/logger.js';
 import type { Rng } from '../contracts/rng.js';
 import { createApiApp } from '../http/api-app.js';
+import type { PeerAuthenticator } from '../http/peer-auth.js';
 import { BearerTokens } from '../http/auth.js';
 import { HttpServer, type BoundAddress } from '../http/http-server.js';
 import { BatonMetrics } from '../http/metrics.js';
@@ -49,6 +50,11 @@ export interface AuthorityNodeDeps {
   probe?: FrontierProbe;
   /** Extra peer routing on the public server (a consensus transport's router, for instance). */
   peerRoutes?: readonly Middleware[];
+  /**
+   * How peers authenticate on the public server's peer routes. Without it (or insecure) those
+   * routes take a bearer token with the "peer" scope and trust the member a request names.
+   */
+  peerAuth?: PeerAuthenticator;
   /** The host's metrics; the node keeps a registry of its own when the host has none. */
   metrics?: BatonMetrics;
 }
@@ -111,6 +117,7 @@ export class AuthorityNode implements Lifecycle {
       timeoutMs: options.feed.pullTimeoutMs,
       batch: options.feed.batch,
       token: options.peerToken,
+      headers: deps.peerAuth?.outboundHeaders(),
     });
     let ha: Parameters<typeof createControlRouter>[0]['ha'];
     if (options.mode === 'ha') {
@@ -122,7 +129,7 @@ export class AuthorityNode implements Lifecycle {
       }
       const audit = countStoreErrors(deps.audit, 'audit', this.metrics);
       this.projection = new AuditProjection(consensus, audit, clock, log);
-      const probe = deps.probe ?? new HttpFrontierProbe(this.roster, clock, { token: options.peerToken, tracker: this.tracker });
+      const probe = deps.probe ?? new HttpFrontierProbe(this.roster, clock, { token: options.peerToken, headers: deps.peerAuth?.outboundHeaders(), tracker: this.tracker });
       this.engine = new PlannedTransferEngine(
         { consensus, audit, projection: this.projection, probe, feed: this.feed, clock, log, metrics: this.metrics },
         {
@@ -174,7 +181,7 @@ export class AuthorityNode implements Lifecycle {
     const publicRouters = [
       healthRouter(options.self, this.readiness, publicDocument),
       ...(cluster ? [authorityMemberReportRouter(cluster, publicDocument)] : []),
-      createPublicRouter({ feed: this.feed, replicas: this.replicas, identity: deps.identity, fence: this.fence }, publicDocument),
+      createPublicRouter({ feed: this.feed, replicas: this.replicas, identity: deps.identity, fence: this.fence, peerAuth: deps.peerAuth }, publicDocument),
       openApiRouter(publicDocument),
     ];
     this.publicApi = { document: publicDocument, routers: publicRouters };

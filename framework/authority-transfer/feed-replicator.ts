@@ -11,6 +11,8 @@ export interface FeedReplicatorOptions {
   timeoutMs: number;
   batch: number;
   token?: string;
+  /** This member's peer credential headers. */
+  headers?: Record<string, string>;
 }
 
 export const DEFAULT_FEED_REPLICATOR_OPTIONS: FeedReplicatorOptions = { intervalMs: 500, timeoutMs: 2_000, batch: 1_000 };
@@ -75,6 +77,7 @@ export class FeedReplicator {
       clock: this.clock,
       timeoutMs: this.options.timeoutMs,
       token: this.options.token,
+      headers: this.options.headers,
     })) as FeedPage;
     this.tracker.heard(peer);
     if (typeof page?.incarnation !== 'string' || page.incarnation === '') throw new Error(`${peer} answered a feed page without an incarnation`);

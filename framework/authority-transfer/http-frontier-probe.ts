@@ -16,7 +16,7 @@ export class HttpFrontierProbe implements FrontierProbe {
   constructor(
     private readonly roster: Roster,
     private readonly clock: Clock,
-    private readonly options: { token?: string; tracker?: MemberTracker } = {},
+    private readonly options: { token?: string; headers?: Record<string, string>; tracker?: MemberTracker } = {},
   ) {}
 
   async probe(target: string, origin: FeedOrigin, options: ProbeOptions): Promise<number | undefined> {
@@ -26,7 +26,7 @@ export class HttpFrontierProbe implements FrontierProbe {
         try {
           const body = (await fetchPeerJson(
             `${member.publicUrl}/availability/v1/feeds/${encodeURIComponent(origin.member)}/applied`,
-            { clock: this.clock, timeoutMs: options.timeoutMs, signal: options.signal, token: this.options.token },
+            { clock: this.clock, timeoutMs: options.timeoutMs, signal: options.signal, token: this.options.token, headers: this.options.headers },
           )) as { serial?: unknown; incarnation?: unknown };
           this.options.tracker?.heard(member.id);
           if (!Number.isSafeInteger(body?.serial) || (body.serial as number) < 0) return undefined;

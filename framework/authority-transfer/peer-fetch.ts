@@ -4,8 +4,10 @@ export interface PeerFetchOptions {
   clock: Clock;
   timeoutMs: number;
   signal?: AbortSignal;
-  /** Bearer token presented to the peer's public server. */
+  /** Bearer token presented to the peer's public server (only accepted there under insecure: true). */
   token?: string;
+  /** This member's peer credential headers (PeerAuthenticator.outboundHeaders). */
+  headers?: Record<string, string>;
 }
 
 /**
@@ -24,7 +26,7 @@ export async function fetchPeerJson(url: string, options: PeerFetchOptions): Pro
   try {
     const response = await fetch(url, {
       signal: controller.signal,
-      headers: options.token ? { authorization: `Bearer ${options.token}` } : {},
+      headers: { ...options.headers, ...(options.token ? { authorization: `Bearer ${options.token}` } : {}) },
     });
     if (!response.ok) throw new Error(`${url} answered ${response.status}`);
     return await response.json();

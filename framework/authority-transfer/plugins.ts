@@ -7,6 +7,7 @@ import { RNG } from '../contracts/rng.js';
 import { token } from '../contracts/token.js';
 import type { Middleware } from 'koa';
 import { METRICS } from '../http/metrics.js';
+import { PEER_AUTH } from '../http/peer-auth-plugin.js';
 import { definePlugin, type Resolve } from '../kernel/plugin.js';
 import { resolveOptional } from '../kernel/resolve-optional.js';
 import { defineOptionlessPlugin } from '../kernel/optionless-plugin.js';
@@ -83,6 +84,7 @@ function newAuthorityNode(
     rng: resolve(RNG),
     log: resolve(LOGGER).child({ member: options.self }),
     identity: resolve(IDENTITY_SUPPLIER),
+    peerAuth: resolveOptional(resolve, PEER_AUTH),
     ...modeDeps(),
     metrics: resolveOptional(resolve, METRICS),
   });

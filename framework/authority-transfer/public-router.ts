@@ -1,7 +1,10 @@
 import Router from '@koa/router';
 import { z } from 'zod';
 import type { IdentitySupplier } from '../contracts/identity-supplier.js';
+import type { Middleware } from 'koa';
 import { requireScope } from '../http/auth.js';
+import { assertPeerSender, requirePeer, type PeerAuthenticator } from '../http/peer-auth.js';
+import { peekState } from '../http/state.js';
 import { readValidBody } from '../http/json-body.js';
 import type { ApiDocument } from '../http/openapi.js';
 import { route } from '../http/openapi-routes.js';
@@ -40,6 +43,8 @@ export interface PublicRouterDeps {
   identity: IdentitySupplier;
   /** Present in mode ha: writes are fenced by the ownership consensus. */
   fence?: WriteFence;
+  /** Member credentials on the peer routes; without it (or insecure) a bearer token with scope "peer". */
+  peerAuth?: PeerAuthenticator;
 }
 
 /**
@@ -48,6 +53,9 @@ export interface PublicRouterDeps {
  */
 export function createPublicRouter(deps: PublicRouterDeps, document: ApiDocument): Router {
   const router = new Router({ prefix: '/availability/v1' });
+  const secure = deps.peerAuth !== undefined && !deps.peerAuth.insecure;
+  const peerGate: Middleware = secure ? requirePeer(deps.peerAuth!) : requireScope(PEER_SCOPE);
+  const peerSecurity = secure ? { peer: true as const } : { scope: PEER_SCOPE };
 
   route(
     router,
@@ -56,14 +64,16 @@ export function createPublicRouter(deps: PublicRouterDeps, document: ApiDocument
       method: 'get',
       path: '/feed',
       summary: "This member's change feed after a serial",
-      tags: ['peers'],
-      scope: PEER_SCOPE,
+      tags: ['peers', 'internal'],
+      ...peerSecurity,
       params: { query: feedQuery },
       responses: { 200: { description: 'A page of the feed', schema: feedPageSchema }, 400: 'Invalid query' },
     },
-    requireScope(PEER_SCOPE),
+    peerGate,
     async (ctx) => {
       const { after, limit, incarnation, from } = validate(feedQuery, ctx.query, 'query');
+      // A member's progress trims the feed: only that member, authenticated, may report it.
+      if (from !== undefined && peekState(ctx, 'peer')?.authenticated) assertPeerSender(ctx, from);
       // A pull under the current incarnation says the puller holds everything through `after`.
       if (from !== undefined && incarnation !== undefined) deps.feed.notePeerProgress(from, incarnation, after);
       const { entries, truncated } = incarnation === undefined || incarnation === deps.feed.incarnation
@@ -80,12 +90,12 @@ export function createPublicRouter(deps: PublicRouterDeps, document: ApiDocument
       method: 'get',
       path: '/feeds/{origin}/applied',
       summary: "How far this member has applied a member's feed (what a barrier probe reads)",
-      tags: ['peers'],
-      scope: PEER_SCOPE,
+      tags: ['peers', 'internal'],
+      ...peerSecurity,
       params: { path: originParam },
       responses: { 200: { description: 'The applied serial, in the incarnation it counts in', schema: appliedSerialSchema } },
     },
-    requireScope(PEER_SCOPE),
+    peerGate,
     async (ctx) => {
       const origin = ctx.params.origin;
       const position =

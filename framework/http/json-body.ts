@@ -2,6 +2,7 @@ import type { Context } from 'koa';
 import type { z } from 'zod';
 import { HttpProblem, problems } from './problem.js';
 import { validate } from './validate.js';
+import { DEFAULT_JSON_BOUNDS, jsonBoundsViolation } from './json-bounds.js';
 
 /** 1 MiB: comfortably above any admin request, small enough that a flood cannot exhaust memory. */
 export const DEFAULT_BODY_LIMIT_BYTES = 1024 * 1024;
@@ -18,7 +19,7 @@ const parsedBodies = new WeakMap<Context, unknown>();
 /**
  * Reads and parses the request's JSON body. A wrong content type answers 415, a body over the
  * limit 413 (refused from Content-Length alone when it is declared, otherwise as soon as the
- * stream crosses the limit), malformed JSON 400. Reading twice returns the same value.
+ * stream crosses the limit), malformed JSON or JSON nested deeper than the bounds 400. Reading twice returns the same value.
  */
 export async function readJsonBody(ctx: Context, options: JsonBodyOptions = {}): Promise<unknown> {
   if (parsedBodies.has(ctx)) return parsedBodies.get(ctx);
@@ -31,6 +32,10 @@ export async function readJsonBody(ctx: Context, options: JsonBodyOptions = {}):
     }
     value = undefined;
   } else {
+    const violation = jsonBoundsViolation(text, DEFAULT_JSON_BOUNDS);
+    if (violation !== undefined) {
+      throw new HttpProblem({ status: 400, type: 'json-limits', detail: `the request body is refused before parsing: ${violation}` });
+    }
     try {
       value = JSON.parse(text);
     } catch (error) {

@@ -31,6 +31,8 @@ export interface OperationSpec {
   tags?: string[];
   /** The bearer scope the route requires; adds the security requirement and 401/403. */
   scope?: string;
+  /** A peer route: the caller is a member proving itself with its peer credential (401/403). */
+  peer?: true;
   /** Object schemas whose properties are the path and query parameters. */
   params?: { path?: z.ZodObject; query?: z.ZodObject; headers?: HeaderParam[] };
   /** The JSON request body; adds the 400/413/415 answers the body reader gives. */
@@ -67,6 +69,10 @@ const problemSchema: Json = {
 const AUTH_RESPONSES: Record<number, string> = {
   401: 'Missing or unknown bearer token',
   403: 'The token lacks the required scope',
+};
+const PEER_RESPONSES: Record<number, string> = {
+  401: 'Missing or wrong peer credential (X-Baton-Member, X-Baton-Peer-Secret)',
+  403: 'The request speaks for another member than the one authenticated',
 };
 const BODY_RESPONSES: Record<number, string> = {
   400: 'Invalid input: malformed JSON or invalid fields (listed in invalid_fields)',
@@ -122,7 +128,11 @@ export class ApiDocument {
       paths,
       components: {
         schemas: { Problem: problemSchema },
-        securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer' },
+          peerMember: { type: 'apiKey', in: 'header', name: 'X-Baton-Member', description: 'The member a peer request speaks for' },
+          peerSecret: { type: 'apiKey', in: 'header', name: 'X-Baton-Peer-Secret', description: "That member's own secret; peers hold only its SHA-256 digest" },
+        },
       },
     };
   }
@@ -133,6 +143,7 @@ function buildOperation(spec: OperationSpec): Json {
   const parameters = [...pathParameters(spec, where), ...queryParameters(spec), ...headerParameters(spec)];
   const responses: Record<number, ResponseSpec | string> = { ...spec.responses };
   if (spec.scope !== undefined) for (const [s, d] of Object.entries(AUTH_RESPONSES)) responses[+s] ??= d;
+  if (spec.peer) for (const [s, d] of Object.entries(PEER_RESPONSES)) responses[+s] ??= d;
   if (spec.requestBody !== undefined) for (const [s, d] of Object.entries(BODY_RESPONSES)) responses[+s] ??= d;
   if (Object.keys(responses).length === 0) throw new Error(`OpenAPI: ${where} declares no response`);
   return {
@@ -141,6 +152,7 @@ function buildOperation(spec: OperationSpec): Json {
     ...(spec.operationId ? { operationId: spec.operationId } : {}),
     ...(spec.tags ? { tags: spec.tags } : {}),
     ...(spec.scope !== undefined ? { security: [{ bearer: [spec.scope] }] } : {}),
+    ...(spec.peer ? { security: [{ peerMember: [], peerSecret: [] }] } : {}),
     ...(parameters.length > 0 ? { parameters } : {}),
     ...(spec.requestBody
       ? {

@@ -1,6 +1,7 @@
 import type { Context } from 'koa';
 import type { OperationId } from '../contracts/identity-supplier.js';
 import type { Logger } from '../contracts/logger.js';
+import type { PeerIdentity } from './peer-auth.js';
 
 /** Who made a request, as established from its bearer token. */
 export interface Principal {
@@ -21,6 +22,8 @@ export interface BatonState {
   /** Set by `authenticate` when the request carried credentials that were not accepted. */
   authFailure?: AuthFailure;
   idempotencyKey?: OperationId;
+  /** Set by `requirePeer`: the member a peer request comes from. */
+  peer?: PeerIdentity;
 }
 
 export type AuthFailure = 'missing' | 'malformed' | 'unknown_token';

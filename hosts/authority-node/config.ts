@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { pluginChoiceSchema } from '../../framework/kernel/catalog.js';
 import { hostLogConfig } from '../../framework/kernel/log-config.js';
+import { peerAuthConfigSchema } from '../../framework/http/peer-auth.js';
 
 /**
  * The config file of an authority node. `node` is the node itself (validated by its plugin, so
@@ -24,6 +25,13 @@ export const authorityNodeHostConfig = z
     auditStore: pluginChoiceSchema.optional(),
     identity: pluginChoiceSchema.default({ use: 'identity-opaque' }),
     log: hostLogConfig,
+    /**
+     * This member's peer credential and its peers' digests: required once the node has peers
+     * (framework/http/peer-auth.ts; `baton up` writes it).
+     */
+    peerAuth: peerAuthConfigSchema.optional(),
+    /** Accept peers without credentials: only on a network nobody else reaches; warned at every start. */
+    insecure: z.boolean().default(false),
   })
   .strict();
 

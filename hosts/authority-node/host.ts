@@ -3,6 +3,7 @@ import type { AuthorityNode } from '../../framework/authority-transfer/authority
 import { join } from 'node:path';
 import { PluginCatalog, type PluginChoice } from '../../framework/kernel/catalog.js';
 import { metricsPlugin } from '../../framework/http/metrics-plugin.js';
+import { peerAuthPlugin } from '../../framework/http/peer-auth-plugin.js';
 import { loadConfig, validateConfig, type LoadConfigOptions } from '../../framework/kernel/config.js';
 import { createHost, type Host, type HostBuilder } from '../../framework/kernel/host.js';
 import { pinoLoggerPlugin, systemDefaults } from '../../framework/kernel/system-plugins.js';
@@ -48,6 +49,13 @@ export function authorityNodeHostBuilder(raw: unknown, catalog = authorityNodeCa
   const builder = createHost(systemDefaults)
     .add(pinoLoggerPlugin, config.log, 'log')
     .add(metricsPlugin, { labels: self ? { member: self } : undefined }, 'metrics');
+  if (self) {
+    // Every roster member pulls this one's feed and probes it; Raft peers send to it.
+    const peers = new Set(rosterMemberIds(config.node.roster));
+    const raftPeers = config.peerTransport?.use === 'raft-http-transport' ? (config.peerTransport.options as { peers?: unknown } | undefined)?.peers : undefined;
+    if (raftPeers && typeof raftPeers === 'object') for (const id of Object.keys(raftPeers)) peers.add(id);
+    builder.add(peerAuthPlugin, { self, peers: [...peers], peerAuth: config.peerAuth, insecure: config.insecure }, 'peerAuth');
+  }
   const [identity] = catalog.resolve([config.identity], 'identity');
   builder.add(identity.plugin, identity.options, 'identity.options');
   if (mode === 'dc') return builder.add(authorityNodeDcPlugin, node, 'node');
@@ -100,6 +108,14 @@ function rosterAddresses(roster: unknown): Record<string, string> {
     }
   }
   return out;
+}
+
+/** Every member id a roster lists (all of them are this member's peers). */
+export function rosterMemberIds(roster: unknown): string[] {
+  if (!roster || typeof roster !== 'object') return [];
+  return Object.values(roster as Record<string, { members?: unknown }>).flatMap((dc) =>
+    dc?.members && typeof dc.members === 'object' ? Object.keys(dc.members) : [],
+  );
 }
 
 /** Builds and starts a node; the caller stops it with `host.stop()`. */

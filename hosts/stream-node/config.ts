@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { pluginChoiceSchema } from '../../framework/kernel/catalog.js';
 import { hostLogConfig } from '../../framework/kernel/log-config.js';
+import { peerAuthConfigSchema } from '../../framework/http/peer-auth.js';
 
 /**
  * The config file of a stream node. `node` holds the node's own options (validated by its
@@ -23,6 +24,13 @@ export const streamNodeHostConfig = z
     /** Default: files under `<dataDir>/objects` (memory when dataDir is null). */
     objectStore: pluginChoiceSchema.optional(),
     log: hostLogConfig,
+    /**
+     * This member's peer credential and its peers' digests: required once the node has peers
+     * (framework/http/peer-auth.ts; `baton up` writes it).
+     */
+    peerAuth: peerAuthConfigSchema.optional(),
+    /** Accept peers without credentials: only on a network nobody else reaches; warned at every start. */
+    insecure: z.boolean().default(false),
   })
   .strict();
 

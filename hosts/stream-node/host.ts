@@ -4,6 +4,7 @@ import { loadConfig, validateConfig, type LoadConfigOptions } from '../../framew
 import { ConfigError } from '../../framework/kernel/wiring-error.js';
 import { createHost, type Host, type HostBuilder } from '../../framework/kernel/host.js';
 import { metricsPlugin } from '../../framework/http/metrics-plugin.js';
+import { peerAuthPlugin } from '../../framework/http/peer-auth-plugin.js';
 import { pinoLoggerPlugin, systemDefaults } from '../../framework/kernel/system-plugins.js';
 import { STREAM_NODE, streamNodePlugin, streamStateMachinePlugin } from '../../framework/stream-transfer/plugins.js';
 import type { StreamNodeService } from '../../framework/stream-transfer/stream-node-service.js';
@@ -43,6 +44,7 @@ export function streamNodeHostBuilder(raw: unknown, catalog = streamNodeCatalog)
   // say how to reach them, or the build fails naming the PeerTransport.
   const peerTransport = config.peerTransport ?? (config.consensus ? undefined : lonePeerTransport(self));
   const builder = createHost(systemDefaults);
+  builder.add(peerAuthPlugin, { self, peers: transportPeers(peerTransport), peerAuth: config.peerAuth, insecure: config.insecure }, 'peerAuth');
   if (peerTransport) {
     const [transport] = catalog.resolve([peerTransport], 'peerTransport');
     builder.add(transport.plugin, transport.options, 'peerTransport.options');
@@ -57,6 +59,12 @@ export function streamNodeHostBuilder(raw: unknown, catalog = streamNodeCatalog)
     .add(store.plugin, store.options, 'objectStore.options')
     .add(consensus.plugin, consensus.options, 'consensus.options')
     .add(streamNodePlugin, config.node, 'node');
+}
+
+/** The members a Raft HTTP transport talks to: each must be authenticated. */
+function transportPeers(choice: PluginChoice | undefined): string[] {
+  const peers = choice?.use === 'raft-http-transport' ? (choice.options as { peers?: unknown } | undefined)?.peers : undefined;
+  return peers && typeof peers === 'object' ? Object.keys(peers) : [];
 }
 
 /** An etcd member is named by the node's id unless the config names it otherwise. */

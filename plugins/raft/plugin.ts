@@ -5,6 +5,7 @@ import { METADATA_CONSENSUS, STATE_MACHINE } from '../../framework/contracts/met
 import { PEER_TRANSPORT } from '../../framework/contracts/peer-transport.js';
 import { RNG } from '../../framework/contracts/rng.js';
 import { definePlugin } from '../../framework/kernel/plugin.js';
+import { PEER_AUTH } from '../../framework/http/peer-auth-plugin.js';
 import { DEFAULT_TUNING } from './driver/options.js';
 import { RaftConsensus } from './driver/raft-consensus.js';
 import { DirectoryFiles } from '../../framework/kernel/byte-files.js';
@@ -87,21 +88,25 @@ export const httpPeerTransportOptionsSchema = z
     /** The other members' base URLs (where their public server listens). */
     peers: z.record(memberId, z.url()),
     cluster: z.string().min(1).default('baton'),
-    /** Shared secret peers present; strongly advised off a private network. */
-    secret: z.string().min(16).optional(),
-    maxBodyBytes: positive.optional(),
+    /** Largest stream frame or peer request (default 4 MiB). */
+    maxMessageBytes: positive.optional(),
+    /** Largest snapshot or oversized append, sent on its own POST, two read at a time (default 64 MiB). */
+    maxLargeMessageBytes: positive.optional(),
+    /** Forwarded proposals handled at once (default 32). */
+    maxConcurrentRequests: positive.optional(),
   })
   .strict();
 
 /**
  * Members talk over HTTP: provides the PEER_TRANSPORT and the router (RAFT_PEER_ROUTER) the
- * host mounts on its public server at /internal/raft/v1.
+ * host mounts on its public server at /internal/raft/v1. Every request carries this member's
+ * credential and every route checks the sender's (PEER_AUTH, which the host provides).
  */
 export const httpPeerTransportPlugin = definePlugin({
   id: 'raft-http-transport',
   description: 'Peer messages over HTTP with keep-alive, validated on receipt.',
   provides: [PEER_TRANSPORT, RAFT_PEER_ROUTER],
-  requires: [CLOCK, LOGGER],
+  requires: [CLOCK, LOGGER, PEER_AUTH],
   options: httpPeerTransportOptionsSchema,
   register: (ctx) => {
     const o = ctx.options;
@@ -111,8 +116,10 @@ export const httpPeerTransportPlugin = definePlugin({
         self: o.member,
         peers: Object.fromEntries(Object.entries(o.peers).filter(([id]) => id !== o.member)),
         cluster: o.cluster,
-        secret: o.secret,
-        maxBodyBytes: o.maxBodyBytes,
+        auth: resolve(PEER_AUTH),
+        maxMessageBytes: o.maxMessageBytes,
+        maxLargeMessageBytes: o.maxLargeMessageBytes,
+        maxConcurrentRequests: o.maxConcurrentRequests,
         clock: resolve(CLOCK),
         logger: resolve(LOGGER),
       }));

@@ -12,6 +12,10 @@ import {
   type RequestOptions,
 } from '../../framework/contracts/peer-transport.js';
 import { token } from '../../framework/contracts/token.js';
+import { DEFAULT_JSON_BOUNDS, jsonBoundsViolation, type JsonBounds } from '../../framework/http/json-bounds.js';
+import { assertPeerSender, peerOf, requirePeer, type PeerAuthenticator } from '../../framework/http/peer-auth.js';
+import { HttpProblem, problems } from '../../framework/http/problem.js';
+import { problemHandling } from '../../framework/http/problem-middleware.js';
 import { PeerPoster } from './http-post.js';
 import { readPeerStream, type InboundPeerStream } from './peer-stream-in.js';
 import { OutboundPeerStream } from './peer-stream-out.js';
@@ -24,12 +28,19 @@ export interface HttpPeerTransportOptions {
   peers: Record<MemberId, string>;
   /** Requests carrying another cluster id are refused: two clusters on one network never mix. */
   cluster: string;
-  /** When set, peers must present it (header x-baton-peer-secret); anything else is refused. */
-  secret?: string;
+  /** Who this member is to its peers, and how it checks who they are (framework/http/peer-auth). */
+  auth: PeerAuthenticator;
   clock: Clock;
   logger: Logger;
-  /** Largest request body accepted (snapshots travel this way). Default 64 MiB. */
-  maxBodyBytes?: number;
+  /** Largest stream frame or peer request accepted (everything but large messages). Default 4 MiB. */
+  maxMessageBytes?: number;
+  /**
+   * Largest message sent on its own POST (/messages): snapshots, and appends whose entries
+   * together exceed maxMessageBytes. At most two are read at a time. Default 64 MiB.
+   */
+  maxLargeMessageBytes?: number;
+  /** Peer requests (forwarded proposals) handled at once; more answer 503. Default 32. */
+  maxConcurrentRequests?: number;
   /** One-way messages waiting for one peer before new ones are dropped (best effort). */
   maxQueuedPerPeer?: number;
   /** A stream to a peer is replaced after this long (servers cut long requests). Default 60 s. */
@@ -48,6 +59,12 @@ export interface HttpTransportStats {
   received: number;
   rejectedMalformed: number;
   rejectedForeign: number;
+  /** Requests without a valid peer credential (401). */
+  rejectedUnauthenticated: number;
+  /** Bodies or frames over their bound (413). */
+  rejectedTooLarge: number;
+  /** Requests or streams over the concurrency bounds (503). */
+  rejectedBusy: number;
   handlerErrors: number;
 }
 
@@ -63,6 +80,15 @@ const requestSchema = z.object({ cluster: z.string(), from: member, message: pee
 /** How often open inbound streams look whether their server stopped (see watchInbound). */
 const INBOUND_CHECK_MS = 200;
 
+/** Stream frames and peer requests: far above a heartbeat or an append of small entries. */
+export const DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
+/** Snapshots, until they travel in chunks, and appends of large entries. */
+export const DEFAULT_MAX_LARGE_MESSAGE_BYTES = 64 * 1024 * 1024;
+/** Large messages read at once: each may buffer up to maxLargeMessageBytes. */
+const MAX_LARGE_IN_FLIGHT = 2;
+/** Streams one member may hold open here (one in use, a few being replaced). */
+const MAX_STREAMS_PER_PEER = 4;
+
 /** How long a replaced stream waits for the receiver to answer its end before it is cut. */
 const STREAM_DRAIN_TIMEOUT_MS = 2_000;
 
@@ -77,7 +103,8 @@ export const RAFT_PEER_ROUTER = token<Router>('RaftPeerRouter');
  * to `/stream` whose body is newline-delimited JSON frames, see peer-stream-out.ts), so they
  * leave as soon as they are sent, in order, without a request per message; requests are one
  * POST each on kept-alive connections. The receiving side is `router()`: a stream is admitted
- * on its headers (secret, cluster, sender), then every frame is size-limited and validated
+ * on its headers (the peer credential, cluster, sender), then every frame is size- and
+ * depth-limited before it is parsed and validated
  * with zod; a malformed frame or body, an unknown sender or another cluster's traffic is
  * refused and counted, and a throwing handler never takes the member down. `/messages` (a
  * batch in one POST) is still served, for senders that post instead of streaming.
@@ -91,6 +118,9 @@ export class HttpPeerTransport implements PeerTransport {
     received: 0,
     rejectedMalformed: 0,
     rejectedForeign: 0,
+    rejectedUnauthenticated: 0,
+    rejectedTooLarge: 0,
+    rejectedBusy: 0,
     handlerErrors: 0,
   };
   private readonly handlers = new Map<string, PeerHandlers>();
@@ -98,7 +128,15 @@ export class HttpPeerTransport implements PeerTransport {
   private readonly inbound = new Set<InboundPeerStream>();
   private watchingInbound = false;
   private readonly log: Logger;
-  private readonly maxBodyBytes: number;
+  private readonly maxMessageBytes: number;
+  private readonly maxLargeMessageBytes: number;
+  private readonly maxConcurrentRequests: number;
+  private readonly bounds: JsonBounds;
+  private readonly auth: PeerAuthenticator;
+  private readonly inFlight = { request: 0, large: 0 };
+  private readonly inboundFrom = new Map<MemberId, number>();
+  /** Peers a large message is being posted to: one at a time each, later ones are dropped. */
+  private readonly largeTo = new Set<MemberId>();
   private readonly maxQueued: number;
   private closed = false;
   private readonly poster = new PeerPoster();
@@ -106,7 +144,12 @@ export class HttpPeerTransport implements PeerTransport {
   constructor(private readonly options: HttpPeerTransportOptions) {
     this.self = options.self;
     this.log = options.logger.child({ plugin: 'raft-http', member: options.self });
-    this.maxBodyBytes = options.maxBodyBytes ?? 64 * 1024 * 1024;
+    this.auth = options.auth;
+    this.maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+    this.maxLargeMessageBytes = Math.max(options.maxLargeMessageBytes ?? DEFAULT_MAX_LARGE_MESSAGE_BYTES, this.maxMessageBytes);
+    this.maxConcurrentRequests = options.maxConcurrentRequests ?? 32;
+    // A string may fill a large message (a snapshot's state), but nothing nests deeper than the default.
+    this.bounds = { ...DEFAULT_JSON_BOUNDS, maxStringLength: this.maxLargeMessageBytes };
     this.maxQueued = options.maxQueuedPerPeer ?? 10_000;
     for (const [id, url] of Object.entries(options.peers)) {
       try {
@@ -142,10 +185,39 @@ export class HttpPeerTransport implements PeerTransport {
       );
       return;
     }
+    if (frame.length > this.maxMessageBytes / 3 && Buffer.byteLength(frame, 'utf8') > this.maxMessageBytes) {
+      this.postLarge(to, message);
+      return;
+    }
     const refused = this.streamTo(to).push(frame);
     if (refused === undefined) this.stats.sent++;
     else if (refused === 'full') this.stats.droppedQueueFull++;
     else if (refused === 'unreachable') this.stats.sendFailures++;
+  }
+
+  /**
+   * A message over the stream's frame bound (a snapshot, a large append) goes on its own POST to
+   * /messages, one at a time per peer: while one is in flight, later ones are dropped (Raft
+   * sends them again).
+   */
+  private postLarge(to: MemberId, message: PeerMessage): void {
+    if (this.largeTo.has(to)) {
+      this.stats.droppedQueueFull++;
+      return;
+    }
+    this.largeTo.add(to);
+    this.stats.sent++;
+    const body = JSON.stringify({ cluster: this.options.cluster, from: this.self, messages: [message] });
+    this.poster
+      .post(`${this.options.peers[to]}${RAFT_HTTP_BASE}/messages`, body, this.headers())
+      .then((answer) => {
+        if (answer.status < 200 || answer.status > 299) throw new Error(`HTTP ${answer.status}`);
+      })
+      .catch((error: Error) => {
+        this.stats.sendFailures++;
+        this.log.debug({ to, err: error.message }, 'large message to peer failed');
+      })
+      .finally(() => this.largeTo.delete(to));
   }
 
   private streamTo(to: MemberId): OutboundPeerStream {
@@ -160,7 +232,7 @@ export class HttpPeerTransport implements PeerTransport {
         },
         clock: this.options.clock,
         maxPendingFrames: this.maxQueued,
-        maxBufferedBytes: this.maxBodyBytes,
+        maxBufferedBytes: this.maxLargeMessageBytes,
         maxAgeMs: this.options.streamMaxAgeMs ?? 60_000,
         retryMs: this.options.reconnectMs ?? 100,
         drainTimeoutMs: STREAM_DRAIN_TIMEOUT_MS,
@@ -243,6 +315,10 @@ export class HttpPeerTransport implements PeerTransport {
   /** Parses and validates one stream frame; a bad frame is counted and skipped, the stream goes on. */
   private onFrame(from: MemberId, frame: string): void {
     if (this.closed) return;
+    if (jsonBoundsViolation(frame, this.bounds) !== undefined) {
+      this.stats.rejectedMalformed++;
+      return;
+    }
     let json: unknown;
     try {
       json = JSON.parse(frame);
@@ -276,111 +352,134 @@ export class HttpPeerTransport implements PeerTransport {
   }
 
   private headers(): Record<string, string> {
-    const h: Record<string, string> = { 'content-type': 'application/json' };
-    if (this.options.secret) h['x-baton-peer-secret'] = this.options.secret;
-    return h;
+    return { 'content-type': 'application/json', ...this.auth.outboundHeaders() };
   }
 
   /** The receiving side: mount on the member's public HTTP server. */
   router(): Router {
     const router = new Router({ prefix: RAFT_HTTP_BASE });
+    // Every refusal below is a problem+json answer, whatever app the router is mounted in.
+    router.use(problemHandling({ logger: this.log }));
+    router.use(async (ctx, next) => {
+      if (this.closed) throw new HttpProblem({ status: 503, type: 'member-stopping', detail: 'this member is stopping', headers: { 'Retry-After': '1' } });
+      await next();
+    });
+    // Who speaks is settled on the headers, before a byte of the body is read.
+    router.use(requirePeer(this.auth, () => this.stats.rejectedUnauthenticated++));
     router.post('/stream', async (ctx) => {
       const from = this.admitStream(ctx);
-      if (from === undefined) return;
-      const stream = readPeerStream(ctx.req, this.maxBodyBytes, (frame) => {
-        if (stream.serverStopped()) stream.close();
-        else this.onFrame(from, frame);
-      });
-      this.inbound.add(stream);
-      this.watchInbound();
-      const end = await stream.done;
-      this.inbound.delete(stream);
-      // Ended by us mid-body: the connection cannot carry another request.
-      if (end !== 'ended') ctx.set('connection', 'close');
-      if (end === 'too_large') {
-        this.stats.rejectedMalformed++;
-        ctx.status = 413;
-        ctx.body = { error: `a frame is over ${this.maxBodyBytes} bytes` };
-        return;
+      const open = this.inboundFrom.get(from) ?? 0;
+      if (open >= MAX_STREAMS_PER_PEER) {
+        this.stats.rejectedBusy++;
+        throw busy(`member ${from} already has ${open} streams open here`);
       }
-      ctx.status = 204;
+      this.inboundFrom.set(from, open + 1);
+      try {
+        const stream = readPeerStream(ctx.req, this.maxMessageBytes, (frame) => {
+          if (stream.serverStopped()) stream.close();
+          else this.onFrame(from, frame);
+        });
+        this.inbound.add(stream);
+        this.watchInbound();
+        const end = await stream.done;
+        this.inbound.delete(stream);
+        // Ended by us mid-body: the connection cannot carry another request.
+        if (end !== 'ended') ctx.set('connection', 'close');
+        if (end === 'too_large') {
+          this.stats.rejectedTooLarge++;
+          throw tooLarge(this.maxMessageBytes, 'a stream frame');
+        }
+        ctx.status = 204;
+      } finally {
+        const left = (this.inboundFrom.get(from) ?? 1) - 1;
+        if (left === 0) this.inboundFrom.delete(from);
+        else this.inboundFrom.set(from, left);
+      }
     });
     router.post('/messages', async (ctx) => {
-      const body = await this.admit(ctx, batchSchema);
-      if (!body) return;
+      // Snapshots and oversized appends come this way: a large bound, few at a time.
+      const body = await this.withSlot('large', () => this.admit(ctx, batchSchema, this.maxLargeMessageBytes));
       for (const m of body.messages) this.deliver(body.from, m);
       ctx.status = 204;
     });
     router.post('/requests', async (ctx) => {
-      const body = await this.admit(ctx, requestSchema);
-      if (!body) return;
-      const handlers = this.handlers.get(body.message.channel);
-      if (!handlers?.onRequest) {
-        ctx.status = 404;
-        ctx.body = { error: `no request handler for channel ${body.message.channel}` };
-        return;
-      }
-      this.stats.received++;
-      try {
-        ctx.body = await handlers.onRequest(body.from, body.message);
-      } catch (error) {
-        this.stats.handlerErrors++;
-        this.log.error({ err: error }, 'a peer request handler failed');
-        ctx.status = 500;
-        ctx.body = { error: 'the request handler failed' };
-      }
+      await this.withSlot('request', async () => {
+        const body = await this.admit(ctx, requestSchema, this.maxMessageBytes);
+        const handlers = this.handlers.get(body.message.channel);
+        if (!handlers?.onRequest) {
+          throw new HttpProblem({ status: 404, type: 'unknown-channel', detail: `no request handler for channel ${body.message.channel}` });
+        }
+        this.stats.received++;
+        try {
+          ctx.body = await handlers.onRequest(body.from, body.message);
+        } catch (error) {
+          this.stats.handlerErrors++;
+          this.log.error({ err: error }, 'a peer request handler failed');
+          throw new HttpProblem({ status: 500, type: 'internal', detail: 'the request handler failed' });
+        }
+      });
     });
     return router;
   }
 
-  /** Admits a stream on its headers; answers and returns undefined when refused. */
-  private admitStream(ctx: Context): MemberId | undefined {
-    if (this.closed) {
-      ctx.status = 503;
-      ctx.body = { error: 'this member is stopping' };
-      return undefined;
+  /** Runs `work` holding one of the bounded slots of its kind; 503 when none is free. */
+  private async withSlot<T>(kind: 'request' | 'large', work: () => Promise<T>): Promise<T> {
+    const limit = kind === 'request' ? this.maxConcurrentRequests : MAX_LARGE_IN_FLIGHT;
+    if (this.inFlight[kind] >= limit) {
+      this.stats.rejectedBusy++;
+      throw busy(`${limit} peer ${kind === 'request' ? 'requests' : 'large messages'} are already being handled`);
     }
-    if (this.options.secret && ctx.get('x-baton-peer-secret') !== this.options.secret) {
-      this.stats.rejectedForeign++;
-      ctx.status = 403;
-      return undefined;
+    this.inFlight[kind]++;
+    try {
+      return await work();
+    } finally {
+      this.inFlight[kind]--;
     }
+  }
+
+  /** Admits a stream on its headers (cluster, sender); throws the refusal. */
+  private admitStream(ctx: Context): MemberId {
     const cluster = ctx.get('x-baton-cluster');
-    const from = ctx.get('x-baton-from');
+    const from = ctx.get('x-baton-from') || peerOf(ctx).member;
     if (!cluster || !member.safeParse(from).success) {
       this.stats.rejectedMalformed++;
-      ctx.status = 400;
-      ctx.body = {
-        error: 'a stream names its cluster (x-baton-cluster) and sender (x-baton-from)',
-      };
-      return undefined;
+      throw problems.badRequest('a stream names its cluster (x-baton-cluster) and sender (x-baton-from)');
     }
-    if (cluster !== this.options.cluster || !this.options.peers[from] || from === this.self) {
-      this.stats.rejectedForeign++;
-      ctx.status = 403;
-      ctx.body = { error: 'not a member of this cluster' };
-      return undefined;
-    }
+    this.checkSender(ctx, cluster, from);
     return from;
   }
 
-  /** Reads, limits and validates a peer's body; answers and returns undefined when refused. */
+  /** The sender named must be the authenticated member, and a member of this cluster. */
+  private checkSender(ctx: Context, cluster: string, from: MemberId): void {
+    try {
+      assertPeerSender(ctx, from);
+    } catch (error) {
+      this.stats.rejectedForeign++;
+      throw error;
+    }
+    if (cluster !== this.options.cluster || !Object.hasOwn(this.options.peers, from) || from === this.self) {
+      this.stats.rejectedForeign++;
+      throw new HttpProblem({ status: 403, type: 'not-a-member', detail: `${from} is not a member of cluster ${this.options.cluster} as this member knows it` });
+    }
+  }
+
+  /** Reads, bounds and validates a peer's body before it is parsed; throws the refusal. */
   private async admit<T extends { cluster: string; from: string }>(
     ctx: Context,
     schema: z.ZodType<T>,
-  ): Promise<T | undefined> {
-    if (this.options.secret && ctx.get('x-baton-peer-secret') !== this.options.secret) {
-      this.stats.rejectedForeign++;
-      ctx.status = 403;
-      return undefined;
-    }
+    limit: number,
+  ): Promise<T> {
     let raw: string;
     try {
-      raw = await readBody(ctx, this.maxBodyBytes);
+      raw = await readBody(ctx, limit);
     } catch {
+      this.stats.rejectedTooLarge++;
+      throw tooLarge(limit, 'a peer message');
+    }
+    const violation = jsonBoundsViolation(raw, this.bounds);
+    if (violation !== undefined) {
       this.stats.rejectedMalformed++;
-      ctx.status = 413;
-      return undefined;
+      throw new HttpProblem({ status: 400, type: 'json-limits', detail: `peer message refused before parsing: ${violation}` });
     }
     let json: unknown;
     try {
@@ -391,23 +490,26 @@ export class HttpPeerTransport implements PeerTransport {
     const parsed = schema.safeParse(json);
     if (!parsed.success) {
       this.stats.rejectedMalformed++;
-      ctx.status = 400;
-      ctx.body = { error: 'malformed peer message' };
-      return undefined;
+      throw new HttpProblem({ status: 400, type: 'malformed-peer-message', detail: 'malformed peer message' });
     }
-    const body = parsed.data;
-    if (
-      body.cluster !== this.options.cluster ||
-      !this.options.peers[body.from] ||
-      body.from === this.self
-    ) {
-      this.stats.rejectedForeign++;
-      ctx.status = 403;
-      ctx.body = { error: 'not a member of this cluster' };
-      return undefined;
-    }
-    return body;
+    this.checkSender(ctx, parsed.data.cluster, parsed.data.from);
+    return parsed.data;
   }
+}
+
+/** 503 with Retry-After: the member is fine, it is only at its bound for concurrent peer work. */
+function busy(detail: string): HttpProblem {
+  return new HttpProblem({ status: 503, type: 'peer-busy', detail: `${detail}: retry shortly`, headers: { 'Retry-After': '1' } });
+}
+
+function tooLarge(limit: number, what: string): HttpProblem {
+  return new HttpProblem({
+    status: 413,
+    type: 'body-too-large',
+    detail: `${what} is over the limit of ${limit} bytes`,
+    extra: { limit_bytes: limit },
+    headers: { Connection: 'close' },
+  });
 }
 
 /**

@@ -1,3 +1,4 @@
+import { peerHeaders } from '../../support/peer-auth.js';
 import test from 'ava';
 import { StoreUnavailableError } from '../../../framework/contracts/errors.js';
 import { assertRoutesDocumented, undocumentedResponses, type AnsweredRequest } from '../../../framework/http/openapi-coverage.js';
@@ -71,11 +72,13 @@ async function exerciseControl(n: Node): Promise<void> {
 /** Provokes every answer the public listener gives. */
 async function exercisePublic(n: Node): Promise<void> {
   const base = n.publicUrl;
+  const west = peerHeaders('west-1');
   await n.call('GET', '/availability/v1/feed', { base }); // 401
-  await n.call('GET', '/availability/v1/feed', { base, token: WRITER }); // 403
-  await n.call('GET', '/availability/v1/feed?after=0', { base, token: PEER }); // 200
-  await n.call('GET', '/availability/v1/feed?after=-1', { base, token: PEER }); // 400
-  await n.call('GET', '/availability/v1/feeds/west-1/applied', { base, token: PEER }); // 200
+  await n.call('GET', '/availability/v1/feed?from=east-1', { base, headers: west }); // 403
+  await n.call('GET', '/availability/v1/feed?after=0', { base, headers: west }); // 200
+  await n.call('GET', '/availability/v1/feed?after=-1', { base, headers: west }); // 400
+  await n.call('GET', '/availability/v1/feeds/west-1/applied', { base, headers: west }); // 200
+  await n.call('GET', '/availability/v1/feeds/west-1/applied', { base }); // 401
   const write = (body: unknown) => n.call('POST', '/availability/v1/authorities/proj/writes', { base, token: WRITER, body });
   await write({ operation: 'w', epoch: 2 }); // 200 (proj lives in west at epoch 2 after exerciseControl? no: east)
   await write({ operation: 'w', epoch: 99 }); // 409 or 421

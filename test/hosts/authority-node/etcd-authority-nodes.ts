@@ -1,3 +1,4 @@
+import { testPeerAuthForRoster } from '../../support/peer-auth.js';
 import { randomBytes } from 'node:crypto';
 import { Etcd3 } from 'etcd3';
 import type { OwnershipConsensus } from '../../../framework/authority-transfer/audit-projection.js';
@@ -83,6 +84,7 @@ export class EtcdAuthorityNodes {
             options: { endpoints, prefix: group.prefix, initialVoters: ids, ...ETCD_TIMEOUTS },
           },
           auditStore: { use: 'memory-audit-store' },
+          peerAuth: testPeerAuthForRoster(ids[i], roster),
           dataDir: null,
           log: { level: process.env.ETCD_TEST_LOG ?? 'silent' },
         });

@@ -1,3 +1,4 @@
+import { peerHeaders } from '../../support/peer-auth.js';
 import test from 'ava';
 import { StoreUnavailableError } from '../../../framework/contracts/errors.js';
 import { VirtualClock } from '../../../framework/testing/sim/virtual-clock.js';
@@ -230,17 +231,25 @@ test('writes are accepted only at the home under its current epoch; a stale epoc
     t.is(n.node.feed.serial(), 1, 'rejected writes never reach the feed');
   }));
 
-test('the public server serves the change feed and applied serials to peers only', (t) =>
+test('the public server serves the change feed and applied serials to authenticated members only, each speaking for itself', (t) =>
   withNode(async (n) => {
     await establish(n);
     await n.node.feed.append({ authority: 'proj', operation: 'w1', epoch: 1 });
-    const feed = await n.call('GET', '/availability/v1/feed?after=0', { base: n.publicUrl, token: PEER });
+    const west = peerHeaders('west-1');
+    const feed = await n.call('GET', '/availability/v1/feed?after=0&from=west-1', { base: n.publicUrl, headers: west });
     t.is(feed.status, 200);
     t.like(feed.body, { member: 'east-1', serial: 1, entries: [{ serial: 1, authority: 'proj', operation: 'w1', epoch: 1 }] });
-    const applied = await n.call('GET', '/availability/v1/feeds/west-1/applied', { base: n.publicUrl, token: PEER });
+    const applied = await n.call('GET', '/availability/v1/feeds/west-1/applied', { base: n.publicUrl, headers: west });
     t.like(applied.body, { member: 'east-1', origin: 'west-1', serial: 0 });
-    t.is((await n.call('GET', '/availability/v1/feed', { base: n.publicUrl })).status, 401);
-    t.is((await n.call('GET', '/availability/v1/feed', { base: n.publicUrl, token: ADMIN })).status, 403);
+    const anonymous = await n.call('GET', '/availability/v1/feed', { base: n.publicUrl });
+    t.is(anonymous.status, 401);
+    t.is(anonymous.headers.get('content-type'), 'application/problem+json');
+    t.is((await n.call('GET', '/availability/v1/feed', { base: n.publicUrl, token: ADMIN })).status, 401, 'an admin token is no peer credential');
+    t.is((await n.call('GET', '/availability/v1/feed', { base: n.publicUrl, token: PEER })).status, 401, 'nor is the shared peer token');
+    t.is((await n.call('GET', '/availability/v1/feeds/west-1/applied', { base: n.publicUrl, headers: peerHeaders('west-1', 'not the secret of west-1, but long') })).status, 401);
+    const forged = await n.call('GET', '/availability/v1/feed?after=5&from=north-1&incarnation=x', { base: n.publicUrl, headers: west });
+    t.is(forged.status, 403, "a member cannot claim another member's feed progress");
+    t.is(forged.body.type, 'urn:baton:problem:peer-impersonation');
   }));
 
 test("GET /availability/v1/authorities/{authority}/audit lists this member's sealed records, newest first", (t) =>

@@ -1,3 +1,4 @@
+import { testPeerAuthForRoster } from '../../support/peer-auth.js';
 import { AUDIT_STORE } from '../../../framework/contracts/audit-store.js';
 import { CLOCK, type Clock } from '../../../framework/contracts/clock.js';
 import { METADATA_CONSENSUS } from '../../../framework/contracts/metadata-consensus.js';
@@ -42,6 +43,8 @@ export interface NodeOverrides {
   node?: Record<string, unknown>;
   /** The host's default audit store (under the data dir) instead of the memory one. */
   defaultAuditStore?: boolean;
+  /** Peers unauthenticated (insecure: true) instead of the test credentials of every roster member. */
+  insecure?: boolean;
   /** A consensus choice other than the default one-voter Raft. */
   consensus?: { use: string; options?: Record<string, unknown> };
 }
@@ -55,14 +58,16 @@ export async function startNode(overrides: NodeOverrides = {}) {
   const self = overrides.self ?? 'east-1';
   const clock = new SystemClock();
   const probe = new ScriptedFrontierProbe(clock);
+  const roster = (overrides.roster ?? {
+    east: { members: { 'east-1': { public: 'http://127.0.0.1:9' } } },
+    west: { members: { 'west-1': { public: 'http://127.0.0.1:9' } } },
+  }) as Record<string, { members: Record<string, unknown> }>;
   const config = {
+    ...(overrides.insecure ? { insecure: true } : { peerAuth: testPeerAuthForRoster(self, roster) }),
     node: {
       self,
       mode: overrides.mode ?? 'ha',
-      roster: overrides.roster ?? {
-        east: { members: { 'east-1': { public: 'http://127.0.0.1:9' } } },
-        west: { members: { 'west-1': { public: 'http://127.0.0.1:9' } } },
-      },
+      roster,
       public: { port: overrides.publicPort ?? 0 },
       control: { port: 0 },
       tokens,
@@ -103,8 +108,12 @@ export async function startNode(overrides: NodeOverrides = {}) {
     audit: audit!,
     control,
     publicUrl,
-    async call(method: string, path: string, options: { token?: string; body?: unknown; key?: string; base?: string } = {}) {
-      const headers: Record<string, string> = {};
+    async call(
+      method: string,
+      path: string,
+      options: { token?: string; body?: unknown; key?: string; base?: string; headers?: Record<string, string> } = {},
+    ) {
+      const headers: Record<string, string> = { ...options.headers };
       if (options.token) headers.authorization = `Bearer ${options.token}`;
       if (options.key) headers['idempotency-key'] = options.key;
       if (options.body !== undefined) headers['content-type'] = 'application/json';

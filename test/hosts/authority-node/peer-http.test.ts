@@ -1,3 +1,4 @@
+import { peerHeaders } from '../../support/peer-auth.js';
 import { createServer, type Server } from 'node:net';
 import test from 'ava';
 import { FeedReplicator } from '../../../framework/authority-transfer/feed-replicator.js';
@@ -8,7 +9,7 @@ import { Roster } from '../../../framework/authority-transfer/roster.js';
 import { createSilentLogger } from '../../../framework/kernel/pino-logger.js';
 import { SystemClock } from '../../../framework/kernel/system-clock.js';
 import { freeLoopbackPort } from '../../../framework/testing/server-process.js';
-import { ADMIN, PEER, startNode, transfer } from './node-harness.js';
+import { ADMIN, startNode, transfer } from './node-harness.js';
 
 const clock = new SystemClock();
 const EAST = { member: 'east-1', incarnation: 'inc-east' };
@@ -28,7 +29,7 @@ test('the HTTP probe reads the target applied serial through the roster address'
     await west.node.replicas.reset('east-1', EAST.incarnation);
     await west.node.replicas.apply('east-1', EAST.incarnation, entries(7));
     const roster = new Roster({ west: { members: { 'west-1': { public: west.publicUrl } } } });
-    const probe = new HttpFrontierProbe(roster, clock, { token: PEER });
+    const probe = new HttpFrontierProbe(roster, clock, { headers: peerHeaders('east-1') });
     const reading = await probe.probe('west', EAST, { signal: new AbortController().signal, timeoutMs: 2_000 });
     t.is(reading, 7);
     const other = await probe.probe('west', { member: 'east-1', incarnation: 'inc-east-after-disk-loss' }, { signal: new AbortController().signal, timeoutMs: 2_000 });
@@ -46,9 +47,9 @@ test('an unreachable, unknown or unauthorised target reads as no frontier', asyn
       down: { members: { 'down-1': { public: 'http://127.0.0.1:9' } } },
     });
     const signal = new AbortController().signal;
-    t.is(await new HttpFrontierProbe(roster, clock, { token: PEER }).probe('down', EAST, { signal, timeoutMs: 2_000 }), undefined);
-    t.is(await new HttpFrontierProbe(roster, clock, { token: PEER }).probe('nowhere', EAST, { signal, timeoutMs: 2_000 }), undefined);
-    t.is(await new HttpFrontierProbe(roster, clock).probe('west', EAST, { signal, timeoutMs: 2_000 }), undefined, 'no peer token: 401');
+    t.is(await new HttpFrontierProbe(roster, clock, { headers: peerHeaders('east-1') }).probe('down', EAST, { signal, timeoutMs: 2_000 }), undefined);
+    t.is(await new HttpFrontierProbe(roster, clock, { headers: peerHeaders('east-1') }).probe('nowhere', EAST, { signal, timeoutMs: 2_000 }), undefined);
+    t.is(await new HttpFrontierProbe(roster, clock).probe('west', EAST, { signal, timeoutMs: 2_000 }), undefined, 'no peer credential: 401');
   } finally {
     await west.host.stop();
   }
@@ -58,7 +59,7 @@ test('a probe of an unresponsive target gives up at its timeout, and an abort en
   const silent = await silentServer();
   try {
     const roster = new Roster({ west: { members: { 'west-1': { public: silent.url } } } });
-    const probe = new HttpFrontierProbe(roster, clock, { token: PEER });
+    const probe = new HttpFrontierProbe(roster, clock, { headers: peerHeaders('east-1') });
     t.is(await probe.probe('west', EAST, { signal: new AbortController().signal, timeoutMs: 100 }), undefined);
     const controller = new AbortController();
     const pending = probe.probe('west', EAST, { signal: controller.signal, timeoutMs: 60_000 });
@@ -84,7 +85,7 @@ test('the feed replicator pulls a peer feed, records its applied serial and hear
       intervalMs: 1_000,
       timeoutMs: 2_000,
       batch: 2,
-      token: PEER,
+      headers: peerHeaders('east-1'),
     });
     await replicator.pullOnce();
     t.deepEqual(replicas.applied('west-1'), { incarnation: west.node.feed.incarnation, serial: 2 }, 'one batch');

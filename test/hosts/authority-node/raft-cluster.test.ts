@@ -1,3 +1,4 @@
+import { testPeerAuth } from '../../support/peer-auth.js';
 import test from 'ava';
 import { AUDIT_STORE } from '../../../framework/contracts/audit-store.js';
 import { METADATA_CONSENSUS } from '../../../framework/contracts/metadata-consensus.js';
@@ -20,6 +21,7 @@ test('three nodes on Raft over their public servers: a planned transfer commits 
           node: members.node(i, roster),
           consensus: { use: 'raft', options: { member: ids[i], voters: ids } },
           peerTransport: { use: 'raft-http-transport', options: { member: ids[i], peers } },
+          peerAuth: testPeerAuth(ids[i], ids),
           auditStore: { use: 'memory-audit-store' },
           dataDir: null,
           log: { level: 'silent' },

@@ -1,3 +1,4 @@
+import { testPeerAuth } from '../../support/peer-auth.js';
 import { randomBytes } from 'node:crypto';
 import { AUTHORITY_NODE } from '../../../framework/authority-transfer/plugins.js';
 import type { OwnershipConsensus } from '../../../framework/authority-transfer/audit-projection.js';
@@ -58,6 +59,7 @@ export async function startRedisAuthorityCluster(
           },
           consensus: { use: 'raft', options: { member: id, voters: ids } },
           peerTransport: { use: 'raft-http-transport', options: { member: id, peers } },
+          peerAuth: testPeerAuth(id, ids),
           auditStore: {
             use: 'redis-audit-store',
             options: {

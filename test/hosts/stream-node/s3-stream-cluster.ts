@@ -1,3 +1,4 @@
+import { testPeerAuth } from '../../support/peer-auth.js';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { Host } from '../../../framework/kernel/host.js';
@@ -43,6 +44,7 @@ export async function startS3StreamCluster(
       options: { member: id, voters: ids, dataDir: join(dir, id, 'raft') },
     },
     peerTransport: { use: 'raft-http-transport', options: { member: id, peers } },
+    peerAuth: testPeerAuth(id, ids),
     objectStore: {
       use: 's3-object-store',
       options: {

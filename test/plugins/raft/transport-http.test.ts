@@ -1,3 +1,5 @@
+import { PeerAuthenticator, peerSecretDigest } from '../../../framework/http/peer-auth.js';
+import { peerHeaders, testPeerAuthenticator, testPeerSecret } from '../../support/peer-auth.js';
 import test from 'ava';
 import { makeTempDir, type TempDir } from '../../../framework/testing/temp-dir.js';
 import { SystemClock } from '../../../framework/kernel/system-clock.js';
@@ -60,8 +62,13 @@ test('HTTP peers: malformed, foreign and unknown-sender traffic is refused and c
     await c.until(() => c.leader() !== undefined, 10_000, 'a leader');
     const target = c.members.get('h1')!;
     const url = `${c.servers.get('h1')!.url}${RAFT_HTTP_BASE}/messages`;
-    const post = (body: string) =>
-      fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    const post = (body: string, credential: Record<string, string> = peerHeaders('h2')) =>
+      fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...credential }, body });
+    const fine = JSON.stringify({ cluster: 'http-test', from: 'h2', messages: [] });
+    t.is((await post(fine, {})).status, 401);
+    t.is((await post(fine, peerHeaders('h2', 'a guessed secret, long enough to pass'))).status, 401);
+    t.is((await post(fine, peerHeaders('stranger'))).status, 401);
+    t.is(target.transport.stats.rejectedUnauthenticated, 3);
     t.is((await post('{not json')).status, 400);
     t.is(
       (await post(JSON.stringify({ cluster: 'http-test', from: 'h2', messages: 'nope' }))).status,
@@ -109,7 +116,9 @@ test('HTTP peers: a body over the size limit is refused with 413 before it is pa
       cluster: 'c',
       clock: new SystemClock(),
       logger: new MemoryLogger(),
-      maxBodyBytes: 100,
+      auth: testPeerAuthenticator('a', ['a', 'b']),
+      maxMessageBytes: 100,
+      maxLargeMessageBytes: 100,
     });
     let delivered = 0;
     transport.listen('raft', { onMessage: () => delivered++ });
@@ -121,19 +130,20 @@ test('HTTP peers: a body over the size limit is refused with 413 before it is pa
     });
     const res = await fetch(`${server.url}${RAFT_HTTP_BASE}/messages`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', ...peerHeaders('b') },
       body,
     });
     t.is(res.status, 413);
+    t.is(res.headers.get('content-type'), 'application/problem+json');
     t.is(delivered, 0);
-    t.is(transport.stats.rejectedMalformed, 1);
+    t.is(transport.stats.rejectedTooLarge, 1);
     const small = JSON.stringify({
       cluster: 'c',
       from: 'b',
       messages: [{ channel: 'raft', body: 1 }],
     });
     t.is(
-      (await fetch(`${server.url}${RAFT_HTTP_BASE}/messages`, { method: 'POST', body: small }))
+      (await fetch(`${server.url}${RAFT_HTTP_BASE}/messages`, { method: 'POST', body: small, headers: peerHeaders('b') }))
         .status,
       204,
     );
@@ -147,10 +157,10 @@ test('HTTP peers: a body over the size limit is refused with 413 before it is pa
 /** Two transports, each on its own loopback server: `a` sends to `b`; `b` records what arrives on channel "t". */
 async function pair(
   options: {
-    secret?: string;
-    bSecret?: string;
+    /** b knows a by another secret's digest: a's credential is refused. */
+    bDistrustsA?: boolean;
     streamMaxAgeMs?: number;
-    maxBodyBytes?: number;
+    maxMessageBytes?: number;
   } = {},
 ) {
   const sa = await listen();
@@ -162,7 +172,7 @@ async function pair(
     cluster: 'c',
     clock,
     logger: new MemoryLogger(),
-    secret: options.secret,
+    auth: testPeerAuthenticator('a', ['a', 'b']),
     streamMaxAgeMs: options.streamMaxAgeMs,
   });
   const b = new HttpPeerTransport({
@@ -171,8 +181,10 @@ async function pair(
     cluster: 'c',
     clock,
     logger: new MemoryLogger(),
-    secret: options.bSecret ?? options.secret,
-    maxBodyBytes: options.maxBodyBytes,
+    auth: options.bDistrustsA
+      ? PeerAuthenticator.secure('b', testPeerSecret('b'), { a: peerSecretDigest('another secret of a, not the one it presents') })
+      : testPeerAuthenticator('b', ['a', 'b']),
+    maxMessageBytes: options.maxMessageBytes,
   });
   const got: unknown[] = [];
   b.listen('t', { onMessage: (from, m) => got.push(from === 'a' ? m.body : `from ${from}`) });
@@ -261,7 +273,7 @@ test('HTTP peers: a malformed frame in a stream is counted and skipped; the fram
       '{"channel":"t","body":3}',
       '',
     ].join('\n');
-    t.is(await rawStream(p.sb.url, { 'x-baton-cluster': 'c', 'x-baton-from': 'a' }, frames), 204);
+    t.is(await rawStream(p.sb.url, { 'x-baton-cluster': 'c', 'x-baton-from': 'a', ...peerHeaders('a') }, frames), 204);
     t.deepEqual(p.got, [1, 3]);
     t.is(p.b.stats.rejectedMalformed, 3);
   } finally {
@@ -269,18 +281,20 @@ test('HTTP peers: a malformed frame in a stream is counted and skipped; the fram
   }
 });
 
-test('HTTP peers: a stream from another cluster, an unknown sender, without names or with a wrong secret is refused and counted', async (t) => {
-  const p = await pair({ secret: 's3cret' });
+test('HTTP peers: a stream from another cluster, speaking for another member, without names or without a valid credential is refused and counted', async (t) => {
+  const p = await pair();
   try {
     const frame = '{"channel":"t","body":1}\n';
-    const ok = { 'x-baton-cluster': 'c', 'x-baton-from': 'a', 'x-baton-peer-secret': 's3cret' };
+    const ok = { 'x-baton-cluster': 'c', 'x-baton-from': 'a', ...peerHeaders('a') };
     t.is(await rawStream(p.sb.url, { ...ok, 'x-baton-cluster': 'elsewhere' }, frame), 403);
     t.is(await rawStream(p.sb.url, { ...ok, 'x-baton-from': 'stranger' }, frame), 403);
     t.is(await rawStream(p.sb.url, { ...ok, 'x-baton-from': 'b' }, frame), 403);
-    t.is(await rawStream(p.sb.url, { ...ok, 'x-baton-peer-secret': 'guess' }, frame), 403);
-    t.is(await rawStream(p.sb.url, { 'x-baton-peer-secret': 's3cret' }, frame), 400);
+    t.is(await rawStream(p.sb.url, { ...ok, 'x-baton-peer-secret': 'a guessed secret, long enough to pass' }, frame), 401);
+    t.is(await rawStream(p.sb.url, { 'x-baton-cluster': 'c', 'x-baton-from': 'a' }, frame), 401);
+    t.is(await rawStream(p.sb.url, { ...peerHeaders('a') }, frame), 400);
     t.deepEqual(p.got, []);
-    t.is(p.b.stats.rejectedForeign, 4);
+    t.is(p.b.stats.rejectedForeign, 3);
+    t.is(p.b.stats.rejectedUnauthenticated, 2);
     t.is(p.b.stats.rejectedMalformed, 1);
     t.is(await rawStream(p.sb.url, ok, frame), 204);
     t.deepEqual(p.got, [1]);
@@ -290,24 +304,24 @@ test('HTTP peers: a stream from another cluster, an unknown sender, without name
 });
 
 test('HTTP peers: a frame over the size limit ends the stream with 413 before it is buffered whole', async (t) => {
-  const p = await pair({ maxBodyBytes: 100 });
+  const p = await pair({ maxMessageBytes: 100 });
   try {
     const frames = `{"channel":"t","body":1}\n{"channel":"t","body":"${'x'.repeat(500)}"}\n{"channel":"t","body":3}\n`;
-    t.is(await rawStream(p.sb.url, { 'x-baton-cluster': 'c', 'x-baton-from': 'a' }, frames), 413);
+    t.is(await rawStream(p.sb.url, { 'x-baton-cluster': 'c', 'x-baton-from': 'a', ...peerHeaders('a') }, frames), 413);
     t.deepEqual(p.got, [1]);
-    t.is(p.b.stats.rejectedMalformed, 1);
+    t.is(p.b.stats.rejectedTooLarge, 1);
   } finally {
     await p.close();
   }
 });
 
 test('HTTP peers: a sender whose peer refuses its streams counts the failures and delivers nothing', async (t) => {
-  const p = await pair({ secret: 'mine', bSecret: 'theirs' });
+  const p = await pair({ bDistrustsA: true });
   try {
     p.a.send('b', { channel: 't', body: 1 });
     await p.until(() => p.a.stats.sendFailures >= 1, 'the refusal');
     t.deepEqual(p.got, []);
-    t.true(p.b.stats.rejectedForeign >= 1);
+    t.true(p.b.stats.rejectedUnauthenticated >= 1);
   } finally {
     await p.close();
   }
@@ -327,6 +341,7 @@ test('HTTP peers: messages flow again once a peer that was down comes back', asy
       cluster: 'c',
       clock: new SystemClock(),
       logger: new MemoryLogger(),
+      auth: testPeerAuthenticator('b', ['a', 'b']),
     });
     b2.listen('t', { onMessage: (_from, m) => p.got.push(m.body) });
     p.a.send('b', { channel: 't', body: 'while down' });

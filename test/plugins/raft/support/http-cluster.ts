@@ -1,3 +1,4 @@
+import { testPeerAuthenticator } from '../../../support/peer-auth.js';
 import Koa from 'koa';
 import type Router from '@koa/router';
 import type { Server } from 'node:http';
@@ -66,6 +67,7 @@ export class HttpCluster {
       self: id,
       peers: Object.fromEntries(Object.entries(this.peers()).filter(([p]) => p !== id)),
       cluster: this.cluster,
+      auth: testPeerAuthenticator(id, this.ids),
       clock: this.clock,
       logger: this.logger,
     });

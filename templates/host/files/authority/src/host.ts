@@ -1,5 +1,7 @@
 import { authorityNodeHaPlugin, ownershipStateMachinePlugin } from 'baton/framework/authority-transfer/plugins.js';
 import { createHost, type HostBuilder } from 'baton/framework/kernel/host.js';
+import { peerAuthPlugin } from 'baton/framework/http/peer-auth-plugin.js';
+import { rosterMemberIds } from 'baton/hosts/authority-node/host.js';
 import { pinoLoggerPlugin, systemDefaults } from 'baton/framework/kernel/system-plugins.js';
 {{pluginImports}}
 import type { HostConfig } from './config.js';
@@ -13,6 +15,8 @@ import type { HostConfig } from './config.js';
 export function hostBuilder(config: HostConfig): HostBuilder {
   return createHost(systemDefaults)
     .add(pinoLoggerPlugin, config.log, 'log')
+    // Every peer must prove who it is: a node with peers and no peerAuth (nor insecure: true) refuses to start.
+    .add(peerAuthPlugin, { self: config.node.self, peers: rosterMemberIds(config.node.roster), peerAuth: config.peerAuth, insecure: config.insecure }, 'peerAuth')
     .add({{identityPlugin}}, config.identity, 'identity')
     .add(ownershipStateMachinePlugin)
     .add({{auditStorePlugin}}, config.auditStore, 'auditStore')

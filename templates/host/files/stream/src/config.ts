@@ -20,6 +20,10 @@ export const hostConfig = z
     /** Prometheus metrics, served at /metrics. */
     metrics: pluginOptions,
     log: hostLogConfig,
+    /** This member's peer secret and its peers' digests (checked by the peer-auth plugin). */
+    peerAuth: z.unknown().optional(),
+    /** Accept unauthenticated peers: only on a network nobody else reaches; warned at every start. */
+    insecure: z.boolean().default(false),
   })
   .strict();
 

@@ -1,4 +1,5 @@
 import { metricsPlugin } from 'baton/framework/http/metrics-plugin.js';
+import { peerAuthPlugin } from 'baton/framework/http/peer-auth-plugin.js';
 import { createHost, type HostBuilder } from 'baton/framework/kernel/host.js';
 import { pinoLoggerPlugin, systemDefaults } from 'baton/framework/kernel/system-plugins.js';
 import { streamNodePlugin, streamStateMachinePlugin } from 'baton/framework/stream-transfer/plugins.js';
@@ -18,6 +19,8 @@ export function hostBuilder(config: HostConfig): HostBuilder {
   return createHost(systemDefaults)
     .add(pinoLoggerPlugin, config.log, 'log')
     .add(metricsPlugin, config.metrics, 'metrics')
+    // Every peer must prove who it is: a node with peers and no peerAuth (nor insecure: true) refuses to start.
+    .add(peerAuthPlugin, { self: config.node.self, peers: Object.keys((config.peerTransport.peers as object | undefined) ?? {}), peerAuth: config.peerAuth, insecure: config.insecure }, 'peerAuth')
     .add(httpPeerTransportPlugin, config.peerTransport, 'peerTransport')
     .add(streamRaftPeerRoutesPlugin)
     .add(streamStateMachinePlugin)
