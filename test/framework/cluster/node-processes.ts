@@ -1,3 +1,4 @@
+import { memberIdsOf, withPeerSecrets } from '../../../cli/local-cluster/peer-credentials.js';
 import type { ExecutionContext } from 'ava';
 import { newAdminToken, type ClusterRecord } from '../../../cli/local-cluster/cluster-record.js';
 import { freeLoopbackPorts } from '../../../cli/local-cluster/free-ports.js';
@@ -33,6 +34,7 @@ export async function startNodeProcesses<N extends LocalNodeConfig>(
     ports: Object.fromEntries(variant.portKeys.map((key, i) => [key, ports[i]])),
     token: newAdminToken(),
     peerToken: newAdminToken(),
+    peerSecrets: withPeerSecrets(undefined, memberIdsOf(variant.portKeys)),
   };
   const nodes = await variant.writeConfigs(dataDir, record);
   const processes = new Map(nodes.map((node) => [node.id, new NodeProcess(node.id, variant.entryPoint, node.file, node.logFile)]));
