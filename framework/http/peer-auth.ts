@@ -11,6 +11,7 @@ export const PEER_MEMBER_HEADER = 'x-baton-member';
 export const PEER_SECRET_HEADER = 'x-baton-peer-secret';
 
 const DIGEST = /^sha256:[0-9a-f]{64}$/;
+const digestSchema = z.string().regex(DIGEST, 'a peer digest is "sha256:" and 64 lowercase hex digits');
 
 /**
  * How a member proves who it is to its peers and checks who they are: its own secret, and the
@@ -23,8 +24,11 @@ export const peerAuthConfigSchema = z
     secret: z.string().min(32, 'a peer secret has at least 32 characters').regex(/^[\x21-\x7e]+$/, 'a peer secret is printable ASCII without spaces').optional(),
     /** A file holding the secret instead (its first line); it must not be readable by group or others. */
     secretFile: z.string().min(1).optional(),
-    /** Every peer's secret digest, `sha256:<64 hex digits>` of the secret's UTF-8 bytes. */
-    peers: z.record(z.string().min(1), z.string().regex(DIGEST, 'a peer digest is "sha256:" and 64 lowercase hex digits')),
+    /**
+     * Every peer's secret digest, `sha256:<64 hex digits>` of the secret's UTF-8 bytes; a list
+     * while a peer's secret is being rotated (old and new both accepted).
+     */
+    peers: z.record(z.string().min(1), z.union([digestSchema, z.array(digestSchema).min(1).max(4)])),
   })
   .strict()
   .refine((c) => (c.secret === undefined) !== (c.secretFile === undefined), {
@@ -58,14 +62,14 @@ export interface PresentedCredential {
  * dummy digest too, so the answer time does not tell which members exist.
  */
 export class PeerAuthenticator {
-  private readonly digests: ReadonlyMap<string, Buffer>;
+  private readonly digests: ReadonlyMap<string, readonly Buffer[]>;
   private readonly dummy = createHash('sha256').update('no such member', 'utf8').digest();
 
   private constructor(
     readonly self: string,
     readonly insecure: boolean,
     private readonly secret: string | undefined,
-    digests: Map<string, Buffer>,
+    digests: Map<string, Buffer[]>,
   ) {
     this.digests = digests;
   }
@@ -74,11 +78,14 @@ export class PeerAuthenticator {
    * Peers must prove who they are: `secret` is ours (absent on a lone member, which sends
    * nothing), `peers` maps each member to its digest.
    */
-  static secure(self: string, secret: string | undefined, peers: Readonly<Record<string, string>>): PeerAuthenticator {
-    const digests = new Map<string, Buffer>();
-    for (const [member, digest] of Object.entries(peers)) {
-      if (!DIGEST.test(digest)) throw new ConfigError(`peerAuth.peers.${member}: a peer digest is "sha256:" and 64 lowercase hex digits`);
-      digests.set(member, Buffer.from(digest.slice('sha256:'.length), 'hex'));
+  static secure(self: string, secret: string | undefined, peers: Readonly<Record<string, string | readonly string[]>>): PeerAuthenticator {
+    const digests = new Map<string, Buffer[]>();
+    for (const [member, given] of Object.entries(peers)) {
+      const list = typeof given === 'string' ? [given] : given;
+      for (const digest of list) {
+        if (!DIGEST.test(digest)) throw new ConfigError(`peerAuth.peers.${member}: a peer digest is "sha256:" and 64 lowercase hex digits`);
+      }
+      digests.set(member, list.map((digest) => Buffer.from(digest.slice('sha256:'.length), 'hex')));
     }
     return new PeerAuthenticator(self, false, secret, digests);
   }
@@ -107,7 +114,9 @@ export class PeerAuthenticator {
     if (member === '' || secret === '') return 'missing';
     const expected = this.digests.get(member);
     const given = createHash('sha256').update(secret, 'utf8').digest();
-    const equal = timingSafeEqual(expected ?? this.dummy, given);
+    // Every digest is compared, a match or not, so timing tells neither which nor whether.
+    let equal = false;
+    for (const digest of expected ?? [this.dummy]) if (timingSafeEqual(digest, given)) equal = true;
     if (expected === undefined) return 'unknown_member';
     return equal ? { member, authenticated: true } : 'wrong_secret';
   }

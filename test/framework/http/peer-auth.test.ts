@@ -88,3 +88,11 @@ test('a secret file is read, and a warning names it when group or others can rea
     await dir.remove();
   }
 });
+
+test('while a secret rotates, every digest listed for the member is accepted, and only those', (t) => {
+  const rotated = 'the new secret of n2, rotated in this test'.padEnd(40, '.');
+  const auth = PeerAuthenticator.secure('n1', testPeerSecret('n1'), { n2: [peerSecretDigest(testPeerSecret('n2')), peerSecretDigest(rotated)] });
+  t.deepEqual(auth.verify({ member: 'n2', secret: rotated }), { member: 'n2', authenticated: true });
+  t.deepEqual(auth.verify({ member: 'n2', secret: testPeerSecret('n2') }), { member: 'n2', authenticated: true });
+  t.is(auth.verify({ member: 'n2', secret: testPeerSecret('n3') }), 'wrong_secret');
+});
