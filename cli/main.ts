@@ -3,6 +3,10 @@
 import { runCli } from './run.js';
 import { findBatonPackage } from './scaffold/baton-package.js';
 
+// A reader that went away (`baton up | tee log` after Ctrl-C, a closed terminal) is no reason to
+// crash: `baton up` must still stop its nodes in order, and other commands finish as they would.
+for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
+
 process.exitCode = await runCli(process.argv.slice(2), {
   stdout: process.stdout,
   stderr: process.stderr,

@@ -2,6 +2,7 @@ import { Command } from 'commander';
 import { registerAuthority } from './commands/authority.js';
 import { registerNew } from './commands/new.js';
 import { registerStatus } from './commands/status.js';
+import { registerNode } from './commands/node.js';
 import { registerStreams } from './commands/streams.js';
 import { registerUp } from './commands/up.js';
 import type { CliContext } from './context.js';
@@ -41,6 +42,7 @@ ${EXIT_CODES_HELP}`,
   program.configureHelp({ sortSubcommands: false, showGlobalOptions: true });
   registerUp(program, ctx);
   registerStatus(program, ctx);
+  registerNode(program, ctx);
   registerStreams(program, ctx);
   registerAuthority(program, ctx);
   registerNew(program, ctx);

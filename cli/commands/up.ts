@@ -21,7 +21,7 @@ const PORTS_USED: Record<Variant, number> = {
 
 /**
  * `baton up`: a local 3-node cluster of one variant, as three host processes on loopback. It
- * runs until Ctrl-C (or SIGTERM), then stops the nodes and keeps their data, so the next
+ * runs until Ctrl-C (or SIGTERM, SIGHUP), then stops the nodes and keeps their data, so the next
  * `baton up` with the same --data-dir resumes at the same addresses with the same token.
  */
 export function registerUp(program: Command, ctx: CliContext): void {
@@ -95,7 +95,11 @@ Examples:
     );
 }
 
-/** Prints the endpoints, then waits for Ctrl-C or a node's death and stops the nodes. */
+/**
+ * Prints the endpoints, then runs until Ctrl-C, SIGTERM or SIGHUP and stops the nodes. A node
+ * that dies meanwhile is reported and left down (it is not restarted by itself): the others
+ * keep serving, and `baton node start NAME` brings it back.
+ */
 async function runUntilStopped(
   output: Output,
   signals: StopSignals,
@@ -108,16 +112,14 @@ async function runUntilStopped(
     await cluster.stop();
     throw error;
   }
-  const stopped = await signals.until(cluster.firstExit);
-  if (stopped.kind === 'signal')
-    output.note(`${stopped.signal}: stopping the nodes (data kept in ${cluster.dataDir}) ...`);
+  cluster.onNodeExit((exit) =>
+    output.note(
+      `node ${exit.id} ${exit.cause === `exited (${exit.code})` ? exit.cause : `exited (${exit.code}): ${exit.cause}`}. The other nodes keep running; "baton node start ${exit.id}" starts it again.`,
+    ),
+  );
+  const signal = await signals.next();
+  output.note(`${signal}: stopping the nodes (data kept in ${cluster.dataDir}) ...`);
   const failures = await cluster.stop();
-  if (stopped.kind === 'exit') {
-    throw new FailedError(
-      'node-exited',
-      `node ${stopped.exit.id} exited (${stopped.exit.code}); the other nodes were stopped. Its last log lines:\n${stopped.exit.logTail}`,
-    );
-  }
   if (failures.length > 0) {
     throw new FailedError(
       'unclean-stop',

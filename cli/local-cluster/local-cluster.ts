@@ -8,8 +8,10 @@ import {
   type ClusterRecord,
 } from './cluster-record.js';
 import { lockDataDir } from './data-dir-lock.js';
+export type { NodeExit } from './node-supervisor.js';
 import { freeLoopbackPorts } from './free-ports.js';
-import { NodeProcess } from './node-process.js';
+import { startControlServer } from './control-server.js';
+import { NodeSupervisor, type NodeExit } from './node-supervisor.js';
 
 /** How long the nodes get to elect a leader and answer as ready. */
 const READY_TIMEOUT_MS = 60_000;
@@ -48,20 +50,16 @@ export interface StartOptions {
   interrupted?: AbortSignal;
 }
 
-export interface NodeExit {
-  id: string;
-  code: number | string;
-  logTail: string;
-}
-
 export interface LocalCluster<N extends LocalNodeConfig> {
   nodes: N[];
   record: ClusterRecord;
   dataDir: string;
   /** True when the data dir held a cluster already (its ports and token were reused). */
   resumed: boolean;
-  /** Resolves when any node process ends on its own, naming it. */
-  firstExit: Promise<NodeExit>;
+  /** The node processes: each can be stopped and started again on its own. */
+  processes: NodeSupervisor;
+  /** Calls `listener` whenever a node process ends without being asked to. */
+  onNodeExit(listener: (exit: NodeExit) => void): void;
   /** Stops every node (last started first); resolves with the nodes that did not exit with 0. */
   stop(): Promise<{ id: string; code: number | string }[]>;
 }
@@ -110,34 +108,34 @@ async function startLocked<N extends LocalNodeConfig>(
   await writeClusterRecord(options.dataDir, record);
   const configs = await variant.writeConfigs(options.dataDir, record);
 
-  const processes = configs.map(
-    (config) => new NodeProcess(config.id, variant.entryPoint, config.file, config.logFile),
-  );
+  const listeners = new Set<(exit: NodeExit) => void>();
+  const processes = new NodeSupervisor(variant.entryPoint, configs, (exit) => {
+    for (const listener of listeners) listener(exit);
+  });
+  let control: { close(): Promise<void> } | undefined;
   const stop = async (): Promise<{ id: string; code: number | string }[]> => {
-    const failures: { id: string; code: number | string }[] = [];
-    for (const node of [...processes].reverse()) {
-      const code = await node.stop();
-      if (code !== 0) failures.push({ id: node.id, code });
-    }
+    await control?.close();
+    const failures = await processes.stopAll();
     await releaseLock();
     return failures;
   };
-  const firstExit = Promise.race(
-    processes.map((node) =>
-      node.exited.then((code) => ({ id: node.id, code, logTail: node.logTail() })),
-    ),
-  );
+  let firstExit: (exit: NodeExit) => void = () => undefined;
+  const exitedWhileStarting = new Promise<NodeExit>((resolve) => (firstExit = resolve));
+  listeners.add(firstExit);
   try {
+    for (const id of processes.ids) void processes.start(id);
     const updated = await waitUntilReady(
       () => variant.ready(configs, record),
       configs,
-      firstExit,
+      exitedWhileStarting,
       options.interrupted,
     );
+    listeners.delete(firstExit);
     if (updated) {
       record = updated;
       await writeClusterRecord(options.dataDir, record);
     }
+    control = await startControlServer(options.dataDir, variant.variant, record.token, processes);
   } catch (error) {
     await stop();
     throw error;
@@ -147,7 +145,8 @@ async function startLocked<N extends LocalNodeConfig>(
     record,
     dataDir: options.dataDir,
     resumed: previous !== undefined,
-    firstExit,
+    processes,
+    onNodeExit: (listener) => void listeners.add(listener),
     stop,
   };
 }
@@ -196,10 +195,12 @@ async function waitUntilReady(
     if (exited) {
       throw new FailedError(
         'node-exited',
-        `node ${exited.id} exited (${exited.code}) while the cluster was starting; its last log lines:\n${exited.logTail}`,
+        `node ${exited.id} exited (${exited.code}) while the cluster was starting: ${exited.cause} (its log: ${configs.find((c) => c.id === exited?.id)?.logFile})`,
       );
     }
     const answer = await ready().catch(() => false);
+    // A Ctrl-C that came while the nodes were being asked wins over their answer.
+    if (interrupted?.aborted) continue;
     if (answer !== false) return answer === true ? undefined : answer;
     if (clock.now() > deadline) {
       throw new FailedError(

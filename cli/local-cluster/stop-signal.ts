@@ -1,10 +1,7 @@
-/** Why the local cluster is coming down: Ctrl-C / SIGTERM, or a node that ended on its own. */
-export type StopReason<E> = { kind: 'signal'; signal: NodeJS.Signals } | { kind: 'exit'; exit: E };
-
 /**
- * Catches SIGINT and SIGTERM from the moment it is made, before the nodes start: the nodes run
- * in their own process group, so a Ctrl-C during start-up must not end `baton up` and leave them
- * running. `signal` aborts on the first one; `dispose` restores the default handling.
+ * Catches SIGINT, SIGTERM and SIGHUP (a closed terminal) from the moment it is made, before the
+ * nodes start, so `baton up` stops its nodes in order whichever of them arrives, during start-up
+ * too. `signal` aborts on the first one; `dispose` restores the default handling.
  */
 export class StopSignals {
   private readonly controller = new AbortController();
@@ -18,27 +15,22 @@ export class StopSignals {
   };
 
   constructor() {
-    process.on('SIGINT', this.onSignal).on('SIGTERM', this.onSignal);
+    process.on('SIGINT', this.onSignal).on('SIGTERM', this.onSignal).on('SIGHUP', this.onSignal);
   }
 
   get signal(): AbortSignal {
     return this.controller.signal;
   }
 
-  /** Resolves on the first SIGINT/SIGTERM (at once if one came already) or when `exit` resolves. */
-  until<E>(exit: Promise<E>): Promise<StopReason<E>> {
+  /** Resolves on the first SIGINT/SIGTERM/SIGHUP (at once if one came already). */
+  next(): Promise<NodeJS.Signals> {
     return new Promise((resolve) => {
-      if (this.received) return resolve({ kind: 'signal', signal: this.received });
-      const waiter = (signal: NodeJS.Signals): void => resolve({ kind: 'signal', signal });
-      this.waiters.add(waiter);
-      void exit.then((value) => {
-        this.waiters.delete(waiter);
-        resolve({ kind: 'exit', exit: value });
-      });
+      if (this.received) return resolve(this.received);
+      this.waiters.add(resolve);
     });
   }
 
   dispose(): void {
-    process.off('SIGINT', this.onSignal).off('SIGTERM', this.onSignal);
+    process.off('SIGINT', this.onSignal).off('SIGTERM', this.onSignal).off('SIGHUP', this.onSignal);
   }
 }

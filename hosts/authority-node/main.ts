@@ -1,16 +1,28 @@
 #!/usr/bin/env node
 // The process entry point of an authority node: `node dist/hosts/authority-node/main.js CONFIG.json`.
-import { runHostProcess } from '../../framework/kernel/host-process.js';
-import { startAuthorityNodeFromFile } from './host.js';
+import { loadConfig } from '../../framework/kernel/config.js';
+import { runHostProcess, withDataDirLock } from '../../framework/kernel/host-process.js';
+import { authorityNodeHostConfig } from './config.js';
+import { startAuthorityNode } from './host.js';
 
 await runHostProcess({
   name: 'authority node',
   entryPoint: 'dist/hosts/authority-node/main.js',
+  help: `Starts one authority node from a JSON config file and runs it until SIGINT or SIGTERM.
+Every key is described in docs/configuration.md (generated from the schemas); examples are in
+hosts/authority-node/examples/. Any value can be overridden from the environment as
+BATON__path__to__key=value. The node locks its dataDir (node.lock): a second node on the same
+directory refuses to start.
+
+Exit codes: 0 stopped cleanly, 1 failed to start or to stop, 2 usage.`,
   start: async (file) => {
-    const { host, node } = await startAuthorityNodeFromFile({ file });
-    return {
-      host,
-      listening: `authority node listening on ${node.publicAddress.url} (public), ${node.controlAddress.url} (control)`,
-    };
+    const config = await loadConfig(authorityNodeHostConfig, { file });
+    return withDataDirLock(config.dataDir, 'authority node', async () => {
+      const { host, node } = await startAuthorityNode(config);
+      return {
+        host,
+        listening: `authority node listening on ${node.publicAddress.url} (public), ${node.controlAddress.url} (control)`,
+      };
+    });
   },
 });

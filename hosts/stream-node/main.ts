@@ -1,13 +1,25 @@
 #!/usr/bin/env node
 // The process entry point of a stream node: `node dist/hosts/stream-node/main.js CONFIG.json`.
-import { runHostProcess } from '../../framework/kernel/host-process.js';
-import { startStreamNodeFromFile } from './host.js';
+import { loadConfig } from '../../framework/kernel/config.js';
+import { runHostProcess, withDataDirLock } from '../../framework/kernel/host-process.js';
+import { streamNodeHostConfig } from './config.js';
+import { startStreamNode } from './host.js';
 
 await runHostProcess({
   name: 'stream node',
   entryPoint: 'dist/hosts/stream-node/main.js',
+  help: `Starts one stream node from a JSON config file and runs it until SIGINT or SIGTERM.
+Every key is described in docs/configuration.md (generated from the schemas); examples are in
+hosts/stream-node/examples/. Any value can be overridden from the environment as
+BATON__path__to__key=value. The node locks its dataDir (node.lock): a second node on the same
+directory refuses to start.
+
+Exit codes: 0 stopped cleanly, 1 failed to start or to stop, 2 usage.`,
   start: async (file) => {
-    const { host, node } = await startStreamNodeFromFile({ file });
-    return { host, listening: `stream node listening on ${node.url}` };
+    const config = await loadConfig(streamNodeHostConfig, { file });
+    return withDataDirLock(config.dataDir, 'stream node', async () => {
+      const { host, node } = await startStreamNode(config);
+      return { host, listening: `stream node listening on ${node.url}` };
+    });
   },
 });

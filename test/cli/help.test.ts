@@ -45,6 +45,10 @@ test('the program has the command groups the CLI documents', (t) => {
     [
       'up',
       'status',
+      'node',
+      'node list',
+      'node stop',
+      'node start',
       'streams',
       'streams create',
       'streams append',

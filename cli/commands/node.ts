@@ -1,0 +1,127 @@
+import { readFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import type { Command } from 'commander';
+import { adminRequest } from '../admin-client.js';
+import { FailedError, HttpRefusal, UnreachableError } from '../cli-errors.js';
+import { processIsAlive } from '../../framework/kernel/directory-lock.js';
+import { outputFor, type CliContext } from '../context.js';
+import { readClusterRecord } from '../local-cluster/cluster-record.js';
+import { controlRecordPath, type UpControlRecord } from '../local-cluster/control-server.js';
+import type { NodeState } from '../local-cluster/node-supervisor.js';
+import { table } from '../table.js';
+
+interface RunningUp {
+  dataDir: string;
+  control: UpControlRecord;
+  token: string;
+}
+
+/**
+ * `baton node list|stop|start`: the node processes of the local cluster a running `baton up`
+ * owns. A node stopped here (or one that died) stays down, the others keep serving, until it is
+ * started again here; it then dies with its `baton up` like the others.
+ */
+export function registerNode(program: Command, ctx: CliContext): void {
+  const node = program
+    .command('node')
+    .description('stop and start one node of the local cluster `baton up` runs, or list them')
+    .addHelpText(
+      'after',
+      `
+These talk to the running "baton up" through <data-dir>/up.json, with the token in
+<data-dir>/cluster.json; --data-dir is the one "baton up" was given (for --variant authority,
+the same directory: its authority/ subdirectory is looked at too).
+
+Examples:
+  baton node list
+  baton node stop n2      # n2's process ends; the cluster goes on with two voters
+  baton node start n2     # n2 recovers its WAL and Raft log and catches up`,
+    );
+  const dataDirOption = (command: Command) =>
+    command.option('--data-dir <dir>', 'the data dir of the running baton up', '.baton/data');
+
+  dataDirOption(node.command('list'))
+    .description('each node: running (pid), stopped, or exited and why')
+    .action(async (options: { dataDir: string }, command: Command) => {
+      const output = outputFor(ctx, command);
+      const up = await runningUp(ctx, options.dataDir);
+      const { body } = await call<{ nodes: NodeState[] }>(up, 'GET', '/nodes');
+      output.result(body, (r) =>
+        table(
+          ['NODE', 'STATE', 'PID', 'LAST EXIT'],
+          r.nodes.map((n) => [
+            n.id,
+            n.state,
+            n.state === 'running' && n.pid ? String(n.pid) : '-',
+            n.state === 'running' ? '' : n.state === 'stopped' ? 'stopped on request' : (n.cause ?? ''),
+          ]),
+        ),
+      );
+    });
+
+  dataDirOption(node.command('stop'))
+    .description('stop one node process (SIGTERM); the others keep serving')
+    .argument('<name>', 'the node: n1, n2, n3 (stream) or east-1, west-1, north-1 (authority)')
+    .action(async (name: string, options: { dataDir: string }, command: Command) => {
+      const output = outputFor(ctx, command);
+      const up = await runningUp(ctx, options.dataDir, name);
+      const { body } = await call<{ node: NodeState }>(up, 'POST', `/nodes/${encodeURIComponent(name)}/stop`);
+      output.result(body, () => `stopped ${name}; "baton node start ${name}" starts it again`);
+    });
+
+  dataDirOption(node.command('start'))
+    .description('start a node that was stopped or died; waits until it listens')
+    .argument('<name>', 'the node: n1, n2, n3 (stream) or east-1, west-1, north-1 (authority)')
+    .action(async (name: string, options: { dataDir: string }, command: Command) => {
+      const output = outputFor(ctx, command);
+      const up = await runningUp(ctx, options.dataDir, name);
+      const { body } = await call<{ node: NodeState }>(up, 'POST', `/nodes/${encodeURIComponent(name)}/start`, 60_000);
+      output.result(body, (r) => `started ${name} (pid ${r.node.pid ?? '?'})`);
+    });
+}
+
+/** The `baton up` running from `dataDir` (or its authority/ subdirectory) that has `name`, if given. */
+async function runningUp(ctx: CliContext, dataDirOption: string, name?: string): Promise<RunningUp> {
+  const root = resolve(ctx.cwd, dataDirOption);
+  const found: RunningUp[] = [];
+  for (const dataDir of [root, join(root, 'authority')]) {
+    const control = await readControl(dataDir);
+    const record = control && (await readClusterRecord(dataDir));
+    if (control && record && processIsAlive(control.pid)) found.push({ dataDir, control, token: record.token });
+  }
+  if (found.length === 0) {
+    throw new FailedError(
+      'not-running',
+      `no baton up is running from ${root}: start the cluster with "baton up" (or give the --data-dir it runs from)`,
+    );
+  }
+  if (!name || found.length === 1) return found[0];
+  const [stream, authority] = found;
+  return /^[a-z]+-\d+$/.test(name) && authority ? authority : stream;
+}
+
+async function readControl(dataDir: string): Promise<UpControlRecord | undefined> {
+  try {
+    return JSON.parse(await readFile(controlRecordPath(dataDir), 'utf8')) as UpControlRecord;
+  } catch {
+    return undefined;
+  }
+}
+
+async function call<T>(up: RunningUp, method: 'GET' | 'POST', path: string, timeoutMs?: number) {
+  try {
+    return await adminRequest<T>(up.control.url, { method, path, token: up.token, ...(timeoutMs ? { timeoutMs } : {}) });
+  } catch (error) {
+    if (error instanceof UnreachableError) {
+      throw new UnreachableError(
+        error.address,
+        `the baton up that wrote ${controlRecordPath(up.dataDir)} (pid ${up.control.pid}) does not answer; is it still running?`,
+        { cause: error },
+      );
+    }
+    if (error instanceof HttpRefusal && typeof error.problem.detail === 'string') {
+      throw new FailedError(error.code, error.problem.detail, { cause: error });
+    }
+    throw error;
+  }
+}
