@@ -16,7 +16,7 @@ export interface HostProcessSpec {
   /** The compiled entry point, for the usage line: "dist/hosts/stream-node/main.js". */
   entryPoint: string;
   /** What `--help` prints after the usage line: what the config holds, where its reference is. */
-  help: string;
+  help?: string;
   /** Starts the host the config file describes. */
   start(configFile: string): Promise<StartedHostProcess>;
 }
@@ -44,7 +44,7 @@ export async function runHostProcess(spec: HostProcessSpec, argv: readonly strin
   const usage = `usage: node ${spec.entryPoint} CONFIG.json (the ${spec.name} config file)`;
   const file = argv[0];
   if (file === '--help' || file === '-h') {
-    process.stdout.write(`${usage}\n\n${spec.help}\n`);
+    process.stdout.write(`${usage}\n${spec.help ? `\n${spec.help}\n` : ''}`);
     process.exit(HostExitCode.Ok);
   }
   if (!file || file.startsWith('-') || argv.length > 1) {
