@@ -57,6 +57,7 @@ export async function prepareMember(options: {
   entryPoint: string;
   config: unknown;
   identity?: ProcessIdentity;
+  umask?: number;
 }): Promise<ClusterMember> {
   await mkdir(options.dir, { recursive: true, mode: 0o700 });
   const configFile = join(options.dir, 'config.json');
@@ -74,6 +75,7 @@ export async function prepareMember(options: {
       configFile,
       logFile,
       options.identity,
+      options.umask,
     ),
   };
 }

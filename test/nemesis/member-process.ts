@@ -27,6 +27,8 @@ export class MemberProcess {
     private readonly configFile: string,
     readonly logFile: string,
     private readonly identity?: ProcessIdentity,
+    /** The file mode mask the process starts with (a shared directory needs group-writable files). */
+    private readonly umask?: number,
   ) {}
 
   get running(): boolean {
@@ -47,10 +49,17 @@ export class MemberProcess {
         log,
         `--- nemesis: start #${this.runs} of ${this.id} at ${new Date().toISOString()}\n`,
       );
-      const child = spawn(process.execPath, [this.entryPoint, this.configFile], {
-        stdio: ['ignore', log, log],
-        ...(this.identity ? { uid: this.identity.uid, gid: this.identity.gid } : {}),
-      });
+      // A child inherits the umask at spawn: set it for that instant only (spawn is synchronous).
+      const previousUmask = this.umask === undefined ? undefined : process.umask(this.umask);
+      let child: ChildProcess;
+      try {
+        child = spawn(process.execPath, [this.entryPoint, this.configFile], {
+          stdio: ['ignore', log, log],
+          ...(this.identity ? { uid: this.identity.uid, gid: this.identity.gid } : {}),
+        });
+      } finally {
+        if (previousUmask !== undefined) process.umask(previousUmask);
+      }
       this.child = child;
       this.paused = false;
       this.exitedRun = new Promise<void>((resolve) => {

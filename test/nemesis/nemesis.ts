@@ -86,8 +86,10 @@ export class Nemesis {
         );
         await member.process.kill();
         await this.sleep(hold, signal);
+        const restarted = this.log.now();
         await this.restart(target);
         window.end = this.log.now();
+        window.describe += `; serving ${Math.round(window.end - restarted)} ms after the restart`;
         return;
       }
       case 'pause': {

@@ -78,8 +78,10 @@ export async function runNemesis(
   };
   const problems: string[] = [];
   let nemesis: Nemesis | undefined;
+  let startedAt: number | undefined;
   try {
     const cluster = await workload.start(ctx);
+    startedAt = ctx.log.now();
     nemesis = new Nemesis(cluster, rng.fork('nemesis'), ctx.log, options.nemesis);
     const stopFaults = new AbortController();
     const stopClients = new AbortController();
@@ -109,16 +111,22 @@ export async function runNemesis(
   const summary = summarize(ctx.log.records, windows, workload.progressOps);
   const title = `${workload.name}, seed ${seed}, ${members} members, ${seconds} s`;
   const lines = [formatSummary(title, summary, nemesis?.skipped ?? [])];
+  if (startedAt !== undefined)
+    lines.push(
+      `  cluster started in ${(startedAt / 1000).toFixed(1)} s; faults (s since the run began):`,
+    );
   for (const w of windows)
     lines.push(`    ${(w.start / 1000).toFixed(1).padStart(6)} s  ${w.kind}: ${w.describe}`);
   const replay = `NEMESIS_SEED=${seed} NEMESIS_SECONDS=${seconds} NEMESIS_MEMBERS=${members} npx ava ${workload.testFile}`;
-  if (problems.length === 0) {
+  if (problems.length === 0 && !process.env.NEMESIS_KEEP) {
     await rm(dir, { recursive: true, force: true });
     return { seed, summary, problems, report: lines.join('\n') };
   }
-  lines.push(`PROBLEMS (${problems.length}):`, ...problems.slice(0, 20).map((p) => `  - ${p}`));
-  if (problems.length > 20)
-    lines.push(`  ... and ${problems.length - 20} more (see problems.json)`);
+  if (problems.length > 0) {
+    lines.push(`PROBLEMS (${problems.length}):`, ...problems.slice(0, 20).map((p) => `  - ${p}`));
+    if (problems.length > 20)
+      lines.push(`  ... and ${problems.length - 20} more (see problems.json)`);
+  }
   await writeFile(join(dir, 'history.json'), JSON.stringify(ctx.log.records, null, 1));
   await writeFile(join(dir, 'faults.json'), JSON.stringify(windows, null, 1));
   await writeFile(join(dir, 'problems.json'), JSON.stringify(problems, null, 1));

@@ -174,7 +174,7 @@ export function registerWorkload(): Workload {
 }
 
 /** The register operations of a run as the checker takes them: fail left out, unknown without a return. */
-function registerHistory(log: OperationLog): Array<Operation<KvCommand, KvResult>> {
+export function registerHistory(log: OperationLog): Array<Operation<KvCommand, KvResult>> {
   const ops: Array<Operation<KvCommand, KvResult>> = [];
   for (const r of log.records) {
     if (!['put', 'get', 'cas'].includes(r.f) || r.outcome === 'fail') continue;

@@ -1,0 +1,132 @@
+import { randomBytes } from 'node:crypto';
+import { chmod, chown, mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freeLoopbackPorts } from '../../../cli/local-cluster/free-ports.js';
+import { eventually } from '../../hosts/eventually.js';
+import {
+  prepareMember,
+  type ClusterMember,
+  type NemesisCluster,
+  type StoreOutage,
+} from '../cluster.js';
+import { Firewall } from '../firewall.js';
+import { callJson } from '../http-json.js';
+import { memberIdentities } from '../member-identity.js';
+import type { RunContext } from '../run-nemesis.js';
+
+const ENTRY = fileURLToPath(new URL('../../../hosts/stream-node/main.js', import.meta.url));
+
+export interface StreamCluster extends NemesisCluster {
+  urls: Record<string, string>;
+  token: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Stream nodes n1..nN as `baton up` runs them (hosts/stream-node/main.js, voters of one Raft over
+ * HTTP on their own listeners, WAL and Raft log on files), sharing one file object store as
+ * nodes sharing a bucket do. The nemesis may take that store away (`chmod 000`): every append
+ * and flush then fails until it is back.
+ */
+export async function startStreamCluster(ctx: RunContext): Promise<StreamCluster> {
+  const ids = Array.from({ length: ctx.members }, (_, i) => `n${i + 1}`);
+  const ports = await freeLoopbackPorts(ids.length);
+  const urls = Object.fromEntries(ids.map((id, i) => [id, `http://127.0.0.1:${ports[i]}`]));
+  const identities = memberIdentities(ids.length);
+  const token = randomBytes(16).toString('hex');
+  const peerSecret = randomBytes(24).toString('hex');
+  const objects = join(ctx.dir, 'objects');
+  await mkdir(objects, { recursive: true });
+  // Shared by every node (one gid), setgid so what one node creates the next owner may write.
+  if (identities) await chown(objects, 0, identities[0].gid);
+  await chmod(objects, 0o2770);
+  const members: ClusterMember[] = await Promise.all(
+    ids.map((id, i) => {
+      const dir = join(ctx.dir, id);
+      return prepareMember({
+        id,
+        dir,
+        ports: [ports[i]],
+        entryPoint: ENTRY,
+        identity: identities?.[i],
+        // Group-writable files, so the shared object store stays writable by the next owner.
+        umask: 0o002,
+        config: {
+          node: {
+            self: id,
+            address: urls[id],
+            http: { port: ports[i], host: '127.0.0.1' },
+            wal: { kind: 'file', dir: join(dir, 'wal') },
+            tokens: [{ token, principal: 'operator', scopes: ['admin'] }],
+          },
+          dataDir: dir,
+          consensus: {
+            use: 'raft',
+            options: {
+              member: id,
+              voters: ids,
+              dataDir: join(dir, 'raft'),
+              snapshotInterval: 500,
+              snapshotRetain: 50,
+            },
+          },
+          peerTransport: {
+            use: 'raft-http-transport',
+            options: { member: id, peers: urls, secret: peerSecret },
+          },
+          objectStore: { use: 'fs-object-store', options: { dir: objects } },
+          log: { level: 'info', pretty: false },
+        },
+      });
+    }),
+  );
+  const opened = identities
+    ? await Firewall.open(`stream-${ctx.seed}`)
+    : { unavailable: 'members run as the runner (not root): no uid of their own to firewall' };
+  const firewall = opened instanceof Firewall ? opened : undefined;
+  const objectStoreOutage: StoreOutage = {
+    label: 'object store',
+    begin: () => chmod(objects, 0),
+    end: () => chmod(objects, 0o2770),
+  };
+  const nodesListed = async (id: string): Promise<boolean> => {
+    const r = await callJson(`${urls[id]}/v1/admin/nodes`, { token, timeoutMs: 1000 });
+    return (
+      r.kind === 'answer' &&
+      r.status === 200 &&
+      ids.every((n) => r.body.nodes.some((node: { id: string }) => node.id === n))
+    );
+  };
+  for (const member of members) member.process.start();
+  const cluster: StreamCluster = {
+    members,
+    urls,
+    token,
+    firewall,
+    partitionsUnavailable: opened instanceof Firewall ? undefined : opened.unavailable,
+    storeOutages: [objectStoreOutage],
+    leader: () => leaderOf(urls),
+    waitReady: (id) => eventually(() => nodesListed(id), `stream node ${id} to answer`, 30_000),
+    close: async () => {
+      await firewall?.heal();
+      await objectStoreOutage.end();
+      await Promise.all(members.map((m) => m.process.stop()));
+    },
+  };
+  for (const id of ids) await cluster.waitReady(id);
+  return cluster;
+}
+
+/** The leader as the nodes' metrics say (consensus leadership gauge), best effort. */
+async function leaderOf(urls: Record<string, string>): Promise<string | undefined> {
+  const answers = await Promise.all(
+    Object.entries(urls).map(async ([id, url]) => {
+      const r = await callJson(`${url}/metrics`, { timeoutMs: 500 });
+      if (r.kind !== 'answer' || r.status !== 200) return undefined;
+      const text = typeof r.body === 'object' && r.body?.detail ? String(r.body.detail) : '';
+      return /^baton_consensus_is_leader(?:\{[^}]*\})? 1$/m.test(text) ? id : undefined;
+    }),
+  );
+  return answers.find((id) => id !== undefined);
+}
