@@ -4,6 +4,12 @@ import type { Firewall, FirewalledMember } from './firewall.js';
 import { giveTo, type ProcessIdentity } from './member-identity.js';
 import { MemberProcess } from './member-process.js';
 
+/**
+ * How long a member may take to answer after it was started: generous, since a loaded machine
+ * takes seconds just to load a node process, and a restart is part of the fault, not a failure.
+ */
+export const READY_TIMEOUT_MS = 90_000;
+
 /** One member of a nemesis cluster: its process, the ports it listens on, its own directory. */
 export interface ClusterMember {
   id: string;

@@ -115,8 +115,14 @@ export async function removeStaleRules(): Promise<number> {
       .split(/\s+/)
       .map((word) => word.replace(/^"|"$/g, ''));
     if (spec[0] !== '-A') continue;
-    await iptables(['-D', ...spec.slice(1)]);
-    removed += 1;
+    // Another runner starting at the same moment may have removed it first.
+    if (
+      await iptables(['-D', ...spec.slice(1)]).then(
+        () => true,
+        () => false,
+      )
+    )
+      removed += 1;
   }
   return removed;
 }

@@ -5,6 +5,9 @@ import type { OperationLog } from './operation-log.js';
 import { drawPartition } from './partition-shapes.js';
 import { shuffle } from './seeded-shuffle.js';
 
+/** How long the schedule waits for a restarted member to serve before it goes on. */
+const RECOVERY_WAIT_MS = 3_000;
+
 export type FaultKind = 'kill' | 'pause' | 'partition' | 'store-outage';
 
 /** One fault as it happened: when it began and was healed (ms since the run started), on whom. */
@@ -87,9 +90,15 @@ export class Nemesis {
         await member.process.kill();
         await this.sleep(hold, signal);
         const restarted = this.log.now();
-        await this.restart(target);
-        window.end = this.log.now();
-        window.describe += `; serving ${Math.round(window.end - restarted)} ms after the restart`;
+        // The schedule goes on once the member serves, or after a while even if it does not
+        // yet (a loaded machine is slow to load a node): the next fault may then overlap its
+        // recovery. The window ends when the process is back.
+        const ready = this.restart(target).then(() => {
+          window.describe += `; serving ${Math.round(this.log.now() - restarted)} ms after the restart`;
+        });
+        ready.catch(() => undefined);
+        window.end = restarted;
+        await Promise.race([ready, this.sleep(RECOVERY_WAIT_MS, signal)]);
         return;
       }
       case 'pause': {
@@ -134,8 +143,9 @@ export class Nemesis {
     for (const outage of this.cluster.storeOutages) await outage.end();
     for (const member of this.cluster.members) {
       member.process.resume();
-      if (!member.process.running) await this.restart(member.id);
+      if (!member.process.running) member.process.start();
     }
+    await this.allReady();
     const now = this.log.now();
     for (const window of this.windows) window.end ??= now;
   }
@@ -144,6 +154,11 @@ export class Nemesis {
     const member = this.cluster.members.find((m) => m.id === id)!;
     if (!member.process.running) member.process.start();
     await this.cluster.waitReady(id);
+  }
+
+  /** Waits until every member answers (after the last restarts of a run). */
+  private async allReady(): Promise<void> {
+    for (const member of this.cluster.members) await this.cluster.waitReady(member.id);
   }
 
   private open(

@@ -12,7 +12,12 @@ import {
 import { kvRegisterModel } from '../../../framework/testing/linearizability/kv-register-model.js';
 import type { SeededRng } from '../../../framework/testing/sim/seeded-rng.js';
 import { eventually } from '../../hosts/eventually.js';
-import { prepareMember, type ClusterMember, type NemesisCluster } from '../cluster.js';
+import {
+  READY_TIMEOUT_MS,
+  prepareMember,
+  type ClusterMember,
+  type NemesisCluster,
+} from '../cluster.js';
 import { Firewall } from '../firewall.js';
 import { callJson } from '../http-json.js';
 import { memberIdentities } from '../member-identity.js';
@@ -100,14 +105,14 @@ export function registerWorkload(): Workload {
           eventually(
             async () => (await stateOf(id)) !== undefined,
             `register member ${id} to answer`,
-            30_000,
+            READY_TIMEOUT_MS,
           ),
       };
       for (const id of ids) await cluster.waitReady(id);
       await eventually(
         async () => (await cluster.leader()) !== undefined,
         'a register leader',
-        30_000,
+        READY_TIMEOUT_MS,
       );
       return cluster;
     },

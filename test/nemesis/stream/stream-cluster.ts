@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { freeLoopbackPorts } from '../../../cli/local-cluster/free-ports.js';
 import { eventually } from '../../hosts/eventually.js';
 import {
+  READY_TIMEOUT_MS,
   prepareMember,
   type ClusterMember,
   type NemesisCluster,
@@ -107,7 +108,8 @@ export async function startStreamCluster(ctx: RunContext): Promise<StreamCluster
     partitionsUnavailable: opened instanceof Firewall ? undefined : opened.unavailable,
     storeOutages: [objectStoreOutage],
     leader: () => leaderOf(urls),
-    waitReady: (id) => eventually(() => nodesListed(id), `stream node ${id} to answer`, 30_000),
+    waitReady: (id) =>
+      eventually(() => nodesListed(id), `stream node ${id} to answer`, READY_TIMEOUT_MS),
     close: async () => {
       await firewall?.heal();
       await objectStoreOutage.end();
