@@ -16,6 +16,8 @@ import { token } from '../../../framework/contracts/token.js';
 import { createApiApp } from '../../../framework/http/api-app.js';
 import { BearerTokens, requireScope } from '../../../framework/http/auth.js';
 import { HttpServer } from '../../../framework/http/http-server.js';
+import { peerAuthConfigSchema } from '../../../framework/http/peer-auth.js';
+import { peerAuthPlugin } from '../../../framework/http/peer-auth-plugin.js';
 import { readValidBody } from '../../../framework/http/json-body.js';
 import { serveRouter } from '../../../framework/http/routes.js';
 import { loadConfig } from '../../../framework/kernel/config.js';
@@ -39,7 +41,7 @@ import { RAFT_PEER_ROUTER } from '../../../plugins/raft/transport-http.js';
  *   `not_appended` when it certainly took no effect, 504 `unknown` when it may have;
  * - GET /state: the applied view (position, commands applied, the data), for convergence checks;
  * - GET /leadership.
- * The client API needs the bearer token of the config; Raft traffic needs the peer secret.
+ * The client API needs the bearer token of the config; Raft traffic the members' peer credentials.
  */
 const registerNodeConfig = z
   .object({
@@ -48,7 +50,7 @@ const registerNodeConfig = z
     peers: z.record(z.string(), z.url()),
     port: z.number().int().positive(),
     dataDir: z.string().min(1),
-    peerSecret: z.string().min(16),
+    peerAuth: peerAuthConfigSchema,
     token: z.string().min(16),
     /** Raft tick, election and proposal timing: short, so faults show within a short run. */
     raft: z.record(z.string(), z.unknown()).default({}),
@@ -144,11 +146,8 @@ async function startRegisterNode(config: RegisterNodeConfig) {
   const host = createHost(systemDefaults)
     .add(pinoLoggerPlugin, { level: 'info', pretty: false })
     .value(STATE_MACHINE, kvStateMachine)
-    .add(httpPeerTransportPlugin, {
-      member: config.member,
-      peers: config.peers,
-      secret: config.peerSecret,
-    })
+    .add(peerAuthPlugin, { self: config.member, peers: config.voters, peerAuth: config.peerAuth })
+    .add(httpPeerTransportPlugin, { member: config.member, peers: config.peers })
     .add(raftConsensusPlugin, {
       member: config.member,
       voters: config.voters,

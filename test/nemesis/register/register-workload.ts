@@ -21,6 +21,7 @@ import {
 import { Firewall } from '../firewall.js';
 import { callJson } from '../http-json.js';
 import { memberIdentities } from '../member-identity.js';
+import { peerCredentials } from '../peer-credentials.js';
 import type { OperationLog } from '../operation-log.js';
 import type { Workload } from '../run-nemesis.js';
 
@@ -67,7 +68,7 @@ export function registerWorkload(): Workload {
       const ports = await freeLoopbackPorts(ids.length);
       urls = Object.fromEntries(ids.map((id, i) => [id, `http://127.0.0.1:${ports[i]}`]));
       const identities = memberIdentities(ids.length);
-      const peerSecret = randomBytes(24).toString('hex');
+      const peerAuth = peerCredentials(ids);
       members = await Promise.all(
         ids.map((id, i) =>
           prepareMember({
@@ -82,7 +83,7 @@ export function registerWorkload(): Workload {
               peers: urls,
               port: ports[i],
               dataDir: join(ctx.dir, id, 'raft'),
-              peerSecret,
+              peerAuth: peerAuth(id),
               token,
               // Snapshots every few hundred entries, so restarts and lagging followers go through them.
               raft: { snapshotInterval: 200, snapshotRetain: 20 },

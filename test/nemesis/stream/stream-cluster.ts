@@ -14,6 +14,7 @@ import {
 import { Firewall } from '../firewall.js';
 import { callJson } from '../http-json.js';
 import { memberIdentities } from '../member-identity.js';
+import { peerCredentials } from '../peer-credentials.js';
 import type { RunContext } from '../run-nemesis.js';
 
 const ENTRY = fileURLToPath(new URL('../../../hosts/stream-node/main.js', import.meta.url));
@@ -36,7 +37,7 @@ export async function startStreamCluster(ctx: RunContext): Promise<StreamCluster
   const urls = Object.fromEntries(ids.map((id, i) => [id, `http://127.0.0.1:${ports[i]}`]));
   const identities = memberIdentities(ids.length);
   const token = randomBytes(16).toString('hex');
-  const peerSecret = randomBytes(24).toString('hex');
+  const peerAuth = peerCredentials(ids);
   const objects = join(ctx.dir, 'objects');
   await mkdir(objects, { recursive: true });
   // Shared by every node (one gid), setgid so what one node creates the next owner may write.
@@ -72,10 +73,8 @@ export async function startStreamCluster(ctx: RunContext): Promise<StreamCluster
               snapshotRetain: 50,
             },
           },
-          peerTransport: {
-            use: 'raft-http-transport',
-            options: { member: id, peers: urls, secret: peerSecret },
-          },
+          peerTransport: { use: 'raft-http-transport', options: { member: id, peers: urls } },
+          peerAuth: peerAuth(id),
           objectStore: { use: 'fs-object-store', options: { dir: objects } },
           log: { level: 'info', pretty: false },
         },
