@@ -1,4 +1,5 @@
 import type { Timer } from '../contracts/clock.js';
+import type { Change } from './changed-streams.js';
 import type { StreamCommand } from './commands.js';
 import type { StreamId, StreamMetadata, StreamRecord } from './model.js';
 import type { StreamNode } from './stream-node.js';
@@ -15,13 +16,20 @@ const NONE: Action = { kind: 'none' };
  * "The handoff" and "Crashes"). There is no node-to-node call: the source sees the pending
  * record and closes, flushes and proposes completion; the target sees the stream placed on it
  * and opens at the next epoch; a restarted node finds its closes in its WAL and proposes them.
- * It reacts to every apply at once, and re-examines everything once per second, so a step that
- * failed (no leader, a store outage) is retried without anyone asking.
+ * It reacts to what each apply changed (the streams the entry names), never rescanning the
+ * state; once per second it re-examines only what concerns this node and may need a retry: the
+ * pending transfers from and to it (an index), its unsettled closes and the steps that failed, so
+ * a step that failed (no leader, a store outage) is retried without anyone asking. When entries
+ * were missed (a snapshot installed, a partition healed) it examines every stream it owns once.
  */
 export class HandoffWatcher {
   private running = new Set<StreamId>();
-  /** After a failed step, the stream waits for the next once-per-second pass. */
-  private backoffUntil = new Map<StreamId, number>();
+  /** Streams whose step failed: they wait for the next once-per-second pass. */
+  private failed = new Set<StreamId>();
+  /** Streams to examine at the next pass (a microtask after a change). */
+  private dirty = new Set<StreamId>();
+  /** The next pass examines every stream this node owns or holds (entries were missed). */
+  private everything = false;
   private timer?: Timer;
   private scanQueued = false;
   private stopped = true;
@@ -34,8 +42,8 @@ export class HandoffWatcher {
 
   start(): void {
     this.stopped = false;
-    this.unsubscribe = this.node.onChange(() => this.requestScan());
-    this.requestScan();
+    this.unsubscribe = this.node.onChange((change) => this.noteChange(change));
+    this.noteChange({ everything: true });
     this.arm();
   }
 
@@ -53,10 +61,29 @@ export class HandoffWatcher {
   private arm(): void {
     this.timer = this.node.clock.setTimer(this.intervalMs, () => {
       if (this.stopped) return;
-      this.backoffUntil.clear();
-      this.scan();
+      this.retryPass();
       this.arm();
     });
+  }
+
+  /** The once-per-second pass: what concerns this node and may need a retry, from indexes. */
+  private retryPass(): void {
+    if (this.node.isStopped) return this.stop();
+    const state = this.node.metadata();
+    for (const stream of this.failed) this.dirty.add(stream);
+    this.failed.clear();
+    for (const t of state.transfersFrom(this.node.self)) this.dirty.add(t.stream);
+    for (const t of state.transfersTo(this.node.self)) this.dirty.add(t.stream);
+    for (const stream of this.node.unsettledStreams()) this.dirty.add(stream);
+    // A view that moved without this node being told (a snapshot installed): look at everything once.
+    if (!this.node.caughtUpWithView) this.everything = true;
+    this.scan();
+  }
+
+  private noteChange(change: Change): void {
+    if ('everything' in change) this.everything = true;
+    else for (const stream of change.streams) this.dirty.add(stream);
+    this.requestScan();
   }
 
   /** Coalesces bursts of applies into one pass. */
@@ -72,25 +99,32 @@ export class HandoffWatcher {
   private scan(): void {
     if (this.node.isStopped) return this.stop();
     const state = this.node.metadata();
-    const now = this.node.clock.now();
-    const candidates = new Set<StreamId>(this.node.localStreams());
-    for (const stream of state.streamsOwnedBy(this.node.self)) candidates.add(stream.id);
+    const candidates = this.dirty;
+    this.dirty = new Set();
+    if (this.everything) {
+      this.everything = false;
+      for (const stream of this.node.localStreams()) candidates.add(stream);
+      for (const stream of state.streamsOwnedBy(this.node.self)) candidates.add(stream.id);
+      for (const t of state.transfersTo(this.node.self)) candidates.add(t.stream);
+    }
     for (const stream of candidates) {
-      if (this.running.has(stream)) continue;
-      if ((this.backoffUntil.get(stream) ?? 0) > now) continue;
+      // A failed step waits for the once-per-second pass; a running one re-examines when done.
+      if (this.running.has(stream) || this.failed.has(stream)) continue;
       const action = this.decide(state, stream);
       if (action.kind === 'none') continue;
       this.running.add(stream);
+      let failed = false;
       action
         .run()
         .catch((error) => {
-          this.backoffUntil.set(stream, this.node.clock.now() + this.intervalMs);
+          failed = true;
+          this.failed.add(stream);
           this.node.logger.warn({ stream, step: action.label, err: error }, 'handoff step failed; retrying within a second');
         })
         .finally(() => {
           this.running.delete(stream);
           // The step may have changed what this stream needs next.
-          this.requestScan();
+          if (!failed) this.noteChange({ streams: [stream] });
         });
     }
   }

@@ -2,6 +2,7 @@ import type { Clock, Timer } from '../contracts/clock.js';
 import type { Logger } from '../contracts/logger.js';
 import type { MetadataConsensus } from '../contracts/metadata-consensus.js';
 import type { ObjectStore } from '../contracts/object-store.js';
+import { EVERYTHING, streamsTouchedBy, type Change } from './changed-streams.js';
 import type { StreamCommand, StreamResult } from './commands.js';
 import { HandoffTimeoutError, NotOwnerError, StreamNotFoundError } from './errors.js';
 import { type NodeId, type PendingTransfer, type ProducerMark, type StreamId, type StreamMetadata } from './model.js';
@@ -78,7 +79,9 @@ export class StreamNode {
   private readonly reader: SegmentReader;
   private waiters = new Set<() => void>();
   private unwatch?: () => void;
-  private listeners = new Set<() => void>();
+  private listeners = new Set<(change: Change) => void>();
+  /** Index of the last applied entry seen, to tell a contiguous entry from a jump. */
+  private lastSeen?: number;
   private stopped = false;
 
   constructor(
@@ -124,7 +127,12 @@ export class StreamNode {
     // The log is now just the closes the metadata may not know yet.
     await this.wal.rewrite([...this.closedSessions.values()].map((c) => ({ t: 'closed' as const, ...c })));
     this.logger.info({ node: this.self, recovered: this.closedSessions.size }, 'stream node recovered its WAL');
-    this.unwatch = this.consensus.watch(() => this.changed());
+    this.lastSeen = this.consensus.view().applied.index;
+    this.unwatch = this.consensus.watch((_view, entry) => {
+      const contiguous = this.lastSeen !== undefined && entry.position.index === this.lastSeen + 1;
+      this.lastSeen = entry.position.index;
+      this.changed(contiguous ? { streams: streamsTouchedBy(entry) } : EVERYTHING);
+    });
   }
 
   /** Graceful stop: sessions are closed (flushed, recorded in the WAL) so a restart resumes cleanly. */
@@ -153,13 +161,21 @@ export class StreamNode {
     return this.consensus.view().state;
   }
 
-  /** Called on every metadata change and session change: wakes parked requests and listeners. */
-  changed(): void {
+  /**
+   * Called on every metadata change and session change: wakes parked requests and tells the
+   * listeners what changed (everything when not told: the view may have jumped).
+   */
+  changed(change: Change = EVERYTHING): void {
     this.wakeAll();
-    for (const listener of this.listeners) listener();
+    for (const listener of this.listeners) listener(change);
   }
 
-  onChange(fn: () => void): () => void {
+  /** Whether the last applied entry this node was told about is the view's own (no entries missed). */
+  get caughtUpWithView(): boolean {
+    return this.lastSeen === this.consensus.view().applied.index;
+  }
+
+  onChange(fn: (change: Change) => void): () => void {
     this.listeners.add(fn);
     return () => void this.listeners.delete(fn);
   }
@@ -264,7 +280,7 @@ export class StreamNode {
       this.sessions.set(stream, session);
       this.closedSessions.delete(stream);
       this.logger.debug({ stream, epoch, tail }, 'stream opened');
-      this.changed();
+      this.changed({ streams: [stream] });
     })().finally(() => {
       this.opening.delete(stream);
       this.pendingOpens.delete(stream);
@@ -280,7 +296,7 @@ export class StreamNode {
     const closed = await session.close();
     if (this.sessions.get(stream) === session) {
       this.closedSessions.set(stream, closed);
-      this.changed();
+      this.changed({ streams: [stream] });
     }
     return closed;
   }
@@ -293,6 +309,11 @@ export class StreamNode {
     if (this.closedSessions.get(stream) === closed) this.closedSessions.delete(stream);
     const session = this.sessions.get(stream);
     if (session && session.epoch <= epoch && !session.writable) this.sessions.delete(stream);
+  }
+
+  /** Streams this node closed whose close the metadata has not recorded yet. */
+  unsettledStreams(): IterableIterator<StreamId> {
+    return this.closedSessions.keys();
   }
 
   /** Streams this node has any local state for (sessions or unsettled closes). */

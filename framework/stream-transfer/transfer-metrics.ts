@@ -1,21 +1,24 @@
 import type { Clock } from '../contracts/clock.js';
 import type { BatonMetrics } from '../http/metrics.js';
 import { consensusReadingOf } from '../http/metrics-sources.js';
-import type { NodeId, StreamMetadata } from './model.js';
+import { streamsTouchedBy } from './changed-streams.js';
+import type { NodeId, StreamId, StreamMetadata } from './model.js';
 import type { StreamConsensus } from './stream-node.js';
 
 /**
  * Feeds a node's metrics from the published metadata: the consensus gauges, the transfers
  * this node is handing off (in flight), and each of them once it settles, by outcome, with
  * its duration. Each transfer is counted by its source node only, so summing over the
- * cluster counts it once. Driven by the metadata diff, not by single entries, because a
- * watcher may see entries skipped; a transfer already pending when the node starts is timed
- * from then (its true start is not known to this process).
+ * cluster counts it once. Driven by the streams each applied entry touched; when entries were
+ * skipped (the index jumped) it compares the whole set of transfers from this node instead. A
+ * transfer already pending when the node starts is timed from then (its true start is not known
+ * to this process).
  */
 export class TransferMetrics {
   /** Stream -> (target, clock time it was first seen pending) for transfers away from this node. */
   private readonly handingOff = new Map<string, { target: NodeId; seenAt: number }>();
   private unwatch?: () => void;
+  private lastSeen = 0;
 
   constructor(
     private readonly consensus: StreamConsensus,
@@ -27,8 +30,15 @@ export class TransferMetrics {
   start(): void {
     this.metrics.observeConsensus(consensusReadingOf(this.consensus));
     this.metrics.observeTransfersInFlight(() => this.handingOff.size);
-    this.observe(this.consensus.view().state);
-    this.unwatch = this.consensus.watch((view) => this.observe(view.state));
+    const view = this.consensus.view();
+    this.lastSeen = view.applied.index;
+    this.observeAll(view.state);
+    this.unwatch = this.consensus.watch((current, entry) => {
+      const contiguous = entry.position.index === this.lastSeen + 1;
+      this.lastSeen = entry.position.index;
+      if (!contiguous) return this.observeAll(current.state);
+      for (const stream of streamsTouchedBy(entry)) this.observeStream(current.state, stream);
+    });
   }
 
   stop(): void {
@@ -36,20 +46,22 @@ export class TransferMetrics {
     this.unwatch = undefined;
   }
 
-  private observe(state: StreamMetadata): void {
-    const now = this.clock.now();
-    for (const pending of state.transfersFrom(this.self)) {
-      if (!this.handingOff.has(pending.stream)) {
-        this.handingOff.set(pending.stream, { target: pending.target, seenAt: now });
-      }
+  private observeAll(state: StreamMetadata): void {
+    for (const pending of state.transfersFrom(this.self)) this.observeStream(state, pending.stream);
+    for (const stream of [...this.handingOff.keys()]) this.observeStream(state, stream);
+  }
+
+  private observeStream(state: StreamMetadata, stream: StreamId): void {
+    const pending = state.transfer(stream);
+    const seen = this.handingOff.get(stream);
+    if (pending?.source === this.self) {
+      if (!seen) this.handingOff.set(stream, { target: pending.target, seenAt: this.clock.now() });
+      return;
     }
-    for (const [stream, seen] of this.handingOff) {
-      if (state.transfer(stream)?.source === this.self) continue;
-      this.handingOff.delete(stream);
-      // Completion re-points the stream at the target; anything else means it did not move.
-      const owner = state.stream(stream)?.owner;
-      this.metrics.recordTransfer(owner === seen.target ? 'completed' : 'abandoned', now - seen.seenAt);
-    }
+    if (!seen) return;
+    this.handingOff.delete(stream);
+    // Completion re-points the stream at the target; anything else means it did not move.
+    const owner = state.stream(stream)?.owner;
+    this.metrics.recordTransfer(owner === seen.target ? 'completed' : 'abandoned', this.clock.now() - seen.seenAt);
   }
 }
-

@@ -80,7 +80,11 @@ export class Cluster {
   readonly attempts: { command: StreamCommand; at: number }[] = [];
   private readonly nodeConsensus = faultyConsensus(this.consensus, this.faults, this.attempts, this.clock);
 
-  constructor(private readonly nodeOptions: Partial<StreamNodeOptions> = {}) {}
+  constructor(
+    private readonly nodeOptions: Partial<StreamNodeOptions> = {},
+    /** The watchers' retry pass; an hour leaves a test with nothing but change notifications. */
+    private readonly watcherIntervalMs?: number,
+  ) {}
 
   async addNode(id: string, slots = 100): Promise<StreamNode> {
     await this.must({ type: 'register-node', node: id, address: `http://${id}.test`, slots });
@@ -96,7 +100,7 @@ export class Cluster {
     const wal = new DiskWal(disk);
     const node = new StreamNode(this.nodeConsensus, this.store, wal, this.clock, this.logger, { ...this.nodeOptions, node: id });
     await node.start();
-    const watcher = new HandoffWatcher(node);
+    const watcher = new HandoffWatcher(node, this.watcherIntervalMs);
     watcher.start();
     this.members.set(id, { node, watcher, wal, disk });
     return node;
