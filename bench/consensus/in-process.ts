@@ -23,7 +23,7 @@ import { MemoryRaftStorage } from '../../plugins/raft/storage/memory-storage.js'
 import { runLoad, waitUntil, type LoadSummary } from './load.js';
 
 /** Delivers on the next microtask; requests (proposal forwarding, unused here) cross as JSON. */
-class InProcessNetwork {
+export class InProcessNetwork {
   private readonly handlers = new Map<MemberId, Map<string, PeerHandlers>>();
   transport(self: MemberId): PeerTransport {
     const handlers = this.handlers;

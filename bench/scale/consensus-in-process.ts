@@ -1,0 +1,102 @@
+// Part "consensus-in-process": three Raft members in one process (memory storage, the in-process
+// transport of bench/consensus), the real variant state machines, N creates through consensus at
+// concurrency 256: N streams (10 nodes registered first), then N authorities on a fresh cluster.
+// Reported: creates/s over the whole run, over the first and the last 10%, the Raft term before
+// and after and how many leadership changes any member saw (the goal: none), snapshots taken,
+// the longest event-loop block, heap. BENCH_SCALE_N sets N (default 1,000,000).
+import { performance } from 'node:perf_hooks';
+import type { StateMachine } from '../../framework/contracts/metadata-consensus.js';
+import { createSilentLogger } from '../../framework/kernel/pino-logger.js';
+import { SystemClock } from '../../framework/kernel/system-clock.js';
+import { SystemRng } from '../../framework/kernel/system-rng.js';
+import { OwnershipStateMachine } from '../../framework/authority-transfer/ownership-state-machine.js';
+import { StreamStateMachine } from '../../framework/stream-transfer/state-machine.js';
+import { RaftConsensus } from '../../plugins/raft/driver/raft-consensus.js';
+import { MemoryRaftStorage } from '../../plugins/raft/storage/memory-storage.js';
+import { InProcessNetwork } from '../consensus/in-process.js';
+import { waitUntil } from '../consensus/load.js';
+import { heapMb, largestSize, longestBlockMs, type ScaleRow } from './rows.js';
+
+const CONCURRENCY = 256;
+
+async function createThroughConsensus(
+  name: string,
+  machine: StateMachine<any, any, any>,
+  setup: unknown[],
+  command: (i: number) => unknown,
+  n: number,
+): Promise<ScaleRow> {
+  const ids = ['s1', 's2', 's3'];
+  const net = new InProcessNetwork();
+  const clock = new SystemClock();
+  const members = ids.map(
+    (id) =>
+      new RaftConsensus<any, any, any>({
+        self: id,
+        voters: ids,
+        machine,
+        storage: new MemoryRaftStorage(),
+        transport: net.transport(id),
+        clock,
+        rng: new SystemRng(),
+        logger: createSilentLogger(),
+        maxQueue: 100_000,
+      }),
+  );
+  for (const m of members) await m.start();
+  let leadershipChanges = 0;
+  try {
+    await waitUntil(() => members.some((m) => m.leadership().isLeader), 10_000, 'no in-process leader elected');
+    const leader = members.find((m) => m.leadership().isLeader)!;
+    const termBefore = leader.leadership().term;
+    for (const m of members) m.onLeadership(() => leadershipChanges++);
+    for (const c of setup) await leader.propose(c);
+    const tenth = Math.max(1, Math.floor(n / 10));
+    const marks: number[] = [];
+    let next = 0;
+    let refused = 0;
+    const started = performance.now();
+    const { longestBlockMs: block } = await longestBlockMs(async () => {
+      const worker = async () => {
+        for (let i = next++; i < n; i = next++) {
+          if (i % tenth === 0) marks.push(performance.now());
+          const receipt = await leader.propose(command(i));
+          if ((receipt.result as { ok?: boolean }).ok === false) refused++;
+        }
+      };
+      await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+    });
+    const elapsed = (performance.now() - started) / 1000;
+    marks.push(performance.now());
+    const rate = (from: number, to: number) => Math.round(tenth / ((marks[to] - marks[from]) / 1000));
+    await waitUntil(() => members.every((m) => m.view().applied.index === leader.view().applied.index), 60_000, 'followers to apply');
+    return {
+      part: 'consensus-in-process',
+      name: `${name} ${n.toLocaleString('en-US')}`,
+      creates: n,
+      refused,
+      seconds: Number(elapsed.toFixed(1)),
+      createsPerSec: Math.round(n / elapsed),
+      first10PctPerSec: rate(0, 1),
+      last10PctPerSec: rate(marks.length - 2, marks.length - 1),
+      termBefore,
+      termAfter: Math.max(...members.map((m) => m.leadership().term)),
+      leadershipChanges,
+      snapshotsTaken: leader.stats.snapshotsTaken,
+      loopYields: leader.stats.loopYields,
+      longestBlockMs: Number(block.toFixed(1)),
+      heapMb: heapMb(),
+    };
+  } finally {
+    for (const m of members) await m.stop();
+  }
+}
+
+export async function run(): Promise<ScaleRow[]> {
+  const n = largestSize();
+  const nodes = Array.from({ length: 10 }, (_, i) => ({ type: 'register-node', node: `node-${i}`, address: `http://10.0.0.${i}:8080`, slots: n }));
+  return [
+    await createThroughConsensus('streams', new StreamStateMachine(), nodes, (i) => ({ type: 'create-stream', stream: `stream-${i}` }), n),
+    await createThroughConsensus('authorities', new OwnershipStateMachine(), [], (i) => ({ type: 'transfer_authority', authority: `authority-${i}`, target: `dc-${i % 3}` }), n),
+  ];
+}

@@ -1,0 +1,63 @@
+// The rows every bench/scale part returns: one JSON line each, and one human table per part.
+import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
+
+export interface ScaleRow {
+  part: string;
+  name: string;
+  [figure: string]: string | number | boolean | null | undefined;
+}
+
+/** Sizes to measure: BENCH_SCALE_N (largest, default 1,000,000) and, for sweeps, 1k up to it. */
+export function largestSize(): number {
+  return Number(process.env.BENCH_SCALE_N ?? 1_000_000);
+}
+
+export function sweepSizes(): number[] {
+  return [1_000, 10_000, 100_000, 1_000_000].filter((n) => n <= largestSize());
+}
+
+/** Prints the rows of one part as a table (columns: every figure any row has). */
+export function printTable(title: string, rows: ScaleRow[]): void {
+  console.log(`\n--- ${title}`);
+  const columns = [...new Set(rows.flatMap((r) => Object.keys(r)))].filter((c) => c !== 'part');
+  const cell = (v: unknown) => (v === undefined || v === null ? '' : typeof v === 'number' ? format(v) : String(v));
+  const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => cell(r[c]).length)));
+  console.log(columns.map((c, i) => c.padEnd(widths[i])).join('  '));
+  for (const r of rows) console.log(columns.map((c, i) => cell(r[c]).padEnd(widths[i])).join('  '));
+}
+
+function format(v: number): string {
+  if (Number.isInteger(v)) return v.toLocaleString('en-US');
+  return Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 1 ? v.toFixed(2) : v.toFixed(3);
+}
+
+/**
+ * The longest time the event loop could not run a 1 ms timer, while `work` runs: what a member
+ * sharing this loop (its ticks, heartbeats, HTTP) would have waited at worst.
+ */
+export async function longestBlockMs<T>(work: () => Promise<T>): Promise<{ value: T; longestBlockMs: number }> {
+  const h: IntervalHistogram = monitorEventLoopDelay({ resolution: 1 });
+  h.enable();
+  try {
+    const value = await work();
+    // Let the monitor see the end of the last block.
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    return { value, longestBlockMs: Math.max(0, h.max / 1e6 - 1) };
+  } finally {
+    h.disable();
+  }
+}
+
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+export function rssMb(): number {
+  return Math.round(process.memoryUsage().rss / 1e6);
+}
+
+export function heapMb(): number {
+  (globalThis as { gc?: () => void }).gc?.();
+  return Math.round(process.memoryUsage().heapUsed / 1e6);
+}
