@@ -17,8 +17,8 @@ type SnapshotRecord = { t: 'meta'; meta: Snapshot['meta'] } | { t: 'p'; p: unkno
 const SEGMENT = /^wal-(\d{12})\.log$/;
 /** Snapshot files: pieces as lines (`.snap`), or one line holding it whole (`.json`, earlier versions). */
 const SNAPSHOT = /^snap-(\d{16})\.(snap|json)$/;
-/** A snapshot file is written in appends of about this many bytes, each one awaited. */
-const SNAPSHOT_APPEND_BYTES = 1 << 20;
+/** A snapshot file is written in appends of about this many bytes (256 KiB), each one awaited. */
+const SNAPSHOT_APPEND_BYTES = 256 * 1024;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
