@@ -13,8 +13,10 @@ import type { LoadSummary } from './load.js';
 const MEMBER_SCRIPT = join(dirname(fileURLToPath(import.meta.url)), 'member.js');
 const ANSWER_TIMEOUT_MS = 60_000;
 
-interface Member {
+export interface Member {
   id: string;
+  /** Where its HTTP server listens (Raft peer routes, and the bench's client route). */
+  url: string;
   child: ChildProcess;
   exited: boolean;
 }
@@ -40,7 +42,7 @@ function ask<T>(member: Member, command: object, answer: string, timeoutMs = ANS
   });
 }
 
-async function startMembers(dir: string): Promise<Member[]> {
+export async function startMembers(dir: string): Promise<Member[]> {
   const ids = ['p1', 'p2', 'p3'];
   const ports: number[] = [];
   while (ports.length < ids.length) {
@@ -53,7 +55,7 @@ async function startMembers(dir: string): Promise<Member[]> {
     const child = fork(MEMBER_SCRIPT, [id, String(ports[i]), JSON.stringify(peers), join(dir, id)], {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
-    const member: Member = { id, child, exited: false };
+    const member: Member = { id, url: urls[id], child, exited: false };
     child.once('exit', () => (member.exited = true));
     return member;
   });
@@ -79,7 +81,7 @@ export async function benchHttpProcesses(concurrencies: number[], seconds: numbe
 }
 
 /** Asks every member in turn until one says it leads, for up to 15 s. */
-async function pollLeader(members: Member[]): Promise<Member> {
+export async function pollLeader(members: Member[]): Promise<Member> {
   const deadline = performance.now() + 15_000;
   while (performance.now() < deadline) {
     for (const m of members) {
@@ -91,7 +93,7 @@ async function pollLeader(members: Member[]): Promise<Member> {
   throw new Error('no leader among the three raft processes within 15 s');
 }
 
-async function stopMember(member: Member): Promise<void> {
+export async function stopMember(member: Member): Promise<void> {
   if (member.exited) return;
   const exited = new Promise<void>((resolve) => member.child.once('exit', () => resolve()));
   member.child.send({ type: 'stop' });

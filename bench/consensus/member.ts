@@ -2,6 +2,7 @@ import { PeerAuthenticator, peerSecretDigest } from '../../framework/http/peer-a
 // One voter of setup (b), run as its own process by http-processes.ts (forked, with an IPC
 // channel): plugins/raft with file storage in a directory, peers reached over HTTP on loopback.
 // Arguments: <self> <port> <peers as JSON {id: baseUrl}> <data dir>.
+// HTTP in: POST /bench/propose {key, value} -> {index}   (a client's proposal, any member)
 // IPC in:  {type:'status'} -> {type:'status', isLeader}
 //          {type:'load', concurrency, seconds} -> {type:'result', summary}   (proposes here)
 //          {type:'stop'} -> stops and exits.
@@ -67,6 +68,21 @@ const raft = new RaftConsensus<KvState, KvCommand, KvResult>({
 });
 
 const app = new Koa();
+// A client's proposal over HTTP (bench/scale client-hop): {key, value} in, the receipt's index out.
+// Any member takes it; a follower forwards it to the leader, as the hosts' admin APIs do.
+app.use(async (ctx, next) => {
+  if (ctx.method !== 'POST' || ctx.path !== '/bench/propose') return next();
+  let text = '';
+  for await (const chunk of ctx.req) text += chunk;
+  const { key, value } = JSON.parse(text) as { key: string; value: string };
+  try {
+    const receipt = await raft.propose({ op: 'put', key, value });
+    ctx.body = { index: receipt.position.index };
+  } catch (error) {
+    ctx.status = 503;
+    ctx.body = { error: (error as Error).message };
+  }
+});
 const router = http.router();
 app.use(router.routes()).use(router.allowedMethods());
 const server = createServer(app.callback());

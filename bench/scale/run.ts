@@ -14,6 +14,7 @@ type Part = () => Promise<ScaleRow[]>;
 const parts: Record<string, () => Promise<Part>> = {
   snapshot: async () => (await import('./snapshot.js')).run,
   'consensus-in-process': async () => (await import('./consensus-in-process.js')).run,
+  'client-hop': async () => (await import('./client-hop.js')).run,
 };
 
 const asked = (process.env.BENCH_SCALE ?? Object.keys(parts).join(',')).split(',').filter(Boolean);
