@@ -19,6 +19,8 @@ import { serveRouter } from '../http/routes.js';
 import type { Lifecycle } from '../kernel/plugin.js';
 import { healthRouter } from '../cluster/health-router.js';
 import { ConsensusReadiness, servingReadiness, type Readiness } from '../cluster/readiness.js';
+import { RecentTransfers } from '../cluster/recent-transfers.js';
+import { dashboardRouter } from '../dashboard/dashboard-router.js';
 import { AuditProjection, type OwnershipConsensus } from './audit-projection.js';
 import { ChangeFeed } from './change-feed.js';
 import { authorityClusterRouter, authorityMemberReportRouter, type AuthorityClusterDeps } from './cluster-view.js';
@@ -88,6 +90,7 @@ export class AuthorityNode implements Lifecycle {
   /** What /readyz answers on both listeners: the ownership consensus in mode ha, serving in mode dc. */
   readonly readiness: Readiness;
   private readonly consensusReadiness?: ConsensusReadiness;
+  private readonly recent: RecentTransfers;
   private readonly control: HttpServer;
   private readonly publicServer: HttpServer;
 
@@ -148,10 +151,11 @@ export class AuthorityNode implements Lifecycle {
       this.consensusReadiness = new ConsensusReadiness(consensus, clock, log);
     }
     this.readiness = this.consensusReadiness ?? servingReadiness;
+    this.recent = new RecentTransfers(this.metrics, clock);
     // Mode dc has no consensus, so no position to report: its members serve no picture.
     const cluster: AuthorityClusterDeps | undefined =
       ha && this.engine
-        ? { self: options.self, roster: this.roster, tracker: this.tracker, consensus: ha.consensus, engine: this.engine, readiness: this.readiness, clock }
+        ? { self: options.self, roster: this.roster, tracker: this.tracker, consensus: ha.consensus, engine: this.engine, readiness: this.readiness, recent: this.recent, clock }
         : undefined;
     const tokens = new BearerTokens(options.tokens);
     const app = (listener: string) =>
@@ -165,6 +169,7 @@ export class AuthorityNode implements Lifecycle {
     const controlRouters = [
       healthRouter(options.self, this.readiness, controlDocument),
       ...(cluster ? [authorityClusterRouter(cluster, controlDocument)] : []),
+      dashboardRouter(controlDocument),
       createControlRouter({ identity: deps.identity, tracker: this.tracker, ha }, controlDocument),
       metricsRouter(this.metrics, controlDocument),
       openApiRouter(controlDocument),
@@ -213,6 +218,7 @@ export class AuthorityNode implements Lifecycle {
 
   async stop(): Promise<void> {
     this.consensusReadiness?.stop();
+    this.recent.stop();
     this.replicator.stop();
     this.engine?.stop();
     this.projection?.stop();

@@ -4,6 +4,7 @@ import { clusterStatus } from '../cluster/cluster-status.js';
 import { gatherMemberStatuses } from '../cluster/member-reports.js';
 import { memberReport } from '../cluster/member-report.js';
 import type { Readiness } from '../cluster/readiness.js';
+import type { RecentTransfers } from '../cluster/recent-transfers.js';
 import type { ClusterStatus } from '../cluster/schemas.js';
 import type { Clock } from '../contracts/clock.js';
 import type { ApiDocument } from '../http/openapi.js';
@@ -24,10 +25,11 @@ export interface AuthorityClusterDeps {
   consensus: OwnershipConsensus;
   engine: PlannedTransferEngine;
   readiness: Readiness;
+  recent: RecentTransfers;
   clock: Clock;
 }
 
-const report = (deps: AuthorityClusterDeps) => memberReport(deps.self, deps.consensus, deps.readiness);
+const report = (deps: AuthorityClusterDeps) => memberReport(deps.self, deps.consensus, deps.readiness, deps.recent);
 
 /**
  * The authority variant's picture: every roster member asked for its report on its public

@@ -2,13 +2,20 @@ import type { MetadataConsensus } from '../contracts/metadata-consensus.js';
 import { processEventLoopDelay } from '../http/event-loop-delay.js';
 import { consensusFactsOf } from './consensus-facts.js';
 import type { Readiness } from './readiness.js';
+import type { RecentTransfers } from './recent-transfers.js';
 import type { MemberReport } from './schemas.js';
 
 /**
  * This member's own facts: its consensus position and role, its readiness (the verdict /readyz
- * gives) and how late its event loop runs (what /metrics shows as baton_event_loop_delay_seconds).
+ * gives), how late its event loop runs (what /metrics shows as baton_event_loop_delay_seconds)
+ * and the transfers it settled lately.
  */
-export function memberReport(self: string, consensus: MetadataConsensus<unknown, unknown, unknown>, readiness: Readiness): MemberReport {
+export function memberReport(
+  self: string,
+  consensus: MetadataConsensus<unknown, unknown, unknown>,
+  readiness: Readiness,
+  recent?: RecentTransfers,
+): MemberReport {
   const facts = consensusFactsOf(consensus);
   const verdict = readiness.check();
   const delay = processEventLoopDelay().read();
@@ -18,5 +25,6 @@ export function memberReport(self: string, consensus: MetadataConsensus<unknown,
     ready: verdict.ready,
     notReady: verdict.ready ? null : { reason: verdict.reason, detail: verdict.detail },
     eventLoopDelay: { p99Ms: delay.p99 * 1000, maxMs: delay.max * 1000 },
+    recentTransfers: recent?.list() ?? [],
   };
 }

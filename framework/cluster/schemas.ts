@@ -18,6 +18,14 @@ export const eventLoopDelaySchema = z
   })
   .describe('How late the event loop ran (baton_event_loop_delay_seconds)');
 
+export const recentTransferSchema = z.object({
+  at: z.number().describe('When it settled (ms since the epoch, on this member)'),
+  outcome: z.string(),
+  durationMs: z.number().min(0).describe('From accepted to settled'),
+});
+
+export type RecentTransfer = z.output<typeof recentTransferSchema>;
+
 /** What one member says of itself. */
 export const memberReportSchema = z.object({
   id: z.string(),
@@ -29,6 +37,10 @@ export const memberReportSchema = z.object({
   ready: z.boolean(),
   notReady: notReadySchema.nullable(),
   eventLoopDelay: eventLoopDelaySchema,
+  recentTransfers: z
+    .array(recentTransferSchema)
+    .max(200)
+    .describe('Transfers this member settled in the last 10 minutes (stream: as their source; authority: the plans it drove)'),
 });
 
 export type MemberReport = z.output<typeof memberReportSchema>;

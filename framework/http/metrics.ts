@@ -50,6 +50,7 @@ export class BatonMetrics {
   readonly eventLoopDelay: Gauge<'quantile'> | undefined;
 
   private inFlightSource?: () => number;
+  private readonly transferListeners = new Set<(outcome: string, durationMs: number) => void>();
   private consensusSource?: () => ConsensusReading;
 
   constructor(options: BatonMetricsOptions = {}) {
@@ -144,6 +145,13 @@ export class BatonMetrics {
   recordTransfer(outcome: string, durationMs: number): void {
     this.transfers.inc({ outcome });
     this.transferDuration.observe({ outcome }, Math.max(0, durationMs) / 1000);
+    for (const listener of this.transferListeners) listener(outcome, durationMs);
+  }
+
+  /** Called with each transfer recorded (the dashboard's plot of recent durations). Returns the unsubscribe. */
+  onTransferRecorded(listener: (outcome: string, durationMs: number) => void): () => void {
+    this.transferListeners.add(listener);
+    return () => void this.transferListeners.delete(listener);
   }
 
   /** The in-flight gauge reads this at every scrape. */

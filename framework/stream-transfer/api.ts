@@ -13,6 +13,8 @@ import { openApiRouter } from '../http/openapi-routes.js';
 import { serveRouter } from '../http/routes.js';
 import { healthRouter } from '../cluster/health-router.js';
 import { ConsensusReadiness, type Readiness } from '../cluster/readiness.js';
+import type { RecentTransfers } from '../cluster/recent-transfers.js';
+import { dashboardRouter } from '../dashboard/dashboard-router.js';
 import { createAdminRouter } from './admin-router.js';
 import { streamApiDocument } from './api-document.js';
 import { streamClusterRouters } from './cluster-view.js';
@@ -30,11 +32,13 @@ export function streamApiRouters(
   node: StreamNode,
   metrics?: BatonMetrics,
   readiness: Readiness = new ConsensusReadiness(node.consensus, node.clock),
+  recent?: RecentTransfers,
 ): { routers: Router[]; document: ApiDocument } {
   const document = streamApiDocument();
   const routers = [
     healthRouter(node.self, readiness, document),
-    ...streamClusterRouters(node, readiness, document),
+    ...streamClusterRouters(node, readiness, recent, document),
+    dashboardRouter(document),
     createDataRouter(node),
     createAdminRouter(node.consensus),
   ];
@@ -56,6 +60,8 @@ export function createStreamApiApp(deps: {
   extraRoutes?: Middleware[];
   /** What /readyz answers from (the service starts it with the node). */
   readiness?: Readiness;
+  /** The transfers this node settled lately, for the dashboard's plot. */
+  recent?: RecentTransfers;
 }): Koa {
   const app = createApiApp({
     clock: deps.clock,
@@ -67,6 +73,6 @@ export function createStreamApiApp(deps: {
     listener: 'streams',
   });
   for (const routes of deps.extraRoutes ?? []) app.use(routes);
-  for (const router of streamApiRouters(deps.node, deps.metrics, deps.readiness).routers) app.use(serveRouter(router));
+  for (const router of streamApiRouters(deps.node, deps.metrics, deps.readiness, deps.recent).routers) app.use(serveRouter(router));
   return app;
 }

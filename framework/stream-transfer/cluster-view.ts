@@ -4,6 +4,7 @@ import { clusterStatus } from '../cluster/cluster-status.js';
 import { gatherMemberStatuses } from '../cluster/member-reports.js';
 import { memberReport } from '../cluster/member-report.js';
 import type { Readiness } from '../cluster/readiness.js';
+import type { RecentTransfers } from '../cluster/recent-transfers.js';
 import type { ClusterStatus } from '../cluster/schemas.js';
 import type { ApiDocument } from '../http/openapi.js';
 import { ADMIN_SCOPE } from './admin-router.js';
@@ -23,13 +24,18 @@ export const STREAM_CLUSTER_PATH = '/v1/admin/cluster';
  * Read from the local view, not a linearizable read, so a node cut off from its quorum still
  * answers and shows what it knows.
  */
-export function streamClusterStatus(node: StreamNode, readiness: Readiness, authorization?: string): Promise<ClusterStatus> {
+export function streamClusterStatus(
+  node: StreamNode,
+  readiness: Readiness,
+  recent: RecentTransfers | undefined,
+  authorization?: string,
+): Promise<ClusterStatus> {
   const state = node.metadata();
   const ids = new Set([...node.consensus.membership().voters, ...[...state.nodes()].map((n) => n.id)]);
   ids.delete(node.self);
   const addressOf = (id: string) => state.node(id)?.address ?? null;
   const peers = [...ids].map((id) => ({ id, address: addressOf(id) }));
-  const self = { id: node.self, address: addressOf(node.self), report: memberReport(node.self, node.consensus, readiness) };
+  const self = { id: node.self, address: addressOf(node.self), report: memberReport(node.self, node.consensus, readiness, recent) };
   return gatherMemberStatuses(self, peers, {
     clock: node.clock,
     reportPath: STREAM_MEMBER_REPORT_PATH,
@@ -51,10 +57,15 @@ export function streamClusterStatus(node: StreamNode, readiness: Readiness, auth
 }
 
 /** The two cluster routes of a stream node, behind the admin scope. */
-export function streamClusterRouters(node: StreamNode, readiness: Readiness, document: ApiDocument): Router[] {
+export function streamClusterRouters(node: StreamNode, readiness: Readiness, recent: RecentTransfers | undefined, document: ApiDocument): Router[] {
   const options = { scope: ADMIN_SCOPE, tags: ['cluster'] };
   return [
-    memberReportRouter(STREAM_MEMBER_REPORT_PATH, () => memberReport(node.self, node.consensus, readiness), document, options),
-    clusterStatusRouter(STREAM_CLUSTER_PATH, (ctx) => streamClusterStatus(node, readiness, ctx.get('Authorization') || undefined), document, options),
+    memberReportRouter(STREAM_MEMBER_REPORT_PATH, () => memberReport(node.self, node.consensus, readiness, recent), document, options),
+    clusterStatusRouter(
+      STREAM_CLUSTER_PATH,
+      (ctx) => streamClusterStatus(node, readiness, recent, ctx.get('Authorization') || undefined),
+      document,
+      options,
+    ),
   ];
 }

@@ -9,6 +9,7 @@ import type { BatonMetrics } from '../http/metrics.js';
 import { countStoreErrors } from '../http/metrics-sources.js';
 import type { Lifecycle } from '../kernel/plugin.js';
 import { ConsensusReadiness } from '../cluster/readiness.js';
+import { RecentTransfers } from '../cluster/recent-transfers.js';
 import { createStreamApiApp } from './api.js';
 import { DiskWal } from './disk-wal.js';
 import { FileWal } from './file-wal.js';
@@ -45,6 +46,7 @@ export class StreamNodeService implements Lifecycle {
   private registering?: AbortController;
   private transferMetrics?: TransferMetrics;
   private readiness?: ConsensusReadiness;
+  private recent?: RecentTransfers;
 
   constructor(private readonly deps: StreamNodeServiceDeps) {}
 
@@ -80,9 +82,11 @@ export class StreamNodeService implements Lifecycle {
     }
     this.readiness = new ConsensusReadiness(consensus, clock, log);
     this.readiness.start();
+    this.recent = metrics ? new RecentTransfers(metrics, clock) : undefined;
     const app = createStreamApiApp({
       node: this.engine,
       readiness: this.readiness,
+      recent: this.recent,
       tokens: new BearerTokens(options.tokens),
       clock,
       rng,
@@ -104,6 +108,7 @@ export class StreamNodeService implements Lifecycle {
     await this.server?.stop();
     this.watcher?.stop();
     this.transferMetrics?.stop();
+    this.recent?.stop();
     await this.engine?.stop();
   }
 

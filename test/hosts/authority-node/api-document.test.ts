@@ -67,6 +67,10 @@ async function exerciseControl(n: Node): Promise<void> {
   await fetch(`${n.control}/livez`);
   await fetch(`${n.control}/readyz`);
   await n.call('GET', '/availability/v1/cluster', { token: READER }); // 200
+  await fetch(`${n.control}/ui`, { redirect: 'manual' }); // 308
+  await fetch(`${n.control}/ui/`);
+  await fetch(`${n.control}/ui/app.css`);
+  await fetch(`${n.control}/ui/nope`); // 404
 }
 
 /** Provokes every answer the public listener gives. */

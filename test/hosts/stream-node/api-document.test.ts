@@ -149,6 +149,10 @@ test('every status the API answers while exercised is declared in the document, 
   await expect('rebalance progress', call('GET', '/v1/admin/rebalance'), 200);
   await expect('openapi', call('GET', '/openapi.json'), 200);
   await expect('live', call('GET', '/livez'), 200);
+  await expect('dashboard', call('GET', '/ui/'), 200);
+  await expect('dashboard redirect', fetch(`${url}/ui`, { redirect: 'manual' }), 308);
+  await expect('dashboard script', call('GET', '/ui/app.js'), 200);
+  await expect('no such dashboard file', call('GET', '/ui/secret.txt'), 404);
   await expect('cluster', call('GET', '/v1/admin/cluster'), 200);
   await expect('member report', call('GET', '/v1/admin/cluster/member'), 200);
   await eventually(async () => (await call('GET', '/readyz')).status === 200, 'n1 to be ready');

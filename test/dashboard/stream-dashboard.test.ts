@@ -1,0 +1,80 @@
+import { stat } from 'node:fs/promises';
+import test from 'ava';
+import { streamClusterVariant } from '../../cli/local-cluster/local-stream-cluster.js';
+import { startNodeProcesses } from '../framework/cluster/node-processes.js';
+import { eventually } from '../hosts/eventually.js';
+import { openBrowser, screenshot } from './browser.js';
+
+// The page's own globals, inside the functions Playwright runs there.
+declare const document: { querySelector(selector: string): { textContent: string | null; getAttribute(name: string): string | null } | null };
+declare const sessionStorage: { length: number; getItem(key: string): string | null };
+declare const location: { href: string };
+
+test('the stream dashboard: a wrong token is refused in words; the right one shows the members and leader; a transfer lands; a drain reaches 100%', async (t) => {
+  const cluster = await startNodeProcesses(t, streamClusterVariant);
+  const [n1] = cluster.nodes;
+  const admin = { authorization: `Bearer ${cluster.token}`, 'content-type': 'application/json' };
+  await eventually(async () => {
+    const response = await fetch(`${n1.url}/v1/admin/nodes`, { headers: admin });
+    return response.ok && ((await response.json()) as { nodes: unknown[] }).nodes.length === 3;
+  }, 'three registered nodes', 60_000);
+  for (const stream of ['orders', 'payments']) {
+    const created = await fetch(`${n1.url}/v1/admin/streams`, { method: 'POST', headers: admin, body: JSON.stringify({ stream, node: 'n2' }) });
+    t.true(created.ok, `create ${stream}`);
+  }
+
+  const { page, pageErrors } = await openBrowser(t);
+  const response = await page.goto(`${n1.url}/ui/`);
+  t.is(response?.headers()['content-type'], 'text/html; charset=utf-8');
+  await page.getByLabel('Admin token').fill('not-the-token');
+  await page.getByRole('button', { name: 'Open the dashboard' }).click();
+  const refusal = page.getByTestId('login-error');
+  await refusal.waitFor();
+  t.regex((await refusal.textContent())!, /refused this token: the bearer token is not recognised/);
+  t.is(await page.evaluate(() => sessionStorage.length), 0, 'a refused token is not kept');
+
+  await page.getByLabel('Admin token').fill(cluster.token);
+  await page.getByRole('button', { name: 'Open the dashboard' }).click();
+  const members = page.getByTestId('members');
+  await members.locator('tbody tr').nth(2).waitFor();
+  t.deepEqual(await members.locator('tbody th').allTextContents(), ['n1', 'n2', 'n3']);
+  await page.waitForFunction(() => /^leader n\d, term \d+$/.test(document.querySelector('[data-testid=leader]')?.textContent ?? ''));
+  const leader = /^leader (n\d)/.exec((await page.getByTestId('leader').textContent())!)![1];
+  t.is(await members.locator(`tr[data-member=${leader}] [data-field=role]`).textContent(), 'leader');
+  t.is(await members.locator('[data-field=role]:text-is("follower")').count(), 2);
+  t.true(await page.evaluate(() => !location.href.includes('token') && sessionStorage.getItem('baton.dashboard.token') !== null), 'the token is in sessionStorage, not the URL');
+
+  // Transfer orders from n2 to n3 and watch its row land on n3 at the next epoch.
+  await page.getByLabel('Find a stream').fill('orders');
+  await page.getByRole('button', { name: 'Look up' }).click();
+  const orders = page.locator('[data-testid=streams] tr[data-stream=orders]');
+  await page.waitForFunction(() => document.querySelector('tr[data-stream=orders] [data-field=owner]')?.textContent === 'n2');
+  await page.getByLabel('Target node for orders').selectOption('n3');
+  await orders.getByRole('button', { name: 'Transfer…' }).click();
+  const dialog = page.getByRole('dialog');
+  t.regex((await dialog.textContent())!, /Transfer orders to n3\?/);
+  await dialog.getByRole('button', { name: 'Transfer to n3' }).click();
+  await page.waitForFunction(
+    () =>
+      document.querySelector('tr[data-stream=orders] [data-field=owner]')?.textContent === 'n3' &&
+      document.querySelector('tr[data-stream=orders] [data-field=state]')?.textContent === 'open',
+    undefined,
+    { timeout: 30_000 },
+  );
+  t.is(await orders.locator('[data-field=epoch]').textContent(), '2');
+
+  // Drain n3 (it owns orders now): its drain bar fills to 100%.
+  await page.getByRole('button', { name: 'Drain n3' }).click();
+  await page.getByRole('dialog').getByRole('button', { name: 'Drain n3' }).click();
+  const drainBar = page.getByTestId('drain-n3');
+  await drainBar.waitFor();
+  await page.waitForFunction(() => document.querySelector('[data-testid=drain-n3]')?.getAttribute('aria-valuenow') === '100', undefined, { timeout: 30_000 });
+  await page.waitForFunction(() => document.querySelector('tr[data-stream=orders] [data-field=owner]')?.textContent !== 'n3');
+  t.regex((await page.locator('[data-node=n3]').textContent())!, /drained: 100%/);
+  // The settled handoffs show in the plot of recent transfer durations.
+  await page.waitForFunction(() => /[1-9]\d* settled/.test(document.querySelector('[data-testid=plot-summary]')?.textContent ?? ''), undefined, { timeout: 30_000 });
+
+  const shot = await screenshot(page, 'dashboard-stream');
+  t.true((await stat(shot)).size > 10_000);
+  t.deepEqual(pageErrors, [], 'no script error on the page');
+});
