@@ -25,7 +25,7 @@ test.serial('baton status on a stream cluster: three members, one leader, indexe
     const run = await status(env);
     healthy = run.picture;
     return run.code === 0 && healthy.counts.nodes === 3 && healthy.members.every((m) => m.reachable && m.report?.ready);
-  }, 'the picture to show three ready nodes', 30_000);
+  }, 'the picture to show three ready nodes', 60_000);
   t.is(healthy.variant, 'stream');
   t.is(healthy.servedBy, 'n1');
   t.deepEqual(healthy.members.map((m) => m.id), ['n1', 'n2', 'n3']);
@@ -80,7 +80,7 @@ test.serial('baton status on an authority cluster shows the tracker verdict besi
     const run = await status(env);
     picture = run.picture;
     return run.code === 0 && picture.members.every((m) => m.reachable && m.report?.ready);
-  }, 'every member in the picture ready', 30_000);
+  }, 'every member in the picture ready', 60_000);
   t.is(picture.variant, 'authority');
   t.deepEqual(picture.members.map((m) => [m.id, m.liveness]), [['east-1', 'Alive'], ['north-1', 'Alive'], ['west-1', 'Alive']]);
   t.deepEqual(picture.counts, { authorities: 0 });
