@@ -156,6 +156,8 @@ export type NotAppendedReason =
   | 'membership_change_in_progress'
   /** The caller's signal aborted before the proposal was handed to the log. */
   | 'aborted'
+  /** The command cannot be logged as JSON by every member (nested too deep, not JSON at all). */
+  | 'invalid_command'
   | 'stopped';
 
 /** The command was certainly not appended to the log. Safe to retry or abandon. */

@@ -139,7 +139,8 @@ export function peerUnauthenticated(refusal: PeerRefusal): HttpProblem {
     type: 'peer-unauthenticated',
     detail,
     extra: { reason: refusal },
-    headers: { 'WWW-Authenticate': 'Baton-Peer realm="baton"' },
+    // The body is never read: the connection closes rather than swallow what a stranger sends.
+    headers: { 'WWW-Authenticate': 'Baton-Peer realm="baton"', Connection: 'close' },
   });
 }
 

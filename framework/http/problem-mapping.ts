@@ -61,6 +61,9 @@ const consensusUnavailable: ProblemMapper = (error) => {
       cause: error,
     });
   }
+  if (error instanceof NotAppendedError && error.reason === 'invalid_command') {
+    return new HttpProblem({ status: 400, type: 'invalid-command', detail: `${error.message}; nothing was changed`, cause: error });
+  }
   if (error instanceof NotAppendedError) {
     return new HttpProblem({
       status: 503,

@@ -90,7 +90,7 @@ export const httpPeerTransportOptionsSchema = z
     cluster: z.string().min(1).default('baton'),
     /** Largest stream frame or peer request (default 4 MiB). */
     maxMessageBytes: positive.optional(),
-    /** Largest snapshot or oversized append, sent on its own POST, two read at a time (default 64 MiB). */
+    /** Largest snapshot or oversized append, sent on its own POST, one read at a time (default 64 MiB). */
     maxLargeMessageBytes: positive.optional(),
     /** Forwarded proposals handled at once (default 32). */
     maxConcurrentRequests: positive.optional(),

@@ -36,7 +36,7 @@ export interface HttpPeerTransportOptions {
   maxMessageBytes?: number;
   /**
    * Largest message sent on its own POST (/messages): snapshots, and appends whose entries
-   * together exceed maxMessageBytes. At most two are read at a time. Default 64 MiB.
+   * together exceed maxMessageBytes. One is read at a time. Default 64 MiB.
    */
   maxLargeMessageBytes?: number;
   /** Peer requests (forwarded proposals) handled at once; more answer 503. Default 32. */
@@ -85,7 +85,7 @@ export const DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 /** Snapshots, until they travel in chunks, and appends of large entries. */
 export const DEFAULT_MAX_LARGE_MESSAGE_BYTES = 64 * 1024 * 1024;
 /** Large messages read at once: each may buffer up to maxLargeMessageBytes. */
-const MAX_LARGE_IN_FLIGHT = 2;
+const MAX_LARGE_IN_FLIGHT = 1;
 /** Streams one member may hold open here (one in use, a few being replaced). */
 const MAX_STREAMS_PER_PEER = 4;
 
@@ -499,7 +499,7 @@ export class HttpPeerTransport implements PeerTransport {
 
 /** 503 with Retry-After: the member is fine, it is only at its bound for concurrent peer work. */
 function busy(detail: string): HttpProblem {
-  return new HttpProblem({ status: 503, type: 'peer-busy', detail: `${detail}: retry shortly`, headers: { 'Retry-After': '1' } });
+  return new HttpProblem({ status: 503, type: 'peer-busy', detail: `${detail}: retry shortly`, headers: { 'Retry-After': '1', Connection: 'close' } });
 }
 
 function tooLarge(limit: number, what: string): HttpProblem {
@@ -526,8 +526,8 @@ function isPeerMessage(value: unknown): value is PeerMessage {
 
 /** The request body as text, refusing more than `limit` bytes. */
 async function readBody(ctx: Context, limit: number): Promise<string> {
-  const pre = (ctx.request as unknown as { body?: unknown }).body;
-  if (pre !== undefined) return typeof pre === 'string' ? pre : JSON.stringify(pre);
+  const declared = ctx.request.length;
+  if (declared !== undefined && declared > limit) throw new Error(`body of ${declared} bytes over ${limit}`);
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of ctx.req) {

@@ -12,6 +12,7 @@ import type {
   PeerMessage,
   PeerTransport,
 } from '../../../framework/contracts/peer-transport.js';
+import { valueDepthExceeds } from '../../../framework/http/json-bounds.js';
 import { canonicalJson } from '../../../framework/consensus/canonical-json.js';
 import {
   PROPOSE_CHANNEL,
@@ -94,6 +95,9 @@ export class Forwarder {
   }
 }
 
+/** A forwarded command deeper than this is refused (the same bound as a local proposal's). */
+const MAX_FORWARDED_DEPTH = 100;
+
 /** What the leader side of forwarding needs from the driver. */
 export interface ForwardedProposalsHost {
   readonly self: MemberId;
@@ -149,6 +153,10 @@ export class ForwardedProposals {
       });
     }
     const timeoutMs = Math.min(req.timeoutMs, host.maxTimeoutMs);
+    if (req.kind !== 'conf' && valueDepthExceeds(req.command, MAX_FORWARDED_DEPTH)) {
+      host.stats.malformedMessages++;
+      return reply({ ok: false, kind: 'not_appended', reason: 'invalid_command', message: `the command from ${from} nests deeper than ${MAX_FORWARDED_DEPTH} levels` });
+    }
     try {
       if (req.kind === 'conf') {
         await host.changeHere(req.change, req.member, timeoutMs);

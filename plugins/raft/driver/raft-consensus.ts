@@ -31,6 +31,7 @@ import {
   type SnapshotMeta,
 } from '../core/types.js';
 import type { RaftStorage } from '../storage/raft-storage.js';
+import { valueDepthExceeds } from '../../../framework/http/json-bounds.js';
 import { canonicalJson } from '../../../framework/consensus/canonical-json.js';
 import { Deadlines } from './deadlines.js';
 import { PendingProposal, Waiters, type Waiter } from './waiter.js';
@@ -321,6 +322,9 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
   // ---- the contract ----
 
   propose(command: C, options?: ProposeOptions): Promise<Receipt<R>> {
+    // A command every member must encode for its log: one that cannot be would stop them all.
+    const invalid = unloggableCommand(command);
+    if (invalid) return Promise.reject(invalid);
     // The common case under load, on the leader without a signal, skips the general path's
     // async frame: one promise and one object per proposal (PendingProposal).
     if (
@@ -1050,4 +1054,15 @@ function keyReused(key: string): NotAppendedError {
 
 function definedOnly<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/** Deeper than this a command is refused: far above any real one, far below what JSON.stringify survives. */
+export const MAX_COMMAND_DEPTH = 100;
+
+/** Why a command cannot enter the log (every member encodes it as JSON), or undefined. */
+export function unloggableCommand(command: unknown): NotAppendedError | undefined {
+  if (valueDepthExceeds(command, MAX_COMMAND_DEPTH)) {
+    return new NotAppendedError('invalid_command', `the command nests deeper than ${MAX_COMMAND_DEPTH} levels`);
+  }
+  return undefined;
 }

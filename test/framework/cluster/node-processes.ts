@@ -16,6 +16,8 @@ export interface NodeProcesses<N extends LocalNodeConfig> {
   /** Kills one node at once (SIGKILL): no graceful shutdown. */
   kill(id: string): Promise<void>;
   running(id: string): boolean;
+  /** The process id of a member, to read its /proc entry. */
+  pid(id: string): number | undefined;
 }
 
 /**
@@ -53,5 +55,6 @@ export async function startNodeProcesses<N extends LocalNodeConfig>(
     stop: async (id) => void (await process(id).stop()),
     kill: async (id) => void (await process(id).kill()),
     running: (id) => process(id).running,
+    pid: (id) => process(id).pid,
   };
 }
