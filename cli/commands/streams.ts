@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { CliContext } from '../context.js';
 import { registerDrainCommands } from '../streams/drain-commands.js';
+import { registerListCommand } from '../streams/list-command.js';
 import { registerNodeCommands } from '../streams/node-commands.js';
 import { registerRebalanceCommand } from '../streams/rebalance-command.js';
 import { registerStreamCommands } from '../streams/stream-commands.js';
@@ -28,6 +29,7 @@ Examples:
   baton streams drain n1`,
     );
   registerStreamCommands(streams, ctx);
+  registerListCommand(streams, ctx);
   registerTransferCommands(streams, ctx);
   registerDrainCommands(streams, ctx);
   registerRebalanceCommand(streams, ctx);

@@ -8,7 +8,8 @@ import type { StreamCommand, StreamResult } from './commands.js';
 import { CommandRejectedError } from './errors.js';
 import { ID_PATTERN } from './model.js';
 import { planRebalance } from './placement.js';
-import { allNodeStatus, drainProgress, pendingTransfers } from './progress.js';
+import { nodePage, pageQuery, streamPage, transferPage, transferPageQuery } from './listing.js';
+import { drainProgress, nodeStatus } from './progress.js';
 import type { StreamConsensus } from './stream-node.js';
 
 /** The scope an admin token must carry (401 without a token, 403 without the scope). */
@@ -61,11 +62,20 @@ export function createAdminRouter(consensus: StreamConsensus): Router {
     const body = await readValidBody(ctx, registerNodeBody);
     const result = await decide({ type: 'register-node', node: body.id, address: body.address, slots: body.slots });
     ctx.status = result.duplicate ? 200 : 201;
-    ctx.body = { node: allNodeStatus(await state()).find((n) => n.id === body.id), duplicate: result.duplicate ?? false };
+    ctx.body = { node: nodeStatus(await state(), body.id), duplicate: result.duplicate ?? false };
   });
 
   router.get('/nodes', async (ctx) => {
-    ctx.body = { nodes: allNodeStatus(await state()) };
+    const { after, limit } = validate(pageQuery, ctx.query, 'query');
+    const { items, next } = nodePage(await state(), after, limit);
+    ctx.body = { nodes: items, next };
+  });
+
+  router.get('/streams', async (ctx) => {
+    const { after, limit } = validate(pageQuery, ctx.query, 'query');
+    const current = await state();
+    const { items, next } = streamPage(current, after, limit);
+    ctx.body = { streams: items, next, total: current.streamCount };
   });
 
   router.get('/nodes/:node', async (ctx) => {
@@ -108,7 +118,10 @@ export function createAdminRouter(consensus: StreamConsensus): Router {
   });
 
   router.get('/transfers', async (ctx) => {
-    ctx.body = { transfers: pendingTransfers(await state()) };
+    const { after, limit } = validate(transferPageQuery, ctx.query, 'query');
+    const current = await state();
+    const { items, next } = transferPage(current, after, limit);
+    ctx.body = { transfers: items, next, total: current.transferCount };
   });
 
   router.get('/transfers/:stream', async (ctx) => {

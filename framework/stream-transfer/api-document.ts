@@ -9,6 +9,9 @@ import {
   transferBody,
 } from './admin-router.js';
 import { appendBody, readQuery, streamParam } from './data-router.js';
+import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT, pageQuery, transferPageQuery } from './listing.js';
+
+const PAGING = `Paged: at most \`limit\` items (default ${DEFAULT_PAGE_LIMIT}, at most ${MAX_PAGE_LIMIT}); \`next\` is the \`after\` of the next page, null on the last.`;
 
 /**
  * The problem answers each route can give, by status. Shared causes: 400 for any invalid
@@ -86,8 +89,10 @@ const adminOps: OperationSpec[] = [
   admin({
     method: 'get',
     path: '/v1/admin/nodes',
-    summary: 'The registered nodes',
-    responses: { 200: ok('Nodes with slots, streams owned and draining flag'), ...problems(503) },
+    summary: 'The registered nodes, by id',
+    description: `${PAGING} \`after\` is the id of the last node of the previous page.`,
+    params: { query: pageQuery },
+    responses: { 200: ok('{nodes: [{id, address, slots, owned, incoming, outgoing, draining, drained}], next}'), ...problems(400, 503) },
   }),
   admin({
     method: 'get',
@@ -120,6 +125,17 @@ const adminOps: OperationSpec[] = [
     responses: { 200: ok('Already exists as asked'), 201: ok('Created'), ...problems(400, 404, 409, 413, 415, 503) },
   }),
   admin({
+    method: 'get',
+    path: '/v1/admin/streams',
+    summary: 'The streams, by id',
+    description: `${PAGING} \`after\` is the id of the last stream of the previous page.`,
+    params: { query: pageQuery },
+    responses: {
+      200: ok('{streams: [{stream, owner, epoch, state, tail, transfer: {source, target, reason} | null}], next, total}'),
+      ...problems(400, 503),
+    },
+  }),
+  admin({
     method: 'post',
     path: '/v1/admin/transfers',
     summary: 'Propose moving a stream to a target node',
@@ -133,8 +149,10 @@ const adminOps: OperationSpec[] = [
   admin({
     method: 'get',
     path: '/v1/admin/transfers',
-    summary: 'The pending transfers',
-    responses: { 200: ok('Pending transfers'), ...problems(503) },
+    summary: 'The pending transfers, oldest first',
+    description: `${PAGING} The cursor is \`<since>:<stream>\` of the last transfer of the previous page.`,
+    params: { query: transferPageQuery },
+    responses: { 200: ok('{transfers: [...], next, total}'), ...problems(400, 503) },
   }),
   admin({
     method: 'get',

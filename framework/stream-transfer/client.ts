@@ -2,7 +2,16 @@ import type { Clock } from '../contracts/clock.js';
 import { BatonError } from '../contracts/errors.js';
 import { SystemClock } from '../kernel/system-clock.js';
 import type { PlannedMove } from './model.js';
+import type { StreamSummary } from './listing.js';
 import type { DrainProgress, NodeStatus } from './progress.js';
+
+/** One page of `GET /v1/admin/streams`. */
+export interface StreamPage {
+  streams: StreamSummary[];
+  /** Pass as `after` for the next page; null on the last one. */
+  next: string | null;
+  total: number;
+}
 
 /** A problem+json answer the client could not resolve by following hints or waiting. */
 export class StreamApiError extends BatonError {
@@ -103,8 +112,20 @@ export class StreamClient {
     return this.admin('POST', '/v1/admin/nodes', { id, address, slots }) as Promise<{ node: NodeStatus }>;
   }
 
-  nodes(): Promise<{ nodes: NodeStatus[] }> {
-    return this.admin('GET', '/v1/admin/nodes') as Promise<{ nodes: NodeStatus[] }>;
+  /** Every registered node (the pages followed to the end). */
+  async nodes(): Promise<{ nodes: NodeStatus[] }> {
+    const nodes: NodeStatus[] = [];
+    for await (const page of this.pages<{ nodes: NodeStatus[] }>('/v1/admin/nodes')) nodes.push(...page.nodes);
+    return { nodes };
+  }
+
+  /** One page of streams by id, after the cursor `after`. */
+  streams(options: { after?: string; limit?: number } = {}): Promise<StreamPage> {
+    const query = new URLSearchParams();
+    if (options.after) query.set('after', options.after);
+    if (options.limit) query.set('limit', String(options.limit));
+    const suffix = query.size > 0 ? `?${query}` : '';
+    return this.admin('GET', `/v1/admin/streams${suffix}`) as Promise<StreamPage>;
   }
 
   node(id: string): Promise<DrainProgress> {
@@ -123,8 +144,21 @@ export class StreamClient {
     return this.admin('POST', '/v1/admin/transfers', { stream, target }) as Promise<Record<string, unknown>>;
   }
 
-  transfers(): Promise<{ transfers: Record<string, unknown>[] }> {
-    return this.admin('GET', '/v1/admin/transfers') as Promise<{ transfers: Record<string, unknown>[] }>;
+  /** Every pending transfer, oldest first (the pages followed to the end). */
+  async transfers(): Promise<{ transfers: Record<string, unknown>[] }> {
+    const transfers: Record<string, unknown>[] = [];
+    for await (const page of this.pages<{ transfers: Record<string, unknown>[] }>('/v1/admin/transfers')) transfers.push(...page.transfers);
+    return { transfers };
+  }
+
+  private async *pages<T extends object>(path: string): AsyncIterableIterator<T> {
+    let after: string | null = null;
+    do {
+      const query: string = after === null ? '' : `?after=${encodeURIComponent(after)}`;
+      const page = (await this.admin('GET', `${path}${query}`)) as T;
+      yield page;
+      after = (page as { next?: string | null }).next ?? null;
+    } while (after !== null);
   }
 
   transferStatus(stream: string): Promise<{ status: 'pending' | 'settled'; [k: string]: unknown }> {

@@ -41,8 +41,9 @@ export function drainProgress(state: StreamMetadata, id: NodeId): DrainProgress 
   return { ...status, drainInFlight: state.node(id)!.drainInFlight, remaining: status.owned };
 }
 
-export function allNodeStatus(state: StreamMetadata): NodeStatus[] {
-  return [...state.nodes()].map((node) => nodeStatus(state, node.id)!);
+/** Every node's status by id (strictly after `after` when given), computed as it is read. */
+export function* allNodeStatus(state: StreamMetadata, after?: NodeId): IterableIterator<NodeStatus> {
+  for (const node of state.nodes(after)) yield nodeStatus(state, node.id)!;
 }
 
 /** Pending transfers, oldest first, at most `limit` of them. */

@@ -139,9 +139,12 @@ export class StreamMetadata {
     return valuesAfter(this.#transfers, after);
   }
 
-  /** Pending transfers, oldest first (by the log index that started them, then stream id). */
-  *transfersBySince(): IterableIterator<PendingTransfer> {
-    let key = this.#bySince.minKey();
+  /**
+   * Pending transfers, oldest first (by the log index that started them, then stream id),
+   * strictly after the position `after` when given.
+   */
+  *transfersBySince(after?: Pick<PendingTransfer, 'since' | 'stream'>): IterableIterator<PendingTransfer> {
+    let key = after === undefined ? this.#bySince.minKey() : this.#bySince.nextHigherKey(after as PendingTransfer);
     while (key !== undefined) {
       yield key;
       key = this.#bySince.nextHigherKey(key);

@@ -138,6 +138,10 @@ test('every status the API answers while exercised is declared in the document, 
   await expect('transfer', call('POST', '/v1/admin/transfers', { stream: 's', target: 'n2' }), 202);
   await expect('transfer unknown', call('POST', '/v1/admin/transfers', { stream: 'nope', target: 'n2' }), 404);
   await expect('transfers', call('GET', '/v1/admin/transfers'), 200);
+  await expect('streams page', call('GET', '/v1/admin/streams?limit=1'), 200);
+  await expect('streams bad page', call('GET', '/v1/admin/streams?limit=0'), 400);
+  await expect('nodes bad page', call('GET', '/v1/admin/nodes?after=-x'), 400);
+  await expect('transfers bad page', call('GET', '/v1/admin/transfers?after=nope'), 400);
   await eventually(async () => (await client.transferStatus('s')).status === 'settled', 'handoff');
   await expect('transfer status', call('GET', '/v1/admin/transfers/s'), 200);
   await expect('transfer status unknown', call('GET', '/v1/admin/transfers/nope'), 404);
