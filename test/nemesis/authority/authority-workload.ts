@@ -1,0 +1,365 @@
+import { SystemClock } from '../../../framework/kernel/system-clock.js';
+import type { SeededRng } from '../../../framework/testing/sim/seeded-rng.js';
+import { eventually } from '../../hosts/eventually.js';
+import { callJson, type CallResult } from '../http-json.js';
+import type { OperationLog, PendingRecord } from '../operation-log.js';
+import type { Workload } from '../run-nemesis.js';
+import {
+  startAuthorityCluster,
+  type AuthorityCluster,
+  type AuthorityMember,
+} from './authority-cluster.js';
+import {
+  checkAuthorityHistory,
+  type AuditRecord,
+  type HealedAuthority,
+} from './authority-checks.js';
+
+const AUTHORITIES = 3;
+const WRITE_TIMEOUT_MS = 3_000;
+/** A planned transfer answers once it committed: give it a while, then it is unknown. */
+const TRANSFER_TIMEOUT_MS = 8_000;
+
+/**
+ * The authority workload: a writer per authority writes at its home under the epoch it last
+ * read; an operator POSTs planned transfers to random targets and now and then cancels one,
+ * while the nemesis kills, pauses and partitions members and takes an audit store away.
+ * Transfers and cancels go to the source member (the member that takes a transfer holds its plan
+ * until transfer intents are replicated). Checked after healing: see authority-checks.ts.
+ */
+export function authorityWorkload(): Workload {
+  let cluster: AuthorityCluster | undefined;
+  const authorities = Array.from({ length: AUTHORITIES }, (_, i) => `a${i}`);
+  const initialHomes: Record<string, string> = {};
+
+  return {
+    name: 'authority',
+    testFile: 'dist/test/nemesis/authority.test.js',
+    progressOps: ['write'],
+
+    async start(ctx) {
+      cluster = await startAuthorityCluster(ctx);
+      const c = cluster;
+      for (const [i, authority] of authorities.entries()) {
+        const home = c.nodes[i % c.nodes.length].datacenter;
+        initialHomes[authority] = home;
+        // A raw move without a source places an authority that has no home yet.
+        await eventually(
+          async () => {
+            const r = await callJson(`${c.nodes[0].control}/availability/v1/commands`, {
+              body: { type: 'transfer_authority', authority, target: home },
+              token: c.token,
+              headers: { 'idempotency-key': `place-${authority}` },
+              timeoutMs: 5_000,
+            });
+            return r.kind === 'answer' && r.status === 200;
+          },
+          `authority ${authority} placed in ${home}`,
+          60_000,
+        );
+      }
+      return c;
+    },
+
+    clients(ctx, signal) {
+      const c = cluster!;
+      return [
+        ...authorities.map((a, i) =>
+          writer(`w${i}`, a, ctx.rng.fork(`writer-${i}`), ctx.log, c, signal),
+        ),
+        operator(ctx.rng.fork('operator'), ctx.log, c, authorities, signal),
+      ];
+    },
+
+    async check(ctx) {
+      const c = cluster!;
+      const problems: string[] = [];
+      // Whatever is still waiting is called off at its source, so every outcome is decided.
+      for (const authority of authorities) {
+        for (const node of c.nodes) {
+          await callJson(`${node.control}/availability/v1/transfers/${authority}`, {
+            method: 'DELETE',
+            token: c.token,
+            timeoutMs: 5_000,
+          });
+        }
+      }
+      const healed: Record<string, HealedAuthority> = {};
+      for (const authority of authorities) {
+        try {
+          healed[authority] = await convergedAuthority(c, authority);
+        } catch (error) {
+          problems.push((error as Error).message);
+        }
+      }
+      problems.push(...checkAuthorityHistory(ctx.log, healed, c.nodes, initialHomes));
+      problems.push(...(await barriersReached(c, healed)));
+      return problems;
+    },
+
+    stop: async () => cluster?.close(),
+  };
+}
+
+/** Writes at the home under the epoch last read; a stale epoch or a wrong home sends it back to read. */
+async function writer(
+  client: string,
+  authority: string,
+  rng: SeededRng,
+  log: OperationLog,
+  c: AuthorityCluster,
+  signal: AbortSignal,
+): Promise<void> {
+  const clock = new SystemClock();
+  let known: { home: string; epoch: number } | undefined;
+  let n = 0;
+  while (!signal.aborted) {
+    if (!known) {
+      const at = rng.pick(c.nodes);
+      const r = await callJson(`${at.control}/availability/v1/authorities/${authority}`, {
+        token: c.token,
+        timeoutMs: 1_000,
+      });
+      if (r.kind === 'answer' && r.status === 200)
+        known = { home: r.body.home, epoch: r.body.epoch };
+      else {
+        await clock.sleep(100);
+        continue;
+      }
+    }
+    const home = c.nodes.find((m) => m.datacenter === known!.home);
+    if (!home) {
+      known = undefined;
+      continue;
+    }
+    const operation = `${client}-${n++}`;
+    const pending = log.invoke<WriteInput, WriteOutput>(client, 'write', {
+      authority,
+      operation,
+      epoch: known.epoch,
+      member: home.id,
+    });
+    const answer = await callJson(
+      `${home.public}/availability/v1/authorities/${authority}/writes`,
+      {
+        body: { operation, epoch: known.epoch },
+        token: c.token,
+        timeoutMs: WRITE_TIMEOUT_MS,
+      },
+    );
+    const outcome = settle(
+      pending,
+      answer,
+      (body) => ({ epoch: body.epoch, serial: body.serial }),
+      [409, 421],
+    );
+    if (outcome !== 'ok') known = undefined;
+    await clock.sleep(10 + rng.int(30));
+  }
+}
+
+export interface WriteInput {
+  authority: string;
+  operation: string;
+  epoch: number;
+  member: string;
+}
+
+export interface WriteOutput {
+  epoch: number;
+  serial: number;
+}
+
+export interface TransferInput {
+  authority: string;
+  id: string;
+  source: string;
+  target: string;
+  at: string;
+}
+
+/** Planned transfers to random targets at the source member; now and then a cancel there. */
+async function operator(
+  rng: SeededRng,
+  log: OperationLog,
+  c: AuthorityCluster,
+  authorities: readonly string[],
+  signal: AbortSignal,
+): Promise<void> {
+  const clock = new SystemClock();
+  let n = 0;
+  const inFlight: Array<Promise<void>> = [];
+  while (!signal.aborted) {
+    await clock.sleep(800 + rng.int(1200));
+    if (signal.aborted) break;
+    const authority = rng.pick(authorities);
+    const r = await callJson(
+      `${rng.pick(c.nodes).control}/availability/v1/authorities/${authority}`,
+      { token: c.token, timeoutMs: 1_000 },
+    );
+    if (r.kind !== 'answer' || r.status !== 200) continue;
+    const source = c.nodes.find((m) => m.datacenter === r.body.home);
+    if (!source) continue;
+    if (rng.chance(0.25)) {
+      inFlight.push(cancel(log, c, authority, source));
+      continue;
+    }
+    const target = rng.pick(c.nodes.filter((m) => m !== source));
+    const id = `move-${authority}-${n++}`;
+    // The POST answers only once the move committed: it runs on while the operator goes on.
+    inFlight.push(
+      transfer(
+        log,
+        c,
+        { authority, id, source: source.datacenter, target: target.datacenter, at: source.id },
+        source,
+      ),
+    );
+  }
+  await Promise.all(inFlight);
+}
+
+async function transfer(
+  log: OperationLog,
+  c: AuthorityCluster,
+  input: TransferInput,
+  at: AuthorityMember,
+): Promise<void> {
+  const pending = log.invoke<TransferInput, AuditRecord>('operator', 'transfer', input);
+  const answer = await callJson(`${at.control}/availability/v1/transfers`, {
+    body: {
+      authority: input.authority,
+      source: input.source,
+      target: input.target,
+      reason: 'nemesis',
+    },
+    token: c.token,
+    headers: { 'idempotency-key': input.id },
+    timeoutMs: TRANSFER_TIMEOUT_MS,
+  });
+  // 409 (another transfer runs, cancelled, not the home) and 504 (barrier budget) moved nothing.
+  settle(pending, answer, (body) => body as AuditRecord, [409, 422, 504]);
+}
+
+async function cancel(
+  log: OperationLog,
+  c: AuthorityCluster,
+  authority: string,
+  at: AuthorityMember,
+): Promise<void> {
+  const pending = log.invoke<{ authority: string; at: string }, { status: number }>(
+    'operator',
+    'cancel',
+    { authority, at: at.id },
+  );
+  const answer = await callJson(`${at.control}/availability/v1/transfers/${authority}`, {
+    method: 'DELETE',
+    token: c.token,
+    timeoutMs: 5_000,
+  });
+  if (answer.kind === 'answer' && [204, 404, 409].includes(answer.status))
+    pending.ok({ status: answer.status }, at.id);
+  else if (answer.kind === 'refused') pending.fail(answer.reason);
+  else pending.unknown(answer.kind === 'lost' ? answer.reason : `${answer.status}`);
+}
+
+function settle<O>(
+  pending: PendingRecord<O>,
+  answer: CallResult,
+  output: (body: any) => O,
+  refusals: number[],
+): 'ok' | 'fail' | 'unknown' {
+  if (answer.kind === 'refused') {
+    pending.fail(answer.reason);
+    return 'fail';
+  }
+  if (answer.kind === 'lost') {
+    pending.unknown(answer.reason);
+    return 'unknown';
+  }
+  if (answer.status === 200) {
+    pending.ok(output(answer.body));
+    return 'ok';
+  }
+  const what = `${answer.status} ${String(answer.body?.type ?? '').replace('urn:baton:problem:', '')}`;
+  if (refusals.includes(answer.status)) {
+    pending.fail(what);
+    return 'fail';
+  }
+  pending.unknown(what);
+  return 'unknown';
+}
+
+/** Waits until every member has the same home, epoch and audit of `authority`; returns it. */
+async function convergedAuthority(
+  c: AuthorityCluster,
+  authority: string,
+): Promise<HealedAuthority> {
+  let last: string[] = [];
+  let agreed: HealedAuthority | undefined;
+  try {
+    await eventually(
+      async () => {
+        const views = await Promise.all(
+          c.nodes.map(async (node) => {
+            const o = await callJson(`${node.control}/availability/v1/authorities/${authority}`, {
+              token: c.token,
+              timeoutMs: 2_000,
+            });
+            const a = await callJson(
+              `${node.control}/availability/v1/authorities/${authority}/audit?limit=1000`,
+              { token: c.token, timeoutMs: 2_000 },
+            );
+            if (o.kind !== 'answer' || o.status !== 200 || a.kind !== 'answer' || a.status !== 200)
+              return `${node.id}: no answer`;
+            const audit = (a.body.records as AuditRecord[])
+              .map((r) => ({ ...r }))
+              .sort((x, y) => x.commit_index - y.commit_index);
+            return JSON.stringify({ home: o.body.home, epoch: o.body.epoch, audit });
+          }),
+        );
+        last = views;
+        if (views.some((v) => v.endsWith('no answer')) || !views.every((v) => v === views[0]))
+          return false;
+        agreed = JSON.parse(views[0]) as HealedAuthority;
+        return true;
+      },
+      `every member to agree on ${authority}'s home, epoch and audit`,
+      40_000,
+    );
+  } catch (error) {
+    throw new Error(`${(error as Error).message}\n${last.map((v) => v.slice(0, 400)).join('\n')}`);
+  }
+  return agreed!;
+}
+
+/** Every committed move's target has applied its source's feed through the barrier. */
+async function barriersReached(
+  c: AuthorityCluster,
+  healed: Record<string, HealedAuthority>,
+): Promise<string[]> {
+  const problems: string[] = [];
+  for (const [authority, view] of Object.entries(healed)) {
+    for (const record of view.audit) {
+      const source = c.nodes.find((m) => m.datacenter === record.source);
+      const target = c.nodes.find((m) => m.datacenter === record.target);
+      if (!source || !target || record.barrier === undefined) continue;
+      const r = await callJson(`${target.public}/availability/v1/feeds/${source.id}/applied`, {
+        headers: c.peerHeaders(source.id),
+        timeoutMs: 2_000,
+      });
+      if (r.kind !== 'answer' || r.status !== 200) {
+        problems.push(
+          `${authority}: could not read how far ${target.id} applied ${source.id}'s feed: ${JSON.stringify(r).slice(0, 200)}`,
+        );
+        continue;
+      }
+      if (r.body.serial < record.barrier) {
+        problems.push(
+          `${authority}: move ${record.id} to ${record.target} committed with barrier ${record.barrier}, but ${target.id} has applied ${source.id}'s feed only through ${r.body.serial}`,
+        );
+      }
+    }
+  }
+  return problems;
+}
