@@ -27,11 +27,6 @@ export class NodeProcess {
   private ended = false;
   private failure: string | undefined;
 
-  /** The operating system's id of the process (for /proc and signals). */
-  get pid(): number | undefined {
-    return this.child.pid;
-  }
-
   constructor(
     readonly id: string,
     entryPoint: string,
