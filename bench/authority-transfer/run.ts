@@ -160,7 +160,7 @@ async function benchCluster() {
     const commit: number[] = [];
     for (let i = 0; i < COMMITS; i++) {
       const authority = authorities[0];
-      const home = leader.view().state.authorities[authority].home;
+      const home = leader.view().state.authorities.get(authority)!.home;
       const t0 = performance.now();
       await engine.start({ id: `l${i}`, authority, source: home, target: home === 'east' ? 'west' : 'east', actor: 'bench', reason: 'latency' });
       commit.push(performance.now() - t0);
@@ -177,7 +177,7 @@ async function benchCluster() {
     await Promise.all(
       authorities.map(async (authority) => {
         for (let i = next++; i < TRANSFERS; i = next++) {
-          const home = leader.view().state.authorities[authority].home;
+          const home = leader.view().state.authorities.get(authority)!.home;
           await engine.start({ id: `t${i}`, authority, source: home, target: home === 'east' ? 'west' : 'east', actor: 'bench', reason: 'throughput' });
           if (++done === Math.floor(TRANSFERS / 2)) heapMid = heapMb();
         }

@@ -12,7 +12,7 @@ export const auditRecordSchema = z.object({
   target: z.string(),
   actor: z.string().describe('The authenticated principal who ordered the move'),
   reason: z.string(),
-  barrier: serial.describe("The source member's metadata serial the target applied before the commit"),
+  barrier: serial.describe("The source member's final serial (taken once the authority was frozen there) the target applied before the commit"),
   epoch: z.number().int().min(1).describe('The fencing epoch the move minted'),
   commit_term: z.number().int().min(0),
   commit_index: z.number().int().min(1),
@@ -32,6 +32,8 @@ export const transferStatusSchema = z.object({
   age_ms: z.number(),
   deadline_in_ms: z.number(),
   outcome_unknown: z.boolean().describe('Claimed, and the commit was sent without a known outcome; being resolved'),
+  frozen: z.boolean().describe('The source acknowledges no write to the authority (503 with Retry-After) until the move commits or the freeze is lifted'),
+  driver: z.string().describe('The member driving the transfer: probing the target, freezing, committing'),
 });
 
 export const rawTransferOutcomeSchema = z.object({

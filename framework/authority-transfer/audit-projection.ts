@@ -70,7 +70,7 @@ export class AuditProjection {
       this.consensus.watch((_view, entry) => {
         const { command, result } = entry;
         if (command.type !== 'commit_planned_transfer' || !result.ok || !('record' in result)) return;
-        const pending = _view.state.pending[result.record.id];
+        const pending = _view.state.pending.get(result.record.id);
         if (pending?.awaiting.includes(this.self)) void this.projectInBackground(result.record);
       }),
     );
@@ -117,7 +117,7 @@ export class AuditProjection {
   async projectPending(): Promise<void> {
     if (this.stopped) return;
     const { state } = this.consensus.view();
-    const mine = Object.values(state.pending).filter((p) => p.awaiting.includes(this.self));
+    const mine = [...state.pending.values()].filter((p) => p.awaiting.includes(this.self));
     let failed = false;
     for (const pending of mine) {
       try {

@@ -29,6 +29,8 @@ import { FailoverCommands } from './failover-command.js';
 import { DirectoryFiles } from '../kernel/byte-files.js';
 import { FeedReplicas } from './feed-replicas.js';
 import { FeedReplicator } from './feed-replicator.js';
+import { FreezeAcknowledger } from './freeze-acknowledger.js';
+import { RosterSourcePositions } from './source-positions.js';
 import type { FrontierProbe } from './frontier-probe.js';
 import { HttpFrontierProbe } from './http-frontier-probe.js';
 import { MemberTracker } from './member-tracker.js';
@@ -83,6 +85,7 @@ export class AuthorityNode implements Lifecycle {
   readonly engine?: PlannedTransferEngine;
   readonly projection?: AuditProjection;
   readonly fence?: WriteFence;
+  readonly freezes?: FreezeAcknowledger;
   readonly replicator: FeedReplicator;
   readonly metrics: BatonMetrics;
   readonly controlApi: ListenerApi;
@@ -134,16 +137,29 @@ export class AuthorityNode implements Lifecycle {
       this.projection = new AuditProjection(consensus, audit, clock, log);
       const probe = deps.probe ?? new HttpFrontierProbe(this.roster, clock, { token: options.peerToken, headers: deps.peerAuth?.outboundHeaders(), tracker: this.tracker });
       this.engine = new PlannedTransferEngine(
-        { consensus, audit, projection: this.projection, probe, feed: this.feed, clock, log, metrics: this.metrics },
+        {
+          consensus,
+          audit,
+          projection: this.projection,
+          probe,
+          feed: this.feed,
+          clock,
+          log,
+          metrics: this.metrics,
+          sources: new RosterSourcePositions(this.roster, this.feed, clock, { token: options.peerToken }),
+        },
         {
           budgetMs: options.transfers.budgetMs,
           probeTimeoutMs: options.transfers.probeTimeoutMs,
           schedule: { initialDelayMs: options.transfers.reprobeInitialDelayMs, maxDelayMs: options.transfers.reprobeMaxDelayMs },
           abandonedWindow: options.transfers.abandonedWindow,
+          freezeBudgetMs: options.transfers.freezeBudgetMs,
+          expiryGraceMs: options.transfers.expiryGraceMs,
           resolution: options.resolution,
         },
       );
       this.fence = new WriteFence(consensus, this.feed, this.datacenter);
+      this.freezes = new FreezeAcknowledger(consensus, this.feed, this.datacenter, clock, log, () => this.replicator.pullSoon());
       ha = { engine: this.engine, failover: new FailoverCommands(consensus, this.tracker), consensus, audit };
       const engine = this.engine;
       this.metrics.observeTransfersInFlight(() => engine.registry.size);
@@ -212,6 +228,7 @@ export class AuthorityNode implements Lifecycle {
     await this.publicServer.start();
     await this.control.start();
     this.projection?.start();
+    this.freezes?.start();
     this.replicator.start();
     this.consensusReadiness?.start();
   }
@@ -221,6 +238,7 @@ export class AuthorityNode implements Lifecycle {
     this.recent.stop();
     this.replicator.stop();
     this.engine?.stop();
+    this.freezes?.stop();
     this.projection?.stop();
     await this.control.stop();
     await this.publicServer.stop();

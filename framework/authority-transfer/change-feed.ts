@@ -91,6 +91,16 @@ export class ChangeFeed {
   }
 
   /**
+   * The highest serial handed out, durable or not: every write this member acknowledged, and
+   * every one it may still acknowledge, lies at or below it. What a frozen source records as its
+   * final serial (a write not yet durable there is not acknowledged until it is).
+   */
+  assignedSerial(): number {
+    this.assertOpen();
+    return this.assigned;
+  }
+
+  /**
    * Assigns the write the next serial at once and resolves once it is durable. Rejects with
    * FeedUnavailableError when storage failed; the feed then refuses every later write too,
    * since serials already handed out can no longer be kept gap-free.

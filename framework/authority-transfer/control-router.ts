@@ -241,7 +241,7 @@ export function createControlRouter(deps: ControlRouterDeps, document: ApiDocume
       },
     },
     (ctx, authority, { consensus }) => {
-      const ownership = consensus.view().state.authorities[authority];
+      const ownership = consensus.view().state.authorities.get(authority);
       if (!ownership) throw problems.notFound(`${authority} has no home`, { authority });
       ctx.body = { authority, home: ownership.home, epoch: ownership.epoch };
     },

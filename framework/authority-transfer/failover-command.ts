@@ -36,7 +36,7 @@ export class FailoverCommands {
   ) {}
 
   async transfer(request: RawTransferRequest): Promise<RawTransferOutcome> {
-    const current = this.consensus.view().state.authorities[request.authority];
+    const current = this.consensus.view().state.authorities.get(request.authority);
     if (request.source === request.target) {
       throw new InvalidTransferRequestError(`source and target are both ${request.target}`);
     }

@@ -35,6 +35,7 @@ interface FeedPage {
 export class FeedReplicator {
   private timer: Timer | undefined;
   private running = false;
+  private again = false;
   private stopped = false;
   private readonly warnedTruncated = new Set<string>();
 
@@ -56,6 +57,20 @@ export class FeedReplicator {
   stop(): void {
     this.stopped = true;
     this.timer?.cancel();
+  }
+
+  /**
+   * Pulls now rather than at the next round (a frozen transfer to this datacenter waits on it).
+   * A round already running is followed by another one at once.
+   */
+  pullSoon(): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.timer?.cancel();
+    this.schedule(0);
   }
 
   /** One round over every peer; resolves when it is done. */
@@ -106,7 +121,9 @@ export class FeedReplicator {
       this.running = true;
       void this.pullOnce().finally(() => {
         this.running = false;
-        this.schedule(this.options.intervalMs);
+        const again = this.again;
+        this.again = false;
+        this.schedule(again ? 0 : this.options.intervalMs);
       });
     });
   }

@@ -38,9 +38,13 @@ export const authorityNodeOptions = z
         reprobeInitialDelayMs: z.number().int().min(1).default(100),
         reprobeMaxDelayMs: z.number().int().min(1).default(2_000),
         abandonedWindow: z.number().int().min(0).default(256),
+        /** How long the source may stay frozen for one attempt before the freeze is lifted and retried. */
+        freezeBudgetMs: z.number().int().min(1).default(5_000),
+        /** Past a registered transfer's deadline (or thaw time) by this much, any member releases (or thaws) it. */
+        expiryGraceMs: z.number().int().min(0).default(10_000),
       })
       .strict()
-      .default({ budgetMs: 300_000, probeTimeoutMs: 10_000, reprobeInitialDelayMs: 100, reprobeMaxDelayMs: 2_000, abandonedWindow: 256 }),
+      .default({ budgetMs: 300_000, probeTimeoutMs: 10_000, reprobeInitialDelayMs: 100, reprobeMaxDelayMs: 2_000, abandonedWindow: 256, freezeBudgetMs: 5_000, expiryGraceMs: 10_000 }),
     tracker: z
       .object({
         suspectAfterMs: z.number().int().min(1).default(5_000),

@@ -10,15 +10,20 @@ import type {
   TransferAuthorityCommand,
   TransferAuthorityResult,
 } from './ownership.js';
+import { finalBarrier, finalsComplete } from './ownership.js';
+import { dropIntent, dropPending, emptyOwnershipState, putPending, restoreOwnership, snapshotOwnership } from './ownership-index.js';
+import { applyTransferLifecycle } from './transfer-lifecycle.js';
 
 /**
- * The replicated ownership state machine: authority -> home datacenter + fencing epoch, and the
+ * The replicated ownership state machine: authority -> home datacenter + fencing epoch, the
+ * registered planned transfers (one per authority, with their barrier and freeze), and the
  * sealed audit records each voter present at commit still has to store. Pure, as the contract
- * demands: every member reaches the same state from the same log. Refusals are results.
+ * demands: every member reaches the same state from the same log. Refusals are results. Every
+ * command costs O(1) in the number of authorities (map lookups and index updates, no scans).
  */
 export class OwnershipStateMachine implements StateMachine<OwnershipState, OwnershipCommand, OwnershipResult> {
   initial(): OwnershipState {
-    return { authorities: {}, pending: {} };
+    return emptyOwnershipState();
   }
 
   apply(state: OwnershipState, command: OwnershipCommand, ctx: ApplyContext): OwnershipResult {
@@ -29,6 +34,12 @@ export class OwnershipStateMachine implements StateMachine<OwnershipState, Owner
         return this.commitPlannedTransfer(state, command, ctx);
       case 'ack_audit':
         return this.ackAudit(state, command);
+      case 'register_transfer':
+      case 'freeze_transfer':
+      case 'record_final':
+      case 'thaw_transfer':
+      case 'release_transfer':
+        return applyTransferLifecycle(state, command, ctx);
       default:
         // An unknown command from a newer member must not crash this one nor change state.
         return { ok: false, reason: 'unknown_command' };
@@ -38,26 +49,22 @@ export class OwnershipStateMachine implements StateMachine<OwnershipState, Owner
   /** Voters that left can no longer store anything: their obligations are released. */
   membershipChanged(state: OwnershipState, ctx: ApplyContext): void {
     const voters = new Set(ctx.voters);
-    for (const [id, pending] of Object.entries(state.pending)) {
+    for (const [id, pending] of [...state.pending]) {
       pending.awaiting = pending.awaiting.filter((member) => voters.has(member));
-      if (pending.awaiting.length === 0) delete state.pending[id];
+      if (pending.awaiting.length === 0) dropPending(state, id);
     }
   }
 
   snapshot(state: OwnershipState): unknown {
-    return structuredClone(state);
+    return snapshotOwnership(state);
   }
 
   restore(snapshot: unknown): OwnershipState {
-    const s = snapshot as Partial<OwnershipState> | null;
-    if (!s || typeof s !== 'object' || typeof s.authorities !== 'object' || typeof s.pending !== 'object') {
-      throw new TypeError('ownership snapshot is malformed: expected {authorities, pending}');
-    }
-    return structuredClone({ authorities: s.authorities, pending: s.pending }) as OwnershipState;
+    return restoreOwnership(snapshot);
   }
 
   private transferAuthority(state: OwnershipState, c: TransferAuthorityCommand): TransferAuthorityResult {
-    const current = state.authorities[c.authority];
+    const current = state.authorities.get(c.authority);
     if (c.expectedSource !== undefined && current?.home !== c.expectedSource) {
       return current
         ? { ok: false, reason: 'source_not_home', home: current.home, epoch: current.epoch }
@@ -67,7 +74,10 @@ export class OwnershipStateMachine implements StateMachine<OwnershipState, Owner
       return { ok: false, reason: 'already_home', home: current.home, epoch: current.epoch };
     }
     const epoch = (current?.epoch ?? 0) + 1;
-    state.authorities[c.authority] = { home: c.target, epoch };
+    state.authorities.set(c.authority, { home: c.target, epoch });
+    // A failover moves the home under a registered planned transfer: that transfer can no
+    // longer commit (its source is not the home), and its freeze must not outlive the move.
+    dropIntent(state, c.authority);
     return { ok: true, authority: c.authority, source: current?.home, home: c.target, epoch };
   }
 
@@ -78,29 +88,36 @@ export class OwnershipStateMachine implements StateMachine<OwnershipState, Owner
   ): CommitPlannedTransferResult {
     // The same transfer applied twice (a retry that slipped past the idempotency window while
     // its record is still pending) answers with the record it sealed, never a second move.
-    const sealed = state.pending[c.id];
+    const sealed = state.pending.get(c.id);
     if (sealed && sealed.record.authority === c.authority) return { ok: true, record: sealed.record };
-    const current = state.authorities[c.authority];
+    const current = state.authorities.get(c.authority);
     if (!current) return { ok: false, reason: 'unknown_authority' };
-    if (current.home !== c.source) {
+    const intent = state.transfers.get(c.authority);
+    // Only the registered transfer commits, and only once every source member froze the
+    // authority and named its final serial: what the target applied was checked against those.
+    if (!intent || intent.id !== c.id || intent.source !== c.source || intent.target !== c.target) {
+      return { ok: false, reason: 'not_registered', home: current.home, epoch: current.epoch };
+    }
+    if (current.home !== intent.source) {
       return { ok: false, reason: 'source_not_home', home: current.home, epoch: current.epoch };
     }
-    if (c.source === c.target) return { ok: false, reason: 'already_home', home: current.home, epoch: current.epoch };
+    if (!finalsComplete(intent)) return { ok: false, reason: 'not_frozen', home: current.home, epoch: current.epoch };
     const epoch = current.epoch + 1;
-    state.authorities[c.authority] = { home: c.target, epoch };
+    state.authorities.set(c.authority, { home: intent.target, epoch });
+    dropIntent(state, c.authority);
     const record = {
-      id: c.id,
-      authority: c.authority,
-      source: c.source,
-      target: c.target,
-      actor: c.actor,
-      reason: c.reason,
-      barrier: c.barrier,
+      id: intent.id,
+      authority: intent.authority,
+      source: intent.source,
+      target: intent.target,
+      actor: intent.actor,
+      reason: intent.reason,
+      barrier: finalBarrier(intent),
       epoch,
       commit_term: ctx.position.term,
       commit_index: ctx.position.index,
     };
-    if (ctx.voters.length > 0) state.pending[c.id] = { record, awaiting: [...ctx.voters] };
+    if (ctx.voters.length > 0) putPending(state, { record, awaiting: [...ctx.voters] });
     return { ok: true, record: { ...record } };
   }
 
@@ -108,14 +125,14 @@ export class OwnershipStateMachine implements StateMachine<OwnershipState, Owner
     const released: string[] = [];
     const unknown: string[] = [];
     for (const id of Array.isArray(c.ids) ? c.ids : []) {
-      const pending = state.pending[id];
+      const pending = typeof id === 'string' ? state.pending.get(id) : undefined;
       if (!pending) {
         unknown.push(id);
         continue;
       }
       pending.awaiting = pending.awaiting.filter((member) => member !== c.member);
       if (pending.awaiting.length === 0) {
-        delete state.pending[id];
+        dropPending(state, id);
         released.push(id);
       }
     }

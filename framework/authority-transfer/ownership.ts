@@ -17,17 +17,74 @@ export interface PendingAudit {
   awaiting: MemberId[];
 }
 
-/** The replicated ownership state. Plain JSON, so snapshots are deep copies of it. */
+/**
+ * One source member's feed as a registered transfer counts it: the serial the target must
+ * apply before the freeze (`barrier`, the member's acknowledged writes at registration) and,
+ * once the authority is frozen, the member's final serial (`final`: nothing it acknowledged
+ * for the authority under the old epoch lies past it).
+ */
+export interface SourceCursor {
+  member: MemberId;
+  incarnation: string;
+  barrier: number;
+  final?: number;
+}
+
+/**
+ * A planned transfer registered in the replicated state: one per authority cluster-wide. The
+ * member that took the request drives it (`driver`); every member sees it, refuses a second
+ * transfer of the authority, and, while `frozen`, the source members acknowledge no write to it.
+ */
+export interface TransferIntent {
+  id: string;
+  authority: string;
+  source: string;
+  target: string;
+  actor: string;
+  reason: string;
+  driver: MemberId;
+  /** One cursor per member of the source datacenter. */
+  sources: SourceCursor[];
+  /** Wall-clock ms (the driver's clock) after which any member may release it. */
+  deadline: number;
+  frozen: boolean;
+  /**
+   * How many times it was frozen: a final serial names the freeze it was taken after, so one
+   * read after an earlier freeze (replayed, or late) never counts for a later one.
+   */
+  freezes: number;
+  /** Wall-clock ms (the driver's clock) after which any member may lift the freeze. */
+  thawBy?: number;
+  /** Log index of the registration. */
+  registered: number;
+}
+
+/**
+ * The replicated ownership state. Maps throughout, so any string (`constructor`, `__proto__`)
+ * is an ordinary authority id. The `by*` maps are indexes kept by every command and rebuilt by
+ * `restore`; snapshots carry only the primary maps, as entry arrays.
+ */
 export interface OwnershipState {
-  authorities: Record<string, Ownership>;
+  authorities: Map<string, Ownership>;
   /** Sealed records pending projection, by transfer id. */
-  pending: Record<string, PendingAudit>;
+  pending: Map<string, PendingAudit>;
+  /** Registered transfers, by authority. */
+  transfers: Map<string, TransferIntent>;
+  /** authority -> ids of its pending records. */
+  pendingByAuthority: Map<string, Set<string>>;
+  /** source datacenter -> authorities with a registered transfer from it. */
+  transfersBySource: Map<string, Set<string>>;
+  /** target datacenter -> authorities with a registered transfer to it. */
+  transfersByTarget: Map<string, Set<string>>;
+  /** driving member -> authorities whose registered transfer it drives. */
+  transfersByDriver: Map<string, Set<string>>;
 }
 
 /**
  * The unconditional move a failover commits (seed 003, "the raw transfer_authority command").
  * It also establishes an authority the state has never seen, at epoch 1. `expectedSource`, when
- * given, makes the move refuse if the authority's home changed meanwhile.
+ * given, makes the move refuse if the authority's home changed meanwhile. A registered planned
+ * transfer of the authority is released by it (the move it was waiting to make is moot).
  */
 export interface TransferAuthorityCommand {
   type: 'transfer_authority';
@@ -36,9 +93,60 @@ export interface TransferAuthorityCommand {
   expectedSource?: string;
 }
 
+/** Registers a planned transfer: refused while another one of the authority is registered. */
+export interface RegisterTransferCommand {
+  type: 'register_transfer';
+  id: string;
+  authority: string;
+  source: string;
+  target: string;
+  actor: string;
+  reason: string;
+  driver: MemberId;
+  sources: { member: MemberId; incarnation: string; serial: number }[];
+  deadline: number;
+}
+
+/** The target reached the barrier: the source members stop acknowledging writes to the authority. */
+export interface FreezeTransferCommand {
+  type: 'freeze_transfer';
+  id: string;
+  authority: string;
+  thawBy: number;
+}
+
+/** A source member's final serial for a frozen authority, taken once it applied the freeze. */
+export interface RecordFinalCommand {
+  type: 'record_final';
+  id: string;
+  authority: string;
+  member: MemberId;
+  incarnation: string;
+  serial: number;
+  /** The freeze (TransferIntent.freezes) the serial was read after. */
+  freeze: number;
+}
+
+/** Lifts the freeze; the finals become the barriers, so catching up restarts from them. */
+export interface ThawTransferCommand {
+  type: 'thaw_transfer';
+  id: string;
+  authority: string;
+}
+
+/** Unregisters a transfer (cancelled, timed out, expired); `id` absent: whichever is registered. */
+export interface ReleaseTransferCommand {
+  type: 'release_transfer';
+  authority: string;
+  id?: string;
+  why: 'cancelled' | 'timed_out' | 'expired' | 'abandoned';
+}
+
 /**
- * The commit of a planned transfer: the request fields, sealed by the state machine with the
- * post-mutation epoch and the deciding log position.
+ * The commit of a planned transfer: allowed only for the registered transfer `id`, frozen, with
+ * every source member's final serial recorded. The state machine seals the registered fields
+ * with the post-mutation epoch, the deciding log position and, as the barrier, the highest
+ * final serial. The request fields are carried to refuse a command that names another move.
  */
 export interface CommitPlannedTransferCommand {
   type: 'commit_planned_transfer';
@@ -62,7 +170,18 @@ export interface AckAuditCommand {
   member: MemberId;
 }
 
-export type OwnershipCommand = TransferAuthorityCommand | CommitPlannedTransferCommand | AckAuditCommand;
+export type TransferLifecycleCommand =
+  | RegisterTransferCommand
+  | FreezeTransferCommand
+  | RecordFinalCommand
+  | ThawTransferCommand
+  | ReleaseTransferCommand;
+
+export type OwnershipCommand =
+  | TransferAuthorityCommand
+  | CommitPlannedTransferCommand
+  | AckAuditCommand
+  | TransferLifecycleCommand;
 
 export type MoveRefusal = 'source_not_home' | 'unknown_authority' | 'already_home';
 
@@ -72,7 +191,19 @@ export type TransferAuthorityResult =
 
 export type CommitPlannedTransferResult =
   | { ok: true; record: AuditRecord }
+  | { ok: false; reason: MoveRefusal | 'not_registered' | 'not_frozen'; home?: string; epoch?: number };
+
+export type RegisterTransferResult =
+  | { ok: true; intent: TransferIntent; existing: boolean }
+  | { ok: false; reason: 'transfer_in_progress'; running: string }
+  | { ok: false; reason: 'key_names_another_transfer'; running: TransferIntent }
+  | { ok: false; reason: 'committed'; record: AuditRecord }
   | { ok: false; reason: MoveRefusal; home?: string; epoch?: number };
+
+/** Freeze, final, thaw and release: the intent after the change, or why it did not apply. */
+export type TransferLifecycleResult =
+  | { ok: true; intent: TransferIntent }
+  | { ok: false; reason: 'not_registered' | 'not_frozen' | 'not_a_source' };
 
 /** `released`: records that left the state with this ack; `unknown`: ids not pending (already released). */
 export type AckAuditResult = { ok: true; released: string[]; unknown: string[] };
@@ -80,5 +211,19 @@ export type AckAuditResult = { ok: true; released: string[]; unknown: string[] }
 export type OwnershipResult =
   | TransferAuthorityResult
   | CommitPlannedTransferResult
+  | RegisterTransferResult
+  | TransferLifecycleResult
   | AckAuditResult
   | { ok: false; reason: 'unknown_command' };
+
+/** The record's barrier: the highest final serial of the source members (their only one, usually). */
+export function finalBarrier(intent: TransferIntent): number {
+  let barrier = 0;
+  for (const cursor of intent.sources) barrier = Math.max(barrier, cursor.final ?? cursor.barrier);
+  return barrier;
+}
+
+/** Every source member recorded its final serial. */
+export function finalsComplete(intent: TransferIntent): boolean {
+  return intent.frozen && intent.sources.every((cursor) => cursor.final !== undefined);
+}

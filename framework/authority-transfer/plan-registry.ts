@@ -18,14 +18,18 @@ export class PlanRegistry {
     return this.plans.get(authority);
   }
 
-  /** Registers a plan; the caller checked that none runs for the authority. */
+  /**
+   * Registers a plan; the caller checked that none runs for the authority. The authority's
+   * abandoned entry stays until the new transfer is registered in the replicated state (or
+   * commits): a request refused before that (a wrong source, say) must not make a repeated
+   * cancel of the abandoned one answer for an older, committed transfer.
+   */
   register(plan: TransferPlan): void {
     const existing = this.plans.get(plan.authority);
     if (existing && existing !== plan) {
       throw new Error(`registry already holds transfer ${existing.id} for ${plan.authority}`);
     }
     this.plans.set(plan.authority, plan);
-    this.abandoned.forget(plan.authority);
   }
 
   /** The plan reached an outcome other than abandonment: it leaves the registry. */

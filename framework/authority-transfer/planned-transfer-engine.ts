@@ -7,9 +7,19 @@ import type { AuditProjection, OwnershipConsensus } from './audit-projection.js'
 import { awaitCatchUp } from './catch-up.js';
 import type { ChangeFeed } from './change-feed.js';
 import type { FrontierProbe } from './frontier-probe.js';
-import type { CommitPlannedTransferResult } from './ownership.js';
+import { waitForIntent } from './intent-wait.js';
+import type {
+  CommitPlannedTransferResult,
+  OwnershipCommand,
+  RegisterTransferResult,
+  ReleaseTransferCommand,
+  TransferIntent,
+  TransferLifecycleResult,
+} from './ownership.js';
+import { finalsComplete } from './ownership.js';
 import { PlanRegistry } from './plan-registry.js';
-import { DEFAULT_REPROBE_SCHEDULE, type ReprobeSchedule } from './reprobe-schedule.js';
+import { DEFAULT_REPROBE_SCHEDULE, reprobeDelay, type ReprobeSchedule } from './reprobe-schedule.js';
+import { OwnFeedPosition, SourcePositionError, type FeedPosition, type SourcePositions } from './source-positions.js';
 import {
   AuditProjectionError,
   CatchUpTimeoutError,
@@ -17,12 +27,14 @@ import {
   IdempotencyKeyMismatchError,
   InvalidTransferRequestError,
   MoveRefusedError,
+  OwnershipUnavailableError,
   TransferCancelledError,
   TransferCommittedError,
   TransferCommittingError,
   TransferInProgressError,
   TransferNotFoundError,
   TransferOutcomeUnknownError,
+  TransferReleasedError,
 } from './transfer-errors.js';
 import { TransferPlan, type PlanState, type TransferRequest } from './transfer-plan.js';
 
@@ -32,18 +44,35 @@ export interface PlannedTransferOptions {
   /** How long one probe may take before it reads as no frontier (seed: ten seconds). */
   probeTimeoutMs: number;
   schedule: ReprobeSchedule;
+  /** Re-probes while the authority is frozen: tight, since writes are refused meanwhile. */
+  freezeSchedule: ReprobeSchedule;
+  /**
+   * How long a freeze may hold before it is lifted (the target then catches up on the final
+   * serials unfrozen, and the transfer freezes again).
+   */
+  freezeBudgetMs: number;
   /** How many abandoned authorities a repeated cancel stays idempotent for (seed: 256). */
   abandonedWindow: number;
   /** Backoff of the background resolution of a commit whose outcome is unknown. */
   resolution: { initialDelayMs: number; maxDelayMs: number };
+  /**
+   * How often registered transfers are looked over: a freeze or a registration whose driver is
+   * gone (past its deadline by `expiryGraceMs`) is lifted or released by any member.
+   */
+  sweepIntervalMs: number;
+  expiryGraceMs: number;
 }
 
 export const DEFAULT_PLANNED_TRANSFER_OPTIONS: PlannedTransferOptions = {
   budgetMs: 5 * 60_000,
   probeTimeoutMs: 10_000,
   schedule: DEFAULT_REPROBE_SCHEDULE,
+  freezeSchedule: { initialDelayMs: 2, maxDelayMs: 50 },
+  freezeBudgetMs: 5_000,
   abandonedWindow: 256,
   resolution: { initialDelayMs: 500, maxDelayMs: 30_000 },
+  sweepIntervalMs: 1_000,
+  expiryGraceMs: 10_000,
 };
 
 export interface PlannedTransferDeps {
@@ -54,6 +83,8 @@ export interface PlannedTransferDeps {
   feed: ChangeFeed;
   clock: Clock;
   log: Logger;
+  /** Where barriers come from; this member's own feed when absent (a member alone in its datacenter). */
+  sources?: SourcePositions;
   /** Transfers by outcome and their durations, when the host exposes metrics. */
   metrics?: BatonMetrics;
 }
@@ -73,19 +104,31 @@ export interface TransferStatus {
   age_ms: number;
   deadline_in_ms: number;
   outcome_unknown: boolean;
+  /** The source acknowledges no write to the authority until the move commits or thaws. */
+  frozen: boolean;
+  /** The member driving the transfer (probing, committing). */
+  driver: string;
 }
 
 /**
- * Planned transfers (seed 003): a catch-up gate, a claim, one consensus commit that seals the
- * audit, and its projection. Each public method answers promptly from the plan; only the run
- * (start) waits on the probe and the consensus, and never while holding the plan.
+ * Planned transfers (seed 003): the local driver of a transfer registered in the replicated
+ * ownership state. A run registers the transfer (one per authority cluster-wide, barrier taken
+ * from the source members' acknowledged writes), waits for the target to reach the barrier,
+ * freezes the authority at the source, waits for the source members' final serials and for the
+ * target to reach them, claims, and commits once. Each public method answers promptly from the
+ * plan; only the run (start) waits on probes and the consensus, and never while holding the plan.
  */
 export class PlannedTransferEngine {
   readonly registry: PlanRegistry;
   private readonly options: PlannedTransferOptions;
+  private readonly sources: SourcePositions;
   private readonly expiries = new Map<TransferPlan, Timer>();
   /** Plans claimed without a known outcome, each with its next resolution attempt. */
   private readonly resolutions = new Map<TransferPlan, { timer: Timer; attempt: number }>();
+  /** Releases and thaws this member proposed and has not seen applied, by authority. */
+  private readonly settling = new Map<string, Promise<void>>();
+  private readonly unsubscribe: (() => void)[] = [];
+  private sweepTimer: Timer | undefined;
   private stopped = false;
 
   constructor(
@@ -94,6 +137,13 @@ export class PlannedTransferEngine {
   ) {
     this.options = { ...DEFAULT_PLANNED_TRANSFER_OPTIONS, ...options };
     this.registry = new PlanRegistry(this.options.abandonedWindow);
+    this.sources = deps.sources ?? new OwnFeedPosition(deps.feed);
+    this.unsubscribe.push(deps.consensus.watch((view, entry) => this.onApplied(view.state.transfers.get(authorityOf(entry.command) ?? ''), entry.command)));
+    this.armSweep(0);
+  }
+
+  get self(): string {
+    return this.deps.consensus.leadership().self;
   }
 
   /**
@@ -105,9 +155,9 @@ export class PlannedTransferEngine {
     const attached = this.attach(request);
     if (attached) return attached;
     const now = this.deps.clock.now();
-    // The barrier is this member's own serial: every write it has acknowledged so far. The plan
-    // is registered before anything is awaited, so a cancel right after the POST finds it.
-    const plan = new TransferPlan(request, this.deps.feed.serial(), now, now + this.options.budgetMs);
+    // The plan is registered here before anything is awaited, so a cancel right after the POST
+    // finds it; the replicated registration follows in the run.
+    const plan = new TransferPlan(request, now, now + this.options.budgetMs);
     this.registry.register(plan);
     return this.launch(plan, true);
   }
@@ -116,19 +166,32 @@ export class PlannedTransferEngine {
    * Cancels the authority's transfer. Resolves when it was abandoned (204), including a repeated
    * cancel within the abandoned window; throws TransferCommittedError (409) when the move
    * committed or is committing, TransferNotFoundError (404), or StoreUnavailableError /
-   * ReadUnavailableError (503) when the audit cannot be read.
+   * ReadUnavailableError (503) when the state cannot be read.
+   *
+   * On the member driving it, the answer comes from the plan (no probe nor consensus round trip
+   * in the way) and the replicated registration is released behind it: the plan, abandoned, can
+   * never propose the commit. Elsewhere it is a release through consensus, ordered in the log
+   * against the commit, so exactly one of the two takes effect.
    */
   async cancel(authority: string): Promise<void> {
     const plan = this.registry.get(authority);
-    if (plan) {
+    if (plan && !plan.follower) {
       if (plan.abandon('cancelled by an administrator')) {
         this.forgetExpiry(plan);
         this.registry.abandon(plan);
+        if (plan.registered) this.releaseInBackground(plan, 'cancelled');
         this.deps.log.info({ transfer: plan.id, authority }, 'transfer cancelled');
         return;
       }
       if (plan.state === 'Committing' && !plan.unresolved) throw new TransferCommittingError(authority, plan.id);
-      // Claimed and left without a known outcome: only the durable audit knows.
+      // Claimed and left without a known outcome: the release decides, in log order.
+      const released = await this.propose({ type: 'release_transfer', authority, id: plan.id, why: 'cancelled' });
+      if (released.ok) {
+        plan.abandonClaimed('cancelled by an administrator');
+        this.forgetResolution(plan);
+        this.registry.abandon(plan);
+        throw new TransferNotFoundError(authority);
+      }
       const sealed = await this.findSealed(plan.id);
       if (sealed) {
         this.registry.resolve(plan);
@@ -136,7 +199,21 @@ export class PlannedTransferEngine {
       }
       throw new TransferNotFoundError(authority);
     }
-    if (this.registry.abandoned.get(authority) !== undefined) return;
+    const abandonedId = this.registry.abandoned.get(authority);
+    if (abandonedId !== undefined && this.deps.consensus.view().state.transfers.get(authority) === undefined) return;
+    // Driven elsewhere (or by nobody since a restart): a release, ordered in the log against its
+    // commit. A linearizable read first, so a cancel of nothing appends nothing.
+    const { state } = await this.deps.consensus.read();
+    if (state.transfers.has(authority) && state.transfers.get(authority)!.id !== abandonedId) {
+      const released = await this.propose({ type: 'release_transfer', authority, why: 'cancelled' });
+      if (released.ok) {
+        this.registry.abandoned.remember(authority, released.intent.id);
+        if (plan) this.endFollower(plan);
+        this.deps.log.info({ transfer: released.intent.id, authority, driver: released.intent.driver }, 'transfer cancelled through the replicated state');
+        return;
+      }
+    }
+    if (abandonedId !== undefined) return;
     const committed = await this.latestSealed(authority);
     if (committed) throw new TransferCommittedError(authority, committed.id);
     throw new TransferNotFoundError(authority);
@@ -144,23 +221,48 @@ export class PlannedTransferEngine {
 
   status(authority: string): TransferStatus | undefined {
     const plan = this.registry.get(authority);
-    if (!plan) return undefined;
     const now = this.deps.clock.now();
-    const r = plan.request;
+    const intent = this.deps.consensus.view().state.transfers.get(authority);
+    if (plan && !plan.follower) {
+      const r = plan.request;
+      return {
+        id: r.id,
+        authority: r.authority,
+        source: r.source,
+        target: r.target,
+        actor: r.actor,
+        reason: r.reason,
+        state: plan.state,
+        barrier: plan.barrier,
+        frontier: plan.frontier ?? null,
+        last_reading_age_ms: plan.lastReadingAt === undefined ? null : now - plan.lastReadingAt,
+        age_ms: now - plan.createdAt,
+        deadline_in_ms: Math.max(0, plan.deadline - now),
+        outcome_unknown: plan.unresolved,
+        frozen: intent?.id === plan.id && intent.frozen,
+        driver: this.self,
+      };
+    }
+    if (!intent) return undefined;
+    // Driven by another member: what the replicated registration says.
+    let barrier = 0;
+    for (const s of intent.sources) barrier = Math.max(barrier, s.final ?? s.barrier);
     return {
-      id: r.id,
-      authority: r.authority,
-      source: r.source,
-      target: r.target,
-      actor: r.actor,
-      reason: r.reason,
-      state: plan.state,
-      barrier: plan.barrier,
-      frontier: plan.frontier ?? null,
-      last_reading_age_ms: plan.lastReadingAt === undefined ? null : now - plan.lastReadingAt,
-      age_ms: now - plan.createdAt,
-      deadline_in_ms: Math.max(0, plan.deadline - now),
-      outcome_unknown: plan.unresolved,
+      id: intent.id,
+      authority: intent.authority,
+      source: intent.source,
+      target: intent.target,
+      actor: intent.actor,
+      reason: intent.reason,
+      state: 'AwaitingCatchUp',
+      barrier,
+      frontier: null,
+      last_reading_age_ms: null,
+      age_ms: Math.max(0, now - (intent.deadline - this.options.budgetMs)),
+      deadline_in_ms: Math.max(0, intent.deadline - now),
+      outcome_unknown: false,
+      frozen: intent.frozen,
+      driver: intent.driver,
     };
   }
 
@@ -174,6 +276,9 @@ export class PlannedTransferEngine {
     this.stopped = true;
     for (const { timer } of this.resolutions.values()) timer.cancel();
     this.resolutions.clear();
+    for (const off of this.unsubscribe.splice(0)) off();
+    this.sweepTimer?.cancel();
+    this.sweepTimer = undefined;
   }
 
   /** Plans claimed whose commit outcome is still unknown (being resolved in the background). */
@@ -181,7 +286,7 @@ export class PlannedTransferEngine {
     return this.resolutions.size;
   }
 
-  /** Joins the registered plan for this authority, if any: same key shares it, another is refused. */
+  /** Joins the plan for this authority, if any: same key shares it, another is refused. */
   private attach(request: TransferRequest): Promise<AuditRecord> | undefined {
     const plan = this.registry.get(request.authority);
     if (!plan) return undefined;
@@ -218,26 +323,28 @@ export class PlannedTransferEngine {
   /**
    * A new plan first learns whether its key already decided a move (a retry after a commit, a
    * lost answer, a failed projection): that decision is the answer. Otherwise the authority must
-   * live at the source.
+   * live at the source, and the transfer is registered in the replicated state with the barrier
+   * read from the source members.
    *
-   * Both are read from this member's applied view first, which costs no consensus round: a
-   * sealed record there is committed, and a home at the source lets the plan go on, since the
-   * commit itself is checked by the state machine (source still home) and deduplicated by its
-   * key (a decision this view has not seen yet is replayed, never made twice). Only an answer
-   * that would refuse the move (another home, no home) is confirmed by a linearizable read, so
-   * a lagging view never refuses what the cluster would allow.
+   * The decision and the home are read from this member's applied view first, which costs no
+   * consensus round: a sealed record there is committed, and a home at the source lets the plan
+   * go on, since the registration is checked by the state machine. Only an answer that would
+   * refuse the move is confirmed by a linearizable read, so a lagging view never refuses what
+   * the cluster would allow.
    */
   private async admit(plan: TransferPlan): Promise<AuditRecord> {
     const request = plan.request;
     let sealed: AuditRecord | undefined;
     let home: { home: string; epoch: number } | undefined;
     try {
+      // A release of this authority this member proposed lands before a new registration.
+      await this.settling.get(request.authority);
       let { state } = this.deps.consensus.view();
-      if (state.authorities[request.authority]?.home !== request.source && !state.pending[request.id]) {
+      if (state.authorities.get(request.authority)?.home !== request.source && !state.pending.has(request.id)) {
         ({ state } = await this.deps.consensus.read());
       }
-      sealed = state.pending[request.id]?.record ?? (await this.deps.audit.byId(request.id));
-      home = state.authorities[request.authority];
+      sealed = state.pending.get(request.id)?.record ?? (await this.deps.audit.byId(request.id));
+      home = state.authorities.get(request.authority);
     } catch (error) {
       if (plan.abandon('the metadata store could not be read')) this.registry.resolve(plan);
       throw error;
@@ -254,28 +361,226 @@ export class PlannedTransferEngine {
         ? new MoveRefusedError(request.authority, 'source_not_home', `its home is ${home.home} (epoch ${home.epoch}), not ${request.source}`)
         : new MoveRefusedError(request.authority, 'unknown_authority', `${request.authority} has no home yet; establish it with a transfer_authority command`);
     }
+    return this.register(plan);
+  }
+
+  /** Reads the barrier from the source and registers the transfer (or joins its registration). */
+  private async register(plan: TransferPlan): Promise<AuditRecord> {
+    const request = plan.request;
+    const existing = this.deps.consensus.view().state.transfers.get(request.authority);
+    let positions: FeedPosition[] = [];
+    if (existing?.id !== request.id) {
+      positions = await this.readSource(plan);
+      if (positions.length === 0) {
+        if (plan.abandon('no source member')) this.registry.resolve(plan);
+        throw new InvalidTransferRequestError(`the roster lists no member in ${request.source}: no source can freeze ${request.authority}`);
+      }
+    }
+    let result: RegisterTransferResult;
+    try {
+      const receipt = await this.deps.consensus.propose({
+        type: 'register_transfer',
+        ...request,
+        driver: this.self,
+        sources: positions,
+        deadline: plan.deadline,
+      });
+      result = receipt.result as RegisterTransferResult;
+    } catch (error) {
+      if (plan.abandon('the registration did not complete')) this.registry.resolve(plan);
+      if (error instanceof NotAppendedError) throw new OwnershipUnavailableError(`transfer ${plan.id} was not registered (${error.reason}): nothing runs; retry with Idempotency-Key ${plan.id}`);
+      // It may have been registered: released behind this answer, so nothing is left blocking.
+      this.releaseInBackground(plan, 'abandoned');
+      throw new TransferOutcomeUnknownError(plan.id, error);
+    }
+    if (!result.ok) {
+      if (plan.abandon('the registration was refused')) this.registry.resolve(plan);
+      switch (result.reason) {
+        case 'committed':
+          assertSameTransfer(request, result.record);
+          return this.projectForAnswer(result.record);
+        case 'transfer_in_progress':
+          throw new TransferInProgressError(request.authority, result.running);
+        case 'key_names_another_transfer':
+          throw new IdempotencyKeyMismatchError(request.id, `it moves ${describe(result.running)}`);
+        default:
+          throw new MoveRefusedError(request.authority, result.reason, `the ownership state refused the transfer (${result.reason}, home ${result.home ?? 'none'})`);
+      }
+    }
+    if (result.intent.driver !== this.self) return this.follow(plan, result.intent);
+    plan.registered = true;
+    plan.follow(result.intent);
+    this.registry.abandoned.forget(plan.authority);
+    if (plan.isAbandoned()) {
+      this.releaseInBackground(plan, 'cancelled');
+      throw new TransferCancelledError(plan.id, plan.authority);
+    }
     return this.drive(plan);
   }
 
-  private async drive(plan: TransferPlan): Promise<AuditRecord> {
-    if (plan.state === 'AwaitingCatchUp') {
-      const outcome = await awaitCatchUp(plan, {
-        clock: this.deps.clock,
-        probe: this.deps.probe,
-        origin: this.deps.feed.origin(),
-        probeTimeoutMs: this.options.probeTimeoutMs,
-        schedule: this.options.schedule,
-      });
-      if (outcome === 'timed_out' && plan.abandon('catch-up budget exhausted')) {
-        this.registry.abandon(plan);
-        this.deps.log.info({ transfer: plan.id, barrier: plan.barrier, frontier: plan.frontier }, 'transfer timed out');
-        throw new CatchUpTimeoutError(plan.id, plan.authority, plan.barrier, plan.frontier, this.options.budgetMs);
+  /**
+   * The source members' acknowledged serials. A source that cannot answer leaves the move
+   * waiting, like a target that cannot: re-read on the re-probe schedule until the budget is
+   * spent (504, nothing registered, nothing moved) or the plan is cancelled.
+   */
+  private async readSource(plan: TransferPlan): Promise<FeedPosition[]> {
+    const { source } = plan.request;
+    for (let attempt = 0; ; attempt++) {
+      const remaining = plan.deadline - this.deps.clock.now();
+      try {
+        if (remaining <= 0) throw new Error('budget spent');
+        const positions = await this.sources.read(source, { signal: plan.signal, timeoutMs: Math.min(this.options.probeTimeoutMs, remaining) });
+        if (plan.isAbandoned()) throw new TransferCancelledError(plan.id, plan.authority);
+        return positions;
+      } catch (error) {
+        if (plan.isAbandoned()) throw new TransferCancelledError(plan.id, plan.authority);
+        plan.lastReadingAt = this.deps.clock.now();
+        const member = error instanceof SourcePositionError ? error.member : source;
+        const wait = Math.min(reprobeDelay(this.options.schedule, attempt), plan.deadline - this.deps.clock.now());
+        if (wait <= 0) {
+          if (plan.abandon('the source never told its serial')) this.registry.abandon(plan);
+          this.deps.log.info({ transfer: plan.id, source: member, err: (error as Error).message }, 'transfer timed out reading the source serial');
+          throw new CatchUpTimeoutError(plan.id, plan.authority, 0, undefined, this.options.budgetMs);
+        }
+        this.deps.log.debug({ transfer: plan.id, source: member, err: (error as Error).message }, 'source serial unreadable; retrying');
+        try {
+          await this.deps.clock.sleep(wait, plan.signal);
+        } catch {
+          throw new TransferCancelledError(plan.id, plan.authority);
+        }
       }
     }
-    if (plan.state === 'Committing') return this.commit(plan);
-    // The claim: the only step taken under the plan lock, a synchronous check-and-set.
-    if (!plan.claim()) throw new TransferCancelledError(plan.id, plan.authority);
-    return this.commit(plan);
+  }
+
+  /**
+   * The key is registered and driven by another member: this request waits for its outcome in
+   * the replicated state (the record once committed, a 409 once released) and never drives it,
+   * so no two members ever drive one transfer.
+   */
+  private async follow(plan: TransferPlan, intent: TransferIntent): Promise<AuditRecord> {
+    plan.follower = true;
+    const until = Math.max(plan.deadline, intent.deadline + this.options.expiryGraceMs);
+    await waitForIntent(this.deps.consensus, this.deps.clock, plan.authority, (i) => i?.id !== plan.id, { until, signal: plan.signal });
+    this.endFollower(plan);
+    const sealed = await this.findSealed(plan.id);
+    if (sealed) return this.projectForAnswer(sealed);
+    if (this.deps.consensus.view().state.transfers.get(plan.authority)?.id === plan.id) {
+      throw new TransferInProgressError(plan.authority, plan.id);
+    }
+    throw new TransferReleasedError(plan.id, plan.authority, 'cancelled, timed out or expired on its driver');
+  }
+
+  private endFollower(plan: TransferPlan): void {
+    plan.abandon('followed to its end');
+    this.registry.resolve(plan);
+  }
+
+  private async drive(plan: TransferPlan): Promise<AuditRecord> {
+    for (;;) {
+      if (plan.state === 'Committing') return this.commit(plan);
+      if (plan.isAwaitingCatchUp()) {
+        const until = plan.frozen ? Math.min(plan.deadline, (plan.frozenSince ?? 0) + this.options.freezeBudgetMs) : plan.deadline;
+        const outcome = await awaitCatchUp(plan, {
+          clock: this.deps.clock,
+          probe: this.deps.probe,
+          probeTimeoutMs: this.options.probeTimeoutMs,
+          schedule: plan.frozen ? this.options.freezeSchedule : this.options.schedule,
+          until,
+        });
+        if (outcome === 'abandoned') throw new TransferCancelledError(plan.id, plan.authority);
+        if (outcome === 'timed_out') {
+          if (this.deps.clock.now() < plan.deadline && plan.frozen) {
+            // The freeze held too long: writes resume, the target catches up on the finals unfrozen.
+            this.deps.log.info({ transfer: plan.id, barrier: plan.barrier, frontier: plan.frontier }, 'freeze budget spent; lifting the freeze');
+            await this.thaw(plan);
+            continue;
+          }
+          if (plan.abandon('catch-up budget exhausted')) {
+            this.registry.abandon(plan);
+            this.releaseInBackground(plan, 'timed_out');
+            this.deps.log.info({ transfer: plan.id, barrier: plan.barrier, frontier: plan.frontier }, 'transfer timed out');
+            throw new CatchUpTimeoutError(plan.id, plan.authority, plan.barrier, plan.frontier, this.options.budgetMs);
+          }
+        }
+        continue;
+      }
+      if (plan.isAbandoned()) throw new TransferCancelledError(plan.id, plan.authority);
+      if (!plan.frozen) {
+        await this.freeze(plan);
+        continue;
+      }
+      // The claim: the only step taken under the plan lock, a synchronous check-and-set.
+      if (!plan.claim()) throw new TransferCancelledError(plan.id, plan.authority);
+      return this.commit(plan);
+    }
+  }
+
+  /**
+   * The target reached the barrier: freeze the authority at the source and wait until every
+   * source member recorded its final serial; the plan then catches the target up on those.
+   */
+  private async freeze(plan: TransferPlan): Promise<void> {
+    const intent = this.deps.consensus.view().state.transfers.get(plan.authority);
+    if (!(intent?.id === plan.id && intent.frozen)) {
+      const frozen = await this.proposeForPlan(plan, { type: 'freeze_transfer', id: plan.id, authority: plan.authority, thawBy: this.deps.clock.now() + this.options.freezeBudgetMs });
+      if (!frozen.ok) return this.lost(plan, frozen.reason);
+    }
+    plan.frozenSince = this.deps.clock.now();
+    const outcome = await waitForIntent(
+      this.deps.consensus,
+      this.deps.clock,
+      plan.authority,
+      (i) => i?.id !== plan.id || !i.frozen || finalsComplete(i),
+      { until: Math.min(plan.deadline, plan.frozenSince + this.options.freezeBudgetMs), signal: plan.signal },
+    );
+    if (outcome === 'aborted' || plan.isAbandoned()) throw new TransferCancelledError(plan.id, plan.authority);
+    const now = this.deps.consensus.view().state.transfers.get(plan.authority);
+    if (now?.id !== plan.id) return this.lost(plan, 'not_registered');
+    if (outcome === 'timed_out' || !now.frozen) {
+      // A source member did not answer in time (or the freeze was lifted): writes resume.
+      if (now.frozen) await this.thaw(plan);
+      if (this.deps.clock.now() >= plan.deadline && plan.abandon('catch-up budget exhausted')) {
+        this.registry.abandon(plan);
+        this.releaseInBackground(plan, 'timed_out');
+        throw new CatchUpTimeoutError(plan.id, plan.authority, plan.barrier, plan.frontier, this.options.budgetMs);
+      }
+      plan.follow(this.deps.consensus.view().state.transfers.get(plan.authority) ?? now);
+      return;
+    }
+    plan.follow(now);
+  }
+
+  private async thaw(plan: TransferPlan): Promise<void> {
+    const thawed = await this.proposeForPlan(plan, { type: 'thaw_transfer', id: plan.id, authority: plan.authority });
+    if (!thawed.ok && thawed.reason === 'not_registered') return this.lost(plan, 'not_registered');
+    plan.frozenSince = undefined;
+    if (thawed.ok) plan.follow(thawed.intent);
+  }
+
+  /** The registration is gone (cancelled at another member, expired, a failover): the run ends with 409. */
+  private lost(plan: TransferPlan, reason: string): never {
+    if (plan.abandon(`the registration is gone (${reason})`)) this.registry.abandon(plan);
+    throw new TransferCancelledError(plan.id, plan.authority);
+  }
+
+  /**
+   * A freeze or thaw of the plan's transfer. When consensus cannot take it, the run answers 503
+   * at once and the plan stays Ready (not claimed: cancellable, resumable under its key); a
+   * freeze that may have applied regardless is lifted behind it (see sweep).
+   */
+  private async proposeForPlan(plan: TransferPlan, command: OwnershipCommand): Promise<TransferLifecycleResult> {
+    if (plan.isAbandoned()) throw new TransferCancelledError(plan.id, plan.authority);
+    try {
+      return (await this.deps.consensus.propose(command)).result as TransferLifecycleResult;
+    } catch (error) {
+      if (plan.isAbandoned()) throw new TransferCancelledError(plan.id, plan.authority);
+      if (plan.state === 'AwaitingCatchUp') plan.state = 'Ready';
+      plan.frozenAt = undefined;
+      if (error instanceof NotAppendedError) {
+        throw new OwnershipUnavailableError(`transfer ${plan.id} could not ${command.type === 'freeze_transfer' ? 'freeze' : 'thaw'} its source (${error.reason}); it is Ready: retry with Idempotency-Key ${plan.id} or cancel it`);
+      }
+      throw new TransferOutcomeUnknownError(plan.id, error);
+    }
   }
 
   private async commit(plan: TransferPlan): Promise<AuditRecord> {
@@ -309,6 +614,18 @@ export class PlannedTransferEngine {
       // then knows the move, and this refusal is that move seen from after.
       const sealed = await this.findSealed(plan.id).catch(() => undefined);
       if (sealed && plan.sameRequest({ ...sealed })) return this.settle(plan, sealed);
+      if (result.reason === 'not_frozen') {
+        // The freeze was lifted under the claim (by another member, past its thaw time): the
+        // commit did not apply, nothing moved; freeze again.
+        plan.release();
+        plan.follow(this.deps.consensus.view().state.transfers.get(plan.authority)!);
+        return this.drive(plan);
+      }
+      if (result.reason === 'not_registered') {
+        plan.abandonClaimed('released in the replicated state');
+        this.registry.abandon(plan);
+        throw new TransferCancelledError(plan.id, plan.authority);
+      }
       this.registry.resolve(plan);
       throw new MoveRefusedError(plan.authority, result.reason, `the ownership state refused the move (${result.reason}, home ${result.home ?? 'none'})`);
     }
@@ -318,6 +635,7 @@ export class PlannedTransferEngine {
   private settle(plan: TransferPlan, record: AuditRecord): Promise<AuditRecord> {
     plan.markCommitted();
     this.registry.resolve(plan);
+    this.registry.abandoned.forget(plan.authority);
     this.deps.log.info({ transfer: record.id, authority: record.authority, epoch: record.epoch }, 'transfer committed');
     return this.projectForAnswer(record);
   }
@@ -334,31 +652,136 @@ export class PlannedTransferEngine {
   /** The sealed record of transfer `id`: pending in consensus (linearizable read) or stored. */
   private async findSealed(id: string): Promise<AuditRecord | undefined> {
     const { state } = await this.deps.consensus.read();
-    return state.pending[id]?.record ?? (await this.deps.audit.byId(id));
+    return state.pending.get(id)?.record ?? (await this.deps.audit.byId(id));
   }
 
   private async latestSealed(authority: string): Promise<AuditRecord | undefined> {
     const { state } = await this.deps.consensus.read();
     let latest: AuditRecord | undefined;
-    for (const { record } of Object.values(state.pending)) {
-      if (record.authority === authority && (!latest || record.commit_index > latest.commit_index)) latest = record;
+    for (const id of state.pendingByAuthority.get(authority) ?? []) {
+      const record = state.pending.get(id)?.record;
+      if (record && (!latest || record.commit_index > latest.commit_index)) latest = record;
     }
     return latest ?? (await this.deps.audit.latest(authority));
   }
 
+  private async propose(command: ReleaseTransferCommand): Promise<TransferLifecycleResult> {
+    return (await this.deps.consensus.propose(command)).result as TransferLifecycleResult;
+  }
+
+  /**
+   * Unregisters the plan's transfer behind an answer already given (a cancel from the plan, a
+   * timeout): retried until it applied or the registration is gone. A new run of the authority
+   * on this member waits for it, so it never finds its own abandoned transfer in the way.
+   */
+  private releaseInBackground(plan: TransferPlan, why: ReleaseTransferCommand['why']): void {
+    const authority = plan.authority;
+    const previous = this.settling.get(authority) ?? Promise.resolve();
+    const work = previous.then(async () => {
+      for (let attempt = 0; attempt < 40 && !this.stopped; attempt++) {
+        if (this.deps.consensus.view().state.transfers.get(authority)?.id !== plan.id && attempt > 0) return;
+        try {
+          await this.propose({ type: 'release_transfer', authority, id: plan.id, why });
+          return;
+        } catch (error) {
+          this.deps.log.debug({ transfer: plan.id, err: (error as Error).message }, 'release not applied yet; retrying');
+          await this.deps.clock.sleep(Math.min(2_000, 20 * 2 ** Math.min(attempt, 7)));
+        }
+      }
+    });
+    const settled = work.finally(() => {
+      if (this.settling.get(authority) === settled) this.settling.delete(authority);
+    });
+    this.settling.set(authority, settled);
+  }
+
+  /**
+   * Told of every applied command that names an authority (a look-up, no scan): a plan whose
+   * registration left the replicated state without its own commit (cancelled at another member,
+   * released by a failover or by expiry) is abandoned, so its run answers 409 at once.
+   */
+  private onApplied(intent: TransferIntent | undefined, command: OwnershipCommand): void {
+    const authority = authorityOf(command);
+    if (authority === undefined) return;
+    const plan = this.registry.get(authority);
+    if (!plan || !plan.registered || plan.follower || intent?.id === plan.id) return;
+    if (plan.abandon('its registration was released in the replicated state')) {
+      this.forgetExpiry(plan);
+      this.registry.abandon(plan);
+    }
+  }
+
+  /**
+   * Registered transfers whose driver is gone: one past its thaw time keeps the source frozen,
+   * one past its deadline blocks the authority. Any member lifts or releases them; the driver's
+   * own, left without a plan by a restart, are thawed at once (see README: the operator
+   * reissues the key on that member to resume, or cancels it anywhere). The sweep reads only
+   * the transfers in flight.
+   */
+  private sweep(): void {
+    if (this.stopped) return;
+    const now = this.deps.clock.now();
+    const grace = this.options.expiryGraceMs;
+    for (const intent of this.deps.consensus.view().state.transfers.values()) {
+      if (this.settling.has(intent.authority)) continue;
+      const local = this.registry.get(intent.authority);
+      const mine = intent.driver === this.self;
+      if (mine && local && !local.follower) {
+        // A plan resting without a run (a refusal left it Ready) holds no freeze.
+        if (!local.run && intent.id === local.id && intent.frozen && (local.state === 'Ready' || local.state === 'AwaitingCatchUp')) {
+          this.settleInBackground(intent, { type: 'thaw_transfer', authority: intent.authority, id: intent.id });
+        }
+        continue;
+      }
+      if (now > intent.deadline + (mine ? 0 : grace)) {
+        this.settleInBackground(intent, { type: 'release_transfer', authority: intent.authority, id: intent.id, why: 'expired' });
+      } else if (intent.frozen && (mine || now > (intent.thawBy ?? 0) + grace)) {
+        this.settleInBackground(intent, { type: 'thaw_transfer', authority: intent.authority, id: intent.id });
+      }
+    }
+    this.armSweep(this.options.sweepIntervalMs);
+  }
+
+  private settleInBackground(intent: TransferIntent, command: OwnershipCommand): void {
+    const work = this.deps.consensus
+      .propose(command)
+      .then(
+        () => this.deps.log.info({ transfer: intent.id, authority: intent.authority, command: command.type }, 'lifted a transfer its driver no longer drives'),
+        () => undefined,
+      )
+      .finally(() => {
+        if (this.settling.get(intent.authority) === work) this.settling.delete(intent.authority);
+      });
+    this.settling.set(intent.authority, work);
+  }
+
+  private armSweep(delay: number): void {
+    if (this.stopped) return;
+    this.sweepTimer = this.deps.clock.setTimer(delay, () => this.sweep());
+  }
+
   /**
    * A plan left Ready after a refusal has no run: it stays cancellable and resumable under its
-   * key until its deadline, then it is abandoned so it cannot block the authority forever.
+   * key until its deadline, then it is abandoned so it cannot block the authority forever. Its
+   * freeze, if it held one, is lifted at once: writes must not wait on an operator's retry.
    */
   private armExpiry(plan: TransferPlan): void {
     if (plan.run || (plan.state !== 'Ready' && plan.state !== 'AwaitingCatchUp')) return;
-    if (this.registry.get(plan.authority) !== plan) return;
+    if (this.registry.get(plan.authority) !== plan || plan.follower) return;
+    if (plan.frozen) {
+      const intent = this.deps.consensus.view().state.transfers.get(plan.authority);
+      if (intent?.id === plan.id) this.settleInBackground(intent, { type: 'thaw_transfer', authority: plan.authority, id: plan.id });
+      plan.frozenAt = undefined;
+    }
     const delay = Math.max(0, plan.deadline - this.deps.clock.now());
     this.expiries.set(
       plan,
       this.deps.clock.setTimer(delay, () => {
         this.expiries.delete(plan);
-        if (!plan.run && plan.abandon('budget exhausted while Ready')) this.registry.abandon(plan);
+        if (!plan.run && plan.abandon('budget exhausted while Ready')) {
+          this.registry.abandon(plan);
+          this.releaseInBackground(plan, 'timed_out');
+        }
       }),
     );
   }
@@ -368,8 +791,9 @@ export class PlannedTransferEngine {
    * resolution is what a retry under the same key does: propose the same command under the same
    * idempotency key again. If an earlier attempt committed, consensus replays that decision (or
    * the audit holds it); if none did, this one commits the move the operator ordered and could
-   * no longer cancel. Either way the key reaches its one outcome, and a delayed earlier attempt
-   * landing later is deduplicated into it. Attempts back off up to `resolution.maxDelayMs`.
+   * no longer cancel here (a cancel at another member releases the registration first, and the
+   * commit is then refused). Either way the key reaches its one outcome. Attempts back off up to
+   * `resolution.maxDelayMs`.
    */
   private armResolution(plan: TransferPlan): void {
     if (this.stopped || plan.run || plan.state !== 'Committing' || !plan.unresolved) return;
@@ -395,6 +819,11 @@ export class PlannedTransferEngine {
     this.expiries.get(plan)?.cancel();
     this.expiries.delete(plan);
   }
+}
+
+/** The authority an applied command names, if it names one. */
+function authorityOf(command: OwnershipCommand): string | undefined {
+  return 'authority' in command && typeof command.authority === 'string' ? command.authority : undefined;
 }
 
 function validate(request: TransferRequest): void {
@@ -424,7 +853,7 @@ function describe(r: { authority: string; source: string; target: string; reason
 
 /** The metrics label of a run that ended in `error`. */
 function outcomeOf(error: unknown): string {
-  if (error instanceof TransferCancelledError) return 'cancelled';
+  if (error instanceof TransferCancelledError || error instanceof TransferReleasedError) return 'cancelled';
   if (error instanceof CatchUpTimeoutError) return 'timed_out';
   if (error instanceof TransferOutcomeUnknownError) return 'outcome_unknown';
   if (error instanceof MoveRefusedError || error instanceof CommitRefusedError || error instanceof IdempotencyKeyMismatchError) return 'refused';

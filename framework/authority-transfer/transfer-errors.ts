@@ -190,3 +190,22 @@ export class FeedUnavailableError extends TransferError {
     super('feed_unavailable', `the change feed cannot record writes: ${detail}; restart the node once its data dir is writable`, options);
   }
 }
+
+/** A planned transfer froze the authority: its source acknowledges no write until it commits or thaws. */
+export class AuthorityFrozenError extends TransferError {
+  readonly status = 503;
+  constructor(readonly authority: string, readonly transferId: string, readonly target: string) {
+    super(
+      'authority_frozen',
+      `${authority} is frozen while transfer ${transferId} to ${target} catches up: the write was not accepted; retry after the Retry-After delay (at the new home if it moved)`,
+    );
+  }
+}
+
+/** The registered transfer ended without a move (cancelled, timed out, expired or superseded). */
+export class TransferReleasedError extends TransferError {
+  readonly status = 409;
+  constructor(readonly id: string, readonly authority: string, why: string) {
+    super('transfer_released', `transfer ${id} of ${authority} ended without a move (${why}); nothing moved: reissue it to try again`);
+  }
+}

@@ -1,4 +1,5 @@
-import type { CommitPlannedTransferCommand } from './ownership.js';
+import type { FeedOrigin } from './change-feed.js';
+import type { CommitPlannedTransferCommand, TransferIntent } from './ownership.js';
 
 /**
  * The lifecycle of one planned transfer (seed 003, "States and cancellation"). Committed and
@@ -17,17 +18,35 @@ export interface TransferRequest {
   reason: string;
 }
 
+/** One source member's feed as the plan catches the target up on it. */
+export interface PlanCursor {
+  origin: FeedOrigin;
+  /** What the target must apply of this feed: the barrier, then the final serial once frozen. */
+  barrier: number;
+  /** Highest applied serial the target reported for this feed; folded monotonically. */
+  frontier: number | undefined;
+}
+
 /**
- * One transfer in flight. Every state change is a synchronous check-and-set: in a single-threaded
+ * One transfer driven by this member: the local driver of a transfer registered in the
+ * replicated state. Every state change is a synchronous check-and-set: in a single-threaded
  * runtime a synchronous section is the plan lock, and it is the only thing a commit holds it
  * for. Nothing here waits, so a cancel is always answered from the plan at once.
  */
 export class TransferPlan {
   state: PlanState = 'AwaitingCatchUp';
-  /** Highest applied serial the target reported; folded monotonically. */
-  frontier: number | undefined;
+  /** The source feeds the target must catch up on (one per member of the source datacenter). */
+  cursors: PlanCursor[] = [];
   /** When the latest reading (with or without a frontier) arrived. */
   lastReadingAt: number | undefined;
+  /** The registration reached the replicated state (this member drives it). */
+  registered = false;
+  /** The replicated freeze this plan holds (its generation), once every final serial is in. */
+  frozenAt: number | undefined;
+  /** When the current freeze was committed (this member's clock), for the freeze window. */
+  frozenSince: number | undefined;
+  /** Another member drives the registered transfer under this key: this plan only follows it. */
+  follower = false;
   /**
    * Claimed, then a consensus round trip ended without a known outcome. Sticky until the plan
    * resolves: once an attempt may have appended, no later refusal proves nothing will commit.
@@ -43,8 +62,6 @@ export class TransferPlan {
 
   constructor(
     readonly request: TransferRequest,
-    /** This member's metadata serial when the transfer was started. */
-    readonly barrier: number,
     readonly createdAt: number,
     readonly deadline: number,
   ) {}
@@ -57,20 +74,66 @@ export class TransferPlan {
     return this.request.authority;
   }
 
+  /** The barrier as the audit records it: the highest serial the target must apply. */
+  get barrier(): number {
+    let barrier = 0;
+    for (const cursor of this.cursors) barrier = Math.max(barrier, cursor.barrier);
+    return barrier;
+  }
+
+  /** The lowest frontier over the source feeds (the only one, usually); undefined without a reading of each. */
+  get frontier(): number | undefined {
+    let frontier: number | undefined;
+    for (const cursor of this.cursors) {
+      if (cursor.frontier === undefined) return undefined;
+      frontier = frontier === undefined ? cursor.frontier : Math.min(frontier, cursor.frontier);
+    }
+    return frontier;
+  }
+
+  get frozen(): boolean {
+    return this.frozenAt !== undefined;
+  }
+
   /** Aborted when the plan is abandoned: ends any probe or wait the run is in. */
   get signal(): AbortSignal {
     return this.controller.signal;
   }
 
   /**
-   * Folds a probe reading into the plan. Monotonic: a lower or missing reading (out of order,
-   * unreachable target) never lowers the frontier nor un-readies the plan.
+   * Takes the registered transfer's cursors: barriers (or, frozen with every final recorded,
+   * the finals). A frontier read in the same incarnation is kept; the check is monotonic.
    */
-  fold(reading: number | undefined, at: number): void {
+  follow(intent: TransferIntent): void {
+    const complete = intent.frozen && intent.sources.every((s) => s.final !== undefined);
+    const previous = new Map(this.cursors.map((c) => [`${c.origin.member}|${c.origin.incarnation}`, c.frontier]));
+    this.cursors = intent.sources.map((s) => ({
+      origin: { member: s.member, incarnation: s.incarnation },
+      barrier: complete ? s.final! : s.barrier,
+      frontier: previous.get(`${s.member}|${s.incarnation}`),
+    }));
+    this.frozenAt = complete ? intent.freezes : undefined;
+    if (this.state === 'Ready' && !this.reached()) this.state = 'AwaitingCatchUp';
+    if (this.state === 'AwaitingCatchUp' && this.reached()) this.state = 'Ready';
+  }
+
+  /**
+   * Folds probe readings (one per cursor, in order) into the plan. Monotonic: a lower or
+   * missing reading (out of order, unreachable target) never lowers a frontier nor un-readies
+   * the plan.
+   */
+  fold(readings: readonly (number | undefined)[], at: number): void {
     this.lastReadingAt = at;
-    if (reading === undefined) return;
-    if (this.frontier === undefined || reading > this.frontier) this.frontier = reading;
-    if (this.state === 'AwaitingCatchUp' && this.frontier >= this.barrier) this.state = 'Ready';
+    for (const [i, cursor] of this.cursors.entries()) {
+      const reading = readings[i];
+      if (reading === undefined) continue;
+      if (cursor.frontier === undefined || reading > cursor.frontier) cursor.frontier = reading;
+    }
+    if (this.state === 'AwaitingCatchUp' && this.reached()) this.state = 'Ready';
+  }
+
+  private reached(): boolean {
+    return this.cursors.every((c) => c.frontier !== undefined && c.frontier >= c.barrier);
   }
 
   // Methods rather than property reads, because the state changes across awaits and the
@@ -103,6 +166,13 @@ export class TransferPlan {
     this.state = 'Abandoned';
     this.controller.abort(new Error(why));
     return true;
+  }
+
+  /** A claimed plan whose transfer was released in the replicated state: it can never commit. */
+  abandonClaimed(why: string): void {
+    this.state = 'Abandoned';
+    this.unresolved = false;
+    this.controller.abort(new Error(why));
   }
 
   markCommitted(): void {

@@ -1,4 +1,5 @@
 import test from 'ava';
+import { emptyOwnershipState } from '../../../framework/authority-transfer/ownership-index.js';
 import {
   AuditProjection,
   type OwnershipConsensus,
@@ -30,7 +31,7 @@ const record: AuditRecord = {
  * leadership changes. Proposals are recorded and answered.
  */
 function followerCaughtUpBySnapshot() {
-  const state: OwnershipState = { authorities: {}, pending: {} };
+  const state: OwnershipState = emptyOwnershipState();
   const proposed: OwnershipCommand[] = [];
   const consensus = {
     view: () => ({ state, applied: { term: 7, index: 50 } }),
@@ -59,7 +60,7 @@ test('a record a member owes that arrives in an installed snapshot is still proj
   projection.start();
   await clock.advanceAsync(10);
   // The snapshot lands: the commit of k22 (awaiting this member) was never applied here.
-  state.pending.k22 = { record, awaiting: ['north-1'] };
+  state.pending.set('k22', { record, awaiting: ['north-1'] });
   await clock.advanceAsync(1_000);
   t.deepEqual(await audit.byId('k22'), record, 'stored in this member audit');
   t.deepEqual(

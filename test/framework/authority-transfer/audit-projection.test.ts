@@ -1,18 +1,18 @@
 import test from 'ava';
 import { StoreUnavailableError } from '../../../framework/contracts/errors.js';
 import { flushMicrotasks } from '../../../framework/testing/sim/virtual-clock.js';
-import { engineHarness, establish, request } from './harness.js';
+import { commitThroughConsensus, engineHarness, establish, request } from './harness.js';
 
 test('a commit with several voters stays pending until every one acknowledged or left', async (t) => {
   const h = await engineHarness({ voters: ['east-1', 'west-1', 'north-1'] });
   await establish(h.consensus, 'proj', 'east');
   h.probe.answer('west', 0);
   await h.engine.start(request());
-  t.deepEqual(h.consensus.view().state.pending['5f0c-drain-proj'].awaiting, ['north-1', 'west-1'], 'this member acked');
+  t.deepEqual(h.consensus.view().state.pending.get('5f0c-drain-proj')!.awaiting, ['north-1', 'west-1'], 'this member acked');
   await h.consensus.propose({ type: 'ack_audit', ids: ['5f0c-drain-proj'], member: 'west-1' });
-  t.deepEqual(h.consensus.view().state.pending['5f0c-drain-proj'].awaiting, ['north-1']);
+  t.deepEqual(h.consensus.view().state.pending.get('5f0c-drain-proj')!.awaiting, ['north-1']);
   await h.consensus.removeVoter('north-1');
-  t.deepEqual(h.consensus.view().state.pending, {});
+  t.is(h.consensus.view().state.pending.size, 0);
 });
 
 test('the acknowledgement is proposed only after the store write resolved', async (t) => {
@@ -61,12 +61,12 @@ test('a failed projection is retried on a schedule until the store takes it', as
   h.probe.answer('west', 1);
   await h.clock.advanceAsync(200);
   await run;
-  t.deepEqual(h.consensus.view().state.pending['5f0c-drain-proj'].awaiting, ['east-1', 'west-1']);
+  t.deepEqual(h.consensus.view().state.pending.get('5f0c-drain-proj')!.awaiting, ['east-1', 'west-1']);
   h.audit.failWith(undefined);
   await h.clock.advanceAsync(2_000);
   await flushMicrotasks();
   t.truthy(await h.audit.byId('5f0c-drain-proj'));
-  t.deepEqual(h.consensus.view().state.pending['5f0c-drain-proj'].awaiting, ['west-1']);
+  t.deepEqual(h.consensus.view().state.pending.get('5f0c-drain-proj')!.awaiting, ['west-1']);
 });
 
 test('a crash between the store write and the ack leaves only that member pending; the repeat is harmless', async (t) => {
@@ -74,13 +74,13 @@ test('a crash between the store write and the ack leaves only that member pendin
   await establish(h.consensus, 'proj', 'east');
   h.probe.answer('west', 0);
   h.projection.stop();
-  const record = (await h.consensus.propose({ type: 'commit_planned_transfer', ...request(), barrier: 0 })).result;
+  const record = (await commitThroughConsensus(h.consensus, request())).result;
   t.true(record.ok);
   const sealed = (record as { record: Parameters<typeof h.audit.put>[0] }).record;
   await h.audit.put(sealed); // stored, then "crashed" before acknowledging
-  t.deepEqual(h.consensus.view().state.pending[sealed.id].awaiting, ['east-1']);
+  t.deepEqual(h.consensus.view().state.pending.get(sealed.id)!.awaiting, ['east-1']);
   h.projection.start(); // restart as leader: projects what is pending
   await flushMicrotasks();
-  t.deepEqual(h.consensus.view().state.pending, {});
+  t.is(h.consensus.view().state.pending.size, 0);
   t.deepEqual(await h.audit.list('proj'), [sealed], 'stored once');
 });

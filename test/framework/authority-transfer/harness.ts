@@ -1,5 +1,6 @@
 import { AuditProjection } from '../../../framework/authority-transfer/audit-projection.js';
 import { ChangeFeed } from '../../../framework/authority-transfer/change-feed.js';
+import { FreezeAcknowledger } from '../../../framework/authority-transfer/freeze-acknowledger.js';
 import type { OwnershipCommand, OwnershipResult, OwnershipState } from '../../../framework/authority-transfer/ownership.js';
 import { OwnershipStateMachine } from '../../../framework/authority-transfer/ownership-state-machine.js';
 import {
@@ -16,7 +17,9 @@ import { ScriptedFrontierProbe } from './scripted-frontier-probe.js';
 export type OwnershipLocalConsensus = LocalConsensus<OwnershipState, OwnershipCommand, OwnershipResult>;
 
 /** One member's planned-transfer engine over fakes: single-member consensus, memory audit, scripted probe. */
-export async function engineHarness(options: { self?: string; voters?: string[]; engine?: Partial<PlannedTransferOptions> } = {}) {
+export async function engineHarness(
+  options: { self?: string; datacenter?: string; voters?: string[]; engine?: Partial<PlannedTransferOptions> } = {},
+) {
   const self = options.self ?? 'east-1';
   const clock = new VirtualClock();
   const consensus: OwnershipLocalConsensus = new LocalConsensus(new OwnershipStateMachine(), {
@@ -31,8 +34,11 @@ export async function engineHarness(options: { self?: string; voters?: string[];
   const feed = new ChangeFeed(self, { mintIncarnation: () => `${self}-inc` });
   await feed.open();
   const engine = new PlannedTransferEngine({ consensus, audit, projection, probe, feed, clock, log }, options.engine);
+  // This member is the source's only member: it records its final serial when a transfer freezes.
+  const freezes = new FreezeAcknowledger(consensus, feed, options.datacenter ?? 'east', clock, log);
   projection.start();
-  return { self, clock, consensus, audit, projection, probe, feed, engine, log };
+  freezes.start();
+  return { self, clock, consensus, audit, projection, probe, feed, engine, log, freezes };
 }
 
 /** Establishes `authority` at `home` through the raw command, as a bootstrap or failover would. */
@@ -50,4 +56,32 @@ export function settle<T>(promise: Promise<T>): Promise<{ ok: true; value: T } |
     (value) => ({ ok: true as const, value }),
     (error) => ({ ok: false as const, error }),
   );
+}
+
+/**
+ * Registers, freezes and records the final serial of a transfer straight through consensus,
+ * then commits it: a commit as the state machine demands it, without an engine run.
+ */
+export async function commitThroughConsensus(consensus: OwnershipLocalConsensus, r: TransferRequest, final = 0) {
+  await consensus.propose({ type: 'register_transfer', ...r, driver: 'elsewhere', sources: [{ member: 'src', incarnation: 'i', serial: 0 }], deadline: Number.MAX_SAFE_INTEGER });
+  await consensus.propose({ type: 'freeze_transfer', id: r.id, authority: r.authority, thawBy: Number.MAX_SAFE_INTEGER });
+  await consensus.propose({ type: 'record_final', id: r.id, authority: r.authority, member: 'src', incarnation: 'i', serial: final, freeze: 1 });
+  return consensus.propose({ type: 'commit_planned_transfer', ...r, barrier: final });
+}
+
+/**
+ * Runs `before` just before the next commit_planned_transfer is proposed (and only then), so a
+ * test can inject a fault (failNext, hold) into the commit itself rather than into the
+ * registration or freeze that precede it.
+ */
+export function atNextCommit(consensus: OwnershipLocalConsensus, before: () => void): void {
+  const propose = consensus.propose.bind(consensus);
+  let armed = true;
+  consensus.propose = (command, options) => {
+    if (armed && command.type === 'commit_planned_transfer') {
+      armed = false;
+      before();
+    }
+    return propose(command, options);
+  };
 }

@@ -1,5 +1,9 @@
 import test from 'ava';
-import type { CommitPlannedTransferCommand, OwnershipState } from '../../../framework/authority-transfer/ownership.js';
+import type {
+  CommitPlannedTransferCommand,
+  OwnershipState,
+  RegisterTransferCommand,
+} from '../../../framework/authority-transfer/ownership.js';
 import { OwnershipStateMachine } from '../../../framework/authority-transfer/ownership-state-machine.js';
 
 const machine = new OwnershipStateMachine();
@@ -14,22 +18,52 @@ function commit(overrides: Partial<CommitPlannedTransferCommand> = {}): CommitPl
     target: 'west',
     actor: 'olivia',
     reason: 'drain east',
-    barrier: 4821,
+    barrier: 0,
     ...overrides,
   };
 }
 
+function registration(overrides: Partial<RegisterTransferCommand> = {}): RegisterTransferCommand {
+  return {
+    type: 'register_transfer',
+    id: 'k1',
+    authority: 'proj',
+    source: 'east',
+    target: 'west',
+    actor: 'olivia',
+    reason: 'drain east',
+    driver: 'west-1',
+    sources: [{ member: 'east-1', incarnation: 'i1', serial: 4800 }],
+    deadline: 1_000,
+    ...overrides,
+  };
+}
+
+function establish(state: OwnershipState, authority = 'proj', home = 'east'): void {
+  machine.apply(state, { type: 'transfer_authority', authority, target: home }, ctx(1));
+}
+
 function established(): OwnershipState {
   const state = machine.initial();
-  machine.apply(state, { type: 'transfer_authority', authority: 'proj', target: 'east' }, ctx(1));
+  establish(state);
   return state;
+}
+
+/** Registers, freezes and records the source's final serial: what a commit needs. */
+function readyToCommit(state: OwnershipState, overrides: Partial<RegisterTransferCommand> = {}, final = 4821): void {
+  const r = registration(overrides);
+  machine.apply(state, r, ctx(2));
+  machine.apply(state, { type: 'freeze_transfer', id: r.id, authority: r.authority, thawBy: 2_000 }, ctx(3));
+  for (const s of r.sources) {
+    machine.apply(state, { type: 'record_final', id: r.id, authority: r.authority, member: s.member, incarnation: s.incarnation, serial: final, freeze: 1 }, ctx(4));
+  }
 }
 
 test('the raw transfer_authority command establishes an unknown authority at epoch 1', (t) => {
   const state = machine.initial();
   const result = machine.apply(state, { type: 'transfer_authority', authority: 'proj', target: 'east' }, ctx(1));
   t.deepEqual(result, { ok: true, authority: 'proj', source: undefined, home: 'east', epoch: 1 });
-  t.deepEqual(state.authorities.proj, { home: 'east', epoch: 1 });
+  t.deepEqual(state.authorities.get('proj'), { home: 'east', epoch: 1 });
 });
 
 test('the raw command moves unconditionally and mints the next epoch', (t) => {
@@ -46,19 +80,20 @@ test('the raw command with expectedSource refuses when the home changed', (t) =>
     ctx(2),
   );
   t.deepEqual(result, { ok: false, reason: 'source_not_home', home: 'east', epoch: 1 });
-  t.deepEqual(state.authorities.proj, { home: 'east', epoch: 1 });
+  t.deepEqual(state.authorities.get('proj'), { home: 'east', epoch: 1 });
 });
 
 test('a move to the current home is refused and mints no epoch', (t) => {
   const state = established();
   const result = machine.apply(state, { type: 'transfer_authority', authority: 'proj', target: 'east' }, ctx(2));
   t.like(result, { ok: false, reason: 'already_home' });
-  t.is(state.authorities.proj.epoch, 1);
+  t.is(state.authorities.get('proj')!.epoch, 1);
 });
 
-test('a planned commit seals the request with the post-mutation epoch and the deciding position', (t) => {
+test('a planned commit seals the registered request with the post-mutation epoch, the deciding position and the final serial as barrier', (t) => {
   const state = established();
-  const result = machine.apply(state, commit(), ctx(9043, ['a', 'b', 'c'], 12));
+  readyToCommit(state);
+  const result = machine.apply(state, commit({ barrier: 1 }), ctx(9043, ['a', 'b', 'c'], 12));
   t.deepEqual(result, {
     ok: true,
     record: {
@@ -74,52 +109,152 @@ test('a planned commit seals the request with the post-mutation epoch and the de
       commit_index: 9043,
     },
   });
-  t.deepEqual(state.authorities.proj, { home: 'west', epoch: 2 });
+  t.deepEqual(state.authorities.get('proj'), { home: 'west', epoch: 2 });
+  t.false(state.transfers.has('proj'), 'the registration leaves with the commit');
 });
 
 test('a planned commit keeps one projection acknowledgement per voter present at commit', (t) => {
   const state = established();
+  readyToCommit(state);
   machine.apply(state, commit(), ctx(5, ['a', 'b', 'c']));
-  t.deepEqual(state.pending.k1.awaiting, ['a', 'b', 'c']);
+  t.deepEqual(state.pending.get('k1')!.awaiting, ['a', 'b', 'c']);
+});
+
+test('a planned commit is refused unless its transfer is registered, frozen and every source final recorded', (t) => {
+  const state = established();
+  t.like(machine.apply(state, commit(), ctx(2)), { ok: false, reason: 'not_registered' });
+  machine.apply(state, registration({ sources: [{ member: 'east-1', incarnation: 'i1', serial: 3 }, { member: 'east-2', incarnation: 'j1', serial: 7 }] }), ctx(3));
+  t.like(machine.apply(state, commit(), ctx(4)), { ok: false, reason: 'not_frozen' });
+  machine.apply(state, { type: 'freeze_transfer', id: 'k1', authority: 'proj', thawBy: 9 }, ctx(5));
+  machine.apply(state, { type: 'record_final', id: 'k1', authority: 'proj', member: 'east-1', incarnation: 'i1', serial: 5, freeze: 1 }, ctx(6));
+  t.like(machine.apply(state, commit(), ctx(7)), { ok: false, reason: 'not_frozen' }, 'east-2 has not named its final serial');
+  t.like(machine.apply(state, commit({ id: 'other' }), ctx(8)), { ok: false, reason: 'not_registered' });
+  machine.apply(state, { type: 'record_final', id: 'k1', authority: 'proj', member: 'east-2', incarnation: 'j1', serial: 9, freeze: 1 }, ctx(9));
+  t.like(machine.apply(state, commit(), ctx(10)), { ok: true, record: { barrier: 9, epoch: 2 } });
+  t.deepEqual(state.authorities.get('proj'), { home: 'west', epoch: 2 });
 });
 
 test('a planned commit from a datacenter that is not the home is refused and changes nothing', (t) => {
   const state = established();
+  t.like(machine.apply(state, registration({ source: 'north' }), ctx(2)), { ok: false, reason: 'source_not_home', home: 'east' });
   const result = machine.apply(state, commit({ source: 'north' }), ctx(5));
-  t.deepEqual(result, { ok: false, reason: 'source_not_home', home: 'east', epoch: 1 });
-  t.deepEqual(state.pending, {});
-  t.deepEqual(state.authorities.proj, { home: 'east', epoch: 1 });
+  t.like(result, { ok: false, reason: 'not_registered' });
+  t.is(state.pending.size, 0);
+  t.deepEqual(state.authorities.get('proj'), { home: 'east', epoch: 1 });
 });
 
 test('a planned commit of an authority without a home is refused', (t) => {
   const state = machine.initial();
+  t.like(machine.apply(state, registration(), ctx(1)), { ok: false, reason: 'unknown_authority' });
   t.like(machine.apply(state, commit(), ctx(1)), { ok: false, reason: 'unknown_authority' });
+});
+
+test('one transfer per authority: a second registration names the running one; the same key joins it; a key naming another move is refused', (t) => {
+  const state = established();
+  t.like(machine.apply(state, registration(), ctx(2)), { ok: true, existing: false, intent: { id: 'k1', driver: 'west-1', frozen: false } });
+  t.deepEqual(machine.apply(state, registration({ id: 'k2', driver: 'north-1' }), ctx(3)), { ok: false, reason: 'transfer_in_progress', running: 'k1' });
+  t.like(machine.apply(state, registration({ driver: 'north-1' }), ctx(4)), { ok: true, existing: true, intent: { driver: 'west-1' } });
+  t.like(machine.apply(state, registration({ target: 'north' }), ctx(5)), { ok: false, reason: 'key_names_another_transfer' });
+});
+
+test('a registration under a key that already committed answers its sealed record', (t) => {
+  const state = established();
+  readyToCommit(state);
+  machine.apply(state, commit(), ctx(5));
+  t.like(machine.apply(state, registration({ source: 'west', target: 'north' }), ctx(6)), { ok: false, reason: 'committed', record: { id: 'k1', epoch: 2 } });
+});
+
+test('a final serial names the freeze it was read after: one from an earlier freeze counts for nothing', (t) => {
+  const state = established();
+  machine.apply(state, registration(), ctx(2));
+  t.like(machine.apply(state, { type: 'record_final', id: 'k1', authority: 'proj', member: 'east-1', incarnation: 'i1', serial: 5, freeze: 0 }, ctx(3)), { ok: false, reason: 'not_frozen' });
+  machine.apply(state, { type: 'freeze_transfer', id: 'k1', authority: 'proj', thawBy: 9 }, ctx(4));
+  machine.apply(state, { type: 'thaw_transfer', id: 'k1', authority: 'proj' }, ctx(5));
+  machine.apply(state, { type: 'freeze_transfer', id: 'k1', authority: 'proj', thawBy: 9 }, ctx(6));
+  t.like(machine.apply(state, { type: 'record_final', id: 'k1', authority: 'proj', member: 'east-1', incarnation: 'i1', serial: 4900, freeze: 1 }, ctx(7)), { ok: false, reason: 'not_frozen' });
+  t.like(machine.apply(state, { type: 'record_final', id: 'k1', authority: 'proj', member: 'nobody', incarnation: 'i1', serial: 4900, freeze: 2 }, ctx(8)), { ok: false, reason: 'not_a_source' });
+  t.like(machine.apply(state, { type: 'record_final', id: 'k1', authority: 'proj', member: 'east-1', incarnation: 'i1', serial: 4900, freeze: 2 }, ctx(9)), { ok: true, intent: { frozen: true, freezes: 2 } });
+  t.is(state.transfers.get('proj')!.sources[0].final, 4900);
+});
+
+test('a thaw lifts the freeze and makes the finals the next barriers', (t) => {
+  const state = established();
+  readyToCommit(state, {}, 4900);
+  t.like(machine.apply(state, { type: 'thaw_transfer', id: 'k1', authority: 'proj' }, ctx(5)), { ok: true, intent: { frozen: false } });
+  const intent = state.transfers.get('proj')!;
+  t.deepEqual(intent.sources, [{ member: 'east-1', incarnation: 'i1', barrier: 4900 }]);
+  t.like(machine.apply(state, commit(), ctx(6)), { ok: false, reason: 'not_frozen' });
+});
+
+test('a release unregisters the transfer (lifting its freeze); a commit after it is refused', (t) => {
+  const state = established();
+  readyToCommit(state);
+  t.like(machine.apply(state, { type: 'release_transfer', authority: 'proj', id: 'other', why: 'cancelled' }, ctx(5)), { ok: false, reason: 'not_registered' });
+  t.like(machine.apply(state, { type: 'release_transfer', authority: 'proj', why: 'cancelled' }, ctx(6)), { ok: true, intent: { id: 'k1' } });
+  t.false(state.transfers.has('proj'));
+  t.like(machine.apply(state, commit(), ctx(7)), { ok: false, reason: 'not_registered' });
+  t.deepEqual(state.authorities.get('proj'), { home: 'east', epoch: 1 });
+  t.like(machine.apply(state, registration({ id: 'k2' }), ctx(8)), { ok: true, existing: false });
+});
+
+test('a failover move releases a registered transfer of the authority', (t) => {
+  const state = established();
+  readyToCommit(state);
+  machine.apply(state, { type: 'transfer_authority', authority: 'proj', target: 'north', expectedSource: 'east' }, ctx(5));
+  t.false(state.transfers.has('proj'));
+  t.like(machine.apply(state, commit(), ctx(6)), { ok: false, reason: 'not_registered' });
+});
+
+test('the transfers-by-source, -target and -driver indexes follow every registration and its end', (t) => {
+  const state = established();
+  establish(state, 'lib', 'east');
+  machine.apply(state, registration(), ctx(2));
+  machine.apply(state, registration({ id: 'k2', authority: 'lib', target: 'north', driver: 'east-1' }), ctx(3));
+  t.deepEqual([...state.transfersBySource.get('east')!], ['proj', 'lib']);
+  t.deepEqual([...state.transfersByTarget.get('north')!], ['lib']);
+  t.deepEqual([...state.transfersByDriver.get('west-1')!], ['proj']);
+  machine.apply(state, { type: 'release_transfer', authority: 'lib', why: 'cancelled' }, ctx(4));
+  t.false(state.transfersByTarget.has('north'));
+  t.false(state.transfersByDriver.has('east-1'));
+  t.deepEqual([...state.transfersBySource.get('east')!], ['proj']);
 });
 
 test('a later move cannot change the epoch recorded for an earlier transfer', (t) => {
   const state = established();
+  readyToCommit(state);
   const first = machine.apply(state, commit(), ctx(5));
   machine.apply(state, { type: 'transfer_authority', authority: 'proj', target: 'north' }, ctx(6));
   t.like(first, { ok: true, record: { epoch: 2 } });
-  t.is(state.pending.k1.record.epoch, 2);
-  t.is(state.authorities.proj.epoch, 3);
+  t.is(state.pending.get('k1')!.record.epoch, 2);
+  t.is(state.authorities.get('proj')!.epoch, 3);
 });
 
 test('the same transfer applied twice while pending answers its sealed record, not a second move', (t) => {
   const state = established();
+  readyToCommit(state);
   const first = machine.apply(state, commit(), ctx(5));
   const again = machine.apply(state, commit({ source: 'west', target: 'east' }), ctx(6));
   t.deepEqual(again, first);
-  t.deepEqual(state.authorities.proj, { home: 'west', epoch: 2 });
+  t.deepEqual(state.authorities.get('proj'), { home: 'west', epoch: 2 });
 });
+
+/** Commits k1 (east -> west) and then k2 (west -> east) of proj. */
+function twoCommits(state: OwnershipState, voters1 = ['a', 'b', 'c'], voters2 = ['a', 'b', 'c']): void {
+  readyToCommit(state);
+  machine.apply(state, commit(), ctx(5, voters1));
+  readyToCommit(state, { id: 'k2', source: 'west', target: 'east' });
+  machine.apply(state, commit({ id: 'k2', source: 'west', target: 'east' }), ctx(6, voters2));
+}
 
 test('an ack releases one voter; the record leaves once every voter acked', (t) => {
   const state = established();
+  readyToCommit(state);
   machine.apply(state, commit(), ctx(5, ['a', 'b']));
   t.deepEqual(machine.apply(state, { type: 'ack_audit', ids: ['k1'], member: 'a' }, ctx(6)), { ok: true, released: [], unknown: [] });
-  t.deepEqual(state.pending.k1.awaiting, ['b']);
+  t.deepEqual(state.pending.get('k1')!.awaiting, ['b']);
   t.deepEqual(machine.apply(state, { type: 'ack_audit', ids: ['k1'], member: 'b' }, ctx(7)), { ok: true, released: ['k1'], unknown: [] });
-  t.false('k1' in state.pending);
+  t.false(state.pending.has('k1'));
+  t.false(state.pendingByAuthority.has('proj'));
 });
 
 test('an ack of an unknown or released record is a harmless no-op', (t) => {
@@ -135,37 +270,58 @@ test('an ack of an unknown or released record is a harmless no-op', (t) => {
 
 test('a voter leaving the membership releases its obligations', (t) => {
   const state = established();
-  machine.apply(state, commit(), ctx(5, ['a', 'b', 'c']));
-  machine.apply(state, commit({ id: 'k2', authority: 'proj', source: 'west', target: 'east' }), ctx(6, ['a', 'b', 'c']));
+  twoCommits(state);
   machine.apply(state, { type: 'ack_audit', ids: ['k1'], member: 'a' }, ctx(7));
   machine.apply(state, { type: 'ack_audit', ids: ['k1'], member: 'b' }, ctx(8));
   machine.membershipChanged(state, ctx(9, ['a', 'b']));
-  t.false('k1' in state.pending, 'only c was left and it left');
-  t.deepEqual(state.pending.k2.awaiting, ['a', 'b']);
+  t.false(state.pending.has('k1'), 'only c was left and it left');
+  t.deepEqual(state.pending.get('k2')!.awaiting, ['a', 'b']);
 });
 
 test('one ack carries a batch of records', (t) => {
   const state = established();
-  machine.apply(state, commit(), ctx(5, ['a']));
-  machine.apply(state, commit({ id: 'k2', source: 'west', target: 'east' }), ctx(6, ['a', 'b']));
+  twoCommits(state, ['a'], ['a', 'b']);
   const result = machine.apply(state, { type: 'ack_audit', ids: ['k1', 'k2', 'gone'], member: 'a' }, ctx(7));
   t.deepEqual(result, { ok: true, released: ['k1'], unknown: ['gone'] });
-  t.deepEqual(state.pending.k2.awaiting, ['b']);
+  t.deepEqual(state.pending.get('k2')!.awaiting, ['b']);
 });
 
-test('snapshots carry pending records and ownership, as deep copies', (t) => {
+test('snapshots are plain JSON carrying ownership, pending records and registered transfers; restore rebuilds the indexes', (t) => {
   const state = established();
+  establish(state, 'lib', 'east');
+  readyToCommit(state);
   machine.apply(state, commit(), ctx(5));
+  machine.apply(state, registration({ id: 'k2', authority: 'lib', target: 'north' }), ctx(6));
   const snap = JSON.parse(JSON.stringify(machine.snapshot(state)));
   const restored = machine.restore(snap);
   t.deepEqual(restored, state);
-  machine.apply(restored, { type: 'ack_audit', ids: ['k1'], member: 'a' }, ctx(6));
-  t.deepEqual(state.pending.k1.awaiting, ['a', 'b', 'c'], 'the original is untouched');
+  machine.apply(restored, { type: 'ack_audit', ids: ['k1'], member: 'a' }, ctx(7));
+  t.deepEqual(state.pending.get('k1')!.awaiting, ['a', 'b', 'c'], 'the original is untouched');
+});
+
+test('restore reads a snapshot of the older object form', (t) => {
+  const restored = machine.restore({ authorities: { proj: { home: 'east', epoch: 3 } }, pending: {} });
+  t.deepEqual(restored.authorities.get('proj'), { home: 'east', epoch: 3 });
+  t.is(restored.transfers.size, 0);
 });
 
 test('restore refuses a malformed snapshot with a message saying what it expected', (t) => {
-  t.throws(() => machine.restore({ nope: 1 }), { message: /expected \{authorities, pending\}/ });
+  t.throws(() => machine.restore({ nope: 1 }), { message: /expected \{authorities, pending, transfers\}/ });
 });
+
+for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf']) {
+  test(`${name} is an ordinary authority id: established, transferred, snapshotted and restored`, (t) => {
+    const state = machine.initial();
+    t.true(state.authorities.get(name) === undefined, 'unknown before it is established');
+    t.like(machine.apply(state, registration({ authority: name }), ctx(1)), { ok: false, reason: 'unknown_authority' });
+    establish(state, name, 'east');
+    readyToCommit(state, { authority: name });
+    t.like(machine.apply(state, commit({ authority: name }), ctx(5)), { ok: true, record: { authority: name, epoch: 2 } });
+    const restored = machine.restore(JSON.parse(JSON.stringify(machine.snapshot(state))));
+    t.deepEqual(restored.authorities.get(name), { home: 'west', epoch: 2 });
+    t.deepEqual([...restored.pendingByAuthority.get(name)!], ['k1']);
+  });
+}
 
 test('an unknown command changes nothing and is answered as a refusal', (t) => {
   const state = established();

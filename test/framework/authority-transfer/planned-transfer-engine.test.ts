@@ -17,7 +17,7 @@ import { StoreUnavailableError } from '../../../framework/contracts/errors.js';
 import { NotAppendedError, OutcomeUnknownError, ReadUnavailableError } from '../../../framework/contracts/metadata-consensus.js';
 import { PlannedTransferEngine } from '../../../framework/authority-transfer/planned-transfer-engine.js';
 import { flushMicrotasks } from '../../../framework/testing/sim/virtual-clock.js';
-import { engineHarness, establish, request, settle } from './harness.js';
+import { atNextCommit, engineHarness, establish, request, settle } from './harness.js';
 
 async function ready() {
   const h = await engineHarness();
@@ -38,12 +38,12 @@ test('a transfer commits once the target applied through the barrier and answers
   t.is(record.commit_term, 1);
   t.is(record.commit_index, h.consensus.view().applied.index - 1, 'the ack follows the commit');
   t.deepEqual(await h.audit.byId('5f0c-drain-proj'), record);
-  t.deepEqual(h.consensus.view().state.authorities.proj, { home: 'west', epoch: 2 });
-  t.deepEqual(h.consensus.view().state.pending, {}, 'the only voter stored it, so it was released');
+  t.deepEqual(h.consensus.view().state.authorities.get('proj')!, { home: 'west', epoch: 2 });
+  t.is(h.consensus.view().state.pending.size, 0, 'the only voter stored it, so it was released');
   t.is(h.engine.registry.size, 0, 'a resolved plan leaves the registry');
 });
 
-test('the barrier is the node serial at start, not anything the caller sends', async (t) => {
+test('the barrier is the source member serial at start, not anything the caller sends', async (t) => {
   const h = await ready();
   h.probe.answer('west', 4);
   const run = settle(h.engine.start(request()));
@@ -75,7 +75,7 @@ test('an unreachable target never advances the plan and times out with 504 after
   t.true(error instanceof CatchUpTimeoutError);
   t.is((error as CatchUpTimeoutError).status, 504);
   t.is(await h.audit.byId('5f0c-drain-proj'), undefined, 'no audit');
-  t.deepEqual(h.consensus.view().state.authorities.proj, { home: 'east', epoch: 1 });
+  t.deepEqual(h.consensus.view().state.authorities.get('proj')!, { home: 'east', epoch: 1 });
   t.is(h.engine.registry.size, 0);
 });
 
@@ -123,7 +123,7 @@ test('a cancel while the probe is blocked answers at once and the run resolves a
   t.is(h.clock.now(), started, 'no virtual time passed: nothing waited on the probe');
   t.true(!outcome.ok && outcome.error instanceof TransferCancelledError);
   t.is(((outcome as { error: TransferCancelledError }).error).status, 409);
-  t.deepEqual(h.consensus.view().state.authorities.proj, { home: 'east', epoch: 1 });
+  t.deepEqual(h.consensus.view().state.authorities.get('proj')!, { home: 'east', epoch: 1 });
   t.is(moves(h), 0);
 });
 
@@ -146,7 +146,7 @@ test('a cancel between probes ends the wait and nothing reaches consensus even i
 test('a cancel from the claim onward is refused with 409 at once, even while consensus is blocked', async (t) => {
   const h = await ready();
   h.probe.answer('west', 5);
-  h.consensus.hold();
+  atNextCommit(h.consensus, () => h.consensus.hold());
   const run = settle(h.engine.start(request()));
   await h.consensus.whenHeld(1);
   const cancel = await settle(h.engine.cancel('proj'));
@@ -255,7 +255,7 @@ for (const reason of ['key_reused', 'queue_saturated'] as const) {
   test(`a ${reason} refusal returns the transfer to Ready, still cancellable under the same identity`, async (t) => {
     const h = await ready();
     h.probe.answer('west', 5);
-    h.consensus.failNext(new NotAppendedError(reason, 'injected'));
+    atNextCommit(h.consensus, () => h.consensus.failNext(new NotAppendedError(reason, 'injected')));
     const outcome = await settle(h.engine.start(request()));
     t.true(!outcome.ok && outcome.error instanceof CommitRefusedError);
     t.is((outcome as { error: CommitRefusedError }).error.status, reason === 'key_reused' ? 422 : 503);
@@ -269,7 +269,7 @@ for (const reason of ['key_reused', 'queue_saturated'] as const) {
 test('after a refusal the same key resumes the Ready transfer and commits once', async (t) => {
   const h = await ready();
   h.probe.answer('west', 5);
-  h.consensus.failNext(new NotAppendedError('queue_saturated', 'injected'));
+  atNextCommit(h.consensus, () => h.consensus.failNext(new NotAppendedError('queue_saturated', 'injected')));
   await settle(h.engine.start(request()));
   const record = await h.engine.start(request());
   t.is(record.epoch, 2);
@@ -279,7 +279,7 @@ test('after a refusal the same key resumes the Ready transfer and commits once',
 test('a transfer left Ready after a refusal is abandoned when its budget runs out', async (t) => {
   const h = await ready();
   h.probe.answer('west', 5);
-  h.consensus.failNext(new NotAppendedError('queue_saturated', 'injected'));
+  atNextCommit(h.consensus, () => h.consensus.failNext(new NotAppendedError('queue_saturated', 'injected')));
   await settle(h.engine.start(request()));
   await h.clock.advanceAsync(5 * 60_000);
   t.is(h.engine.status('proj'), undefined);
@@ -289,7 +289,7 @@ test('a transfer left Ready after a refusal is abandoned when its budget runs ou
 test('an outcome-unknown failure leaves the transfer claimed; the same key resolves it', async (t) => {
   const h = await ready();
   h.probe.answer('west', 5);
-  h.consensus.failNext(new OutcomeUnknownError('leadership_lost', 'injected'), { afterApply: true });
+  atNextCommit(h.consensus, () => h.consensus.failNext(new OutcomeUnknownError('leadership_lost', 'injected'), { afterApply: true }));
   const outcome = await settle(h.engine.start(request()));
   t.true(!outcome.ok && outcome.error instanceof TransferOutcomeUnknownError);
   t.like(h.engine.status('proj'), { state: 'Committing', outcome_unknown: true });
@@ -304,7 +304,7 @@ test('an outcome-unknown failure leaves the transfer claimed; the same key resol
 test('a cancel of a claimed transfer left without outcome answers 409 when it did commit', async (t) => {
   const h = await ready();
   h.probe.answer('west', 5);
-  h.consensus.failNext(new OutcomeUnknownError('timeout', 'injected'), { afterApply: true });
+  atNextCommit(h.consensus, () => h.consensus.failNext(new OutcomeUnknownError('timeout', 'injected'), { afterApply: true }));
   await settle(h.engine.start(request()));
   const outcome = await settle(h.engine.cancel('proj'));
   t.true(!outcome.ok && outcome.error instanceof TransferCommittedError);
@@ -313,7 +313,7 @@ test('a cancel of a claimed transfer left without outcome answers 409 when it di
 test('a cancel of a claimed transfer left without outcome answers 404 when it did not commit', async (t) => {
   const h = await ready();
   h.probe.answer('west', 5);
-  h.consensus.failNext(new OutcomeUnknownError('timeout', 'injected'));
+  atNextCommit(h.consensus, () => h.consensus.failNext(new OutcomeUnknownError('timeout', 'injected')));
   await settle(h.engine.start(request()));
   const outcome = await settle(h.engine.cancel('proj'));
   t.true(!outcome.ok && outcome.error instanceof TransferNotFoundError);
@@ -339,7 +339,7 @@ test('a failed audit store write answers 503 naming the transfer; the record sta
   const error = (outcome as { error: AuditProjectionError }).error;
   t.is(error.status, 503);
   t.regex(error.message, /5f0c-drain-proj/);
-  const pending = h.consensus.view().state.pending['5f0c-drain-proj'];
+  const pending = h.consensus.view().state.pending.get('5f0c-drain-proj')!;
   t.deepEqual(pending.awaiting, ['east-1']);
   h.audit.failWith(undefined);
   await h.feed.append({ authority: 'proj', operation: 'later', epoch: 2 });
@@ -347,7 +347,7 @@ test('a failed audit store write answers 503 naming the transfer; the record sta
   t.deepEqual(record, pending.record, 'original epoch and term/index');
   t.is(moves(h), 1);
   t.deepEqual(await h.audit.byId('5f0c-drain-proj'), record);
-  t.deepEqual(h.consensus.view().state.pending, {}, 'acknowledged after the store write');
+  t.is(h.consensus.view().state.pending.size, 0, 'acknowledged after the store write');
 });
 
 test('a member becoming leader projects its pending records', async (t) => {
@@ -358,7 +358,7 @@ test('a member becoming leader projects its pending records', async (t) => {
   h.consensus.setLeadership({ isLeader: true });
   await flushMicrotasks();
   t.truthy(await h.audit.byId('5f0c-drain-proj'));
-  t.deepEqual(h.consensus.view().state.pending, {});
+  t.is(h.consensus.view().state.pending.size, 0);
 });
 
 test('a source that is not the home or an authority without home is refused with 409', async (t) => {
@@ -408,7 +408,7 @@ async function commitWhileStoreFails(h: Awaited<ReturnType<typeof ready>>) {
 test('a commit left without outcome after it did apply is resolved in the background: the plan completes, nothing moves twice', async (t) => {
   const h = await ready();
   h.probe.answer('west', 5);
-  h.consensus.failNext(new OutcomeUnknownError('leadership_lost', 'injected'), { afterApply: true });
+  atNextCommit(h.consensus, () => h.consensus.failNext(new OutcomeUnknownError('leadership_lost', 'injected'), { afterApply: true }));
   const outcome = await settle(h.engine.start(request()));
   t.true(!outcome.ok && outcome.error instanceof TransferOutcomeUnknownError);
   t.is(h.engine.unresolvedCount, 1, 'a resolution is scheduled');
@@ -425,38 +425,37 @@ test('a commit left without outcome after it did apply is resolved in the backgr
 test('a commit left without outcome that never appended is resolved by committing the same key once', async (t) => {
   const h = await ready();
   h.probe.answer('west', 5);
-  h.consensus.failNext(new OutcomeUnknownError('timeout', 'injected'));
+  atNextCommit(h.consensus, () => h.consensus.failNext(new OutcomeUnknownError('timeout', 'injected')));
   await settle(h.engine.start(request()));
   t.is(moves(h), 0);
   await h.clock.advanceAsync(500);
   t.is(moves(h), 1, 'the move the operator could no longer cancel is committed by the resolution');
   t.is(h.engine.registry.size, 0);
-  t.deepEqual(h.consensus.view().state.authorities.proj, { home: 'west', epoch: 2 });
+  t.deepEqual(h.consensus.view().state.authorities.get('proj')!, { home: 'west', epoch: 2 });
 });
 
-test('resolution attempts back off and keep the plan claimed while consensus refuses them; a cancel meanwhile moves nothing', async (t) => {
+test('resolution attempts keep the plan claimed while consensus refuses them; a cancel meanwhile releases it and nothing moves', async (t) => {
   const h = await ready();
   h.probe.answer('west', 5);
-  h.consensus.failNext(new OutcomeUnknownError('timeout', 'injected'));
+  atNextCommit(h.consensus, () => h.consensus.failNext(new OutcomeUnknownError('timeout', 'injected')));
   await settle(h.engine.start(request()));
   // The next attempt is refused before the log: that proves nothing about the first one.
-  h.consensus.failNext(new NotAppendedError('no_leader', 'injected'));
+  atNextCommit(h.consensus, () => h.consensus.failNext(new NotAppendedError('no_leader', 'injected')));
   await h.clock.advanceAsync(500);
   t.like(h.engine.status('proj'), { state: 'Committing', outcome_unknown: true }, 'still claimed, not Ready');
   const cancel = await settle(h.engine.cancel('proj'));
-  t.true(!cancel.ok && cancel.error instanceof TransferNotFoundError, 'answered from the audit: not committed');
-  t.like(h.engine.status('proj'), { state: 'Committing' }, 'the cancel did not release a plan that may still commit');
-  await h.clock.advanceAsync(500);
-  t.is(moves(h), 0, 'the second attempt waits twice as long');
-  await h.clock.advanceAsync(500);
-  t.is(moves(h), 1);
+  t.true(!cancel.ok && cancel.error instanceof TransferNotFoundError, 'not committed: the release landed first in the log');
+  t.false(h.consensus.view().state.transfers.has('proj'), 'the registration is released, so no attempt can commit it');
   t.is(h.engine.registry.size, 0);
+  await h.clock.advanceAsync(60_000);
+  t.is(moves(h), 0, 'no resolution commits a transfer answered 404');
+  t.is(h.engine.unresolvedCount, 0);
 });
 
 test('a plan resolved by a retry under the key needs no background attempt', async (t) => {
   const h = await ready();
   h.probe.answer('west', 5);
-  h.consensus.failNext(new OutcomeUnknownError('timeout', 'injected'));
+  atNextCommit(h.consensus, () => h.consensus.failNext(new OutcomeUnknownError('timeout', 'injected')));
   await settle(h.engine.start(request()));
   const record = await h.engine.start(request());
   t.is(record.epoch, 2);
@@ -468,7 +467,7 @@ test('a plan resolved by a retry under the key needs no background attempt', asy
 test('stopping the engine drops pending resolutions', async (t) => {
   const h = await ready();
   h.probe.answer('west', 5);
-  h.consensus.failNext(new OutcomeUnknownError('timeout', 'injected'));
+  atNextCommit(h.consensus, () => h.consensus.failNext(new OutcomeUnknownError('timeout', 'injected')));
   await settle(h.engine.start(request()));
   h.engine.stop();
   await h.clock.advanceAsync(60_000);
@@ -476,13 +475,17 @@ test('stopping the engine drops pending resolutions', async (t) => {
   t.is(h.engine.unresolvedCount, 0);
 });
 
-/** The harness's consensus, counting linearizable reads, with a view that can be made stale. */
+/**
+ * The harness's consensus, counting linearizable reads, with a view that can be made stale
+ * until the next linearizable read (which a member answers only once it applied that far).
+ */
 function countingConsensus(h: Awaited<ReturnType<typeof ready>>) {
   let reads = 0;
   let staleView: ReturnType<typeof h.consensus.view> | undefined;
   const consensus = Object.create(h.consensus) as typeof h.consensus;
   consensus.read = async () => {
     reads++;
+    staleView = undefined;
     return h.consensus.read();
   };
   consensus.view = () => staleView ?? h.consensus.view();

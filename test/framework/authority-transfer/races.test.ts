@@ -48,7 +48,7 @@ test('cancel versus commit resolves to exactly one of the two, under every inter
         if (c.ok) return false;
         if (!(c.error instanceof TransferCommittingError || c.error instanceof TransferCommittedError)) return false;
         seen.committed++;
-        return moves === 1 && stored !== undefined && h.consensus.view().state.authorities.proj.home === 'west';
+        return moves === 1 && stored !== undefined && h.consensus.view().state.authorities.get('proj')!.home === 'west';
       }
       // Cancelled: the cancel answered 204, the run 409, nothing moved and no audit.
       seen.cancelled++;
@@ -57,7 +57,7 @@ test('cancel versus commit resolves to exactly one of the two, under every inter
         r.error instanceof TransferCancelledError &&
         moves === 0 &&
         stored === undefined &&
-        h.consensus.view().state.authorities.proj.home === 'east'
+        h.consensus.view().state.authorities.get('proj')!.home === 'east'
       );
     }),
     { numRuns: 200 },
@@ -83,7 +83,7 @@ test('duplicate requests under one key collapse to one move, under every interle
       if (!outcomes.every((o) => o.ok)) return false;
       const records = outcomes.map((o) => JSON.stringify((o as { value: unknown }).value));
       runsChecked++;
-      return new Set(records).size === 1 && committedMoves(h) === 1 && h.consensus.view().state.authorities.proj.epoch === 2;
+      return new Set(records).size === 1 && committedMoves(h) === 1 && h.consensus.view().state.authorities.get('proj')!.epoch === 2;
     }),
     { numRuns: 200 },
   );

@@ -5,24 +5,62 @@ import { reprobeDelay } from '../../../framework/authority-transfer/reprobe-sche
 import { TransferPlan } from '../../../framework/authority-transfer/transfer-plan.js';
 import { request } from './harness.js';
 
-const plan = () => new TransferPlan(request(), 10, 0, 1000);
+/** A plan whose one source feed must reach serial 10. */
+const plan = () => {
+  const p = new TransferPlan(request(), 0, 1000);
+  p.cursors = [{ origin: { member: 'east-1', incarnation: 'i1' }, barrier: 10, frontier: undefined }];
+  return p;
+};
 
 test('folding is monotonic: a lower or missing reading never un-readies a plan', (t) => {
   const p = plan();
-  p.fold(4, 1);
+  p.fold([4], 1);
   t.is(p.state, 'AwaitingCatchUp');
-  p.fold(10, 2);
+  p.fold([10], 2);
   t.is(p.state, 'Ready');
-  p.fold(3, 3);
-  p.fold(undefined, 4);
+  p.fold([3], 3);
+  p.fold([undefined], 4);
   t.is(p.frontier, 10);
   t.is(p.state, 'Ready');
   t.is(p.lastReadingAt, 4);
 });
 
+test('a plan with several source feeds is Ready only once the target reached the barrier of each', (t) => {
+  const p = plan();
+  p.cursors.push({ origin: { member: 'east-2', incarnation: 'j1' }, barrier: 3, frontier: undefined });
+  p.fold([12, undefined], 1);
+  t.is(p.state, 'AwaitingCatchUp');
+  t.is(p.frontier, undefined, 'no frontier until every feed has one');
+  p.fold([undefined, 2], 2);
+  t.is(p.state, 'AwaitingCatchUp');
+  t.is(p.frontier, 2);
+  p.fold([undefined, 3], 3);
+  t.is(p.state, 'Ready');
+  t.is(p.barrier, 10, 'the barrier reported is the highest one');
+});
+
+test('following a frozen registration makes the final serials the barriers; a frontier already past them keeps the plan Ready', (t) => {
+  const p = plan();
+  p.fold([10], 1);
+  const intent = {
+    id: 'k', authority: 'proj', source: 'east', target: 'west', actor: 'a', reason: 'r', driver: 'west-1',
+    sources: [{ member: 'east-1', incarnation: 'i1', barrier: 10, final: 14 }],
+    deadline: 1000, frozen: true, freezes: 1, registered: 3,
+  };
+  p.follow(intent);
+  t.is(p.state, 'AwaitingCatchUp', 'the target must now reach the final serial');
+  t.is(p.barrier, 14);
+  t.true(p.frozen);
+  p.fold([14], 2);
+  t.is(p.state, 'Ready');
+  p.follow({ ...intent, sources: [{ member: 'east-1', incarnation: 'i2', barrier: 0, final: 2 }] });
+  t.is(p.frontier, undefined, 'a reading of another incarnation counts for nothing');
+  t.is(p.state, 'AwaitingCatchUp');
+});
+
 test('no frontier never advances a plan', (t) => {
   const p = plan();
-  p.fold(undefined, 1);
+  p.fold([undefined], 1);
   t.is(p.frontier, undefined);
   t.is(p.state, 'AwaitingCatchUp');
 });
@@ -30,7 +68,7 @@ test('no frontier never advances a plan', (t) => {
 test('only a Ready plan can be claimed, once; from the claim on it cannot be abandoned', (t) => {
   const p = plan();
   t.false(p.claim());
-  p.fold(10, 1);
+  p.fold([10], 1);
   t.true(p.claim());
   t.false(p.claim());
   t.false(p.abandon('late cancel'));

@@ -84,7 +84,7 @@ async function exercisePublic(n: Node): Promise<void> {
   await n.call('GET', '/availability/v1/feeds/west-1/applied', { base, headers: west }); // 200
   await n.call('GET', '/availability/v1/feeds/west-1/applied', { base }); // 401
   const write = (body: unknown) => n.call('POST', '/availability/v1/authorities/proj/writes', { base, token: WRITER, body });
-  await write({ operation: 'w', epoch: 2 }); // 200 (proj lives in west at epoch 2 after exerciseControl? no: east)
+  await write({ operation: 'w', epoch: 3 }); // 200 (proj lives in east again, at epoch 3)
   await write({ operation: 'w', epoch: 99 }); // 409 or 421
   await write({ operation: '' }); // 400
   await n.call('POST', '/availability/v1/authorities/nobody/writes', { base, token: WRITER, body: { operation: 'w', epoch: 1 } }); // 421
@@ -96,14 +96,15 @@ async function exercisePublic(n: Node): Promise<void> {
 }
 
 test('every route of both listeners is documented, and every status the tests provoke is declared', async (t) => {
-  const n = await startNode({ transfers: { budgetMs: 300 } });
+  // West has no running member: it is Dead at once, so the raw failover can bring proj back.
+  const n = await startNode({ transfers: { budgetMs: 300 }, tracker: { suspectAfterMs: 1, deadAfterMs: 2 } });
   try {
     assertRoutesDocumented(n.node.controlApi.routers, n.node.controlApi.document);
     assertRoutesDocumented(n.node.publicApi.routers, n.node.publicApi.document);
     await exerciseControl(n);
-    // West is the home now (k3 committed): move it back so east's public server takes writes.
-    n.probe.answer('east', 0);
-    await n.call('POST', '/availability/v1/transfers', { token: ADMIN, key: 'k-back', body: { ...transfer, source: 'west', target: 'east' } });
+    // West is the home now (k3 committed) and has no running member to freeze a planned move
+    // back: fail it over so east's public server takes writes.
+    await n.call('POST', '/availability/v1/commands', { token: ADMIN, key: 'k-back', body: { type: 'transfer_authority', authority: 'proj', source: 'west', target: 'east' } });
     await exercisePublic(n);
 
     const control = await answeredFromMetrics(n, 'control');
@@ -152,9 +153,10 @@ test('GET /metrics counts transfers by outcome and shows plans in flight, consen
     n.audit.failWith(new StoreUnavailableError('audit', 'disk gone'));
     t.is((await n.call('DELETE', '/availability/v1/transfers/other', { token: ADMIN })).status, 503);
     n.audit.failWith(undefined);
-    n.probe.hang('east');
-    const waiting = n.call('POST', '/availability/v1/transfers', { token: ADMIN, key: 'm3', body: { ...transfer, source: 'west', target: 'east' } });
-    await n.probe.whenProbed(3);
+    await n.call('POST', '/availability/v1/commands', { token: ADMIN, body: { type: 'transfer_authority', authority: 'lib', target: 'east' } });
+    n.probe.hang('west');
+    const waiting = n.call('POST', '/availability/v1/transfers', { token: ADMIN, key: 'm3', body: { ...transfer, authority: 'lib' } });
+    await n.probe.whenProbed(2);
     const response = await fetch(`${n.control}/metrics`);
     t.is(response.status, 200);
     t.regex(response.headers.get('content-type') ?? '', /text\/plain/);
@@ -167,7 +169,7 @@ test('GET /metrics counts transfers by outcome and shows plans in flight, consen
     t.regex(text, /baton_consensus_term\{[^}]*\} [1-9]/);
     t.regex(text, /baton_consensus_applied_index\{[^}]*\} [1-9]/);
     t.regex(text, /baton_consensus_is_leader\{[^}]*\} 1/);
-    await n.call('DELETE', '/availability/v1/transfers/proj', { token: ADMIN });
+    await n.call('DELETE', '/availability/v1/transfers/lib', { token: ADMIN });
     await waiting;
   } finally {
     await n.host.stop();

@@ -159,7 +159,7 @@ export function watchEpochs(members: EtcdAuthorityMember[]): { problems: string[
   const offs = members.map((member) => {
     const seen = new Map<string, number>();
     return member.consensus.watch((view) => {
-      for (const [authority, ownership] of Object.entries(view.state.authorities)) {
+      for (const [authority, ownership] of view.state.authorities) {
         const before = seen.get(authority) ?? 0;
         if (ownership.epoch < before)
           problems.push(

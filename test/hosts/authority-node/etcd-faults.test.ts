@@ -112,14 +112,14 @@ async function transferThroughFault(
   t.is(commits.length, 1, 'the move is in the etcd log once');
   t.is(settled.body.commit_index, commits[0].revision, 'sealed at the etcd revision of that entry');
   await eventually(
-    () => group.members.every((m) => Object.keys(m.consensus.view().state.pending).length === 0),
+    () => group.members.every((m) => m.consensus.view().state.pending.size === 0),
     'every voter to store and acknowledge the audit',
     30_000,
   );
   for (const m of group.members) {
     t.deepEqual(await m.audit.byId('move-f'), settled.body, `${m.id} stored the audit`);
     t.deepEqual(
-      m.consensus.view().state.authorities,
+      Object.fromEntries(m.consensus.view().state.authorities),
       { proj: { home: 'west', epoch: 2 } },
       `${m.id} sees west at epoch 2`,
     );

@@ -84,7 +84,7 @@ async function transfersOnEtcd(t: ExecutionContext, shape: 'single' | 'cluster')
   t.is(moved.body.commit_term, entry!.term, 'commit_term is the leadership term the entry carries');
   t.true(entry!.term > 0);
   await eventually(
-    () => group.members.every((m) => Object.keys(m.consensus.view().state.pending).length === 0),
+    () => group.members.every((m) => m.consensus.view().state.pending.size === 0),
     'every voter to store and acknowledge the audit',
   );
   for (const m of group.members)
@@ -175,7 +175,7 @@ async function transfersOnEtcd(t: ExecutionContext, shape: 'single' | 'cluster')
     'every member applied the whole log',
   );
   for (const m of group.members) {
-    t.deepEqual(m.consensus.view().state.authorities, {
+    t.deepEqual(Object.fromEntries(m.consensus.view().state.authorities), {
       proj: { home: 'west', epoch: 2 },
       other: { home: 'east', epoch: 1 },
       failed: { home: 'north', epoch: 2 },

@@ -259,9 +259,15 @@ test("GET /availability/v1/authorities/{authority}/audit lists this member's sea
     n.probe.answer('east', 0);
     const first = await n.call('POST', '/availability/v1/transfers', { token: ADMIN, key: 'move-1', body: transfer });
     t.is(first.status, 200);
-    const back = { authority: 'proj', source: 'west', target: 'east', reason: 'return home' };
-    const second = await n.call('POST', '/availability/v1/transfers', { token: ADMIN, key: 'move-2', body: back });
+    // West has no running member to freeze a planned move back: fail proj over to east.
+    const back = await n.call('POST', '/availability/v1/commands', {
+      token: ADMIN,
+      body: { type: 'transfer_authority', authority: 'proj', source: 'west', target: 'east' },
+    });
+    t.is(back.status, 200, JSON.stringify(back.body));
+    const second = await n.call('POST', '/availability/v1/transfers', { token: ADMIN, key: 'move-2', body: { ...transfer, reason: 'again' } });
     t.is(second.status, 200);
+    t.like(second.body, { epoch: 4 });
     const listed = await n.call('GET', '/availability/v1/authorities/proj/audit', { token: READER });
     t.is(listed.status, 200);
     t.deepEqual(listed.body, { authority: 'proj', records: [second.body, first.body] });
@@ -271,4 +277,4 @@ test("GET /availability/v1/authorities/{authority}/audit lists this member's sea
     t.is((await n.call('GET', '/availability/v1/authorities/proj/audit')).status, 401);
     n.audit.failWith(new StoreUnavailableError('audit', 'disk gone'));
     t.is((await n.call('GET', '/availability/v1/authorities/proj/audit', { token: READER })).status, 503);
-  }));
+  }, { tracker: { suspectAfterMs: 1, deadAfterMs: 2 } }));

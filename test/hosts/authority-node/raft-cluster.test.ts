@@ -39,7 +39,7 @@ test('three nodes on Raft over their public servers: a planned transfer commits 
     t.is(res.status, 200, JSON.stringify(res.body));
     t.like(res.body, { id: 'raft-e2e', barrier: 1, epoch: 2 });
     t.true(nodes[1].node.replicas.appliedSerial(east.feed.origin()) >= 1, 'west had applied the barrier');
-    await waitFor(() => Object.keys(consensus[0].view().state.pending).length === 0, 'every voter to acknowledge', 15_000);
+    await waitFor(() => consensus[0].view().state.pending.size === 0, 'every voter to acknowledge', 15_000);
     for (const n of nodes) t.deepEqual(await n.host.get(AUDIT_STORE).byId('raft-e2e'), res.body);
     t.is(nodes[2].host.get(AUTHORITY_NODE).engine!.registry.size, 0);
     // The Raft reports its commit index, so the gauge the contract alone cannot fill is set.

@@ -73,7 +73,7 @@ test('authority nodes on Raft with the Redis audit store: a planned transfer aud
     epoch: 2,
   });
   await waitFor(
-    () => members.every((m) => Object.keys(m.consensus.view().state.pending).length === 0),
+    () => members.every((m) => m.consensus.view().state.pending.size === 0),
     'every voter to acknowledge the first audit',
     15_000,
   );
@@ -116,11 +116,11 @@ test('authority nodes on Raft with the Redis audit store: a planned transfer aud
   t.regex(String(refused.body.detail), /e2e-second/);
   // A follower applies the commit a moment after the leader decided it.
   await waitFor(
-    () => members.every((m) => m.consensus.view().state.pending['e2e-second'] !== undefined),
+    () => members.every((m) => m.consensus.view().state.pending.get('e2e-second') !== undefined),
     'every voter to apply the commit',
   );
   for (const member of members) {
-    const pending = member.consensus.view().state.pending['e2e-second'];
+    const pending = member.consensus.view().state.pending.get('e2e-second');
     t.truthy(pending, `${member.id} holds the sealed record as pending`);
     t.deepEqual([...(pending?.awaiting ?? [])].sort(), members.map((m) => m.id).sort(), member.id);
   }
@@ -136,7 +136,7 @@ test('authority nodes on Raft with the Redis audit store: a planned transfer aud
   // 4. Redis returns; the nodes, never restarted, finish the projection on their own.
   await redis.restart();
   await waitFor(
-    () => members.every((m) => m.consensus.view().state.pending['e2e-second'] === undefined),
+    () => members.every((m) => m.consensus.view().state.pending.get('e2e-second') === undefined),
     'every voter to store and acknowledge the pending audit',
     30_000,
   );

@@ -1,6 +1,6 @@
 import type { AuditRecord } from '../../../framework/contracts/audit-store.js';
 import type { AppliedEntry, AppliedView } from '../../../framework/contracts/metadata-consensus.js';
-import type { FeedOrigin } from '../../../framework/authority-transfer/change-feed.js';
+import type { FeedEntry, FeedOrigin } from '../../../framework/authority-transfer/change-feed.js';
 import type {
   OwnershipCommand,
   OwnershipResult,
@@ -11,6 +11,7 @@ import {
   CatchUpTimeoutError,
   TransferCancelledError,
   TransferOutcomeUnknownError,
+  TransferReleasedError,
 } from '../../../framework/authority-transfer/transfer-errors.js';
 import type { SimMember } from './sim-cluster.js';
 
@@ -33,27 +34,43 @@ export interface ObservedCluster {
 
 export class InvariantViolation extends Error {}
 
+/** A write a member acknowledged: its place in that member's feed. */
+interface AcknowledgedWrite {
+  member: string;
+  origin: FeedOrigin;
+  serial: number;
+  epoch: number;
+}
+
 /**
- * Everything observed during one run, and seed 003's invariants over it: a commit only after
- * the target applied the barrier, one home per (authority, epoch) and epochs only grow, one
- * key one move, a cancelled or timed-out transfer moves nothing and writes no audit, and every
- * committed audit reaches every voter present at commit (or it left).
+ * Everything observed during one run, and the invariants over it: at every commit, the target
+ * has applied every write any member acknowledged for that authority under the old epoch; one
+ * home per (authority, epoch) and epochs only grow; one key one move; a cancelled or timed-out
+ * transfer moves nothing and writes no audit (a transfer released by a cancel at any member
+ * never commits); and every committed audit reaches every voter present at commit (or it left).
  */
 export class Observer {
-  /** id -> barriers the id was started with, per origin feed (member and incarnation). */
-  readonly started = new Map<string, { origin: FeedOrigin; barrier: number }[]>();
+  /** authority -> the writes acknowledged to it. */
+  readonly acknowledged = new Map<string, AcknowledgedWrite[]>();
+  /** Transfer ids a cancel released in the replicated state (at whichever member). */
+  readonly releasedByCancel = new Set<string>();
+  /** Commits checked against the acknowledged writes of their old epoch. */
+  checkedCommits = 0;
   /** id -> number of real moves (entries that minted an epoch). */
   readonly moves = new Map<string, number>();
   readonly committed = new Map<string, { record: AuditRecord; voters: string[] }>();
-  /** Keys whose run ended cancelled or timed out, and that were never retried. */
+  /** Keys whose run ended cancelled, released or timed out: none of them may ever move. */
   readonly abandoned = new Set<string>();
   /**
-   * Keys a run left claimed with an unknown outcome: that member resolves them in the background
-   * by re-proposing under the key, so the key may still move whatever a later run of it, on
-   * another member, answers (see runEnded).
+   * Keys a run left claimed with an unknown outcome, and the member resolving them in the
+   * background (by re-proposing the commit under the key).
    */
-  readonly inDoubt = new Set<string>();
-  /** Runs of an in-doubt key cancelled or timed out on another member (not promises of "nothing moved"). */
+  readonly inDoubt = new Map<string, string>();
+  /**
+   * Runs of a key in doubt on one member that ended cancelled (or released, or timed out) on
+   * another: each is held to "nothing moves" like any other abandoned key, since the cancel
+   * released the registration in the replicated state before the in-doubt commit could land.
+   */
   crossMemberCancels = 0;
   readonly homes = new Map<string, Map<number, string>>();
   readonly lastEpoch = new Map<string, number>();
@@ -65,6 +82,9 @@ export class Observer {
       if (command.type === 'transfer_authority' && result.ok && 'home' in result) {
         this.epochMinted(command.authority, result.epoch, result.home);
       }
+      if (command.type === 'release_transfer' && command.why === 'cancelled' && result.ok && 'intent' in result) {
+        this.releasedByCancel.add(result.intent.id);
+      }
       if (command.type === 'commit_planned_transfer' && result.ok && 'record' in result) {
         const record = result.record;
         if (record.commit_index !== entry.position.index) return; // answered from the sealed record, no move
@@ -72,22 +92,46 @@ export class Observer {
         this.moves.set(record.id, (this.moves.get(record.id) ?? 0) + 1);
         if (this.moves.get(record.id)! > 1)
           this.record(`one key, one move: ${record.id} moved twice`);
-        const barriers = this.started.get(record.id) ?? [];
-        const justified = barriers.some(
-          (b) =>
-            b.barrier === record.barrier &&
-            cluster.roster
-              .membersOf(record.target)
-              .every((m) => cluster.members.get(m.id)!.holds(b.origin) >= b.barrier),
-        );
-        if (!justified)
-          this.record(`${record.id} committed before the target applied barrier ${record.barrier}`);
+        if (this.releasedByCancel.has(record.id))
+          this.record(`${record.id} committed after a cancel released it`);
+        this.checkCovered(record);
         this.committed.set(record.id, {
           record,
-          voters: view.state.pending[record.id]?.awaiting ?? [],
+          voters: view.state.pending.get(record.id)?.awaiting ?? [],
         });
       }
     });
+  }
+
+  /** Records a write a member acknowledged (its fence resolved with the feed entry). */
+  acknowledgedWrite(member: SimMember, entry: FeedEntry): void {
+    const list = this.acknowledged.get(entry.authority) ?? [];
+    list.push({ member: member.id, origin: member.feed.origin(), serial: entry.serial, epoch: entry.epoch });
+    this.acknowledged.set(entry.authority, list);
+  }
+
+  /**
+   * Every write acknowledged to the authority under the epoch the commit ends is held by every
+   * member of the target. A write acknowledged in a feed incarnation its member has since lost
+   * (its disk was lost with it) is no longer anywhere to be held: the simulation's disk loss,
+   * not the transfer, lost it.
+   */
+  private checkCovered(record: AuditRecord): void {
+    this.checkedCommits += 1;
+    const oldEpoch = record.epoch - 1;
+    for (const write of this.acknowledged.get(record.authority) ?? []) {
+      if (write.epoch !== oldEpoch) continue;
+      const writer = this.cluster.members.get(write.member)!;
+      if (writer.feed.incarnation !== write.origin.incarnation) continue;
+      for (const m of this.cluster.roster.membersOf(record.target)) {
+        const held = this.cluster.members.get(m.id)!.holds(write.origin);
+        if (held < write.serial) {
+          this.record(
+            `${record.id} committed ${record.authority} at epoch ${record.epoch} while ${m.id} held ${write.member}'s feed through ${held}, short of the write it acknowledged at serial ${write.serial} under epoch ${oldEpoch}`,
+          );
+        }
+      }
+    }
   }
 
   private epochMinted(authority: string, epoch: number, home: string): void {
@@ -117,12 +161,12 @@ export class Observer {
    * (no audit either) — unless an earlier run of it is in doubt: plans are per member, so
    * another member's cancel cannot stop that member's background resolution.
    */
-  runEnded(id: string, error: unknown): void {
-    if (error instanceof TransferOutcomeUnknownError) this.inDoubt.add(id);
-    if (!(error instanceof TransferCancelledError || error instanceof CatchUpTimeoutError)) return;
-    if (this.moves.has(id)) return;
-    if (this.inDoubt.has(id)) this.crossMemberCancels += 1;
-    else this.abandoned.add(id);
+  runEnded(id: string, error: unknown, member: string): void {
+    if (error instanceof TransferOutcomeUnknownError && !this.inDoubt.has(id)) this.inDoubt.set(id, member);
+    const ended = error instanceof TransferCancelledError || error instanceof CatchUpTimeoutError || error instanceof TransferReleasedError;
+    if (!ended || this.moves.has(id)) return;
+    if (this.inDoubt.has(id) && this.inDoubt.get(id) !== member) this.crossMemberCancels += 1;
+    this.abandoned.add(id);
   }
 
   /** Checked after every step. */

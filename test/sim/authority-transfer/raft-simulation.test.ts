@@ -17,7 +17,7 @@ const BUDGET_MS = 60_000;
 
 async function runSeed(
   seed: number,
-): Promise<{ commits: number; abandoned: number; faults: number; crossMemberCancels: number }> {
+): Promise<{ commits: number; abandoned: number; faults: number; crossMemberCancels: number; cancelsElsewhere: number; checkedCommits: number; acknowledged: number }> {
   const rng = new SeededRng(seed);
   const cluster = new RaftAuthorityCluster(seed, rng.fork('cluster'), BUDGET_MS);
   const { clock, raft } = cluster;
@@ -28,6 +28,8 @@ async function runSeed(
   const requests = new Map<string, { authority: string; source: string; target: string }>();
   let keySeq = 0;
   let faults = 0;
+  let cancelsElsewhere = 0;
+  let acknowledged = 0;
 
   /** Moves virtual time until `p` settles; a promise still pending after `limitMs` is left behind. */
   const settle = async (p: Promise<unknown>, limitMs = 20_000) => {
@@ -61,16 +63,13 @@ async function runSeed(
     target: string,
   ) => {
     requests.set(id, { authority, source, target });
-    const list = observer.started.get(id) ?? [];
-    list.push({ origin: member.feed.origin(), barrier: member.feed.serial() });
-    observer.started.set(id, list);
     const entry = { member, authority, done: false };
     runs.set(id, entry);
     member.engine.start({ id, authority, source, target, actor: 'sim', reason: `sim ${id}` }).then(
       () => void (entry.done = true),
       (error) => {
         entry.done = true;
-        observer.runEnded(id, error);
+        observer.runEnded(id, error, member.id);
       },
     );
   };
@@ -82,16 +81,21 @@ async function runSeed(
     if (roll < 25) {
       // A write at the authority's home under the epoch its own view holds.
       const authority = rng.pick(AUTHORITIES);
-      const own = state.authorities[authority];
+      const own = state.authorities.get(authority)!;
       const home = members.find((m) => m.datacenter === own.home)!;
       try {
-        await settle(home.fence.finalise(home.fence.admit(authority, own.epoch), `op${step}`));
+        await settle(
+          home.fence.finalise(home.fence.admit(authority, own.epoch), `op${step}`).then((entry) => {
+            acknowledged++;
+            observer.acknowledgedWrite(home, entry);
+          }),
+        );
       } catch {
         // Its view lags the freshest one: the write is refused, as it should be.
       }
     } else if (roll < 40) {
       const authority = rng.pick(AUTHORITIES);
-      const own = state.authorities[authority];
+      const own = state.authorities.get(authority)!;
       const target = rng.pick(DATACENTERS.filter((dc) => dc !== own.home));
       start(member, `k${keySeq++}`, authority, own.home, target);
     } else if (roll < 45) {
@@ -106,7 +110,9 @@ async function runSeed(
       const live = [...runs.values()].filter((r) => !r.done);
       if (live.length > 0) {
         const run = rng.pick(live);
-        await settle(run.member.engine.cancel(run.authority));
+        const at = rng.chance(0.5) ? run.member : member;
+        if (at !== run.member) cancelsElsewhere++;
+        await settle(at.engine.cancel(run.authority));
       }
     } else if (roll < 62) {
       // Feed replication between datacenters that can reach each other.
@@ -153,16 +159,20 @@ async function runSeed(
     abandoned: observer.abandoned.size,
     faults,
     crossMemberCancels: observer.crossMemberCancels,
+    cancelsElsewhere,
+    checkedCommits: observer.checkedCommits,
+    acknowledged,
   };
 }
 
 test('planned transfers over Raft keep their invariants under partitions, leader loss, store failures and crashes', async (t) => {
   const ran = await runSeeds(t, 'raft-simulation.test.js', runSeed);
   if (!ran) return;
-  const { commits, abandoned, faults, crossMemberCancels } = ran.totals;
+  const { commits, abandoned, faults, crossMemberCancels, cancelsElsewhere, checkedCommits, acknowledged } = ran.totals;
   t.log(
-    `${ran.seeds} seeds: ${commits} commits, ${abandoned} cancelled or timed out, ${faults} network faults and crashes, ${crossMemberCancels} cancels of a key in doubt on another member`,
+    `${ran.seeds} seeds: ${commits} commits (${checkedCommits} checked against the ${acknowledged} acknowledged writes), ${abandoned} cancelled or timed out, ${faults} network faults and crashes, ${cancelsElsewhere} cancels at a member not running the transfer, ${crossMemberCancels} runs of a key in doubt elsewhere cancelled (none moved)`,
   );
+  t.true(checkedCommits >= commits, 'every commit was checked');
   t.true(commits > 0, 'the runs committed transfers');
   t.true(abandoned > 0, 'the runs cancelled or timed out transfers');
   t.true(faults > 0, 'the runs injected faults');

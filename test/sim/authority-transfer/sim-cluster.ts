@@ -15,7 +15,9 @@ import type {
   OwnershipState,
 } from '../../../framework/authority-transfer/ownership.js';
 import { OwnershipStateMachine } from '../../../framework/authority-transfer/ownership-state-machine.js';
+import { FreezeAcknowledger } from '../../../framework/authority-transfer/freeze-acknowledger.js';
 import { PlannedTransferEngine } from '../../../framework/authority-transfer/planned-transfer-engine.js';
+import type { FeedPosition, SourcePositions } from '../../../framework/authority-transfer/source-positions.js';
 import { Roster } from '../../../framework/authority-transfer/roster.js';
 import { WriteFence } from '../../../framework/authority-transfer/write-fence.js';
 import {
@@ -249,6 +251,30 @@ class SimProbe implements FrontierProbe {
 }
 
 /**
+ * Reads the source members' serials through the simulated network: a partitioned source hangs
+ * until the read's timeout and fails, as an unreachable peer does.
+ */
+class SimSourcePositions implements SourcePositions {
+  constructor(
+    private readonly cluster: MemberEnv,
+    private readonly from: string,
+  ) {}
+
+  async read(datacenter: string, options: { signal?: AbortSignal; timeoutMs: number }): Promise<FeedPosition[]> {
+    const { clock, rng } = this.cluster;
+    if (this.cluster.partitioned(this.cluster.datacenterOf(this.from), datacenter)) {
+      await clock.sleep(options.timeoutMs, options.signal);
+      throw new Error(`${datacenter} is unreachable from ${this.from}`);
+    }
+    await clock.sleep(1 + rng.int(20), options.signal);
+    return this.cluster.roster.membersOf(datacenter).map((m) => {
+      const feed = this.cluster.members.get(m.id)!.feed;
+      return { member: m.id, incarnation: feed.incarnation, serial: feed.serial() };
+    });
+  }
+}
+
+/**
  * One member: its feed, replicas and audit store are on its disk and survive a crash (the feed is
  * recovered from its files); its engine and projection do not. `loseDisk` also wipes the feed
  * and replicas: the feed comes back under a new incarnation at serial 0.
@@ -260,6 +286,7 @@ export class SimMember {
   fence!: WriteFence;
   engine!: PlannedTransferEngine;
   projection!: AuditProjection;
+  freezes!: FreezeAcknowledger;
   readonly datacenter: string;
   private feedFiles = new MemoryFiles();
   private replicaFiles = new Map<string, MemoryFiles>();
@@ -307,10 +334,13 @@ export class SimMember {
         feed: this.feed,
         clock,
         log,
+        sources: new SimSourcePositions(this.cluster, this.id),
       },
       { budgetMs: this.cluster.budgetMs, resolution: { initialDelayMs: 500, maxDelayMs: 5_000 } },
     );
+    this.freezes = new FreezeAcknowledger(this.consensus, this.feed, this.datacenter, clock, log);
     this.projection.start();
+    this.freezes.start();
   }
 
   /** Loses every plan in memory (and with `loseDisk`, the feed and replicas), then boots again. */
@@ -323,6 +353,7 @@ export class SimMember {
   halt(options: { loseDisk?: boolean } = {}): void {
     this.engine.stop();
     this.projection.stop();
+    this.freezes.stop();
     if (options.loseDisk) {
       this.feedFiles = new MemoryFiles();
       this.replicaFiles = new Map();

@@ -12,7 +12,7 @@ const AUTHORITIES = ['proj', 'lib', 'app', 'tool'];
 const STEPS = 250;
 const BUDGET_MS = 60_000;
 
-async function runSeed(seed: number): Promise<{ commits: number; abandoned: number }> {
+async function runSeed(seed: number): Promise<{ commits: number; abandoned: number; checkedCommits: number; cancelsElsewhere: number; crossMemberCancels: number; refusedWhileFrozen: number }> {
   const rng = new SeededRng(seed);
   const clock = new VirtualClock();
   const cluster = new SimCluster(clock, rng.fork('cluster'), BUDGET_MS);
@@ -22,6 +22,8 @@ async function runSeed(seed: number): Promise<{ commits: number; abandoned: numb
   const runs = new Map<string, { member: SimMember; authority: string; done: boolean }>();
   const inFlightWrites: { member: SimMember; write: AdmittedWrite }[] = [];
   let keySeq = 0;
+  let cancelsElsewhere = 0;
+  let refusedWhileFrozen = 0;
 
   for (const authority of AUTHORITIES) {
     await cluster.log.propose({
@@ -38,7 +40,7 @@ async function runSeed(seed: number): Promise<{ commits: number; abandoned: numb
       () => void (entry.done = true),
       (error) => {
         entry.done = true;
-        observer.runEnded(id, error);
+        observer.runEnded(id, error, member.id);
       },
     );
   };
@@ -52,10 +54,6 @@ async function runSeed(seed: number): Promise<{ commits: number; abandoned: numb
     target: string,
   ) => {
     requests.set(id, { authority, source, target });
-    const barrier = member.feed.serial();
-    const list = observer.started.get(id) ?? [];
-    list.push({ origin: member.feed.origin(), barrier });
-    observer.started.set(id, list);
     const reason = `sim ${id}`;
     track(
       id,
@@ -72,18 +70,31 @@ async function runSeed(seed: number): Promise<{ commits: number; abandoned: numb
     if (roll < 25) {
       // A write at the authority's home, under its current epoch (sometimes left in flight).
       const authority = rng.pick(AUTHORITIES);
-      const own = state.authorities[authority];
+      const own = state.authorities.get(authority)!;
       const home = members.find((m) => m.datacenter === own.home)!;
-      const write = home.fence.admit(authority, own.epoch);
+      let write: AdmittedWrite;
+      try {
+        write = home.fence.admit(authority, own.epoch);
+      } catch {
+        refusedWhileFrozen++;
+        await clock.advanceAsync(rng.int(3_000));
+        await observer.checkStep();
+        continue;
+      }
       if (rng.chance(0.3)) inFlightWrites.push({ member: home, write });
-      else await home.fence.finalise(write, `op${step}`).catch(() => undefined);
+      else {
+        await home.fence.finalise(write, `op${step}`).then(
+          (entry) => observer.acknowledgedWrite(home, entry),
+          () => undefined,
+        );
+      }
     } else if (roll < 32 && inFlightWrites.length > 0) {
       // Finalise a write admitted earlier: it must be refused if the epoch moved meanwhile.
       const { member: home, write } = inFlightWrites.splice(rng.int(inFlightWrites.length), 1)[0];
       const before = home.feed.serial();
       try {
-        await home.fence.finalise(write, `late${step}`);
-        const now = cluster.log.view().state.authorities[write.authority];
+        observer.acknowledgedWrite(home, await home.fence.finalise(write, `late${step}`));
+        const now = cluster.log.view().state.authorities.get(write.authority)!;
         if (now.epoch !== write.epoch || now.home !== home.datacenter)
           observer.fail(`stale write to ${write.authority} finalised`);
       } catch {
@@ -92,7 +103,7 @@ async function runSeed(seed: number): Promise<{ commits: number; abandoned: numb
     } else if (roll < 45) {
       // Start a planned transfer from a random member.
       const authority = rng.pick(AUTHORITIES);
-      const own = state.authorities[authority];
+      const own = state.authorities.get(authority)!;
       const target = rng.pick(DATACENTERS.filter((dc) => dc !== own.home));
       start(member, `k${keySeq++}`, authority, own.home, target);
     } else if (roll < 50) {
@@ -105,11 +116,13 @@ async function runSeed(seed: number): Promise<{ commits: number; abandoned: numb
         start(where, id, authority, source, target);
       }
     } else if (roll < 58) {
-      // Cancel on the member running it.
+      // Cancel, on the member running it or on any other.
       const live = [...runs.values()].filter((r) => !r.done);
       if (live.length > 0) {
         const run = rng.pick(live);
-        await run.member.engine.cancel(run.authority).catch(() => undefined);
+        const at = rng.chance(0.5) ? run.member : member;
+        if (at !== run.member) cancelsElsewhere++;
+        await at.engine.cancel(run.authority).catch(() => undefined);
       }
     } else if (roll < 64) {
       // Feed replication between datacenters that can reach each other.
@@ -159,13 +172,24 @@ async function runSeed(seed: number): Promise<{ commits: number; abandoned: numb
   }
   await clock.advanceAsync(10_000);
   await observer.checkFinal();
-  return { commits: observer.committed.size, abandoned: observer.abandoned.size };
+  return {
+    commits: observer.committed.size,
+    abandoned: observer.abandoned.size,
+    checkedCommits: observer.checkedCommits,
+    cancelsElsewhere,
+    crossMemberCancels: observer.crossMemberCancels,
+    refusedWhileFrozen,
+  };
 }
 
 test('planned transfers keep their invariants under partitions, leader loss, store failures and restarts', async (t) => {
   const ran = await runSeeds(t, 'simulation.test.js', runSeed);
   if (!ran) return;
-  const { commits, abandoned } = ran.totals;
+  const { commits, abandoned, checkedCommits, cancelsElsewhere, crossMemberCancels, refusedWhileFrozen } = ran.totals;
+  t.log(
+    `${ran.seeds} seeds: ${commits} commits (${checkedCommits} checked against every write acknowledged under the old epoch), ${abandoned} cancelled or timed out, ${cancelsElsewhere} cancels at a member not running the transfer, ${crossMemberCancels} runs of a key in doubt elsewhere cancelled (none moved), ${refusedWhileFrozen} writes refused (frozen or not home)`,
+  );
+  t.true(checkedCommits >= commits, 'every commit was checked');
   t.true(commits > 0, 'the runs committed transfers');
   t.true(abandoned > 0, 'the runs cancelled or timed out transfers');
 });

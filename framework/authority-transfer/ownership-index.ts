@@ -1,0 +1,105 @@
+import type { OwnershipState, PendingAudit, TransferIntent } from './ownership.js';
+
+/** An empty ownership state, indexes included. */
+export function emptyOwnershipState(): OwnershipState {
+  return {
+    authorities: new Map(),
+    pending: new Map(),
+    transfers: new Map(),
+    pendingByAuthority: new Map(),
+    transfersBySource: new Map(),
+    transfersByTarget: new Map(),
+    transfersByDriver: new Map(),
+  };
+}
+
+function add(index: Map<string, Set<string>>, key: string, value: string): void {
+  let set = index.get(key);
+  if (!set) index.set(key, (set = new Set()));
+  set.add(value);
+}
+
+function remove(index: Map<string, Set<string>>, key: string, value: string): void {
+  const set = index.get(key);
+  if (!set) return;
+  set.delete(value);
+  if (set.size === 0) index.delete(key);
+}
+
+/** Registers (or replaces) the authority's intent, keeping the by-source/target/driver indexes. */
+export function putIntent(state: OwnershipState, intent: TransferIntent): void {
+  const previous = state.transfers.get(intent.authority);
+  if (previous) dropIntent(state, intent.authority);
+  state.transfers.set(intent.authority, intent);
+  add(state.transfersBySource, intent.source, intent.authority);
+  add(state.transfersByTarget, intent.target, intent.authority);
+  add(state.transfersByDriver, intent.driver, intent.authority);
+}
+
+export function dropIntent(state: OwnershipState, authority: string): TransferIntent | undefined {
+  const intent = state.transfers.get(authority);
+  if (!intent) return undefined;
+  state.transfers.delete(authority);
+  remove(state.transfersBySource, intent.source, authority);
+  remove(state.transfersByTarget, intent.target, authority);
+  remove(state.transfersByDriver, intent.driver, authority);
+  return intent;
+}
+
+export function putPending(state: OwnershipState, pending: PendingAudit): void {
+  state.pending.set(pending.record.id, pending);
+  add(state.pendingByAuthority, pending.record.authority, pending.record.id);
+}
+
+export function dropPending(state: OwnershipState, id: string): void {
+  const pending = state.pending.get(id);
+  if (!pending) return;
+  state.pending.delete(id);
+  remove(state.pendingByAuthority, pending.record.authority, id);
+}
+
+/** The intents of `index` under `key` (an empty list when none). */
+export function intentsOf(state: OwnershipState, index: Map<string, Set<string>>, key: string): TransferIntent[] {
+  const authorities = index.get(key);
+  if (!authorities) return [];
+  const intents: TransferIntent[] = [];
+  for (const authority of authorities) {
+    const intent = state.transfers.get(authority);
+    if (intent) intents.push(intent);
+  }
+  return intents;
+}
+
+/** What snapshots carry: the primary maps as entry arrays (plain JSON); indexes are rebuilt. */
+export interface OwnershipSnapshot {
+  authorities: [string, { home: string; epoch: number }][];
+  pending: [string, PendingAudit][];
+  transfers: [string, TransferIntent][];
+}
+
+export function snapshotOwnership(state: OwnershipState): OwnershipSnapshot {
+  return structuredClone({
+    authorities: [...state.authorities],
+    pending: [...state.pending],
+    transfers: [...state.transfers],
+  });
+}
+
+/**
+ * Rebuilds the state and its indexes from a snapshot. Also reads the older object form
+ * ({authorities: {...}, pending: {...}}) a snapshot taken before transfers were registered has.
+ */
+export function restoreOwnership(snapshot: unknown): OwnershipState {
+  const s = snapshot as Record<string, unknown> | null;
+  if (!s || typeof s !== 'object' || typeof s.authorities !== 'object' || s.authorities === null || typeof s.pending !== 'object' || s.pending === null) {
+    throw new TypeError('ownership snapshot is malformed: expected {authorities, pending, transfers}');
+  }
+  const entries = <T>(value: unknown): [string, T][] =>
+    Array.isArray(value) ? (value as [string, T][]) : Object.entries((value ?? {}) as Record<string, T>);
+  const copy = structuredClone(s);
+  const state = emptyOwnershipState();
+  for (const [authority, ownership] of entries<{ home: string; epoch: number }>(copy.authorities)) state.authorities.set(authority, ownership);
+  for (const [, pending] of entries<PendingAudit>(copy.pending)) putPending(state, pending);
+  for (const [, intent] of entries<TransferIntent>(copy.transfers)) putIntent(state, intent);
+  return state;
+}

@@ -1,0 +1,103 @@
+import type { ApplyContext } from '../contracts/metadata-consensus.js';
+import type {
+  OwnershipState,
+  RegisterTransferCommand,
+  RegisterTransferResult,
+  TransferIntent,
+  TransferLifecycleCommand,
+  TransferLifecycleResult,
+} from './ownership.js';
+import { dropIntent, putIntent } from './ownership-index.js';
+
+/**
+ * The lifecycle of a registered planned transfer, as the replicated state owns it:
+ * register (one per authority, cluster-wide) -> freeze (the source members stop acknowledging
+ * writes) -> each source member records its final serial -> commit (ownership-state-machine)
+ * or thaw (back to catching up, the finals as barriers) or release (cancelled, timed out,
+ * expired). Every step names the transfer id, so a late command of an earlier transfer
+ * changes nothing.
+ */
+export function applyTransferLifecycle(
+  state: OwnershipState,
+  c: TransferLifecycleCommand,
+  ctx: ApplyContext,
+): RegisterTransferResult | TransferLifecycleResult {
+  if (c.type === 'register_transfer') return register(state, c, ctx);
+  const intent = state.transfers.get(c.authority);
+  if (!intent || (c.type !== 'release_transfer' && intent.id !== c.id) || (c.type === 'release_transfer' && c.id !== undefined && intent.id !== c.id)) {
+    return { ok: false, reason: 'not_registered' };
+  }
+  switch (c.type) {
+    case 'freeze_transfer':
+      if (!intent.frozen) {
+        intent.frozen = true;
+        intent.freezes += 1;
+        intent.thawBy = c.thawBy;
+        for (const cursor of intent.sources) delete cursor.final;
+      }
+      return { ok: true, intent: copy(intent) };
+    case 'record_final': {
+      if (!intent.frozen || intent.freezes !== c.freeze) return { ok: false, reason: 'not_frozen' };
+      const cursor = intent.sources.find((s) => s.member === c.member);
+      if (!cursor) return { ok: false, reason: 'not_a_source' };
+      // A member that lost its feed names its new incarnation; within one, a later final only grows.
+      if (cursor.incarnation !== c.incarnation) {
+        cursor.incarnation = c.incarnation;
+        cursor.barrier = 0;
+        cursor.final = c.serial;
+      } else {
+        cursor.final = Math.max(cursor.final ?? 0, c.serial, cursor.barrier);
+      }
+      return { ok: true, intent: copy(intent) };
+    }
+    case 'thaw_transfer':
+      if (intent.frozen) {
+        intent.frozen = false;
+        delete intent.thawBy;
+        for (const cursor of intent.sources) {
+          if (cursor.final !== undefined) cursor.barrier = cursor.final;
+          delete cursor.final;
+        }
+      }
+      return { ok: true, intent: copy(intent) };
+    case 'release_transfer':
+      dropIntent(state, c.authority);
+      return { ok: true, intent: copy(intent) };
+  }
+}
+
+function register(state: OwnershipState, c: RegisterTransferCommand, ctx: ApplyContext): RegisterTransferResult {
+  const sealed = state.pending.get(c.id);
+  if (sealed) return { ok: false, reason: 'committed', record: { ...sealed.record } };
+  const running = state.transfers.get(c.authority);
+  if (running) {
+    if (running.id !== c.id) return { ok: false, reason: 'transfer_in_progress', running: running.id };
+    const same = running.source === c.source && running.target === c.target && running.reason === c.reason;
+    return same ? { ok: true, intent: copy(running), existing: true } : { ok: false, reason: 'key_names_another_transfer', running: copy(running) };
+  }
+  const home = state.authorities.get(c.authority);
+  if (!home) return { ok: false, reason: 'unknown_authority' };
+  if (home.home !== c.source) return { ok: false, reason: 'source_not_home', home: home.home, epoch: home.epoch };
+  if (c.source === c.target) return { ok: false, reason: 'already_home', home: home.home, epoch: home.epoch };
+  const sources = Array.isArray(c.sources) ? c.sources : [];
+  const intent: TransferIntent = {
+    id: c.id,
+    authority: c.authority,
+    source: c.source,
+    target: c.target,
+    actor: c.actor,
+    reason: c.reason,
+    driver: c.driver,
+    sources: sources.map((s) => ({ member: s.member, incarnation: s.incarnation, barrier: s.serial })),
+    deadline: c.deadline,
+    frozen: false,
+    freezes: 0,
+    registered: ctx.position.index,
+  };
+  putIntent(state, intent);
+  return { ok: true, intent: copy(intent), existing: false };
+}
+
+function copy(intent: TransferIntent): TransferIntent {
+  return structuredClone(intent);
+}

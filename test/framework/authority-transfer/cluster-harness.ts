@@ -1,0 +1,80 @@
+import { AuditProjection } from '../../../framework/authority-transfer/audit-projection.js';
+import { ChangeFeed, type FeedOrigin } from '../../../framework/authority-transfer/change-feed.js';
+import { FreezeAcknowledger } from '../../../framework/authority-transfer/freeze-acknowledger.js';
+import type { FrontierProbe, ProbeOptions } from '../../../framework/authority-transfer/frontier-probe.js';
+import { OwnershipStateMachine } from '../../../framework/authority-transfer/ownership-state-machine.js';
+import { PlannedTransferEngine, type PlannedTransferOptions } from '../../../framework/authority-transfer/planned-transfer-engine.js';
+import type { SourcePositions } from '../../../framework/authority-transfer/source-positions.js';
+import { WriteFence } from '../../../framework/authority-transfer/write-fence.js';
+import { createSilentLogger } from '../../../framework/kernel/pino-logger.js';
+import { LocalConsensus } from '../../../framework/testing/fakes/local-consensus.js';
+import { VirtualClock } from '../../../framework/testing/sim/virtual-clock.js';
+import { MemoryAuditStore } from '../../../plugins/memory/memory-audit-store.js';
+import type { OwnershipLocalConsensus } from './harness.js';
+
+export const CLUSTER_MEMBERS = { 'east-1': 'east', 'west-1': 'west', 'north-1': 'north' } as const;
+export type ClusterMemberId = keyof typeof CLUSTER_MEMBERS;
+
+/**
+ * Three members (one per datacenter) on one shared log, each with its own feed, audit store,
+ * fence, freeze acknowledger and engine; barriers are read from the source member's own feed.
+ * What a target holds of a feed is set by the test (`holds`), and the probe reads it.
+ */
+export async function clusterHarness(options: { engine?: Partial<PlannedTransferOptions> } = {}) {
+  const clock = new VirtualClock();
+  const log = new LocalConsensus(new OwnershipStateMachine(), { self: 'east-1', voters: Object.keys(CLUSTER_MEMBERS), clock }) as OwnershipLocalConsensus;
+  const held = new Map<string, number>();
+  const key = (datacenter: string, origin: FeedOrigin) => `${datacenter}|${origin.member}|${origin.incarnation}`;
+  const probe: FrontierProbe = {
+    async probe(target: string, origin: FeedOrigin, probeOptions: ProbeOptions) {
+      await clock.sleep(1, probeOptions.signal);
+      return held.get(key(target, origin)) ?? 0;
+    },
+  };
+  const feeds = new Map<string, ChangeFeed>();
+  const sources: SourcePositions = {
+    async read(datacenter: string) {
+      return Object.entries(CLUSTER_MEMBERS)
+        .filter(([, dc]) => dc === datacenter)
+        .map(([id]) => ({ member: id, incarnation: feeds.get(id)!.incarnation, serial: feeds.get(id)!.serial() }));
+    },
+  };
+  const member = async (id: ClusterMemberId) => {
+    const consensus = Object.create(log) as OwnershipLocalConsensus;
+    consensus.leadership = () => ({ ...log.leadership(), self: id });
+    const feed = new ChangeFeed(id, { mintIncarnation: () => `${id}-inc` });
+    await feed.open();
+    feeds.set(id, feed);
+    const audit = new MemoryAuditStore();
+    const silent = createSilentLogger();
+    const projection = new AuditProjection(consensus, audit, clock, silent);
+    const boot = () =>
+      new PlannedTransferEngine({ consensus, audit, projection, probe, feed, clock, log: silent, sources }, options.engine);
+    const freezes = new FreezeAcknowledger(consensus, feed, CLUSTER_MEMBERS[id], clock, silent);
+    freezes.start();
+    projection.start();
+    const m = { id, datacenter: CLUSTER_MEMBERS[id], consensus, feed, audit, fence: new WriteFence(consensus, feed, CLUSTER_MEMBERS[id]), engine: boot(), freezes };
+    return Object.assign(m, {
+      /** The process restarts: plans in memory are lost, the replicated state is not. */
+      restart() {
+        m.engine.stop();
+        m.engine = boot();
+      },
+    });
+  };
+  const members = {
+    'east-1': await member('east-1'),
+    'west-1': await member('west-1'),
+    'north-1': await member('north-1'),
+  };
+  return {
+    clock,
+    log,
+    members,
+    /** The target datacenter now holds `origin`'s feed through `serial`. */
+    holds(datacenter: string, origin: FeedOrigin, serial: number) {
+      held.set(key(datacenter, origin), serial);
+    },
+    moves: () => log.log().filter((e) => e.command.type === 'commit_planned_transfer' && e.result.ok).length,
+  };
+}

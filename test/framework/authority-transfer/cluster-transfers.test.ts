@@ -1,0 +1,207 @@
+import test from 'ava';
+import {
+  AuthorityFrozenError,
+  MoveRefusedError,
+  NotHomeError,
+  TransferCancelledError,
+  TransferCommittedError,
+  TransferInProgressError,
+} from '../../../framework/authority-transfer/transfer-errors.js';
+import { flushMicrotasks } from '../../../framework/testing/sim/virtual-clock.js';
+import { clusterHarness } from './cluster-harness.js';
+import { request, settle } from './harness.js';
+
+type Cluster = Awaited<ReturnType<typeof clusterHarness>>;
+
+async function withProj(options?: Parameters<typeof clusterHarness>[0]) {
+  const c = await clusterHarness(options);
+  await c.log.propose({ type: 'transfer_authority', authority: 'proj', target: 'east' });
+  return c;
+}
+
+async function writes(c: Cluster, n: number, epoch = 1) {
+  for (let i = 0; i < n; i++) await c.members['east-1'].fence.write('proj', epoch, `op${i}`);
+}
+
+/** Moves virtual time until `p` settled (probes and sleeps run on the virtual clock). */
+async function settled<T>(c: Cluster, p: Promise<T>) {
+  const outcome = settle(p);
+  let done = false;
+  void outcome.then(() => (done = true));
+  for (let i = 0; i < 1_000 && !done; i++) await c.clock.advanceAsync(10);
+  return outcome;
+}
+
+/**
+ * Starts east -> north at east-1 and leaves it frozen: the target reaches the barrier (2) but
+ * not the final serial (3, a write acknowledged while it waited).
+ */
+async function frozenTransfer(c: Cluster) {
+  await writes(c, 2);
+  const run = settle(c.members['east-1'].engine.start(toNorth()));
+  await c.clock.advanceAsync(20);
+  await c.members['east-1'].fence.write('proj', 1, 'while waiting');
+  c.holds('north', eastOrigin(c), 2);
+  await c.clock.advanceAsync(100);
+  return { run };
+}
+
+const eastOrigin = (c: Cluster) => c.members['east-1'].feed.origin();
+const toNorth = (overrides = {}) => request({ target: 'north', reason: 'drain east', ...overrides });
+
+test('the barrier is taken from the source member acknowledged writes, whichever member takes the POST', async (t) => {
+  const c = await withProj();
+  await writes(c, 8);
+  c.holds('north', eastOrigin(c), 1);
+  const run = settle(c.members['west-1'].engine.start(toNorth()));
+  await c.clock.advanceAsync(1_000);
+  t.like(c.members['west-1'].engine.status('proj'), { barrier: 8, state: 'AwaitingCatchUp', frozen: false, driver: 'west-1' });
+  t.is(c.moves(), 0, 'north has applied east feed only through 1');
+  c.holds('north', eastOrigin(c), 8);
+  await c.clock.advanceAsync(1_000);
+  t.like(await run, { ok: true, value: { barrier: 8, epoch: 2, target: 'north' } });
+});
+
+test('writes acknowledged while the transfer waits are covered: the source freezes, records its final serial, and the move commits only once the target reached it', async (t) => {
+  const c = await withProj();
+  await writes(c, 1);
+  const run = settle(c.members['east-1'].engine.start(toNorth()));
+  await c.clock.advanceAsync(100);
+  await writes(c, 4); // serials 2-5, acknowledged under epoch 1 while the transfer waits
+  c.holds('north', eastOrigin(c), 1); // the barrier taken at the POST
+  await c.clock.advanceAsync(100);
+  const intent = c.log.view().state.transfers.get('proj')!;
+  t.true(intent.frozen, 'the target reached the barrier: the source is frozen');
+  t.is(intent.sources[0].final, 5, 'the final serial covers every acknowledged write');
+  const frozen = await settle(c.members['east-1'].fence.write('proj', 1, 'during the freeze'));
+  t.true(!frozen.ok && frozen.error instanceof AuthorityFrozenError && frozen.error.status === 503);
+  t.is(c.members['east-1'].feed.serial(), 5, 'the refused write got no serial');
+  t.like(c.members['east-1'].engine.status('proj'), { frozen: true, barrier: 5, state: 'AwaitingCatchUp' });
+  t.is(c.moves(), 0);
+  c.holds('north', eastOrigin(c), 5);
+  await c.clock.advanceAsync(100);
+  t.like(await run, { ok: true, value: { barrier: 5, epoch: 2 } });
+  const after = await settle(c.members['east-1'].fence.write('proj', 1, 'after'));
+  t.true(!after.ok && after.error instanceof NotHomeError, 'the old home is fenced');
+  t.false(c.log.view().state.transfers.has('proj'));
+});
+
+test('one transfer per authority, cluster-wide: a second POST at another member answers 409 naming the running one', async (t) => {
+  const c = await withProj();
+  await writes(c, 1);
+  const first = settle(c.members['east-1'].engine.start(toNorth({ id: 'k1' })));
+  await c.clock.advanceAsync(100);
+  const second = await settle(c.members['west-1'].engine.start(request({ id: 'k2', target: 'west' })));
+  t.true(!second.ok && second.error instanceof TransferInProgressError && second.error.runningId === 'k1');
+  await c.members['east-1'].engine.cancel('proj');
+  t.like(await first, { ok: false, error: { code: 'transfer_cancelled' } });
+  await c.clock.advanceAsync(100);
+  c.holds('west', eastOrigin(c), 1);
+  const third = settle(c.members['west-1'].engine.start(request({ id: 'k2', target: 'west' })));
+  await c.clock.advanceAsync(1_000);
+  t.like(await third, { ok: true, value: { id: 'k2', target: 'west', epoch: 2 } }, 'once the first was released, the authority is free');
+});
+
+test('a cancel at another member releases the registration and lifts the freeze: the driver run answers 409 and nothing moves', async (t) => {
+  const c = await withProj();
+  const { run } = await frozenTransfer(c);
+  t.true(c.log.view().state.transfers.get('proj')!.frozen);
+  await c.members['north-1'].engine.cancel('proj');
+  const outcome = await run;
+  t.true(!outcome.ok && outcome.error instanceof TransferCancelledError);
+  await c.clock.advanceAsync(60_000);
+  t.is(c.moves(), 0);
+  t.false(c.log.view().state.transfers.has('proj'));
+  await t.notThrowsAsync(c.members['east-1'].fence.write('proj', 1, 'after the cancel'), 'writes are accepted again');
+  await t.notThrowsAsync(c.members['north-1'].engine.cancel('proj'), 'a repeated cancel there stays 204');
+});
+
+test('a cancel at another member after the commit answers 409; of an unknown authority 404', async (t) => {
+  const c = await withProj();
+  c.holds('north', eastOrigin(c), 0);
+  t.like(await settled(c, c.members['east-1'].engine.start(toNorth())), { ok: true });
+  const late = await settle(c.members['west-1'].engine.cancel('proj'));
+  t.true(!late.ok && late.error instanceof TransferCommittedError);
+  const unknown = await settle(c.members['west-1'].engine.cancel('nothing'));
+  t.like(unknown, { ok: false, error: { status: 404 } });
+});
+
+test('the same key at another member waits for the registered transfer outcome and answers the same record', async (t) => {
+  const c = await withProj();
+  await writes(c, 3);
+  const first = settle(c.members['east-1'].engine.start(toNorth()));
+  await c.clock.advanceAsync(10);
+  const retry = settle(c.members['west-1'].engine.start(toNorth()));
+  await c.clock.advanceAsync(10);
+  c.holds('north', eastOrigin(c), 3);
+  await c.clock.advanceAsync(1_000);
+  const a = await first;
+  const b = await retry;
+  t.true(a.ok && b.ok);
+  t.deepEqual((b as { value: unknown }).value, (a as { value: unknown }).value);
+  t.is(c.moves(), 1);
+  t.truthy(await c.members['west-1'].audit.byId('5f0c-drain-proj'), 'stored where it was answered');
+});
+
+test('a registered transfer survives the restart of its member: the freeze is lifted, and the same key resumes it there', async (t) => {
+  const c = await withProj();
+  const { run } = await frozenTransfer(c);
+  t.true(c.log.view().state.transfers.get('proj')?.frozen);
+  c.members['east-1'].restart();
+  t.like(await run, { ok: false });
+  await c.clock.advanceAsync(1_500);
+  const intent = c.log.view().state.transfers.get('proj');
+  t.like(intent, { id: '5f0c-drain-proj', frozen: false, driver: 'east-1' }, 'still registered, no longer frozen');
+  await t.notThrowsAsync(c.members['east-1'].fence.write('proj', 1, 'after the restart')); // serial 4
+  const other = await settle(c.members['west-1'].engine.start(request({ id: 'k2', target: 'west' })));
+  t.true(!other.ok && other.error instanceof TransferInProgressError, 'the authority is still held by it');
+  await c.members['east-1'].fence.write('proj', 1, 'after the restart'); // serial 5
+  c.holds('north', eastOrigin(c), 5);
+  const resumed = await settled(c, c.members['east-1'].engine.start(toNorth()));
+  t.like(resumed, { ok: true, value: { id: '5f0c-drain-proj', barrier: 5, epoch: 2 } });
+  t.is(c.moves(), 1);
+});
+
+test('a refused POST (wrong source) keeps the recently abandoned record: a repeated cancel still answers 204', async (t) => {
+  const c = await withProj();
+  c.holds('west', eastOrigin(c), 0);
+  t.like(await settled(c, c.members['east-1'].engine.start(request({ id: 'k0' }))), { ok: true }, 'proj now lives in west');
+  await c.members['west-1'].fence.write('proj', 2, 'at the new home'); // north never applies it
+  const cancelled = settle(c.members['east-1'].engine.start(request({ id: 'k1', source: 'west', target: 'north' })));
+  await c.clock.advanceAsync(10);
+  await c.members['east-1'].engine.cancel('proj');
+  t.like(await cancelled, { ok: false, error: { code: 'transfer_cancelled' } });
+  const wrong = await settle(c.members['east-1'].engine.start(request({ id: 'k2', source: 'north', target: 'east' })));
+  t.true(!wrong.ok && wrong.error instanceof MoveRefusedError);
+  await c.clock.advanceAsync(100);
+  await t.notThrowsAsync(c.members['east-1'].engine.cancel('proj'), 'still the abandoned k1, not the committed k0');
+});
+
+test('a freeze that outlasts its budget is lifted: writes resume, and the transfer freezes again once the target caught up', async (t) => {
+  const c = await withProj({ engine: { freezeBudgetMs: 1_000 } });
+  const { run } = await frozenTransfer(c);
+  t.true(c.log.view().state.transfers.get('proj')!.frozen);
+  await c.clock.advanceAsync(1_200);
+  t.false(c.log.view().state.transfers.get('proj')!.frozen, 'lifted after its budget');
+  t.like(c.members['east-1'].engine.status('proj'), { frozen: false, barrier: 3 }, 'the final serial is the next barrier');
+  await c.members['east-1'].fence.write('proj', 1, 'accepted again'); // serial 4
+  c.holds('north', eastOrigin(c), 3);
+  await c.clock.advanceAsync(500);
+  t.true(c.log.view().state.transfers.get('proj')!.frozen, 'frozen again, with the final serial 4');
+  c.holds('north', eastOrigin(c), 4);
+  await c.clock.advanceAsync(500);
+  t.like(await run, { ok: true, value: { barrier: 4, epoch: 2 } });
+});
+
+test('a registration whose driver is gone is released by another member once past its deadline', async (t) => {
+  const c = await withProj({ engine: { budgetMs: 10_000, expiryGraceMs: 1_000 } });
+  await writes(c, 1);
+  void settle(c.members['east-1'].engine.start(toNorth()));
+  await c.clock.advanceAsync(10);
+  c.members['east-1'].engine.stop();
+  await flushMicrotasks();
+  t.true(c.log.view().state.transfers.has('proj'));
+  await c.clock.advanceAsync(12_000);
+  t.false(c.log.view().state.transfers.has('proj'), 'released');
+  t.is(c.moves(), 0);
+});
