@@ -146,7 +146,7 @@ export class AuthorityNode implements Lifecycle {
           clock,
           log,
           metrics: this.metrics,
-          sources: new RosterSourcePositions(this.roster, this.feed, clock, { token: options.peerToken }),
+          sources: new RosterSourcePositions(this.roster, this.feed, clock, { token: options.peerToken, headers: deps.peerAuth?.outboundHeaders() }),
         },
         {
           budgetMs: options.transfers.budgetMs,

@@ -29,12 +29,15 @@ export interface AuthorityClusterDeps {
   clock: Clock;
 }
 
+/** How many transfers in flight the picture lists. */
+const OLDEST_SHOWN = 100;
+
 const report = (deps: AuthorityClusterDeps) => memberReport(deps.self, deps.consensus, deps.readiness, deps.recent);
 
 /**
  * The authority variant's picture: every roster member asked for its report on its public
  * server, with the member tracker's Alive/Suspect/Dead beside it; the number of authorities
- * with a home; the transfers this member is driving.
+ * with a home; the transfers registered cluster-wide (the 100 oldest).
  */
 export async function authorityClusterStatus(deps: AuthorityClusterDeps, authorization?: string): Promise<ClusterStatus> {
   const members = deps.roster.allMembers();
@@ -44,16 +47,21 @@ export async function authorityClusterStatus(deps: AuthorityClusterDeps, authori
     members.filter((m) => m.id !== deps.self).map((m) => ({ id: m.id, address: m.publicUrl })),
     { clock: deps.clock, reportPath: AUTHORITY_MEMBER_REPORT_PATH, authorization, liveness: (id) => deps.tracker.state(id) },
   );
-  // The plans this member drives; a transfer started on another member is listed there.
-  const transfers = [...deps.engine.registry.all()]
-    .map((plan) => deps.engine.status(plan.authority)!)
-    .sort((a, b) => b.age_ms - a.age_ms);
+  // The transfers registered cluster-wide (replicated), oldest first: the map keeps registration
+  // order, so the oldest are read off its head without sorting them all.
+  const { state } = deps.consensus.view();
+  const oldest = [];
+  for (const intent of state.transfers.values()) {
+    if (oldest.length >= OLDEST_SHOWN) break;
+    const status = deps.engine.status(intent.authority);
+    if (status) oldest.push(status);
+  }
   return clusterStatus({
     variant: 'authority',
     servedBy: deps.self,
     members: statuses,
-    counts: { authorities: Object.keys(deps.consensus.view().state.authorities).length },
-    transfers: { count: transfers.length, oldest: transfers as unknown as Record<string, unknown>[] },
+    counts: { authorities: state.authorities.size },
+    transfers: { count: state.transfers.size, oldest: oldest as unknown as Record<string, unknown>[] },
   });
 }
 

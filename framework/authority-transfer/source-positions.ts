@@ -45,7 +45,7 @@ export class RosterSourcePositions implements SourcePositions {
     private readonly roster: Roster,
     private readonly feed: ChangeFeed,
     private readonly clock: Clock,
-    private readonly options: { token?: string } = {},
+    private readonly options: { token?: string; headers?: Record<string, string> } = {},
   ) {}
 
   async read(datacenter: string, options: { signal?: AbortSignal; timeoutMs: number }): Promise<FeedPosition[]> {
@@ -60,6 +60,7 @@ export class RosterSourcePositions implements SourcePositions {
             timeoutMs: options.timeoutMs,
             signal: options.signal,
             token: this.options.token,
+            headers: this.options.headers,
           })) as typeof body;
         } catch (error) {
           throw new SourcePositionError(member.id, (error as Error).message);
