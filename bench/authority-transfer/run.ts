@@ -186,7 +186,7 @@ async function benchCluster() {
     const seconds = (performance.now() - t0) / 1000;
     // Let the followers' acknowledgements land before measuring what stays behind.
     const settle = performance.now() + 10_000;
-    while (Object.keys(leader.view().state.pending).length > 0 && performance.now() < settle) {
+    while (leader.view().state.pending.size > 0 && performance.now() < settle) {
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     const heapAfter = heapMb();
@@ -200,7 +200,7 @@ async function benchCluster() {
       heapMidMb: heapMid ?? null,
       heapAfterMb: heapAfter,
       registryAfter: cluster.engines.reduce((n, e) => n + e.engine.registry.size, 0),
-      pendingAfter: Object.keys(leader.view().state.pending).length,
+      pendingAfter: leader.view().state.pending.size,
     };
   } finally {
     for (const e of cluster.engines) e.projection.stop();

@@ -156,6 +156,6 @@ export class RaftAuthorityCluster implements MemberEnv, ObservedCluster {
   }
 
   pendingAudits(): string[] {
-    return Object.keys(this.state().pending);
+    return [...this.state().pending.keys()];
   }
 }

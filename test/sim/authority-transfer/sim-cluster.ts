@@ -148,7 +148,7 @@ export class SimCluster implements MemberEnv {
   }
 
   pendingAudits(): string[] {
-    return Object.keys(this.log.view().state.pending);
+    return [...this.log.view().state.pending.keys()];
   }
 
   private subscribe(): void {
