@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { PluginCatalog, type PluginChoice } from '../../framework/kernel/catalog.js';
 import { metricsPlugin } from '../../framework/http/metrics-plugin.js';
 import { peerAuthPlugin } from '../../framework/http/peer-auth-plugin.js';
+import { LOGGER } from '../../framework/contracts/logger.js';
+import { warnIfReadableByOthers } from '../../framework/kernel/secret-files.js';
 import { loadConfig, validateConfig, type LoadConfigOptions } from '../../framework/kernel/config.js';
 import { createHost, type Host, type HostBuilder } from '../../framework/kernel/host.js';
 import { pinoLoggerPlugin, systemDefaults } from '../../framework/kernel/system-plugins.js';
@@ -127,5 +129,8 @@ export async function startAuthorityNode(raw: unknown): Promise<{ host: Host; no
 
 /** Reads a config file (with BATON__ environment overrides) and starts the node it describes. */
 export async function startAuthorityNodeFromFile(options: LoadConfigOptions): Promise<{ host: Host; node: AuthorityNode }> {
-  return startAuthorityNode(await loadConfig(authorityNodeHostConfig, options));
+  const started = await startAuthorityNode(await loadConfig(authorityNodeHostConfig, options));
+  // The file holds tokens and the peer secret: say so when others can read it.
+  if (options.file) warnIfReadableByOthers(options.file, 'config file', started.host.get(LOGGER));
+  return started;
 }

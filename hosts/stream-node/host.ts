@@ -1,5 +1,7 @@
 import { join } from 'node:path';
 import { PluginCatalog, type PluginChoice } from '../../framework/kernel/catalog.js';
+import { LOGGER } from '../../framework/contracts/logger.js';
+import { warnIfReadableByOthers } from '../../framework/kernel/secret-files.js';
 import { loadConfig, validateConfig, type LoadConfigOptions } from '../../framework/kernel/config.js';
 import { ConfigError } from '../../framework/kernel/wiring-error.js';
 import { createHost, type Host, type HostBuilder } from '../../framework/kernel/host.js';
@@ -100,5 +102,8 @@ export async function startStreamNode(raw: unknown): Promise<{ host: Host; node:
 
 /** Reads a config file (with BATON__ environment overrides) and starts the node it describes. */
 export async function startStreamNodeFromFile(options: LoadConfigOptions): Promise<{ host: Host; node: StreamNodeService }> {
-  return startStreamNode(await loadConfig(streamNodeHostConfig, options));
+  const started = await startStreamNode(await loadConfig(streamNodeHostConfig, options));
+  // The file holds tokens and the peer secret: say so when others can read it.
+  if (options.file) warnIfReadableByOthers(options.file, 'config file', started.host.get(LOGGER));
+  return started;
 }

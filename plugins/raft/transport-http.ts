@@ -172,7 +172,8 @@ export class HttpPeerTransport implements PeerTransport {
   }
 
   send(to: MemberId, message: PeerMessage): void {
-    if (this.closed || !this.options.peers[to]) return;
+    // Own keys only: a member named "constructor" or "__proto__" is no peer unless configured.
+    if (this.closed || !Object.hasOwn(this.options.peers, to)) return;
     let frame: string;
     try {
       frame = JSON.stringify(message);
@@ -251,7 +252,7 @@ export class HttpPeerTransport implements PeerTransport {
   }
 
   async request(to: MemberId, message: PeerMessage, options: RequestOptions): Promise<PeerMessage> {
-    const base = this.options.peers[to];
+    const base = Object.hasOwn(this.options.peers, to) ? this.options.peers[to] : undefined;
     if (!base) throw new PeerUnreachableError(to, 'not a configured peer');
     const controller = new AbortController();
     const timer = this.options.clock.setTimer(options.timeoutMs, () =>

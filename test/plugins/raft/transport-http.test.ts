@@ -430,3 +430,24 @@ test('HTTP peers: a replaced stream whose receiver never answers its end is cut;
     await new Promise((resolve) => server.close(resolve));
   }
 });
+
+test('HTTP peers: names of Object.prototype members are no peers unless configured', async (t) => {
+  const transport = new HttpPeerTransport({
+    self: 'a',
+    peers: { b: 'http://127.0.0.1:9' },
+    cluster: 'c',
+    clock: new SystemClock(),
+    logger: new MemoryLogger(),
+    auth: testPeerAuthenticator('a', ['a', 'b']),
+  });
+  try {
+    for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf']) {
+      transport.send(name, { channel: 't', body: 1 });
+      await t.throwsAsync(transport.request(name, { channel: 't', body: 1 }, { timeoutMs: 1_000 }), { message: /not a configured peer/ });
+    }
+    t.is(transport.stats.sent, 0);
+    t.is(transport.stats.sendFailures, 0);
+  } finally {
+    await transport.stop();
+  }
+});
