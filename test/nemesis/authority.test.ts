@@ -9,7 +9,7 @@ for (const seed of budget.seeds) {
   test.serial(
     `authority: on real authority nodes no acknowledged write is lost or finalised under an old epoch, and each committed move is audited once on every member, under kill, pause, partitions and audit store outages (seed ${seed})`,
     async (t) => {
-      t.timeout((budget.seconds + 150) * 1000);
+      t.timeout((budget.seconds + 300) * 1000);
       const outcome = await runNemesis(authorityWorkload(), {
         seed,
         seconds: budget.seconds,

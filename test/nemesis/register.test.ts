@@ -9,7 +9,7 @@ for (const seed of budget.seeds) {
   test.serial(
     `consensus: a register on real Raft processes stays linearizable and converges under kill, pause and partitions (seed ${seed})`,
     async (t) => {
-      t.timeout((budget.seconds + 120) * 1000);
+      t.timeout((budget.seconds + 300) * 1000);
       const outcome = await runNemesis(registerWorkload(), {
         seed,
         seconds: budget.seconds,

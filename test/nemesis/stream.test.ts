@@ -9,7 +9,7 @@ for (const seed of budget.seeds) {
   test.serial(
     `streams: on real stream nodes every acknowledged record is read back once, in order, and every transfer settles after kill, pause, partitions and store outages (seed ${seed})`,
     async (t) => {
-      t.timeout((budget.seconds + 150) * 1000);
+      t.timeout((budget.seconds + 300) * 1000);
       const outcome = await runNemesis(streamWorkload(), {
         seed,
         seconds: budget.seconds,
