@@ -6,7 +6,9 @@
 // Parts: snapshot.ts (size, capture and longest event-loop block taking and installing one),
 // consensus-in-process.ts (three in-process members create N streams and N authorities: the
 // term must never change), client-hop.ts (proposals over HTTP to a member beside etcd through
-// its client, and etcd's own `etcdctl check perf`). A part that fails is reported and the run
+// its client, and etcd's own `etcdctl check perf`), http-creates.ts (a `baton up` stream cluster,
+// 100,000 creates through the admin API at concurrency 64: rate first vs last, term changes).
+// A part that fails is reported and the run
 // exits 1.
 import { printTable, type ScaleRow } from './rows.js';
 
@@ -15,6 +17,7 @@ const parts: Record<string, () => Promise<Part>> = {
   snapshot: async () => (await import('./snapshot.js')).run,
   'consensus-in-process': async () => (await import('./consensus-in-process.js')).run,
   'client-hop': async () => (await import('./client-hop.js')).run,
+  'http-creates': async () => (await import('./http-creates.js')).run,
 };
 
 const asked = (process.env.BENCH_SCALE ?? Object.keys(parts).join(',')).split(',').filter(Boolean);
