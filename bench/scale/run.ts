@@ -8,7 +8,7 @@
 // term must never change), client-hop.ts (proposals over HTTP to a member beside etcd through
 // its client, and etcd's own `etcdctl check perf`), http-creates.ts (a `baton up` stream cluster,
 // 100,000 creates through the admin API at concurrency 64: rate first vs last, term changes).
-// A part that fails is reported and the run
+// keyed-proposals.ts (what an idempotency key costs). A part that fails is reported and the run
 // exits 1.
 import { printTable, type ScaleRow } from './rows.js';
 
@@ -18,6 +18,7 @@ const parts: Record<string, () => Promise<Part>> = {
   'consensus-in-process': async () => (await import('./consensus-in-process.js')).run,
   'client-hop': async () => (await import('./client-hop.js')).run,
   'http-creates': async () => (await import('./http-creates.js')).run,
+  'keyed-proposals': async () => (await import('./keyed-proposals.js')).run,
 };
 
 const asked = (process.env.BENCH_SCALE ?? Object.keys(parts).join(',')).split(',').filter(Boolean);

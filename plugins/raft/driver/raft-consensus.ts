@@ -275,6 +275,9 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
       }),
     );
     this.state = 'running';
+    // Alone in the configuration: nobody else can lead, so there is nothing to wait out.
+    const voters = this.core.voters();
+    if (voters.length === 1 && voters[0] === this.self) this.core.campaign();
     this.log.info(
       {
         term: this.core.term,

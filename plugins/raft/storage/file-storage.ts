@@ -17,8 +17,8 @@ type SnapshotRecord = { t: 'meta'; meta: Snapshot['meta'] } | { t: 'p'; p: unkno
 const SEGMENT = /^wal-(\d{12})\.log$/;
 /** Snapshot files: pieces as lines (`.snap`), or one line holding it whole (`.json`, earlier versions). */
 const SNAPSHOT = /^snap-(\d{16})\.(snap|json)$/;
-/** A snapshot file is written in appends of about this many bytes (256 KiB), each one awaited. */
-const SNAPSHOT_APPEND_BYTES = 256 * 1024;
+/** A snapshot file is written in appends of about this many bytes (64 KiB: about one piece), each one awaited. */
+const SNAPSHOT_APPEND_BYTES = 64 * 1024;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
@@ -174,7 +174,7 @@ export class FileRaftStorage implements RaftStorage {
   }
 
   /**
-   * Writes the snapshot's pieces as checksummed lines, in appends of about a mebibyte, each
+   * Writes the snapshot's pieces as checksummed lines, in appends of about 64 KiB, each
    * awaited: a large state is written without holding the event loop for long, and the log
    * goes on being written meanwhile (only `compact` or `persist` puts the file in force).
    */
