@@ -1,4 +1,5 @@
 import { FailedError, HttpRefusal, UnreachableError } from './cli-errors.js';
+import { inCliTerms } from './cli-terms.js';
 
 export interface AdminRequest {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -78,6 +79,10 @@ export function connectionFailure(error: unknown, timeoutMs: number): string {
     return 'connection refused (is the node running, on this port?)';
   if (cause?.code === 'ENOTFOUND') return 'no such host';
   if (cause?.code) return `${cause.code}${cause.message ? ` (${cause.message})` : ''}`;
+  // fetch refuses some ports outright (1, 6000, ...: the WHATWG "bad ports").
+  if (cause?.message === 'bad port')
+    return 'this port is one HTTP clients refuse to connect to; give the port the node listens on';
+  if (cause?.message) return cause.message;
   return (error as Error).message ?? String(error);
 }
 
@@ -111,7 +116,7 @@ function refusal(request: AdminRequest, url: string, status: number, body: unkno
     problem.detail ?? problem.title ?? (typeof body === 'string' && body ? body : `HTTP ${status}`);
   return new HttpRefusal(
     problemCode(problem.type, status),
-    `${request.method} ${url} answered ${status}: ${why}${authHint(status)}`,
+    `${new URL(url).origin} refused (${status}): ${inCliTerms(String(why))}${authHint(status)}`,
     status,
     problem,
   );

@@ -59,22 +59,29 @@ export class UnreachableError extends CliError {
 }
 
 /**
+ * A wait the command was given (its --timeout) ran out before the work was done: a handoff not
+ * settled, a drain or rebalance unfinished, a transfer not committed. The work goes on in the
+ * cluster and the message says how to follow it. One rule for every command: exit 3, as for a
+ * server that gave no answer, so a script tells "refused" (1) from "not yet" (3).
+ */
+export class TimedOutError extends CliError {
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(code, message, ExitCode.Unreachable, options);
+  }
+}
+
+/**
  * A server took the request but gave no answer within the wait. Unlike a connection that
  * cannot be made, the work asked for may well go on at the server, so the message says how to
  * follow it rather than that the server is down. Same exit code as unreachable: no answer.
  */
-export class NoAnswerInTimeError extends CliError {
+export class NoAnswerInTimeError extends TimedOutError {
   constructor(
     readonly address: string,
     readonly waitedMs: number,
     advice: string,
     options?: { cause?: unknown },
   ) {
-    super(
-      'no_answer_in_time',
-      `${address} gave no answer within ${waitedMs} ms${advice}`,
-      ExitCode.Unreachable,
-      options,
-    );
+    super('no_answer_in_time', `${address} gave no answer within ${waitedMs} ms${advice}`, options);
   }
 }

@@ -23,6 +23,11 @@ export function buildProgram(ctx: CliContext): Command {
       '--json',
       'machine-readable output: one JSON document on stdout, errors as JSON on stderr',
     )
+    .option(
+      '--url <url>',
+      'address of the node a command talks to (default: $BATON_URL, else the variant\'s default address)',
+    )
+    .option('--token <token>', 'bearer token for the admin API (default: $BATON_TOKEN)')
     .helpOption('-h, --help', 'show help for a command')
     .showSuggestionAfterError(true)
     .exitOverride()

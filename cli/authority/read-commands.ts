@@ -103,8 +103,8 @@ Examples:
         ) {
           throw new FailedError(
             'audit_not_served',
-            `${connection.url} does not serve audit reads (GET ${controlPaths.audit(name, options.limit)} ` +
-              'answered 404): this node predates them, or the address is not an authority control listener',
+            `${connection.url} does not serve audit reads: this node predates them, or the address ` +
+              'is not an authority control listener (give --url the control listener "baton up" printed)',
             { cause: error },
           );
         }

@@ -31,7 +31,9 @@ Examples:
   baton status
   baton status --url http://127.0.0.1:7700,http://127.0.0.1:7701 --json`,
     )
-    .action(async (options: { url?: string; token?: string; timeout: number }, command: Command) => {
+    .action(async (_local: { timeout: number }, command: Command) => {
+      // --url and --token are global options too: given before or after `status`, they land there.
+      const options = command.optsWithGlobals<{ url?: string; token?: string; timeout: number }>();
       const output = outputFor(ctx, command);
       const urls = addresses(options.url ?? nonEmpty(ctx.env.BATON_URL), options.url !== undefined ? '--url' : 'BATON_URL');
       const token = options.token ?? nonEmpty(ctx.env.BATON_TOKEN);

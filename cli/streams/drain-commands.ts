@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { adminRequest } from '../admin-client.js';
 import { integerAtLeast, secondsAsMs } from '../arguments.js';
-import { FailedError } from '../cli-errors.js';
+import { TimedOutError } from '../cli-errors.js';
 import { connectionOf, withConnectionOptions } from '../connection.js';
 import { outputFor, type CliContext } from '../context.js';
 import { progressView } from '../progress.js';
@@ -75,7 +75,7 @@ Examples:
             );
             last = waited.reading;
             if (!waited.done) {
-              throw new FailedError(
+              throw new TimedOutError(
                 'drain_unfinished',
                 `${node} still owns ${last.remaining} stream(s) after ${seconds(options.timeout ?? DEFAULT_DRAIN_TIMEOUT_MS)}` +
                   `${stuck(last) ? ': no other node can take them (add a node or free slots, or undrain it)' : ''}; ` +

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { adminRequest } from '../admin-client.js';
 import { integerAtLeast, secondsAsMs } from '../arguments.js';
-import { FailedError } from '../cli-errors.js';
+import { TimedOutError } from '../cli-errors.js';
 import { connectionOf, withConnectionOptions, type Connection } from '../connection.js';
 import { outputFor, type CliContext } from '../context.js';
 import { progressView } from '../progress.js';
@@ -101,7 +101,7 @@ Examples:
           );
           last = waited.reading;
           if (!waited.done) {
-            throw new FailedError(
+            throw new TimedOutError(
               'rebalance_unfinished',
               `the rebalance has not finished after ${seconds(options.timeout ?? DEFAULT_REBALANCE_TIMEOUT_MS)}: ` +
                 `${last.run.queue.length} move(s) not started, ${last.moving} moving; it goes on in the cluster ` +

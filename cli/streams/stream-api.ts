@@ -1,5 +1,6 @@
 import { authHint, connectionFailure, problemCode } from '../admin-client.js';
 import { HttpRefusal, UnreachableError } from '../cli-errors.js';
+import { inCliTerms } from '../cli-terms.js';
 import type { Connection, ConnectionTarget } from '../connection.js';
 import { StreamApiError, StreamClient } from '../../framework/stream-transfer/client.js';
 
@@ -44,7 +45,7 @@ export async function streamCall<T>(call: () => Promise<T>): Promise<T> {
       const type = typeof error.problem.type === 'string' ? error.problem.type : undefined;
       throw new HttpRefusal(
         problemCode(type, error.status),
-        `${error.message}${authHint(error.status)}`,
+        `${new URL(error.url).origin} refused (${error.status}): ${inCliTerms(String(error.problem.detail ?? error.problem.type ?? 'no detail'))}${authHint(error.status)}`,
         error.status,
         error.problem,
         { cause: error },

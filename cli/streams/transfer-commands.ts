@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { secondsAsMs, integerAtLeast } from '../arguments.js';
-import { FailedError } from '../cli-errors.js';
+import { FailedError, TimedOutError } from '../cli-errors.js';
 import { connectionOf, withConnectionOptions } from '../connection.js';
 import { outputFor, type CliContext } from '../context.js';
 import { pollUntil } from '../wait.js';
@@ -91,10 +91,10 @@ Examples:
             waitedMs: clock.now() - started,
           };
           if (!waited.done) {
-            throw new FailedError(
+            throw new TimedOutError(
               'handoff_pending',
-              `the handoff of ${name} from ${accepted.source} to ${options.to} has not settled after ` +
-                `${seconds(outcome.waitedMs)}; it continues on the cluster (the source closes the stream, ` +
+              `the handoff of ${name} from ${accepted.source} to ${options.to} has not settled within ` +
+                `${seconds(options.timeout ?? DEFAULT_TIMEOUT_MS)}; it continues on the cluster (the source closes the stream, ` +
                 `then completes it): follow it with "baton streams status ${name}"`,
             );
           }

@@ -71,8 +71,11 @@ function digest(token: string): Buffer {
 
 /**
  * Reads `Authorization: Bearer <token>` and, when the token is known, places the principal in
- * ctx.state. It refuses nothing by itself: a route opts into protection with `requireScope`,
- * so public routes (data API, /metrics) stay reachable behind the same middleware.
+ * ctx.state. A request without a token is let through: a route opts into protection with
+ * `requireScope`, so public routes (data API, /metrics) stay reachable behind the same
+ * middleware. A request that presents a token this server does not know, or a malformed header,
+ * is refused with 401 on every route (RFC 6750, section 3.1): a caller with a wrong token must
+ * learn it, not see a public answer and take the token for good.
  */
 export function authenticate(tokens: BearerTokens): Middleware {
   return async (ctx, next) => {
@@ -89,6 +92,7 @@ export function authenticate(tokens: BearerTokens): Middleware {
         else failure = 'unknown_token';
       }
     }
+    if (failure && failure !== 'missing') throw unauthenticated(failure);
     if (failure) setState(ctx, 'authFailure', failure);
     await next();
   };
@@ -124,22 +128,21 @@ export function requireScope(scope: string): Middleware {
   };
 }
 
-function unauthenticated(failure: AuthFailure, scope: string): HttpProblem {
+function unauthenticated(failure: AuthFailure, scope?: string): HttpProblem {
   const detail = {
     missing: `this operation needs a bearer token with the scope ${scope}: send Authorization: Bearer <token>`,
     malformed: 'the Authorization header is not of the form "Bearer <token>"',
     unknown_token: 'the bearer token is not recognised: check the token configured for this server',
   }[failure];
   // RFC 6750: a request without credentials gets a bare challenge, a bad one says why.
+  const scoped = scope === undefined ? '' : `, scope="${scope}"`;
   const challenge =
-    failure === 'missing'
-      ? `Bearer realm="${REALM}", scope="${scope}"`
-      : `Bearer realm="${REALM}", error="invalid_token", scope="${scope}"`;
+    failure === 'missing' ? `Bearer realm="${REALM}"${scoped}` : `Bearer realm="${REALM}", error="invalid_token"${scoped}`;
   return new HttpProblem({
     status: 401,
     type: 'unauthenticated',
     detail,
-    extra: { required_scope: scope },
+    extra: scope === undefined ? {} : { required_scope: scope },
     headers: { 'WWW-Authenticate': challenge },
   });
 }

@@ -27,7 +27,7 @@ export class StreamApiError extends BatonError {
 export interface StreamClientOptions {
   /** Base URLs of any nodes; the first is asked when the owner of a stream is not known yet. */
   nodes: string[];
-  /** Bearer token for the admin API. */
+  /** Bearer token for the admin API; presented on every call, so a wrong one is refused at once. */
   token?: string;
   /** Hops to follow per request (409 hints), and 503 waits to sit through. */
   maxRedirects?: number;
@@ -208,11 +208,11 @@ export class StreamClient {
   }
 
   private async admin(method: string, path: string, body?: unknown): Promise<unknown> {
-    return this.request(method, this.options.nodes[0], path, body, true);
+    return this.request(method, this.options.nodes[0], path, body);
   }
 
-  private async request(method: string, base: string, path: string, body?: unknown, auth = false): Promise<unknown> {
-    const answer = await this.send(method, base, path, body, auth);
+  private async request(method: string, base: string, path: string, body?: unknown): Promise<unknown> {
+    const answer = await this.send(method, base, path, body);
     if (!answer.ok) throw new StreamApiError(answer.status, answer.body as Record<string, unknown>, base + path);
     return answer.body;
   }
@@ -222,11 +222,11 @@ export class StreamClient {
     base: string,
     path: string,
     body?: unknown,
-    auth = false,
   ): Promise<{ ok: boolean; status: number; body: unknown; retryAfter: string | null }> {
     const headers: Record<string, string> = {};
     if (body !== undefined) headers['Content-Type'] = 'application/json';
-    if (auth && this.options.token) headers.Authorization = `Bearer ${this.options.token}`;
+    // Sent on data calls too: a wrong token must be refused there as well, not go unnoticed.
+    if (this.options.token) headers.Authorization = `Bearer ${this.options.token}`;
     const response = await this.fetch(base + path, {
       method,
       headers,

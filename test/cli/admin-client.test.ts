@@ -75,7 +75,7 @@ test('a problem+json refusal becomes FailedError with the server words and the p
   t.is(error!.code, 'transfer-in-progress');
   t.regex(
     error!.message,
-    /POST .*\/availability\/v1\/transfers answered 409: proj is already moving to west/,
+    /^http:\/\/127\.0\.0\.1:\d+ refused \(409\): proj is already moving to west/,
   );
 });
 
@@ -87,7 +87,7 @@ test('a 401 says how to give a token', async (t) => {
   const error = await t.throwsAsync(adminRequest(base, { method: 'GET', path: '/x' }), {
     instanceOf: FailedError,
   });
-  t.regex(error!.message, /answered 401: Unauthorized \(give a token with --token/);
+  t.regex(error!.message, /refused \(401\): Unauthorized \(give a token with --token/);
 });
 
 test('the request carries the token, the idempotency key and the JSON body; the answer is parsed', async (t) => {

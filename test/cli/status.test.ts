@@ -48,7 +48,7 @@ test.serial('baton status on a stream cluster: three members, one leader, indexe
   t.regex(human.stdout, /\nn2 +http:\/\/127\.0\.0\.1:\d+ +up +(leader|follower) /);
   const wrongToken = await spawnBaton(['status'], { env: { ...env, BATON_TOKEN: 'not-the-token' } });
   t.is(wrongToken.code, 1);
-  t.regex(wrongToken.stderr, /answered 401: the bearer token is not recognised/);
+  t.regex(wrongToken.stderr, /refused \(401\): the bearer token is not recognised/);
 
   await cluster.kill(n3.id);
   let degraded!: ClusterStatus;

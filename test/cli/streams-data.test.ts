@@ -129,7 +129,12 @@ test('a refused command exits 1 with the server reason: unknown stream, unknown 
   const cluster = await startStreamCluster(t);
   const status = await runBaton(['streams', 'status', 'nowhere'], { cwd, env: cluster.env });
   t.is(status.code, ExitCode.Failed);
-  t.regex(status.stderr, /^baton: .*\/v1\/streams\/nowhere answered 404: .*nowhere/);
+  t.regex(status.stderr, /^baton: http:\/\/127\.0\.0\.1:\d+ refused \(404\): .*nowhere/);
+  // The advice names the command that fixes it, not the HTTP route behind it.
+  const append = await runBaton(['streams', 'append', 'nowhere', 'x'], { cwd, env: cluster.env });
+  t.is(append.code, ExitCode.Failed);
+  t.regex(append.stderr, /create it with "baton streams create nowhere"/);
+  t.notRegex(append.stderr + status.stderr, /\/v1\//);
   const create = await runBaton(['streams', 'create', 'events', '--owner', 'n9', '--json'], {
     cwd,
     env: cluster.env,
@@ -145,7 +150,7 @@ test('an admin command without a token is refused (exit 1) and says how to give 
   const cluster = await startStreamCluster(t);
   const run = await runBaton(['streams', 'nodes', '--url', cluster.url], { cwd });
   t.is(run.code, ExitCode.Failed);
-  t.regex(run.stderr, /answered 401: .*\(give a token with --token or BATON_TOKEN\)/);
+  t.regex(run.stderr, /refused \(401\): .*\(give a token with --token or BATON_TOKEN\)/);
 });
 
 test('flags win over BATON_URL and BATON_TOKEN', async (t) => {
@@ -246,4 +251,42 @@ test('streams append sends stdin in batches the API accepts, numbering a produce
     2500,
     'reads page past the API limit',
   );
+});
+
+test('--url and --token are accepted before the subcommand, as --json is', async (t) => {
+  const cluster = await startStreamCluster(t);
+  const run = await runBaton(['--url', cluster.url, '--token', cluster.env.BATON_TOKEN!, '--json', 'streams', 'nodes'], { cwd });
+  t.is(run.code, ExitCode.Ok, run.stderr);
+  t.deepEqual(
+    (JSON.parse(run.stdout) as { nodes: { id: string }[] }).nodes.map((n) => n.id),
+    ['n1'],
+  );
+  // Given after the subcommand too, the nearer one wins.
+  const both = await runBaton(['--url', 'http://127.0.0.1:9', 'streams', 'nodes', '--url', cluster.url], {
+    cwd,
+    env: { BATON_TOKEN: cluster.env.BATON_TOKEN },
+  });
+  t.is(both.code, ExitCode.Ok, both.stderr);
+});
+
+test('a wrong token is refused on a read too (exit 1), not silently ignored', async (t) => {
+  const cluster = await startStreamCluster(t);
+  await runBaton(['streams', 'create', 'events'], { cwd, env: cluster.env });
+  const run = await runBaton(['streams', 'read', 'events', '--token', 'not-the-token'], {
+    cwd,
+    env: { BATON_URL: cluster.url },
+  });
+  t.is(run.code, ExitCode.Failed);
+  t.regex(run.stderr, /refused \(401\): the bearer token is not recognised/);
+  const anonymous = await runBaton(['streams', 'read', 'events'], { cwd, env: { BATON_URL: cluster.url } });
+  t.is(anonymous.code, ExitCode.Ok, 'a read without a token stays public');
+});
+
+test('an address nothing can be fetched from is reported as unreachable in words, exit 3', async (t) => {
+  for (const url of ['http://127.0.0.1:1', 'http://127.0.0.1:9']) {
+    const run = await runBaton(['--url', url, 'streams', 'nodes'], { cwd });
+    t.is(run.code, ExitCode.Unreachable);
+    t.regex(run.stderr, new RegExp(`^baton: cannot reach ${url.replace(/[.]/g, '\\.')}: \\w`));
+    t.notRegex(run.stderr, /fetch failed/);
+  }
 });

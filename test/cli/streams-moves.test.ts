@@ -83,7 +83,7 @@ test('streams transfer to the owner is a no-op; to a draining or unknown node it
   t.is(draining.code, ExitCode.Failed);
   t.regex(
     draining.stderr,
-    /^baton: .*\/v1\/admin\/transfers answered 409: target node n2 is draining and takes no new streams\n$/,
+    /^baton: http:\/\/127\.0\.0\.1:\d+ refused \(409\): target node n2 is draining and takes no new streams\n$/,
   );
   const unknown = await baton(cluster, 'streams', 'transfer', 'events', '--to', 'n7', '--json');
   t.is(unknown.code, ExitCode.Failed);
@@ -170,7 +170,7 @@ test('streams drain --no-wait returns at once; undrain puts the node back in ser
   t.false(cluster.consensus.view().state.node('n1')!.draining);
 });
 
-test('a drain that cannot finish in time exits 1, saying why and how to follow it', async (t) => {
+test('a drain that cannot finish in time exits 3 (no answer in time), saying why and how to follow it', async (t) => {
   const cluster = await startStreamCluster(t, ['n1']);
   await createOn(cluster, 'n1', ['s1']);
   const run = await baton(
@@ -183,7 +183,7 @@ test('a drain that cannot finish in time exits 1, saying why and how to follow i
     '--interval',
     '20',
   );
-  t.is(run.code, ExitCode.Failed);
+  t.is(run.code, ExitCode.Unreachable);
   t.regex(
     run.stderr,
     /n1 still owns 1 stream\(s\) after 0\.3 s: no other node can take them .*run "baton streams drain n1" again/,
@@ -258,7 +258,7 @@ test('streams nodes lists the nodes; nodes add registers one and is idempotent',
   );
   const bad = await baton(cluster, 'streams', 'nodes', 'add', 'n6', '--address', 'not-a-url');
   t.is(bad.code, ExitCode.Failed);
-  t.regex(bad.stderr, /answered 400: .*address must be an http\(s\) URL/);
+  t.regex(bad.stderr, /refused \(400\): .*address must be an http\(s\) URL/);
 });
 
 test('the executable drains with one line per change when stdout is a pipe', async (t) => {
@@ -274,7 +274,7 @@ test('the executable drains with one line per change when stdout is a pipe', asy
   t.regex(run.stdout, /draining n1: 3 of 3 stream\(s\) moved, 0 to go, 0 moving\nn1 is drained/);
 });
 
-test('a handoff that does not settle in time exits 1 and says it goes on; transfers and status show it pending', async (t) => {
+test('a handoff that does not settle in time exits 3 (no answer in time) and says it goes on; transfers and status show it pending', async (t) => {
   const cluster = await startStreamCluster(t, ['n1']);
   // n9 is registered but never runs: it never closes its stream, so the handoff cannot settle.
   await baton(cluster, 'streams', 'nodes', 'add', 'n9', '--address', 'http://127.0.0.1:9');
@@ -291,10 +291,10 @@ test('a handoff that does not settle in time exits 1 and says it goes on; transf
     '--interval',
     '20',
   );
-  t.is(run.code, ExitCode.Failed);
+  t.is(run.code, ExitCode.Unreachable);
   t.regex(
     run.stderr,
-    /the handoff of stuck from n9 to n1 has not settled after 0\.\d s; it continues on the cluster .*"baton streams status stuck"/,
+    /the handoff of stuck from n9 to n1 has not settled within 0\.3 s; it continues on the cluster .*"baton streams status stuck"/,
   );
   const transfers = await baton(cluster, 'streams', 'transfers');
   t.is(transfers.stdout, 'stuck: n9 -> n1 (admin, from epoch 1)\n');

@@ -75,11 +75,17 @@ test('a token with the scope passes and the handler sees its principal', async (
   t.deepEqual(read.body, { actor: 'rita' });
 });
 
-test('routes without requireScope stay public, even with a bad token', async (t) => {
+test('routes without requireScope stay public without a token, and refuse a token that is wrong', async (t) => {
   const api = await startApi(adminRouter(), { tokens });
   t.teardown(api.stop);
-  const res = await call(`${api.url}/public`, bearer('nonsense'));
-  t.is(res.status, 200);
+  t.is((await call(`${api.url}/public`)).status, 200);
+  t.is((await call(`${api.url}/public`, bearer('rita-reader-token'))).status, 200);
+  const wrong = await call(`${api.url}/public`, bearer('nonsense'));
+  t.is(wrong.status, 401, 'a caller with a wrong token learns it instead of taking it for good');
+  t.regex(wrong.headers.get('www-authenticate')!, /error="invalid_token"/);
+  t.regex(wrong.body.detail, /not recognised/);
+  const malformed = await call(`${api.url}/public`, { headers: { Authorization: 'Basic b2xpdmlhOnB3' } });
+  t.is(malformed.status, 401);
 });
 
 test('requireScope without authenticate fails as a wiring bug (500), not as a 401', async (t) => {
