@@ -54,6 +54,7 @@ test('the program has the command groups the CLI documents', (t) => {
       'streams append',
       'streams read',
       'streams status',
+      'streams list',
       'streams transfer',
       'streams transfers',
       'streams drain',
