@@ -78,7 +78,7 @@ export function createDataRouter(node: StreamNode): Router {
 
   router.get('/:stream', async (ctx) => {
     const { stream } = validate(streamParam, ctx.params, 'path');
-    ctx.body = node.describe(stream);
+    ctx.body = await node.describe(stream);
   });
 
   return router;

@@ -83,6 +83,8 @@ export class StreamNode {
   /** Index of the last applied entry seen, to tell a contiguous entry from a jump. */
   private lastSeen?: number;
   private stopped = false;
+  private readInFlight?: Promise<void>;
+  private readQueued?: Promise<void>;
 
   constructor(
     readonly consensus: StreamConsensus,
@@ -192,7 +194,10 @@ export class StreamNode {
     for (;;) {
       if (this.stopped) throw new NodeStoppedError(this.self);
       const route = routeRequest(this.metadata(), this.self, stream);
-      if (route.kind === 'missing') throw new StreamNotFoundError(stream);
+      if (route.kind === 'missing') {
+        if (await this.knowsAfterCatchingUp(stream)) continue;
+        throw new StreamNotFoundError(stream);
+      }
       if (route.kind === 'redirect') {
         throw new NotOwnerError(stream, route.owner, route.address, route.epoch, route.transferring);
       }
@@ -218,11 +223,12 @@ export class StreamNode {
 
   /** Durable records from `from`, at most `limit`, straight from the object store (any node). */
   async read(stream: StreamId, from: number, limit: number): Promise<StoredRecord[]> {
-    if (!this.metadata().stream(stream)) throw new StreamNotFoundError(stream);
+    if (!(await this.knowsAfterCatchingUp(stream))) throw new StreamNotFoundError(stream);
     return this.reader.read(stream, from, limit);
   }
 
-  describe(stream: StreamId): StreamDescription {
+  async describe(stream: StreamId): Promise<StreamDescription> {
+    await this.knowsAfterCatchingUp(stream);
     const state = this.metadata();
     const record = state.stream(stream);
     if (!record) throw new StreamNotFoundError(stream);
@@ -238,6 +244,41 @@ export class StreamNode {
       tail: serving ? session.tail : record.tail,
       ...(transfer ? { transfer } : {}),
     };
+  }
+
+  /**
+   * Read-your-writes for creation: a stream this node does not know may have been created by a
+   * commit it has not applied yet (the admin API answered 201 elsewhere). Before saying it does
+   * not exist, catch up with the leader's commit through a linearizable read, bounded by the
+   * consensus' read timeout (no leader: the read's error, a 503, rather than a wrong 404).
+   */
+  private async knowsAfterCatchingUp(stream: StreamId): Promise<boolean> {
+    if (this.metadata().stream(stream)) return true;
+    await this.catchUp();
+    return this.metadata().stream(stream) !== undefined;
+  }
+
+  /**
+   * One linearizable read at a time, shared by every request that needs one. A read already under
+   * way may have taken its index before the caller's write committed, so a caller arriving then
+   * waits for the next read, which all such callers share.
+   */
+  private catchUp(): Promise<void> {
+    if (!this.readInFlight) {
+      this.readInFlight = this.consensus.read().then(() => undefined);
+      const clear = () => {
+        this.readInFlight = undefined;
+      };
+      this.readInFlight.then(clear, clear);
+      return this.readInFlight;
+    }
+    this.readQueued ??= this.readInFlight
+      .catch(() => undefined)
+      .then(() => {
+        this.readQueued = undefined;
+        return this.catchUp();
+      });
+    return this.readQueued;
   }
 
   // ---- what the watcher drives ----------------------------------------------------------------
