@@ -18,10 +18,11 @@ const REQUEST_TIMEOUT_MS = 30_000;
  * (to the node given, or to the owner a 409 hint sent the client to) is an UnreachableError
  * naming that address; the client itself follows hints and sits through handoffs.
  */
-export function streamClient(connection: Connection, timeoutMs = REQUEST_TIMEOUT_MS): StreamClient {
+export function streamClient(connection: Connection, timeoutMs = REQUEST_TIMEOUT_MS, stop?: AbortSignal): StreamClient {
   const reaching: typeof fetch = async (input, init) => {
     try {
-      return await fetch(input, { ...init, signal: AbortSignal.timeout(timeoutMs) });
+      const timeout = AbortSignal.timeout(timeoutMs);
+      return await fetch(input, { ...init, signal: stop ? AbortSignal.any([stop, timeout]) : timeout });
     } catch (error) {
       const url = input instanceof Request ? input.url : String(input);
       throw new UnreachableError(new URL(url).origin, connectionFailure(error, timeoutMs), {

@@ -2,7 +2,7 @@ import { createInterface } from 'node:readline';
 import type { Command } from 'commander';
 import { integerAtLeast } from '../arguments.js';
 import { UsageError } from '../cli-errors.js';
-import { connectionOf, withConnectionOptions } from '../connection.js';
+import { connectionOf, withConnectionOptions, type Connection } from '../connection.js';
 import { outputFor, type CliContext } from '../context.js';
 import {
   MAX_READ_LIMIT,
@@ -134,19 +134,29 @@ Examples:
     .argument('<name>', 'the stream to read')
     .option('--from <offset>', 'first offset to read', integerAtLeast(0), 0)
     .option('--limit <n>', 'most records to read', integerAtLeast(1), 100)
+    .option('-f, --follow', 'after the records there are, wait for new ones and print them as they become durable, until Ctrl-C')
     .addHelpText(
       'after',
       `
 Human output is one record per line, its offset, a tab, then its body; the offset to continue
-from is printed on stderr. With --json: {stream, from, records: [{offset, body}], next}.
+from is printed on stderr. With --json: {stream, from, records: [{offset, body}], next}; with
+--follow --json, one such document per line for each batch that arrives.
+
+--follow asks the node to hold each read up to ${FOLLOW_WAIT_SECONDS} s until a record is durable (a long
+poll), then asks again from the next offset; --limit bounds each batch.
 
 Examples:
   baton streams read events
-  baton streams read events --from 1000 --limit 5000 --json | jq -r '.records[].body'`,
+  baton streams read events --from 1000 --limit 5000 --json | jq -r '.records[].body'
+  baton streams read events --follow`,
     )
-    .action(async (name: string, options: { from: number; limit: number }, command: Command) => {
+    .action(async (name: string, options: { from: number; limit: number; follow?: boolean }, command: Command) => {
       const output = outputFor(ctx, command);
       const client = streamClient(connectionOf(ctx, command, STREAM_API));
+      if (options.follow) {
+        await follow(ctx, output, connectionOf(ctx, command, STREAM_API), name, options);
+        return;
+      }
       const records: ReadAnswer['records'] = [];
       let next = options.from;
       // The API serves at most MAX_READ_LIMIT per request: page until the limit or the tail.
@@ -194,6 +204,45 @@ Examples:
           : '  transfer  none',
       ]);
     });
+}
+
+/** How long each follow read asks the node to wait for a record. */
+const FOLLOW_WAIT_SECONDS = 20;
+
+/**
+ * Prints records as they become durable, batch by batch, until Ctrl-C (or SIGTERM): then the
+ * offset to resume from goes to stderr and the command ends with 0.
+ */
+async function follow(
+  ctx: CliContext,
+  output: ReturnType<typeof outputFor>,
+  connection: Connection,
+  name: string,
+  options: { from: number; limit: number },
+): Promise<void> {
+  let next = options.from;
+  const stop = new AbortController();
+  const stopping = new Promise<void>((resolve) => stop.signal.addEventListener('abort', () => resolve(), { once: true }));
+  const onSignal = () => stop.abort();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  // The node holds each read up to the wait: the request may take that long, and no more.
+  const client = streamClient(connection, (FOLLOW_WAIT_SECONDS + 10) * 1000, stop.signal);
+  const stopped = () => stop.signal.aborted;
+  output.note(`following ${name} from offset ${next}; Ctrl-C stops`);
+  while (!stopped()) {
+    const want = Math.min(MAX_READ_LIMIT, options.limit);
+    const page = await Promise.race([streamCall(() => client.read(name, next, want, FOLLOW_WAIT_SECONDS)), stopping.then(() => undefined)]);
+    if (!page) break;
+    if (page.records.length > 0) {
+      if (output.json) ctx.stdout.write(`${JSON.stringify({ stream: name, from: next, records: page.records, next: page.next })}\n`);
+      else ctx.stdout.write(page.records.map((record) => `${record.offset}\t${record.body}\n`).join(''));
+    }
+    next = page.next;
+  }
+  process.off('SIGINT', onSignal);
+  process.off('SIGTERM', onSignal);
+  output.note(`stopped; next offset: ${next} (baton streams read ${name} --from ${next} --follow)`);
 }
 
 interface StreamStatus {

@@ -93,8 +93,10 @@ export class StreamClient {
     };
   }
 
-  read(stream: string, from = 0, limit = 100): Promise<ReadAnswer> {
-    return this.request('GET', this.anyNode(stream), `/v1/streams/${encodeURIComponent(stream)}/records?from=${from}&limit=${limit}`) as Promise<ReadAnswer>;
+  /** With `waitSeconds`, a long poll: the node answers once a record at `from` is durable, or empty after the wait. */
+  read(stream: string, from = 0, limit = 100, waitSeconds = 0): Promise<ReadAnswer> {
+    const wait = waitSeconds > 0 ? `&wait=${waitSeconds}` : '';
+    return this.request('GET', this.anyNode(stream), `/v1/streams/${encodeURIComponent(stream)}/records?from=${from}&limit=${limit}${wait}`) as Promise<ReadAnswer>;
   }
 
   describe(stream: string): Promise<Record<string, unknown>> {

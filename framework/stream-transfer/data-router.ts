@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { readValidBody } from '../http/json-body.js';
 import { validate } from '../http/validate.js';
 import { ID_PATTERN } from './model.js';
+import { FollowReads, MAX_READ_WAIT_SECONDS } from './follow-read.js';
 import type { StreamNode } from './stream-node.js';
 
 /** Largest append request: 1,000 records of up to 1 MiB in total, plus JSON overhead. */
@@ -39,6 +40,13 @@ export const readQuery = z.object({
     .min(1, 'limit must be >= 1')
     .max(MAX_READ_LIMIT, `limit must be <= ${MAX_READ_LIMIT}`)
     .default(100),
+  wait: z.coerce
+    .number()
+    .int('wait must be a whole number of seconds')
+    .min(0, 'wait must be >= 0')
+    .max(MAX_READ_WAIT_SECONDS, `wait must be <= ${MAX_READ_WAIT_SECONDS}`)
+    .default(0)
+    .describe('Seconds to wait for a first record when there is none at `from` yet (long poll; 0 answers at once)'),
 });
 
 /**
@@ -48,6 +56,7 @@ export const readQuery = z.object({
  */
 export function createDataRouter(node: StreamNode): Router {
   const router = new Router({ prefix: '/v1/streams' });
+  const follow = new FollowReads(node);
 
   router.post('/:stream/records', async (ctx) => {
     const { stream } = validate(streamParam, ctx.params, 'path');
@@ -70,8 +79,11 @@ export function createDataRouter(node: StreamNode): Router {
 
   router.get('/:stream/records', async (ctx) => {
     const { stream } = validate(streamParam, ctx.params, 'path');
-    const { from, limit } = validate(readQuery, ctx.query, 'query');
-    const records = await node.read(stream, from, limit);
+    const { from, limit, wait } = validate(readQuery, ctx.query, 'query');
+    // A follower that hangs up ends its wait.
+    const gone = new AbortController();
+    ctx.res.once('close', () => gone.abort());
+    const records = await follow.read(stream, from, limit, wait * 1000, gone.signal);
     const next = records.length > 0 ? records[records.length - 1].offset + 1 : from;
     ctx.body = { stream, from, records, next };
   });
