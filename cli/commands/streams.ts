@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { CliContext } from '../context.js';
 import { registerDrainCommands } from '../streams/drain-commands.js';
 import { registerListCommand } from '../streams/list-command.js';
+import { registerFailoverCommand } from '../streams/failover-command.js';
 import { registerNodeCommands } from '../streams/node-commands.js';
 import { registerRebalanceCommand } from '../streams/rebalance-command.js';
 import { registerStreamCommands } from '../streams/stream-commands.js';
@@ -12,7 +13,7 @@ export function registerStreams(program: Command, ctx: CliContext): void {
   const streams = program
     .command('streams')
     .description(
-      'stream-transfer variant: create, append, read, transfer, drain and rebalance streams',
+      'stream-transfer variant: create, append, read, transfer, drain, rebalance and fail over streams',
     )
     .addHelpText(
       'after',
@@ -26,12 +27,14 @@ Examples:
   baton streams create events
   baton streams append events hello world
   baton streams transfer events --to n2
-  baton streams drain n1`,
+  baton streams drain n1
+  baton streams failover n3`,
     );
   registerStreamCommands(streams, ctx);
   registerListCommand(streams, ctx);
   registerTransferCommands(streams, ctx);
   registerDrainCommands(streams, ctx);
+  registerFailoverCommand(streams, ctx);
   registerRebalanceCommand(streams, ctx);
   registerNodeCommands(streams, ctx);
 }

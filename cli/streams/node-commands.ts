@@ -10,14 +10,19 @@ import { STREAM_API, streamCall, streamClient } from './stream-api.js';
 export function registerNodeCommands(streams: Command, ctx: CliContext): void {
   const nodes = withConnectionOptions(streams.command('nodes'), STREAM_API)
     .description(
-      'list the registered nodes: capacity, streams owned, transfers in and out, drain state',
+      'list the registered nodes: liveness, capacity, streams owned, transfers in and out, drain state',
     )
     .addHelpText(
       'after',
       `
+LIVENESS is Alive, Suspect or Dead, from the nodes' lease renewals as the metadata leader sees
+them; the answering node shows how long ago each renewal was seen when it is that leader. A Dead
+node's streams move with "baton streams failover NODE" (or by themselves, see its help).
+
 Examples:
   baton streams nodes
   baton streams nodes --json | jq '.nodes[] | select(.draining)'
+  baton streams nodes --json | jq '.nodes[] | select(.liveness == "Dead")'
   baton streams nodes add n4 --address http://10.0.0.4:7700 --slots 500`,
     )
     .action(async (_options: unknown, command: Command) => {
@@ -28,10 +33,11 @@ Examples:
         r.nodes.length === 0
           ? 'no nodes are registered'
           : table(
-              ['NODE', 'ADDRESS', 'SLOTS', 'OWNED', 'IN', 'OUT', 'STATE'],
+              ['NODE', 'ADDRESS', 'LIVENESS', 'SLOTS', 'OWNED', 'IN', 'OUT', 'STATE'],
               r.nodes.map((n) => [
                 n.id,
                 n.address,
+                n.liveness + (n.lastRenewalMsAgo === null ? '' : ` (${(n.lastRenewalMsAgo / 1000).toFixed(1)} s)`),
                 String(n.slots),
                 String(n.owned),
                 String(n.incoming),

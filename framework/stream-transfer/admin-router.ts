@@ -2,14 +2,14 @@ import Router from '@koa/router';
 import { z } from 'zod';
 import { requireScope } from '../http/auth.js';
 import { readValidBody } from '../http/json-body.js';
-import { problems } from '../http/problem.js';
+import { HttpProblem, problems } from '../http/problem.js';
 import { validate } from '../http/validate.js';
 import type { StreamCommand, StreamResult } from './commands.js';
 import { CommandRejectedError } from './errors.js';
 import { ID_PATTERN } from './model.js';
 import { planRebalance } from './placement.js';
 import { nodePage, pageQuery, streamPage, transferPage, transferPageQuery } from './listing.js';
-import { drainProgress, nodeStatus } from './progress.js';
+import { drainProgress, nodeStatus, type RenewalAge } from './progress.js';
 import type { StreamConsensus } from './stream-node.js';
 
 /** The scope an admin token must carry (401 without a token, 403 without the scope). */
@@ -38,16 +38,31 @@ export const rebalanceBody = z
   })
   .strict()
   .optional();
+export const failoverBody = z
+  .object({ force: z.boolean({ error: 'force must be true or false' }).optional() })
+  .strict()
+  .optional();
 export const nodeParam = z.object({ node: id('a node id') });
 const streamParam = z.object({ stream: id('a stream id') });
 
+/** What the admin API needs to know beyond the metadata. */
+export interface AdminRouterOptions {
+  /** Milliseconds since a node's last lease renewal, when this member observes liveness. */
+  renewalAge?: RenewalAge;
+  /** Whether the object store can fence a failed-over node (conditional puts). */
+  canFence: () => boolean;
+  /** Called after each failover this API proposed (metrics). */
+  onFailover?: (node: string, result: Extract<StreamResult, { ok: true }>) => void;
+}
+
 /**
- * The admin API (issue 4): registration, placement, transfers, drain and rebalance. Every
+ * The admin API: registration, placement, transfers, drain, rebalance and failover. Every
  * change is a metadata command; the answer is the state machine's decision, and a refusal is
  * a problem+json naming the reason. Reads use the linearizable view, so an operator never sees
  * a state older than their own last change.
  */
-export function createAdminRouter(consensus: StreamConsensus): Router {
+export function createAdminRouter(consensus: StreamConsensus, options: AdminRouterOptions): Router {
+  const age = options.renewalAge;
   const router = new Router({ prefix: '/v1/admin' });
   router.use(requireScope(ADMIN_SCOPE));
 
@@ -62,12 +77,12 @@ export function createAdminRouter(consensus: StreamConsensus): Router {
     const body = await readValidBody(ctx, registerNodeBody);
     const result = await decide({ type: 'register-node', node: body.id, address: body.address, slots: body.slots });
     ctx.status = result.duplicate ? 200 : 201;
-    ctx.body = { node: nodeStatus(await state(), body.id), duplicate: result.duplicate ?? false };
+    ctx.body = { node: nodeStatus(await state(), body.id, age), duplicate: result.duplicate ?? false };
   });
 
   router.get('/nodes', async (ctx) => {
     const { after, limit } = validate(pageQuery, ctx.query, 'query');
-    const { items, next } = nodePage(await state(), after, limit);
+    const { items, next } = nodePage(await state(), after, limit, age);
     ctx.body = { nodes: items, next };
   });
 
@@ -80,7 +95,7 @@ export function createAdminRouter(consensus: StreamConsensus): Router {
 
   router.get('/nodes/:node', async (ctx) => {
     const { node } = validate(nodeParam, ctx.params, 'path');
-    const progress = drainProgress(await state(), node);
+    const progress = drainProgress(await state(), node, age);
     if (!progress) throw problems.notFound(`node ${node} is not registered`, { node });
     ctx.body = progress;
   });
@@ -90,13 +105,43 @@ export function createAdminRouter(consensus: StreamConsensus): Router {
     const body = await readValidBody(ctx, drainBody, { optional: true });
     await decide({ type: 'drain', node, ...(body?.maxInFlight ? { maxInFlight: body.maxInFlight } : {}) });
     ctx.status = 202;
-    ctx.body = drainProgress(await state(), node);
+    ctx.body = drainProgress(await state(), node, age);
   });
 
   router.post('/nodes/:node/undrain', async (ctx) => {
     const { node } = validate(nodeParam, ctx.params, 'path');
     await decide({ type: 'undrain', node });
-    ctx.body = drainProgress(await state(), node);
+    ctx.body = drainProgress(await state(), node, age);
+  });
+
+  /**
+   * Failover: every stream of a Dead node (and every transfer from it) goes to live nodes at
+   * the next epoch, without the node's close. A node that is not Dead needs `force`; so does a
+   * store without conditional puts, where the old owner cannot be fenced in the store.
+   */
+  router.post('/nodes/:node/failover', async (ctx) => {
+    const { node } = validate(nodeParam, ctx.params, 'path');
+    const body = await readValidBody(ctx, failoverBody, { optional: true });
+    const force = body?.force ?? false;
+    if (!options.canFence() && !force) {
+      throw new HttpProblem({
+        status: 409,
+        type: 'fencing-unavailable',
+        detail:
+          'the object store does not support conditional puts, so a failed-over node could still overwrite its streams there: ' +
+          'use a store with conditional puts, or force the failover once the node is certainly stopped',
+        extra: { node },
+      });
+    }
+    const result = await decide({ type: 'failover', node, ...(force ? { force } : {}) });
+    options.onFailover?.(node, result);
+    ctx.status = 202;
+    ctx.body = {
+      ...drainProgress(await state(), node, age),
+      moved: result.moved ?? 0,
+      remaining: result.remaining ?? 0,
+      duplicate: result.duplicate ?? false,
+    };
   });
 
   router.post('/streams', async (ctx) => {

@@ -3,6 +3,7 @@ import {
   ADMIN_SCOPE,
   createStreamBody,
   drainBody,
+  failoverBody,
   nodeParam,
   rebalanceBody,
   registerNodeBody,
@@ -116,6 +117,17 @@ const adminOps: OperationSpec[] = [
     summary: 'Let a draining node take placements again',
     params: { path: nodeParam },
     responses: { 200: ok('Not draining; progress in the body'), ...problems(400, 404, 409, 503) },
+  }),
+  admin({
+    method: 'post',
+    path: '/v1/admin/nodes/{node}/failover',
+    summary: 'Move every stream of a Dead node (and every transfer from it) to live nodes, fencing the old owner in the store',
+    description:
+      'Refused with 409 for a node that is not Dead (rejected-node-not-dead), and on an object store without conditional puts ' +
+      '(fencing-unavailable), unless force is true. The answer counts the streams moved and those left for lack of a free slot.',
+    params: { path: nodeParam },
+    requestBody: failoverBody.unwrap(),
+    responses: { 202: ok('Failed over; moved and remaining counts and the node status in the body'), ...problems(400, 404, 409, 413, 415, 503) },
   }),
   admin({
     method: 'post',

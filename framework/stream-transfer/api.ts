@@ -15,7 +15,7 @@ import { healthRouter } from '../cluster/health-router.js';
 import { ConsensusReadiness, type Readiness } from '../cluster/readiness.js';
 import type { RecentTransfers } from '../cluster/recent-transfers.js';
 import { dashboardRouter } from '../dashboard/dashboard-router.js';
-import { createAdminRouter } from './admin-router.js';
+import { createAdminRouter, type AdminRouterOptions } from './admin-router.js';
 import { streamApiDocument } from './api-document.js';
 import { streamClusterRouters } from './cluster-view.js';
 import { createDataRouter } from './data-router.js';
@@ -33,14 +33,16 @@ export function streamApiRouters(
   metrics?: BatonMetrics,
   readiness: Readiness = new ConsensusReadiness(node.consensus, node.clock),
   recent?: RecentTransfers,
+  admin: Partial<AdminRouterOptions> = {},
 ): { routers: Router[]; document: ApiDocument } {
   const document = streamApiDocument();
+  const canFence = () => node.store.supports.conditionalPut;
   const routers = [
     healthRouter(node.self, readiness, document),
     ...streamClusterRouters(node, readiness, recent, document),
     dashboardRouter(document),
     createDataRouter(node),
-    createAdminRouter(node.consensus),
+    createAdminRouter(node.consensus, { canFence, ...admin }),
   ];
   if (metrics) routers.push(metricsRouter(metrics, document));
   routers.push(openApiRouter(document));
@@ -62,6 +64,8 @@ export function createStreamApiApp(deps: {
   readiness?: Readiness;
   /** The transfers this node settled lately, for the dashboard's plot. */
   recent?: RecentTransfers;
+  /** Liveness and failover details of the admin API. */
+  admin?: Partial<AdminRouterOptions>;
 }): Koa {
   const app = createApiApp({
     clock: deps.clock,
@@ -73,6 +77,6 @@ export function createStreamApiApp(deps: {
     listener: 'streams',
   });
   for (const routes of deps.extraRoutes ?? []) app.use(routes);
-  for (const router of streamApiRouters(deps.node, deps.metrics, deps.readiness, deps.recent).routers) app.use(serveRouter(router));
+  for (const router of streamApiRouters(deps.node, deps.metrics, deps.readiness, deps.recent, deps.admin).routers) app.use(serveRouter(router));
   return app;
 }

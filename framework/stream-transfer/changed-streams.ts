@@ -12,11 +12,13 @@ export const EVERYTHING: Change = { everything: true };
 
 /**
  * The streams an applied entry may have changed: the one its command names, and those whose
- * transfer it started from a drain or rebalance queue (the result lists them).
+ * transfer it started from a drain or rebalance queue, and those a failover moved or a node's
+ * death set free of a transfer (the result lists them).
  */
 export function streamsTouchedBy(entry: AppliedEntry<StreamCommand, StreamResult>): StreamId[] {
   const touched: StreamId[] = [];
   if ('stream' in entry.command && typeof entry.command.stream === 'string') touched.push(entry.command.stream);
   if (entry.result.ok && entry.result.started) touched.push(...entry.result.started);
+  if (entry.result.ok && entry.result.changed) touched.push(...entry.result.changed);
   return touched;
 }

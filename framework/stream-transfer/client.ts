@@ -46,6 +46,13 @@ export interface AppendAnswer {
   node: string;
 }
 
+/** What a failover answers: the node's status, the streams it moved, those it could not place. */
+export interface FailoverAnswer extends DrainProgress {
+  moved: number;
+  remaining: number;
+  duplicate: boolean;
+}
+
 export interface ReadAnswer {
   stream: string;
   from: number;
@@ -173,11 +180,23 @@ export class StreamClient {
     return this.admin('POST', `/v1/admin/nodes/${encodeURIComponent(node)}/drain`, maxInFlight ? { maxInFlight } : undefined) as Promise<DrainProgress>;
   }
 
+  /** Moves every stream of a lost node to live nodes (POST /v1/admin/nodes/{node}/failover). */
+  failover(node: string, options: { force?: boolean } = {}): Promise<FailoverAnswer> {
+    return this.admin('POST', `/v1/admin/nodes/${encodeURIComponent(node)}/failover`, options.force ? { force: true } : undefined) as Promise<FailoverAnswer>;
+  }
+
   rebalance(options: { dryRun?: boolean; maxInFlight?: number } = {}): Promise<{ dryRun: boolean; moves: PlannedMove[] }> {
     return this.admin('POST', '/v1/admin/rebalance', options) as Promise<{ dryRun: boolean; moves: PlannedMove[] }>;
   }
 
   // ---- internals ------------------------------------------------------------------------------
+
+  /** The next configured node after `base` (itself when it is the only one). */
+  private otherNode(base: string): string {
+    const nodes = this.options.nodes;
+    const at = nodes.indexOf(base);
+    return nodes[(at + 1) % nodes.length];
+  }
 
   private anyNode(stream: string): string {
     return this.owners.get(stream) ?? this.options.nodes[0];
@@ -202,6 +221,11 @@ export class StreamClient {
         continue;
       }
       if (answer.status === 503 && ++waits <= this.maxUnavailableRetries) {
+        if (problem.type === 'urn:baton:problem:stream-fenced') {
+          // That node lost the stream and does not know to whom yet: any other node does.
+          base = this.otherNode(base);
+          this.owners.delete(stream);
+        }
         await this.clock.sleep(retryAfterMs(answer.retryAfter));
         continue;
       }

@@ -38,6 +38,8 @@ export const streamCommandSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('drain'), node: id, maxInFlight: z.number().int().positive().optional() }),
   z.object({ type: z.literal('undrain'), node: id }),
   z.object({ type: z.literal('rebalance'), maxInFlight: z.number().int().positive().optional() }),
+  z.object({ type: z.literal('node-liveness'), node: id, liveness: z.enum(['Alive', 'Suspect', 'Dead']) }),
+  z.object({ type: z.literal('failover'), node: id, force: z.boolean().optional() }),
 ]);
 
 export function parseCommand(raw: unknown): { ok: true; command: StreamCommand } | { ok: false; message: string } {

@@ -1,4 +1,4 @@
-import type { NodeId, PlannedMove, ProducerMark, StreamId, TransferReason } from './model.js';
+import type { NodeId, NodeLiveness, PlannedMove, ProducerMark, StreamId, TransferReason } from './model.js';
 
 /**
  * The commands of the stream-transfer state machine. Each one is idempotent: applying it again
@@ -21,7 +21,14 @@ export type StreamCommand =
   | { type: 'reopen'; stream: StreamId; node: NodeId; epoch: number }
   | { type: 'drain'; node: NodeId; maxInFlight?: number }
   | { type: 'undrain'; node: NodeId }
-  | { type: 'rebalance'; maxInFlight?: number };
+  | { type: 'rebalance'; maxInFlight?: number }
+  /** The metadata leader saw a node's liveness change (proposed on each change, never per renewal). */
+  | { type: 'node-liveness'; node: NodeId; liveness: NodeLiveness }
+  /**
+   * Moves every stream of a node to live nodes at the next epoch without its cooperation, and
+   * every pending transfer from it. Refused for a node that is not Dead unless `force`.
+   */
+  | { type: 'failover'; node: NodeId; force?: boolean };
 
 export type RejectReason =
   | 'invalid_command'
@@ -38,7 +45,9 @@ export type RejectReason =
   | 'no_pending_transfer'
   | 'transfer_mismatch'
   | 'transfer_pending'
-  | 'tail_mismatch';
+  | 'tail_mismatch'
+  | 'node_not_dead'
+  | 'node_dead';
 
 export interface Rejected {
   ok: false;
@@ -60,6 +69,11 @@ export interface Accepted {
    * queue moving on), so a watcher learns from the entry alone which streams changed.
    */
   started?: StreamId[];
+  /** A failover: streams given to other nodes, and streams left for lack of a free slot. */
+  moved?: number;
+  remaining?: number;
+  /** The streams a failover gave to other nodes, or whose transfer a liveness change cancelled. */
+  changed?: StreamId[];
 }
 
 export type StreamResult = Accepted | Rejected;

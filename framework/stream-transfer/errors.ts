@@ -67,6 +67,23 @@ export class AppendUnavailableError extends BatonError {
   }
 }
 
+/**
+ * The object store refused this node's write because another node took the stream over (a
+ * failover fenced it). The append was not acknowledged; the node's metadata view is behind, so
+ * it cannot name the new owner: ask any other node, which answers with a hint.
+ */
+export class StreamFencedError extends BatonError {
+  constructor(
+    readonly stream: StreamId,
+    readonly node: NodeId,
+  ) {
+    super(
+      'stream_fenced',
+      `node ${node} lost stream ${stream} to a takeover: the append was not acknowledged; retry on another node, which knows the new owner`,
+    );
+  }
+}
+
 /** An admin command the metadata refused, with the state machine's reason. */
 export class CommandRejectedError extends BatonError {
   constructor(

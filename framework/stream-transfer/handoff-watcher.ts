@@ -138,6 +138,8 @@ export class HandoffWatcher {
     const session = node.session(streamId);
     const closed = node.closedSession(streamId);
 
+    // The object store refused this node's write: another node took the stream over.
+    if (session?.fenced) return this.step('drop fenced', () => node.dropFenced(streamId));
     // A live session the metadata no longer backs (someone else owns a later epoch): retire it.
     if (session && session.writable && (record.owner !== node.self || record.epoch !== session.epoch)) {
       return this.step('retire', () => node.closeSession(streamId).then(() => undefined));
@@ -151,6 +153,12 @@ export class HandoffWatcher {
     // A close this node remembers is settled once the metadata recorded it or moved past it.
     if (closed && (record.epoch > closed.epoch || (record.epoch === closed.epoch && record.state === 'closed'))) {
       return this.step('settle', () => node.settle(streamId, closed.epoch));
+    }
+    const lost = node.fencedAt(streamId);
+    if (lost !== undefined) {
+      // Until the view shows the takeover, this node must not reopen what it lost.
+      if (record.epoch <= lost) return NONE;
+      node.forgetFence(streamId);
     }
     if (record.owner !== node.self) return NONE;
 
@@ -175,7 +183,9 @@ export class HandoffWatcher {
         return this.step('close', () => this.propose(closeAsRecorded(record, node.self)));
       }
       // Placed here and open in the metadata: open now (the pre-warm), before any request asks.
-      return this.step('open', () => node.openSession(streamId, record.epoch, record.tail, record.producers));
+      return this.step('open', () =>
+        node.openSession(streamId, record.epoch, record.tail, record.producers, { claim: record.takeover !== undefined }),
+      );
     }
 
     // Closed at record.epoch, with no transfer to complete: the owner reopens it.

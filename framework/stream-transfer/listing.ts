@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ID_PATTERN, type PendingTransfer, type StreamMetadata } from './model.js';
-import { allNodeStatus, type NodeStatus } from './progress.js';
+import { allNodeStatus, type NodeStatus, type RenewalAge } from './progress.js';
 
 /** A page holds this many items when the caller does not say, and never more than the maximum. */
 export const DEFAULT_PAGE_LIMIT = 100;
@@ -82,8 +82,8 @@ export function streamPage(state: StreamMetadata, after: string | undefined, siz
   return page(summaries, size, (s) => s.stream);
 }
 
-export function nodePage(state: StreamMetadata, after: string | undefined, size: number): Page<NodeStatus> {
-  return page(allNodeStatus(state, after), size, (n) => n.id);
+export function nodePage(state: StreamMetadata, after: string | undefined, size: number, renewalAge?: RenewalAge): Page<NodeStatus> {
+  return page(allNodeStatus(state, after, renewalAge), size, (n) => n.id);
 }
 
 export function transferPage(state: StreamMetadata, after: string | undefined, size: number): Page<PendingTransfer> {

@@ -21,6 +21,17 @@ export interface NodeRecord {
   draining: boolean;
   /** Transfers the drain keeps in flight at once. */
   drainInFlight: number;
+  /**
+   * Alive / Suspect / Dead as the metadata leader last published it (from the node's lease
+   * renewals; see node-liveness.ts). Absent means Alive: a node is Alive when it registers.
+   */
+  liveness?: NodeLiveness;
+}
+
+export type NodeLiveness = 'Alive' | 'Suspect' | 'Dead';
+
+export function livenessOf(node: NodeRecord): NodeLiveness {
+  return node.liveness ?? 'Alive';
 }
 
 /** The last batch a producer appended to a stream, so a retry of it is answered, not re-appended. */
@@ -45,6 +56,12 @@ export interface StreamRecord {
   tail: number;
   /** Producer marks as of the last close; what carries deduplication across a handoff. */
   producers: Record<string, ProducerMark>;
+  /**
+   * Set when a failover gave this epoch to its owner without the old owner's close: `tail` and
+   * `producers` are only where the old epoch began, so the owner finds the real tail in the
+   * object store and fences the old owner there before it serves. Cleared by the next close.
+   */
+  takeover?: { from: NodeId; epoch: number };
 }
 
 export type TransferReason = 'admin' | 'drain' | 'rebalance';

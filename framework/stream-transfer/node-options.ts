@@ -1,6 +1,20 @@
 import { z } from 'zod';
 import { bearerTokensSchema } from '../http/auth.js';
 import { ID_PATTERN } from './model.js';
+import { DEFAULT_NODE_LIVENESS_OPTIONS as LIVENESS } from './node-liveness.js';
+
+/** Lease renewals, the Alive / Suspect / Dead thresholds, and automatic failover (node-liveness.ts). */
+export const livenessOptions = z
+  .object({
+    renewEveryMs: z.number().int().min(10).default(LIVENESS.renewEveryMs),
+    suspectAfterMs: z.number().int().min(20).default(LIVENESS.suspectAfterMs),
+    deadAfterMs: z.number().int().min(30).default(LIVENESS.deadAfterMs),
+    /** Dead this long, a node is failed over by the metadata leader; null: only by an operator. */
+    autoFailoverAfterMs: z.number().int().min(0).nullable().default(LIVENESS.autoFailoverAfterMs),
+  })
+  .strict()
+  .refine((o) => o.suspectAfterMs > o.renewEveryMs, { message: 'suspectAfterMs must exceed renewEveryMs', path: ['suspectAfterMs'] })
+  .refine((o) => o.deadAfterMs > o.suspectAfterMs, { message: 'deadAfterMs must exceed suspectAfterMs', path: ['deadAfterMs'] });
 
 /** The options of a stream node: who it is, where it listens, its capacity, WAL and budgets. */
 export const streamNodeOptions = z
@@ -29,6 +43,7 @@ export const streamNodeOptions = z
     parkTimeoutMs: z.number().int().min(1).default(10_000),
     maxBufferedBytes: z.number().int().min(1024).default(64 * 1024 * 1024),
     maxSegmentRecords: z.number().int().min(1).default(10_000),
+    liveness: livenessOptions.default(LIVENESS),
   })
   .strict();
 

@@ -1,4 +1,4 @@
-import type { NodeId, NodeRecord, PlannedMove, StreamId } from './model.js';
+import { livenessOf, type NodeId, type NodeRecord, type PlannedMove, type StreamId } from './model.js';
 import type { StreamMetadata } from './stream-metadata.js';
 import { sortedTree } from './sorted-tree.js';
 
@@ -45,7 +45,8 @@ export function planRebalance(state: StreamMetadata): PlannedMove[] {
     takers.delete(p);
   };
   for (const node of state.nodes()) {
-    if (node.draining) continue;
+    // A Dead node's streams leave by failover, and it takes none.
+    if (node.draining || livenessOf(node) === 'Dead') continue;
     enter({ node, load: state.load(node.id), movable: state.idleCount(node.id) });
   }
   const moves: PlannedMove[] = [];

@@ -7,6 +7,7 @@ import {
   HandoffTimeoutError,
   NotOwnerError,
   StaleProducerSequenceError,
+  StreamFencedError,
   StreamNotFoundError,
 } from './errors.js';
 import { NodeStoppedError } from './stream-node.js';
@@ -28,6 +29,8 @@ const REJECT_STATUS: Record<RejectReason, number> = {
   transfer_mismatch: 409,
   transfer_pending: 409,
   tail_mismatch: 409,
+  node_not_dead: 409,
+  node_dead: 409,
 };
 
 /** The stream-transfer errors as problem+json answers; put in front of the shared mappers. */
@@ -77,6 +80,17 @@ export const streamProblemMappers: readonly ProblemMapper[] = [
   (error) =>
     error instanceof AppendUnavailableError || error instanceof NodeStoppedError
       ? new HttpProblem({ status: 503, type: 'append-unavailable', detail: error.message, headers: retryAfter(1), cause: error })
+      : undefined,
+  (error) =>
+    error instanceof StreamFencedError
+      ? new HttpProblem({
+          status: 503,
+          type: 'stream-fenced',
+          detail: error.message,
+          extra: { stream: error.stream, node: error.node },
+          headers: retryAfter(1),
+          cause: error,
+        })
       : undefined,
   (error) =>
     error instanceof CommandRejectedError

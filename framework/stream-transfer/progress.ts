@@ -1,4 +1,4 @@
-import type { NodeId, PendingTransfer, StreamMetadata } from './model.js';
+import { livenessOf, type NodeId, type NodeLiveness, type PendingTransfer, type StreamMetadata } from './model.js';
 
 /** One node as an operator sees it: capacity, what it owns, what is moving in and out. */
 export interface NodeStatus {
@@ -11,6 +11,13 @@ export interface NodeStatus {
   outgoing: number;
   /** Draining and owning nothing: safe to take down. */
   drained: boolean;
+  /** Alive / Suspect / Dead, as the metadata leader published it. */
+  liveness: NodeLiveness;
+  /**
+   * Milliseconds since the node's last lease renewal, as seen by the member that observes
+   * liveness (the metadata leader); null on other members, or before a renewal was seen.
+   */
+  lastRenewalMsAgo: number | null;
 }
 
 export interface DrainProgress extends NodeStatus {
@@ -19,7 +26,12 @@ export interface DrainProgress extends NodeStatus {
   remaining: number;
 }
 
-export function nodeStatus(state: StreamMetadata, id: NodeId): NodeStatus | undefined {
+/** How long ago a node last renewed its lease, when the answering member knows. */
+export type RenewalAge = (node: NodeId) => number | null;
+
+const UNKNOWN_AGE: RenewalAge = () => null;
+
+export function nodeStatus(state: StreamMetadata, id: NodeId, renewalAge: RenewalAge = UNKNOWN_AGE): NodeStatus | undefined {
   const node = state.node(id);
   if (!node) return undefined;
   const owned = state.ownedCount(id);
@@ -32,18 +44,20 @@ export function nodeStatus(state: StreamMetadata, id: NodeId): NodeStatus | unde
     incoming: state.incomingCount(id),
     outgoing: state.outgoingCount(id),
     drained: node.draining && owned === 0,
+    liveness: livenessOf(node),
+    lastRenewalMsAgo: renewalAge(id),
   };
 }
 
-export function drainProgress(state: StreamMetadata, id: NodeId): DrainProgress | undefined {
-  const status = nodeStatus(state, id);
+export function drainProgress(state: StreamMetadata, id: NodeId, renewalAge: RenewalAge = UNKNOWN_AGE): DrainProgress | undefined {
+  const status = nodeStatus(state, id, renewalAge);
   if (!status) return undefined;
   return { ...status, drainInFlight: state.node(id)!.drainInFlight, remaining: status.owned };
 }
 
 /** Every node's status by id (strictly after `after` when given), computed as it is read. */
-export function* allNodeStatus(state: StreamMetadata, after?: NodeId): IterableIterator<NodeStatus> {
-  for (const node of state.nodes(after)) yield nodeStatus(state, node.id)!;
+export function* allNodeStatus(state: StreamMetadata, after?: NodeId, renewalAge: RenewalAge = UNKNOWN_AGE): IterableIterator<NodeStatus> {
+  for (const node of state.nodes(after)) yield nodeStatus(state, node.id, renewalAge)!;
 }
 
 /** Pending transfers, oldest first, at most `limit` of them. */

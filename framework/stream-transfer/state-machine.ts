@@ -1,7 +1,8 @@
 import type { ApplyContext, StateAssembly, StateCapture, StateMachine } from '../contracts/metadata-consensus.js';
 import { parseCommand } from './command-schema.js';
 import type { Accepted, RejectReason, StreamCommand, StreamResult } from './commands.js';
-import type { NodeId, PendingTransfer, StreamId, StreamRecord, TransferReason } from './model.js';
+import { applyFailover, applyNodeLiveness } from './failover.js';
+import { livenessOf, type NodeId, type PendingTransfer, type StreamId, type StreamRecord, type TransferReason } from './model.js';
 import { planRebalance } from './placement.js';
 import { assembleMetadata, captureMetadata, restoreMetadata } from './snapshot-format.js';
 import { StreamMetadata } from './stream-metadata.js';
@@ -75,6 +76,14 @@ export class StreamStateMachine implements StateMachine<StreamMetadata, StreamCo
         return this.undrain(state, command);
       case 'rebalance':
         return this.rebalance(state, command, ctx);
+      case 'node-liveness': {
+        const result = applyNodeLiveness(state, command, reject);
+        return result.ok && !result.duplicate ? withStarted(result, this.launchQueued(state, ctx)) : result;
+      }
+      case 'failover': {
+        const result = applyFailover(state, command, reject);
+        return result.ok && !result.duplicate ? withStarted(result, this.launchQueued(state, ctx)) : result;
+      }
     }
   }
 
@@ -91,6 +100,7 @@ export class StreamStateMachine implements StateMachine<StreamMetadata, StreamCo
       slots: c.slots,
       draining: existing?.draining ?? false,
       drainInFlight: existing?.drainInFlight ?? DEFAULT_DRAIN_IN_FLIGHT,
+      ...(existing?.liveness ? { liveness: existing.liveness } : {}),
     });
     // New capacity may be what a waiting drain or rebalance needed.
     return withStarted({ ok: true, node: c.node }, this.launchQueued(state, ctx));
@@ -108,6 +118,7 @@ export class StreamStateMachine implements StateMachine<StreamMetadata, StreamCo
       const node = state.node(c.node);
       if (!node) return reject('unknown_node', `node ${c.node} is not registered: register it first`);
       if (node.draining) return reject('node_draining', `node ${c.node} is draining and takes no new streams`);
+      if (livenessOf(node) === 'Dead') return reject('node_dead', `node ${c.node} is Dead and takes no new streams`);
       if (!state.hasFreeSlot(node)) return reject('no_free_slots', `node ${c.node} has no free slot (${node.slots} slots)`);
       owner = node.id;
     } else {
@@ -142,6 +153,7 @@ export class StreamStateMachine implements StateMachine<StreamMetadata, StreamCo
     const target = state.node(targetId);
     if (!target) return reject('unknown_node', `target node ${targetId} is not registered`);
     if (target.draining) return reject('node_draining', `target node ${targetId} is draining and takes no new streams`);
+    if (livenessOf(target) === 'Dead') return reject('node_dead', `target node ${targetId} is Dead and takes no new streams`);
     if (!state.hasFreeSlot(target)) {
       return reject('no_free_slots', `target node ${targetId} has no free slot (${target.slots} slots, all taken)`);
     }
@@ -188,7 +200,9 @@ export class StreamStateMachine implements StateMachine<StreamMetadata, StreamCo
     if (c.tail < stream.tail) {
       return reject('tail_mismatch', `close tail ${c.tail} of stream ${c.stream} is below its recorded tail ${stream.tail}`);
     }
-    state.putStream({ ...stream, state: 'closed', tail: c.tail, producers: { ...c.producers } });
+    // A takeover's owner closes with the tail it found in the store: exact again from here on.
+    const { takeover: _, ...rest } = stream;
+    state.putStream({ ...rest, state: 'closed', tail: c.tail, producers: { ...c.producers } });
     return { ok: true, epoch: stream.epoch };
   }
 
@@ -297,6 +311,7 @@ export class StreamStateMachine implements StateMachine<StreamMetadata, StreamCo
         !state.transfer(move.stream) &&
         stream.owner !== move.target &&
         !target.draining &&
+        livenessOf(target) !== 'Dead' &&
         state.hasFreeSlot(target);
       if (!valid) {
         state.countRebalanceMove('skipped');

@@ -1,11 +1,12 @@
-import type {
-  NodeId,
-  NodeRecord,
-  PendingTransfer,
-  PlannedMove,
-  StreamId,
-  StreamRecord,
-  TransferReason,
+import {
+  livenessOf,
+  type NodeId,
+  type NodeRecord,
+  type PendingTransfer,
+  type PlannedMove,
+  type StreamId,
+  type StreamRecord,
+  type TransferReason,
 } from './model.js';
 import { keysAfter, sortedTree, valuesAfter, type SortedTree } from './sorted-tree.js';
 
@@ -427,7 +428,8 @@ export class StreamMetadata {
     const node = this.#nodes.get(id);
     if (!node) return;
     const load = this.load(id);
-    if (!node.draining && load < node.slots) {
+    // A Dead node takes nothing new: no placement, no drain or rebalance target, no failover.
+    if (!node.draining && livenessOf(node) !== 'Dead' && load < node.slots) {
       const key: PlacementKey = { id, load, slots: node.slots };
       this.#placeable.set(key, true);
       this.#placementKeys.set(id, key);

@@ -14,6 +14,9 @@ import { createStreamApiApp } from './api.js';
 import { DiskWal } from './disk-wal.js';
 import { FileWal } from './file-wal.js';
 import { HandoffWatcher } from './handoff-watcher.js';
+import { LivenessMetrics } from './liveness-metrics.js';
+import { LivenessObserver } from './liveness-observer.js';
+import { NodeLease } from './node-lease.js';
 import { MemoryWalDisk } from './memory-wal-disk.js';
 import type { StreamNodeConfig } from './node-options.js';
 import { StreamNode, type StreamConsensus } from './stream-node.js';
@@ -47,6 +50,8 @@ export class StreamNodeService implements Lifecycle {
   private transferMetrics?: TransferMetrics;
   private readiness?: ConsensusReadiness;
   private recent?: RecentTransfers;
+  private lease?: NodeLease;
+  private observer?: LivenessObserver;
 
   constructor(private readonly deps: StreamNodeServiceDeps) {}
 
@@ -76,13 +81,35 @@ export class StreamNodeService implements Lifecycle {
     await this.engine.start();
     this.watcher = new HandoffWatcher(this.engine);
     this.watcher.start();
+    const livenessMetrics = metrics ? new LivenessMetrics(metrics, consensus) : undefined;
     if (metrics) {
       this.transferMetrics = new TransferMetrics(consensus, metrics, clock, options.self);
       this.transferMetrics.start();
+      this.engine.events = {
+        takeover: (outcome) => livenessMetrics!.takeovers.inc({ outcome }),
+        fenced: () => livenessMetrics!.fencedSessions.inc(),
+      };
     }
     this.readiness = new ConsensusReadiness(consensus, clock, log);
     this.readiness.start();
     this.recent = metrics ? new RecentTransfers(metrics, clock) : undefined;
+    const liveness = options.liveness;
+    this.lease = new NodeLease({ self: options.self, boot: rng.hex(8), consensus, store, clock, logger: log, renewEveryMs: liveness.renewEveryMs });
+    this.lease.start();
+    this.observer = new LivenessObserver({
+      self: options.self,
+      consensus,
+      store,
+      clock,
+      logger: log,
+      options: liveness,
+      events: { failover: (_node, trigger, result) => livenessMetrics?.failover(trigger, result) },
+    });
+    this.observer.start();
+    if (!store.supports.conditionalPut) {
+      log.warn('the object store has no conditional puts: failover cannot fence a lost node there, so automatic failover is off');
+    }
+    const observer = this.observer;
     const app = createStreamApiApp({
       node: this.engine,
       readiness: this.readiness,
@@ -93,6 +120,10 @@ export class StreamNodeService implements Lifecycle {
       logger: log,
       metrics,
       extraRoutes: this.deps.peerRoutes,
+      admin: {
+        renewalAge: (node) => observer.lastRenewalMsAgo(node),
+        onFailover: (_node, result) => livenessMetrics?.failover('operator', result),
+      },
     });
     this.server = createHttpServer({ app, port: options.http.port, host: options.http.host, clock, logger: log, name: 'streams' });
     const bound = await this.server.listen();
@@ -106,6 +137,8 @@ export class StreamNodeService implements Lifecycle {
     this.registering?.abort();
     this.readiness?.stop();
     await this.server?.stop();
+    this.lease?.stop();
+    this.observer?.stop();
     this.watcher?.stop();
     this.transferMetrics?.stop();
     this.recent?.stop();

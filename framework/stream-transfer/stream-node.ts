@@ -4,16 +4,23 @@ import type { MetadataConsensus } from '../contracts/metadata-consensus.js';
 import type { ObjectStore } from '../contracts/object-store.js';
 import { EVERYTHING, streamsTouchedBy, type Change } from './changed-streams.js';
 import type { StreamCommand, StreamResult } from './commands.js';
-import { HandoffTimeoutError, NotOwnerError, StreamNotFoundError } from './errors.js';
+import { HandoffTimeoutError, NotOwnerError, StreamFencedError, StreamNotFoundError } from './errors.js';
 import { type NodeId, type PendingTransfer, type ProducerMark, type StreamId, type StreamMetadata } from './model.js';
 import { routeRequest } from './routing.js';
-import { SegmentReader, writeSegment, type StoredRecord } from './segments.js';
+import { claimStreamTail } from './segment-claim.js';
+import { SegmentFencedError, SegmentReader, writeSegment, type StoredRecord } from './segments.js';
 import { SessionNotWritableError, StreamSession, type AppendResult, type ClosedSession } from './stream-session.js';
 import { CompactingWal } from './compacting-wal.js';
 import type { ProducerStamp, StreamWal, WalEntry } from './wal.js';
 import { recoverSessions } from './wal-recovery.js';
 
 export type StreamConsensus = MetadataConsensus<StreamMetadata, StreamCommand, StreamResult>;
+
+/** What a node reports about takeovers and fencing (metrics). */
+export interface StreamNodeEvents {
+  takeover?(outcome: 'claimed' | 'fenced'): void;
+  fenced?(): void;
+}
 
 export interface StreamNodeOptions {
   node: NodeId;
@@ -77,6 +84,11 @@ export class StreamNode {
    */
   private readonly pendingOpens = new Map<StreamId, WalEntry>();
   private readonly reader: SegmentReader;
+  /**
+   * Streams whose chain another node took over while this node served them, with the epoch it
+   * lost: no session is opened again at that epoch, whatever a stale view says.
+   */
+  private readonly fenced = new Map<StreamId, number>();
   private waiters = new Set<() => void>();
   private unwatch?: () => void;
   private listeners = new Set<(change: Change) => void>();
@@ -85,6 +97,8 @@ export class StreamNode {
   private stopped = false;
   private readInFlight?: Promise<void>;
   private readQueued?: Promise<void>;
+  /** Set by the host to count takeovers and fenced sessions. */
+  events: StreamNodeEvents = {};
 
   constructor(
     readonly consensus: StreamConsensus,
@@ -108,15 +122,27 @@ export class StreamNode {
       if (session.status === 'open') {
         for (const pending of session.unflushed) {
           const records = pending.bodies.map((body) => ({ body }));
-          await this.retryUntilDurable(() =>
-            writeSegment(this.store, {
-              stream: session.stream,
-              epoch: session.epoch,
-              first: pending.first,
-              records,
-              ...(pending.stamps ? { stamps: pending.stamps } : {}),
-            }),
+          const stored = await this.retryUntilDurable(() =>
+            writeSegment(
+              this.store,
+              {
+                stream: session.stream,
+                epoch: session.epoch,
+                first: pending.first,
+                records,
+                ...(pending.stamps ? { stamps: pending.stamps } : {}),
+              },
+              pending.slot ?? 0,
+            ),
           );
+          if (stored === 'fenced') {
+            // Taken over while this node was away: what it logged past the fence was never
+            // acknowledged (an append is acknowledged once stored), so it is dropped.
+            this.fenced.set(session.stream, session.epoch);
+            session.next = pending.first;
+            this.logger.warn({ stream: session.stream, epoch: session.epoch }, 'stream was taken over while this node was down; unflushed records dropped');
+            break;
+          }
         }
       }
       this.closedSessions.set(session.stream, {
@@ -202,7 +228,9 @@ export class StreamNode {
         throw new NotOwnerError(stream, route.owner, route.address, route.epoch, route.transferring);
       }
       if (route.kind === 'serve') {
+        if ((this.fenced.get(stream) ?? 0) >= route.epoch) throw new StreamFencedError(stream, this.self);
         const session = this.sessions.get(stream);
+        if (session?.fenced && session.epoch === route.epoch) throw new StreamFencedError(stream, this.self);
         if (session && session.epoch === route.epoch && session.writable) {
           try {
             return await session.append(bodies, producer);
@@ -295,24 +323,59 @@ export class StreamNode {
     return this.opening.has(stream);
   }
 
-  /** Opens the stream here at `epoch` (the pre-warm), recording it in the WAL first. */
-  openSession(stream: StreamId, epoch: number, tail: number, producers: Record<string, ProducerMark>): Promise<void> {
+  /**
+   * Opens the stream here at `epoch` (the pre-warm), recording it in the WAL first. After a
+   * takeover (`claim`), the recorded tail and producer marks are only where the old owner's
+   * epoch began: the tail is found in the object store and the old owner fenced there first.
+   */
+  openSession(
+    stream: StreamId,
+    epoch: number,
+    tail: number,
+    producers: Record<string, ProducerMark>,
+    options: { claim?: boolean } = {},
+  ): Promise<void> {
     const running = this.opening.get(stream);
     if (running) return running;
     const opening = (async () => {
       if (this.stopped) throw new NodeStoppedError(this.self);
-      this.pendingOpens.set(stream, { t: 'open', stream, epoch, next: tail, producers });
+      let slot = 0;
+      if (options.claim) {
+        let claimed;
+        try {
+          claimed = await claimStreamTail(this.store, stream, epoch, { tail, producers }, this.options.maxProducers);
+        } catch (error) {
+          if (error instanceof SegmentFencedError) {
+            this.fenced.set(stream, epoch);
+            this.events.takeover?.('fenced');
+          }
+          throw error;
+        }
+        this.logger.info({ stream, epoch, recordedTail: tail, tail: claimed.tail, read: claimed.segmentsRead }, 'stream taken over: tail found and fenced');
+        ({ tail, slot, producers } = claimed);
+        this.events.takeover?.('claimed');
+        if (this.stopped) throw new NodeStoppedError(this.self);
+      }
+      this.pendingOpens.set(stream, { t: 'open', stream, epoch, next: tail, producers, ...(slot > 0 ? { slot } : {}) });
       const session = await StreamSession.open(
         stream,
         epoch,
         tail,
         producers,
-        { wal: this.wal, store: this.store, clock: this.clock, logger: this.logger },
+        {
+          wal: this.wal,
+          store: this.store,
+          clock: this.clock,
+          logger: this.logger,
+          node: this.self,
+          onFenced: (fenced) => this.changed({ streams: [fenced] }),
+        },
         {
           maxBufferedBytes: this.options.maxBufferedBytes,
           maxSegmentRecords: this.options.maxSegmentRecords,
           maxProducers: this.options.maxProducers,
         },
+        slot,
       );
       if (this.stopped) {
         session.kill(new NodeStoppedError(this.self));
@@ -334,7 +397,13 @@ export class StreamNode {
   async closeSession(stream: StreamId): Promise<ClosedSession> {
     const session = this.sessions.get(stream);
     if (!session) throw new Error(`stream ${stream} has no session on ${this.self} to close`);
-    const closed = await session.close();
+    let closed: ClosedSession;
+    try {
+      closed = await session.close();
+    } catch (error) {
+      if (session.fenced) await this.dropFenced(stream);
+      throw error;
+    }
     if (this.sessions.get(stream) === session) {
       this.closedSessions.set(stream, closed);
       this.changed({ streams: [stream] });
@@ -355,6 +424,31 @@ export class StreamNode {
   /** Streams this node closed whose close the metadata has not recorded yet. */
   unsettledStreams(): IterableIterator<StreamId> {
     return this.closedSessions.keys();
+  }
+
+  /** The epoch at which another node took `stream` over from this one, if it did. */
+  fencedAt(stream: StreamId): number | undefined {
+    return this.fenced.get(stream);
+  }
+
+  /** The metadata moved past the epoch this node lost: the fence has nothing more to guard. */
+  forgetFence(stream: StreamId): void {
+    this.fenced.delete(stream);
+  }
+
+  /**
+   * Forgets a session the object store fenced: none of its unflushed records was acknowledged,
+   * so they are dropped with it, and the WAL is told so a restart does not flush them again.
+   */
+  async dropFenced(stream: StreamId): Promise<void> {
+    const session = this.sessions.get(stream);
+    if (!session?.fenced) return;
+    this.fenced.set(stream, Math.max(this.fenced.get(stream) ?? 0, session.epoch));
+    this.sessions.delete(stream);
+    this.events.fenced?.();
+    if (this.closedSessions.get(stream)?.epoch === session.epoch) this.closedSessions.delete(stream);
+    await this.wal.append([{ t: 'settled', stream, epoch: session.epoch }]);
+    this.changed({ streams: [stream] });
   }
 
   /** Streams this node has any local state for (sessions or unsettled closes). */
@@ -394,12 +488,14 @@ export class StreamNode {
     for (const wake of waiters) wake();
   }
 
-  private async retryUntilDurable(write: () => Promise<void>): Promise<void> {
+  private async retryUntilDurable(write: () => Promise<unknown>): Promise<'stored' | 'fenced'> {
     let delay = 20;
     for (;;) {
       try {
-        return await write();
+        await write();
+        return 'stored';
       } catch (error) {
+        if (error instanceof SegmentFencedError) return 'fenced';
         this.logger.warn({ err: error, node: this.self }, 'recovery flush failed; retrying');
         await this.clock.sleep(delay);
         delay = Math.min(delay * 2, 1000);

@@ -1,9 +1,9 @@
 import type { Clock } from '../contracts/clock.js';
 import type { Logger } from '../contracts/logger.js';
 import type { ObjectStore } from '../contracts/object-store.js';
-import { AppendUnavailableError, StaleProducerSequenceError } from './errors.js';
-import type { ProducerMark, StreamId } from './model.js';
-import { writeSegment } from './segments.js';
+import { AppendUnavailableError, StaleProducerSequenceError, StreamFencedError } from './errors.js';
+import type { NodeId, ProducerMark, StreamId } from './model.js';
+import { SegmentFencedError, writeSegment } from './segments.js';
 import type { BatchStamp, ProducerStamp, StreamWal, WalEntry } from './wal.js';
 
 /** What an acknowledged append returns: where its records landed, and in which epoch. */
@@ -31,6 +31,17 @@ export interface SessionOptions {
   maxSegmentRecords: number;
   /** Producer marks remembered per stream (least recently used forgotten first). */
   maxProducers: number;
+}
+
+export interface SessionDeps {
+  wal: StreamWal;
+  store: ObjectStore;
+  clock: Clock;
+  logger: Logger;
+  /** The node running the session, named in the error of a fenced append. */
+  node: NodeId;
+  /** Told when the object store fenced the session, so the node stops serving it at once. */
+  onFenced?: (stream: StreamId) => void;
 }
 
 interface Batch {
@@ -75,17 +86,23 @@ export class StreamSession {
   private killedBy?: Error;
   /** The last segment write failed (the store is down); cleared by the next one stored. */
   private storeDown = false;
+  /** Slot of the next segment's key at `durable` (above 0 only right after a takeover's fence). */
+  private slot: number;
+  /** The store refused a write: another node took the stream over. Set once, never cleared. */
+  private fencedBy?: SegmentFencedError;
 
   constructor(
     readonly stream: StreamId,
     readonly epoch: number,
     tail: number,
     producers: Record<string, ProducerMark>,
-    private readonly deps: { wal: StreamWal; store: ObjectStore; clock: Clock; logger: Logger },
+    private readonly deps: SessionDeps,
     private readonly options: SessionOptions,
+    slot = 0,
   ) {
     this.next = tail;
     this.durable = tail;
+    this.slot = slot;
     this.producers = new Map(Object.entries(producers));
   }
 
@@ -95,11 +112,12 @@ export class StreamSession {
     epoch: number,
     tail: number,
     producers: Record<string, ProducerMark>,
-    deps: { wal: StreamWal; store: ObjectStore; clock: Clock; logger: Logger },
+    deps: SessionDeps,
     options: SessionOptions,
+    slot = 0,
   ): Promise<StreamSession> {
-    await deps.wal.append([{ t: 'open', stream, epoch, next: tail, producers }]);
-    return new StreamSession(stream, epoch, tail, producers, deps, options);
+    await deps.wal.append([{ t: 'open', stream, epoch, next: tail, producers, ...(slot > 0 ? { slot } : {}) }]);
+    return new StreamSession(stream, epoch, tail, producers, deps, options, slot);
   }
 
   get writable(): boolean {
@@ -108,6 +126,11 @@ export class StreamSession {
 
   get state(): 'open' | 'closing' | 'closed' | 'dead' {
     return this.status;
+  }
+
+  /** The object store refused this session's write: another node owns the stream's chain now. */
+  get fenced(): boolean {
+    return this.fencedBy !== undefined;
   }
 
   /** Offset the next accepted record will get. */
@@ -191,7 +214,14 @@ export class StreamSession {
     if (this.status === 'closed') {
       return [{ t: 'closed', stream: this.stream, epoch: this.epoch, tail: this.next, producers: this.producerMarks() }];
     }
-    const open: WalEntry = { t: 'open', stream: this.stream, epoch: this.epoch, next: this.durable, producers: this.producerMarks() };
+    const open: WalEntry = {
+      t: 'open',
+      stream: this.stream,
+      epoch: this.epoch,
+      next: this.durable,
+      producers: this.producerMarks(),
+      ...(this.slot > 0 ? { slot: this.slot } : {}),
+    };
     return this.unflushed ? [open, this.unflushed] : [open];
   }
 
@@ -202,7 +232,7 @@ export class StreamSession {
   private async closeOnce(): Promise<ClosedSession> {
     if (this.status === 'open') this.status = 'closing';
     while (this.pumping) await this.pumping;
-    if (this.isDead()) throw new SessionNotWritableError(this.stream, 'dead');
+    if (this.isDead()) throw this.fencedBy ?? new SessionNotWritableError(this.stream, 'dead');
     const closed: ClosedSession = {
       stream: this.stream,
       epoch: this.epoch,
@@ -273,6 +303,7 @@ export class StreamSession {
       first: this.next,
       bodies: batches.flatMap((b) => b.bodies),
       ...(stamps.length > 0 ? { stamps } : {}),
+      ...(this.slot > 0 ? { slot: this.slot } : {}),
     });
     this.unflushed = entries[entries.length - 1];
     try {
@@ -304,15 +335,14 @@ export class StreamSession {
     for (;;) {
       if (this.isDead()) return;
       try {
-        await writeSegment(this.deps.store, {
-          stream: this.stream,
-          epoch: this.epoch,
-          first,
-          records,
-          ...(stamps.length > 0 ? { stamps } : {}),
-        });
+        await writeSegment(
+          this.deps.store,
+          { stream: this.stream, epoch: this.epoch, first, records, ...(stamps.length > 0 ? { stamps } : {}) },
+          this.slot,
+        );
         break;
       } catch (error) {
+        if (error instanceof SegmentFencedError) return this.fence(error);
         this.storeDown = true;
         this.deps.logger.warn({ stream: this.stream, first, err: error }, 'segment flush failed; retrying');
         await this.deps.clock.sleep(delay);
@@ -321,6 +351,7 @@ export class StreamSession {
     }
     this.storeDown = false;
     if (this.isDead()) return;
+    this.slot = 0;
     this.durable = first + records.length;
     this.unflushed = undefined;
     this.pendingFlushedMark = { t: 'flushed', stream: this.stream, epoch: this.epoch, upTo: this.durable };
@@ -328,6 +359,17 @@ export class StreamSession {
     for (const batch of batches) {
       batch.resolve({ stream: this.stream, epoch: this.epoch, first: batch.first!, count: batch.bodies.length, duplicate: false });
     }
+  }
+
+  /**
+   * Another node took the stream over and its fence is in the store: nothing this session holds
+   * was stored, so nothing is acknowledged; every waiting append fails, and no more are taken.
+   */
+  private fence(cause: SegmentFencedError): void {
+    this.fencedBy = cause;
+    this.deps.logger.warn({ stream: this.stream, epoch: this.epoch, byEpoch: cause.byEpoch }, 'stream fenced by a takeover; appends refused');
+    this.kill(new StreamFencedError(this.stream, this.deps.node));
+    this.deps.onFenced?.(this.stream);
   }
 
   private release(batches: Batch[]): void {

@@ -12,7 +12,7 @@ export interface RecoveredSession {
   flushedUpTo: number;
   producers: Record<string, ProducerMark>;
   /** Logged records at or above `flushedUpTo`, in offset order, contiguous from it. */
-  unflushed: { first: number; bodies: string[]; stamps?: BatchStamp[] }[];
+  unflushed: { first: number; bodies: string[]; stamps?: BatchStamp[]; slot?: number }[];
 }
 
 /**
@@ -57,7 +57,7 @@ export function recoverSessions(entries: readonly WalEntry[]): Map<StreamId, Rec
     switch (entry.t) {
       case 'records':
         if (entry.first !== session.next) continue;
-        session.unflushed.push({ first: entry.first, bodies: entry.bodies, stamps: entry.stamps });
+        session.unflushed.push({ first: entry.first, bodies: entry.bodies, stamps: entry.stamps, ...(entry.slot ? { slot: entry.slot } : {}) });
         session.next += entry.bodies.length;
         for (const stamp of entry.stamps ?? []) {
           session.producers[stamp.id] = { seq: stamp.seq, first: stamp.first, count: stamp.count };

@@ -18,12 +18,20 @@ export interface BatchStamp extends ProducerStamp {
  * close its streams at their epoch (seed 000, "Crashes").
  */
 export type WalEntry =
-  | { t: 'open'; stream: StreamId; epoch: number; next: number; producers: Record<string, ProducerMark> }
+  | {
+      t: 'open';
+      stream: StreamId;
+      epoch: number;
+      next: number;
+      producers: Record<string, ProducerMark>;
+      /** Segment slot of the next write at `next` (after a takeover's fence); absent means 0. */
+      slot?: number;
+    }
   /**
    * One flush cycle's records: exactly the records of one segment object, so a recovery re-flush
    * writes the same segment (same key, same content) the crashed node may already have written.
    */
-  | { t: 'records'; stream: StreamId; epoch: number; first: number; bodies: string[]; stamps?: BatchStamp[] }
+  | { t: 'records'; stream: StreamId; epoch: number; first: number; bodies: string[]; stamps?: BatchStamp[]; slot?: number }
   | { t: 'flushed'; stream: StreamId; epoch: number; upTo: number }
   | { t: 'closed'; stream: StreamId; epoch: number; tail: number; producers: Record<string, ProducerMark> }
   /** The metadata recorded the close: the node no longer needs to remember this session. */

@@ -142,3 +142,49 @@ test('admin changes answer 503 with Retry-After when the metadata has no leader'
   t.is(answer.headers.get('retry-after'), '1');
   api.cluster.consensus.setLeadership({ isLeader: true });
 });
+
+test('POST /v1/admin/nodes/{node}/failover: 409 for a node not Dead, 202 moving its streams once Dead or forced, 404 unknown, 400 bad body; liveness listed', async (t) => {
+  const api = await started(t, ['a', 'b', 'c']);
+  const base = `${api.url('a')}/v1/admin`;
+  for (const stream of ['f1', 'f2']) t.is((await admin(`${base}/streams`, 'POST', { stream, node: 'c' })).status, 201);
+  const listed = await admin(`${base}/nodes`, 'GET');
+  t.like(listed.body.nodes[2], { id: 'c', liveness: 'Alive', owned: 2 });
+  t.true('lastRenewalMsAgo' in listed.body.nodes[2]);
+
+  const alive = await admin(`${base}/nodes/c/failover`, 'POST');
+  t.is(alive.status, 409);
+  t.like(alive.body, { type: 'urn:baton:problem:rejected-node-not-dead', reason: 'node_not_dead' });
+  t.regex(alive.body.detail, /node c is Alive/);
+  t.is((await admin(`${base}/nodes/zz/failover`, 'POST')).status, 404);
+  t.is((await admin(`${base}/nodes/c/failover`, 'POST', { force: 'yes' })).status, 400);
+  t.is((await admin(`${base}/nodes/c/failover`, 'POST', { other: 1 })).status, 400);
+
+  await api.cluster.must({ type: 'node-liveness', node: 'c', liveness: 'Dead' });
+  t.like((await admin(`${base}/nodes/c`, 'GET')).body, { liveness: 'Dead' });
+  const done = await admin(`${base}/nodes/c/failover`, 'POST');
+  t.is(done.status, 202);
+  t.like(done.body, { id: 'c', liveness: 'Dead', moved: 2, remaining: 0, owned: 0, duplicate: false });
+  const again = await admin(`${base}/nodes/c/failover`, 'POST');
+  t.like(again.body, { moved: 0, duplicate: true });
+
+  t.is((await admin(`${base}/streams`, 'POST', { stream: 'f3', node: 'b' })).status, 201);
+  const forced = await admin(`${base}/nodes/b/failover`, 'POST', { force: true });
+  t.is(forced.status, 202);
+  t.like(forced.body, { id: 'b', liveness: 'Alive', remaining: 0 });
+  t.true(forced.body.moved >= 1);
+});
+
+test('failover on a store without conditional puts is refused unless forced: the old owner could not be fenced there', async (t) => {
+  const api = await started(t, ['a', 'b']);
+  const base = `${api.url('a')}/v1/admin`;
+  await admin(`${base}/streams`, 'POST', { stream: 'g', node: 'b' });
+  await api.cluster.must({ type: 'node-liveness', node: 'b', liveness: 'Dead' });
+  const supports = api.cluster.store.supports as { conditionalPut: boolean };
+  supports.conditionalPut = false;
+  t.teardown(() => void (supports.conditionalPut = true));
+  const refused = await admin(`${base}/nodes/b/failover`, 'POST');
+  t.is(refused.status, 409);
+  t.like(refused.body, { type: 'urn:baton:problem:fencing-unavailable', node: 'b' });
+  t.is(api.cluster.state.stream('g')!.owner, 'b');
+  t.like((await admin(`${base}/nodes/b/failover`, 'POST', { force: true })).body, { moved: 1 });
+});

@@ -9,11 +9,14 @@ import { StreamNode, type StreamConsensus, type StreamNodeOptions } from '../../
 import {
   NotAppendedError,
   OutcomeUnknownError,
+  ReadUnavailableError,
+  type AppliedView,
   type ProposeOptions,
 } from '../../../framework/contracts/metadata-consensus.js';
 import { LocalConsensus } from '../../../framework/testing/fakes/local-consensus.js';
 import { SimDisk } from '../../../framework/testing/sim/disk.js';
 import { VirtualClock } from '../../../framework/testing/sim/virtual-clock.js';
+import type { ObjectStore, PutOptions } from '../../../framework/contracts/object-store.js';
 import { MemoryObjectStore } from '../../../plugins/memory/memory-object-store.js';
 
 /** A fault for proposals matching `match`: refused before appending, or applied with the answer lost. */
@@ -51,6 +54,50 @@ function faultyConsensus(
   }) as unknown as StreamConsensus;
 }
 
+/**
+ * One node's view of the consensus, which a test can cut off from the metadata: its view then
+ * stays as it was, it hears of no apply, knows no leader, and its proposals and reads fail,
+ * while its own clients (the test) still reach it.
+ */
+function cuttableConsensus(inner: StreamConsensus, cut: () => AppliedView<StreamMetadata> | undefined, self: string): StreamConsensus {
+  return new Proxy(inner, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver);
+      switch (property) {
+        case 'view':
+          return () => cut() ?? target.view();
+        case 'watch':
+          return (fn: Parameters<StreamConsensus['watch']>[0]) => target.watch((view, entry) => cut() === undefined && fn(view, entry));
+        case 'leadership':
+          return () => (cut() ? { self, isLeader: false, term: target.leadership().term } : target.leadership());
+        case 'propose':
+          return (command: StreamCommand, options?: ProposeOptions) =>
+            cut() ? Promise.reject(new NotAppendedError('no_leader', `${self} is cut off from the metadata`)) : target.propose(command, options);
+        case 'read':
+          return (options?: { signal?: AbortSignal; timeoutMs?: number }) =>
+            cut() ? Promise.reject(new ReadUnavailableError(`${self} is cut off from the metadata`)) : target.read(options);
+        default:
+          return typeof value === 'function' ? value.bind(target) : value;
+      }
+    },
+  }) as StreamConsensus;
+}
+
+/** The shared store as one node reaches it: its segment writes can be held in flight. */
+function holdableStore(inner: ObjectStore, held: () => (() => void)[] | undefined): ObjectStore {
+  return new Proxy(inner, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver);
+      if (property !== 'put') return typeof value === 'function' ? value.bind(target) : value;
+      return async (key: string, bytes: Uint8Array, options?: PutOptions) => {
+        const waiting = key.startsWith('streams/') ? held() : undefined;
+        if (waiting) await new Promise<void>((resolve) => waiting.push(resolve));
+        return target.put(key, bytes, options);
+      };
+    },
+  });
+}
+
 interface Member {
   node: StreamNode;
   watcher: HandoffWatcher;
@@ -79,6 +126,10 @@ export class Cluster {
   /** Every proposal a node made, with its virtual time. */
   readonly attempts: { command: StreamCommand; at: number }[] = [];
   private readonly nodeConsensus = faultyConsensus(this.consensus, this.faults, this.attempts, this.clock);
+  /** Nodes cut off from the metadata, with the view they keep seeing. */
+  private readonly cutOff = new Map<string, AppliedView<StreamMetadata>>();
+  /** Nodes whose segment writes wait (sent, not yet arrived at the store), with the waiting ones. */
+  private readonly held = new Map<string, (() => void)[]>();
 
   constructor(
     private readonly nodeOptions: Partial<StreamNodeOptions> = {},
@@ -98,7 +149,9 @@ export class Cluster {
       this.disks.set(id, disk);
     }
     const wal = new DiskWal(disk);
-    const node = new StreamNode(this.nodeConsensus, this.store, wal, this.clock, this.logger, { ...this.nodeOptions, node: id });
+    const consensus = cuttableConsensus(this.nodeConsensus, () => this.cutOff.get(id), id);
+    const store = holdableStore(this.store, () => this.held.get(id));
+    const node = new StreamNode(consensus, store, wal, this.clock, this.logger, { ...this.nodeOptions, node: id });
     await node.start();
     const watcher = new HandoffWatcher(node, this.watcherIntervalMs);
     watcher.start();
@@ -129,6 +182,40 @@ export class Cluster {
     member.wal.kill();
     member.disk.crash();
     this.members.delete(id);
+  }
+
+  /** The node loses the metadata (its view freezes) but keeps serving whoever reaches it. */
+  cutOffFromMetadata(id: string): void {
+    const view = this.consensus.view();
+    this.cutOff.set(id, { ...view, state: view.state.clone() });
+  }
+
+  /** The node reaches the metadata again and catches up with what it missed. */
+  reconnect(id: string): void {
+    this.cutOff.delete(id);
+    this.members.get(id)?.node.changed();
+  }
+
+  /** The node's segment writes from now on are held in flight until released. */
+  holdSegmentWrites(id: string): void {
+    if (!this.held.has(id)) this.held.set(id, []);
+  }
+
+  /** How many segment writes of the node are waiting in flight. */
+  heldWrites(id: string): number {
+    return this.held.get(id)?.length ?? 0;
+  }
+
+  /** The held writes arrive at the store, in the order they were sent; new ones go straight through. */
+  releaseSegmentWrites(id: string): void {
+    const waiting = this.held.get(id) ?? [];
+    this.held.delete(id);
+    for (const arrive of waiting) arrive();
+  }
+
+  /** The held writes never arrive (the process that sent them died with them). */
+  dropSegmentWrites(id: string): void {
+    this.held.delete(id);
   }
 
   async restart(id: string): Promise<StreamNode> {

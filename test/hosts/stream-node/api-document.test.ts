@@ -148,6 +148,9 @@ test('every status the API answers while exercised is declared in the document, 
   await expect('drain', call('POST', '/v1/admin/nodes/n3/drain'), 202);
   await expect('drain unknown', call('POST', '/v1/admin/nodes/n9/drain'), 404);
   await expect('undrain', call('POST', '/v1/admin/nodes/n3/undrain'), 200);
+  await expect('failover of a live node', call('POST', '/v1/admin/nodes/n3/failover'), 409);
+  await expect('failover unknown', call('POST', '/v1/admin/nodes/n9/failover'), 404);
+  await expect('failover forced', call('POST', '/v1/admin/nodes/n3/failover', { force: true }), 202);
   await expect('rebalance plan', call('POST', '/v1/admin/rebalance', { dryRun: true }), 200);
   await expect('rebalance', call('POST', '/v1/admin/rebalance', {}), 202);
   await expect('rebalance progress', call('GET', '/v1/admin/rebalance'), 200);

@@ -1,0 +1,45 @@
+import type { Command } from 'commander';
+import { connectionOf, withConnectionOptions } from '../connection.js';
+import { outputFor, type CliContext } from '../context.js';
+import { STREAM_API, streamCall, streamClient } from './stream-api.js';
+
+/** `baton streams failover NODE [--force]`. */
+export function registerFailoverCommand(streams: Command, ctx: CliContext): void {
+  withConnectionOptions(streams.command('failover'), STREAM_API)
+    .description("move every stream of a lost (Dead) node to live nodes, without the node's help")
+    .argument('<node>', 'the Dead node whose streams should move')
+    .option('--force', 'fail over a node that is not Dead, or on a store without conditional puts')
+    .addHelpText(
+      'after',
+      `
+Each stream of the node (and each transfer from it) is given to a live node with a free slot at
+the next epoch. The new owner finds the stream's tail in the object store and writes a fence there
+that the old node's next write cannot pass, so a node that was only paused or cut off can never
+acknowledge another append to those streams; when it returns it drops them and rejoins empty.
+Transfers to the node are cancelled. Streams that find no free slot stay (see "remaining"):
+add capacity and run the command again.
+
+A node that is not Dead is refused (409) unless --force: prefer "baton streams drain" for a
+node that still answers. On a store without conditional puts (e.g. s3rver) the old node cannot
+be fenced in the store and the failover is refused unless --force; only force it there once the
+node is certainly stopped.
+
+The metadata leader also fails a node over by itself once it has been Dead for
+node.liveness.autoFailoverAfterMs (default 1 s; null turns that off).
+
+Examples:
+  baton streams failover n3
+  baton streams failover n3 --force --json`,
+    )
+    .action(async (node: string, options: { force?: boolean }, command: Command) => {
+      const output = outputFor(ctx, command);
+      const client = streamClient(connectionOf(ctx, command, STREAM_API));
+      const result = await streamCall(() => client.failover(node, { force: options.force ?? false }));
+      output.result(result, (r) =>
+        r.duplicate
+          ? `${node} owns no stream to fail over (${r.liveness})`
+          : `failed over ${node} (${r.liveness}): ${r.moved} stream(s) moved` +
+            (r.remaining > 0 ? `, ${r.remaining} left for lack of free slots: add capacity and run it again` : ''),
+      );
+    });
+}

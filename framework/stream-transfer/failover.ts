@@ -1,0 +1,76 @@
+import type { StreamCommand, StreamResult } from './commands.js';
+import { livenessOf, type NodeId, type StreamId } from './model.js';
+import type { StreamMetadata } from './stream-metadata.js';
+
+/**
+ * The apply rules of lost nodes: liveness changes and failover. Pure functions of the state and
+ * the command, called by the StreamStateMachine; rejections are results, never throws.
+ */
+
+type Reject = (reason: 'unknown_node' | 'node_not_dead', message: string) => StreamResult;
+
+/**
+ * Records the liveness the metadata leader saw. A node turning Dead gives up the transfers
+ * aimed at it: they are cancelled (the source keeps the stream and reopens it if it already
+ * closed), so no pending transfer waits on a node that may never return; a drain then starts
+ * new ones towards live nodes.
+ */
+export function applyNodeLiveness(
+  state: StreamMetadata,
+  c: Extract<StreamCommand, { type: 'node-liveness' }>,
+  reject: Reject,
+): StreamResult {
+  const node = state.node(c.node);
+  if (!node) return reject('unknown_node', `node ${c.node} is not registered`);
+  if (livenessOf(node) === c.liveness) return { ok: true, duplicate: true, node: node.id };
+  state.putNode({ ...node, liveness: c.liveness });
+  const changed = c.liveness === 'Dead' ? cancelTransfersTo(state, c.node) : [];
+  return { ok: true, node: node.id, ...(changed.length > 0 ? { changed } : {}) };
+}
+
+/**
+ * Failover (the emergency path beside the planned handoff): every stream the node owns goes to
+ * a live node with a free slot at the next epoch, marked as a takeover so its new owner finds
+ * the tail in the object store and fences the old owner there before serving. A pending
+ * transfer from the node goes to its own target when that one is alive (its slot is already
+ * reserved there); transfers to the node are cancelled. Streams for which no node has a free
+ * slot stay where they are and are counted as `remaining`; the command can simply be repeated.
+ * Costs O(log n) per stream of the node (it reads the node's own index, never all streams).
+ */
+export function applyFailover(state: StreamMetadata, c: Extract<StreamCommand, { type: 'failover' }>, reject: Reject): StreamResult {
+  const node = state.node(c.node);
+  if (!node) return reject('unknown_node', `node ${c.node} is not registered`);
+  const liveness = livenessOf(node);
+  if (liveness !== 'Dead' && !c.force) {
+    return reject(
+      'node_not_dead',
+      `node ${c.node} is ${liveness}: a failover takes its streams without its close, so it needs a Dead node; use a drain, or force it`,
+    );
+  }
+  const changed = cancelTransfersTo(state, c.node);
+  let moved = 0;
+  let remaining = 0;
+  // Materialised first: re-pointing a stream takes it out of the index being walked.
+  for (const stream of [...state.streamsOwnedBy(c.node)]) {
+    const pending = state.removeTransfer(stream.id);
+    const reserved = pending ? state.node(pending.target) : undefined;
+    // A forced failover of a live node must not give the streams back to it.
+    const leastLoaded = () => state.leastLoadedNode(c.node);
+    const target = reserved && livenessOf(reserved) !== 'Dead' && reserved.id !== c.node ? reserved : leastLoaded();
+    if (!target || target.id === c.node) {
+      remaining += 1;
+      continue;
+    }
+    state.putStream({ ...stream, owner: target.id, epoch: stream.epoch + 1, state: 'open', takeover: { from: c.node, epoch: stream.epoch } });
+    changed.push(stream.id);
+    moved += 1;
+  }
+  const details = { node: c.node, moved, remaining, ...(changed.length > 0 ? { changed } : {}) };
+  return moved === 0 && remaining === 0 ? { ok: true, duplicate: true, ...details } : { ok: true, ...details };
+}
+
+function cancelTransfersTo(state: StreamMetadata, node: NodeId): StreamId[] {
+  const cancelled = [...state.transfersTo(node)].map((t) => t.stream);
+  for (const stream of cancelled) state.removeTransfer(stream);
+  return cancelled;
+}

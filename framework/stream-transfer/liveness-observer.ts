@@ -1,0 +1,182 @@
+import type { Clock, Timer } from '../contracts/clock.js';
+import type { Logger } from '../contracts/logger.js';
+import type { ObjectStore } from '../contracts/object-store.js';
+import type { StreamResult } from './commands.js';
+import { livenessOf, type NodeId, type NodeLiveness } from './model.js';
+import { LEASE_PREFIX, leaseOwner } from './node-lease.js';
+import { NodeLivenessTracker, type NodeLivenessOptions } from './node-liveness.js';
+import type { StreamConsensus } from './stream-node.js';
+
+const RANK: Record<NodeLiveness, number> = { Alive: 0, Suspect: 1, Dead: 2 };
+
+/** What the observer did, for metrics and logs. */
+export interface LivenessEvents {
+  livenessChanged?(node: NodeId, liveness: NodeLiveness): void;
+  failover?(node: NodeId, trigger: 'automatic', result: StreamResult): void;
+}
+
+/**
+ * The metadata leader's view of node liveness. Only the member that leads the metadata looks:
+ * once per round it lists the lease renewals (one listing, whatever the number of nodes),
+ * feeds a NodeLivenessTracker, and proposes a `node-liveness` command when a node's state
+ * differs from the published one, so the consensus carries one command per change, not per
+ * renewal. A new leader starts a fresh tracker (everyone Alive until silent long enough) and
+ * publishes a node as better off than before only once it saw that node renew.
+ *
+ * Automatic failover: a node published Dead and still silent `autoFailoverAfterMs` later is
+ * failed over by the leader, but only on a store with conditional puts, where the takeover can
+ * fence the old owner (see README, "Failover").
+ */
+export class LivenessObserver {
+  private tracker?: NodeLivenessTracker;
+  private timer?: Timer;
+  private stopped = true;
+  /** Lease names seen per node in the last listing: any change is a renewal. */
+  private readonly seen = new Map<NodeId, string>();
+  private blindSince?: number;
+  private readonly proposing = new Set<string>();
+  /** Dead nodes whose failover left nothing behind: not proposed again until they return. */
+  private readonly failedOver = new Set<NodeId>();
+
+  constructor(
+    private readonly deps: {
+      self: NodeId;
+      consensus: StreamConsensus;
+      store: ObjectStore;
+      clock: Clock;
+      logger: Logger;
+      options: NodeLivenessOptions;
+      events?: LivenessEvents;
+    },
+  ) {}
+
+  start(): void {
+    this.stopped = false;
+    this.tick();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.timer?.cancel();
+  }
+
+  /** Milliseconds since `node` last renewed, when this member observes (leads); else null. */
+  lastRenewalMsAgo(node: NodeId): number | null {
+    return this.tracker?.lastHeardMsAgo(node) ?? null;
+  }
+
+  /** Whether this member is the one observing right now. */
+  get observing(): boolean {
+    return this.tracker !== undefined;
+  }
+
+  private tick(): void {
+    if (this.stopped) return;
+    void this.round()
+      .catch((error) => this.deps.logger.warn({ err: error }, 'liveness round failed'))
+      .finally(() => {
+        if (!this.stopped) this.timer = this.deps.clock.setTimer(this.deps.options.renewEveryMs, () => this.tick());
+      });
+  }
+
+  private async round(): Promise<void> {
+    const { consensus, clock, self, options } = this.deps;
+    if (!consensus.leadership().isLeader) {
+      this.tracker = undefined;
+      this.seen.clear();
+      this.failedOver.clear();
+      return;
+    }
+    this.tracker ??= new NodeLivenessTracker(clock, self, options);
+    const tracker = this.tracker;
+    let leases: Map<NodeId, string>;
+    try {
+      leases = await this.listLeases();
+    } catch (error) {
+      this.blindSince ??= clock.now();
+      this.deps.logger.warn({ err: (error as Error).message }, 'cannot list lease renewals; liveness not judged');
+      return;
+    }
+    if (this.blindSince !== undefined) {
+      // Silence that could not be observed is no evidence: count afresh.
+      if (clock.now() - this.blindSince >= options.suspectAfterMs) tracker.restart();
+      this.blindSince = undefined;
+    }
+    for (const [node, names] of leases) {
+      if (this.seen.get(node) !== names) tracker.heard(node);
+      this.seen.set(node, names);
+    }
+    if (this.tracker !== tracker || !consensus.leadership().isLeader) return;
+    const state = consensus.view().state;
+    for (const record of state.nodes()) {
+      const published = livenessOf(record);
+      const observed = tracker.state(record.id);
+      if (published !== 'Dead') this.failedOver.delete(record.id);
+      if (observed !== published) {
+        const better = RANK[observed] < RANK[published];
+        const evidence = record.id === self || tracker.heardSinceStart(record.id);
+        if (!better || evidence) this.publish(record.id, observed);
+        continue;
+      }
+      if (published === 'Dead' && this.autoFailoverDue(record.id)) this.failover(record.id);
+    }
+  }
+
+  private autoFailoverDue(node: NodeId): boolean {
+    const { options, store } = this.deps;
+    if (options.autoFailoverAfterMs === null || !store.supports.conditionalPut) return false;
+    if (this.failedOver.has(node) || node === this.deps.self) return false;
+    return this.tracker!.silenceMs(node) >= options.deadAfterMs + options.autoFailoverAfterMs;
+  }
+
+  private async listLeases(): Promise<Map<NodeId, string>> {
+    const names = new Map<NodeId, string[]>();
+    let startAfter: string | undefined;
+    for (;;) {
+      const page = await this.deps.store.list(LEASE_PREFIX, { startAfter, limit: 1000 });
+      for (const object of page.objects) {
+        const node = leaseOwner(object.key);
+        if (!node) continue;
+        const list = names.get(node) ?? [];
+        list.push(object.key);
+        names.set(node, list);
+      }
+      if (!page.next || page.objects.length === 0) break;
+      startAfter = page.next;
+    }
+    return new Map([...names].map(([node, keys]) => [node, keys.join('|')]));
+  }
+
+  private publish(node: NodeId, liveness: NodeLiveness): void {
+    this.propose(`liveness:${node}`, { type: 'node-liveness', node, liveness }, (result) => {
+      if (result.ok && !result.duplicate) {
+        this.deps.logger.warn({ node, liveness }, 'node liveness changed');
+        this.deps.events?.livenessChanged?.(node, liveness);
+      }
+    });
+  }
+
+  private failover(node: NodeId): void {
+    this.propose(`failover:${node}`, { type: 'failover', node }, (result) => {
+      this.deps.events?.failover?.(node, 'automatic', result);
+      if (!result.ok) return;
+      this.deps.logger.warn({ node, moved: result.moved, remaining: result.remaining }, 'dead node failed over automatically');
+      if ((result.remaining ?? 0) === 0) this.failedOver.add(node);
+    });
+  }
+
+  /** One proposal per purpose at a time; a failure is retried by a later round. */
+  private propose(
+    purpose: string,
+    command: Parameters<StreamConsensus['propose']>[0],
+    settled: (result: StreamResult) => void,
+  ): void {
+    if (this.proposing.has(purpose)) return;
+    this.proposing.add(purpose);
+    this.deps.consensus
+      .propose(command)
+      .then((receipt) => settled(receipt.result))
+      .catch((error) => this.deps.logger.warn({ err: (error as Error).message, purpose }, 'liveness proposal failed'))
+      .finally(() => this.proposing.delete(purpose));
+  }
+}

@@ -1,0 +1,105 @@
+import type { Clock, Timer } from '../contracts/clock.js';
+import type { Logger } from '../contracts/logger.js';
+import type { ObjectStore } from '../contracts/object-store.js';
+import type { NodeId } from './model.js';
+import type { StreamConsensus } from './stream-node.js';
+
+/**
+ * A node's lease renewals live in the object store, one small object per renewal under
+ * `liveness/{node}/`, named `{boot}.{renewal}`: a name never seen before is a renewal. The
+ * metadata leader lists the prefix once per round (one call for a thousand nodes) instead of
+ * every node proposing a consensus command per second. The previous renewal is deleted after
+ * each new one, so the listing holds about one object per node.
+ */
+export const LEASE_PREFIX = 'liveness/';
+
+export function leasePrefix(node: NodeId): string {
+  return `${LEASE_PREFIX}${node}/`;
+}
+
+/** The node a lease object belongs to, from its key. */
+export function leaseOwner(key: string): NodeId | undefined {
+  const rest = key.slice(LEASE_PREFIX.length);
+  const slash = rest.indexOf('/');
+  return slash > 0 ? rest.slice(0, slash) : undefined;
+}
+
+const EMPTY = new Uint8Array(0);
+
+/**
+ * Renews this node's lease every `renewEveryMs` while it is in touch with the metadata (its
+ * consensus knows a leader): a node cut off from the metadata stops renewing even if its
+ * clients still reach it, and is declared Dead like a crashed one. Renewal failures (store
+ * down) are only logged; silence is what the observer judges.
+ */
+export class NodeLease {
+  private timer?: Timer;
+  private renewal = 0;
+  private previous?: string;
+  private stopped = true;
+  private outOfTouch = false;
+
+  constructor(
+    private readonly deps: {
+      self: NodeId;
+      boot: string;
+      consensus: StreamConsensus;
+      store: ObjectStore;
+      clock: Clock;
+      logger: Logger;
+      renewEveryMs: number;
+    },
+  ) {}
+
+  start(): void {
+    this.stopped = false;
+    void this.clearStale();
+    this.tick();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.timer?.cancel();
+  }
+
+  private tick(): void {
+    if (this.stopped) return;
+    void this.renew().finally(() => {
+      if (!this.stopped) this.timer = this.deps.clock.setTimer(this.deps.renewEveryMs, () => this.tick());
+    });
+  }
+
+  private async renew(): Promise<void> {
+    const { consensus, store, self, boot, logger } = this.deps;
+    if (consensus.leadership().leader === undefined) {
+      if (!this.outOfTouch) logger.warn({ node: self }, 'no metadata leader in sight: lease renewals paused');
+      this.outOfTouch = true;
+      return;
+    }
+    this.outOfTouch = false;
+    this.renewal += 1;
+    const key = `${leasePrefix(self)}${boot}.${String(this.renewal).padStart(12, '0')}`;
+    try {
+      await store.put(key, EMPTY);
+    } catch (error) {
+      logger.warn({ node: self, err: (error as Error).message }, 'lease renewal failed');
+      return;
+    }
+    const previous = this.previous;
+    this.previous = key;
+    if (previous) await store.delete(previous).catch(() => undefined);
+  }
+
+  /** Renewals a crash left behind would only lengthen the observer's listing. */
+  private async clearStale(): Promise<void> {
+    const { store, self } = this.deps;
+    try {
+      const page = await store.list(leasePrefix(self), { limit: 100 });
+      for (const object of page.objects) {
+        if (!object.key.startsWith(`${leasePrefix(self)}${this.deps.boot}.`)) await store.delete(object.key);
+      }
+    } catch {
+      // Best effort: the observer takes the newest name per node either way.
+    }
+  }
+}
