@@ -109,6 +109,7 @@ export class LivenessObserver {
     if (this.tracker !== tracker || !consensus.leadership().isLeader) return;
     const state = consensus.view().state;
     for (const record of state.nodes()) {
+      tracker.introduce(record.id);
       const published = livenessOf(record);
       const observed = tracker.state(record.id);
       if (published !== 'Dead') this.failedOver.delete(record.id);

@@ -41,11 +41,13 @@ export function checkLivenessOptions(options: NodeLivenessOptions): void {
 /**
  * Alive / Suspect / Dead per node from how long ago its last lease renewal was seen, with the
  * authority variant's MemberTracker semantics: a node never heard from counts from the
- * tracker's start, so a fresh observer (a new metadata leader) does not declare anyone dead at
+ * tracker's start (or from when it was first seen registered, if later), so a fresh observer (a new metadata leader) does not declare anyone dead at
  * once; the observer itself is always Alive.
  */
 export class NodeLivenessTracker {
   private readonly lastHeard = new Map<NodeId, number>();
+  /** When a node not heard from yet was first seen registered: its silence counts from then. */
+  private readonly introduced = new Map<NodeId, number>();
   private startedAt: number;
 
   constructor(
@@ -59,6 +61,12 @@ export class NodeLivenessTracker {
 
   heard(node: NodeId): void {
     this.lastHeard.set(node, this.clock.now());
+    this.introduced.delete(node);
+  }
+
+  /** A node registered after this tracker started is given the same grace as one at the start. */
+  introduce(node: NodeId): void {
+    if (!this.lastHeard.has(node) && !this.introduced.has(node)) this.introduced.set(node, this.clock.now());
   }
 
   /** Whether a renewal of `node` was seen since this tracker started (or restarted). */
@@ -72,12 +80,13 @@ export class NodeLivenessTracker {
    */
   restart(): void {
     this.lastHeard.clear();
+    this.introduced.clear();
     this.startedAt = this.clock.now();
   }
 
   silenceMs(node: NodeId): number {
     if (node === this.self) return 0;
-    return this.clock.now() - (this.lastHeard.get(node) ?? this.startedAt);
+    return this.clock.now() - (this.lastHeard.get(node) ?? this.introduced.get(node) ?? this.startedAt);
   }
 
   state(node: NodeId): NodeLiveness {

@@ -163,7 +163,7 @@ test('streams drain --no-wait returns at once; undrain puts the node back in ser
     /n1 is draining: 1 stream\(s\) to move, 0 moving now \(waiting for a node with free slots\)/,
   );
   const nodes = await baton(cluster, 'streams', 'nodes');
-  t.regex(nodes.stdout, /n1\s+http:\S+\s+1000\s+1\s+0\s+0\s+draining/);
+  t.regex(nodes.stdout, /n1\s+http:\S+\s+Alive( \(\d+\.\d s\))?\s+1000\s+1\s+0\s+0\s+draining/);
   const undrain = await baton(cluster, 'streams', 'undrain', 'n1');
   t.is(undrain.code, ExitCode.Ok, undrain.stderr);
   t.is(undrain.stdout, 'n1 is in service: it owns 1 stream(s)\n');
@@ -248,9 +248,9 @@ test('streams nodes lists the nodes; nodes add registers one and is idempotent',
   const list = await baton(cluster, 'streams', 'nodes');
   t.is(list.code, ExitCode.Ok, list.stderr);
   const [header, ...rows] = list.stdout.trimEnd().split('\n');
-  t.regex(header, /^NODE\s+ADDRESS\s+SLOTS\s+OWNED\s+IN\s+OUT\s+STATE$/);
+  t.regex(header, /^NODE\s+ADDRESS\s+LIVENESS\s+SLOTS\s+OWNED\s+IN\s+OUT\s+STATE$/);
   t.is(rows.length, 2);
-  t.regex(rows[1], /^n5\s+http:\/\/10\.0\.0\.5:7700\s+20\s+0\s+0\s+0\s+in service$/);
+  t.regex(rows[1], /^n5\s+http:\/\/10\.0\.0\.5:7700\s+(Alive|Suspect|Dead)( \(\d+\.\d s\))?\s+20\s+0\s+0\s+0\s+in service$/);
   const json = await baton(cluster, 'streams', 'nodes', '--json');
   t.deepEqual(
     (JSON.parse(json.stdout) as { nodes: { id: string }[] }).nodes.map((n) => n.id),
@@ -305,4 +305,18 @@ test('a handoff that does not settle in time exits 3 (no answer in time) and say
     env: (await startStreamCluster(t, ['n1'])).env,
   });
   t.deepEqual(JSON.parse(none.stdout), { transfers: [] });
+});
+
+test('streams failover refuses a node that is not Dead (exit 1, the reason), moves its streams with --force', async (t) => {
+  const cluster = await startStreamCluster(t, ['n1']);
+  await baton(cluster, 'streams', 'nodes', 'add', 'n7', '--address', 'http://127.0.0.1:9');
+  const refused = await baton(cluster, 'streams', 'failover', 'n1');
+  t.is(refused.code, ExitCode.Failed);
+  t.regex(refused.stderr, /answered 409: node n1 is Alive: a failover takes its streams without its close/);
+  await baton(cluster, 'streams', 'create', 'gone', '--owner', 'n7');
+  const forced = await baton(cluster, 'streams', 'failover', 'n7', '--force', '--json');
+  t.is(forced.code, ExitCode.Ok, forced.stderr);
+  t.like(JSON.parse(forced.stdout), { id: 'n7', moved: 1, remaining: 0, owned: 0 });
+  const again = await baton(cluster, 'streams', 'failover', 'n7', '--force');
+  t.regex(again.stdout, /n7 owns no stream to fail over/);
 });

@@ -22,6 +22,8 @@ test('the tracker: Alive, then Suspect, then Dead as silence grows; a renewal ma
   clock.advance(2_000);
   t.is(tracker.state('b'), 'Dead');
   t.is(tracker.state('a'), 'Alive');
+  tracker.introduce('late');
+  t.is(tracker.state('late'), 'Alive', 'a node registered later counts from when it was first seen');
   tracker.heard('b');
   t.is(tracker.state('b'), 'Alive');
   t.true(tracker.heardSinceStart('b'));
