@@ -59,6 +59,7 @@ test('the program has the command groups the CLI documents', (t) => {
       'streams transfers',
       'streams drain',
       'streams undrain',
+      'streams failover',
       'streams rebalance',
       'streams nodes',
       'streams nodes add',
