@@ -53,6 +53,11 @@ export class EventLoopDelayMonitor {
     return { p50: last.p50, p99: last.p99, max: Math.max(last.max, current.max) };
   }
 
+  /** Samples taken so far in this window: the first stall a monitor can see is one after its first sample. */
+  samples(): number {
+    return this.histogram.count;
+  }
+
   stop(): void {
     this.histogram.disable();
   }

@@ -7,6 +7,7 @@ import { BatonMetrics, METRICS } from '../../../framework/http/metrics.js';
 import { httpMetrics, metricsRouter } from '../../../framework/http/metrics-http.js';
 import { metricsPlugin } from '../../../framework/http/metrics-plugin.js';
 import { consensusReadingOf, countStoreErrors } from '../../../framework/http/metrics-sources.js';
+import { processEventLoopDelay } from '../../../framework/http/event-loop-delay.js';
 import { problems } from '../../../framework/http/problem.js';
 import { SystemClock } from '../../../framework/kernel/system-clock.js';
 import { LocalConsensus } from '../../../framework/testing/fakes/local-consensus.js';
@@ -170,6 +171,8 @@ test('baton_event_loop_delay_seconds shows a stall of the event loop at the next
   const p99 = async () => sample((await metrics.render()).body, 'baton_event_loop_delay_seconds', '{quantile="0.99",member="n1"}');
   t.true((await max())! >= 0, 'the series exists from the first scrape');
   t.true((await p99())! >= 0);
+  // The monitor measures the gap between its own samples, so it must have taken one before the stall.
+  await eventually(() => processEventLoopDelay().samples() > 0, 'the event-loop monitor to take its first sample');
   // Hold the loop well past the monitor's 10 ms resolution.
   const start = performance.now();
   while (performance.now() - start < 80) {
