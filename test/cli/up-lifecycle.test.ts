@@ -65,7 +65,16 @@ test('kill -9 of one node: baton up keeps running and reports it, the others kee
   );
   // Two voters of three still commit: the others take a create and an append.
   const client = new StreamClient({ nodes: [urls[0]], token });
-  await client.createStream('survives', 'n1');
+  // n3 may have led: the create waits for the survivors to elect a leader (a retry that finds
+  // the stream created by an earlier attempt answers 409, which is the same outcome).
+  await eventually(async () => {
+    try {
+      await client.createStream('survives', 'n1');
+      return true;
+    } catch (error) {
+      return (error as { status?: number }).status === 409;
+    }
+  }, 'a create while n3 is down', 30_000);
   await eventually(async () => {
     try {
       await client.append('survives', ['while n3 is down']);
