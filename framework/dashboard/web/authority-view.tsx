@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import type { ClusterStatus } from '../../cluster/schemas.js';
+import type { AuditRecord } from '../../contracts/audit-store.js';
 import { api, describeError } from './api.js';
 import type { ConfirmRequest } from './confirm.js';
 import { usePolling } from './poll.js';
@@ -22,18 +23,6 @@ interface TransferStatus {
   frontier: number | null;
   age_ms: number;
   deadline_in_ms: number;
-}
-interface AuditRecord {
-  id: string;
-  authority: string;
-  source: string;
-  target: string;
-  actor: string;
-  reason: string;
-  barrier: number;
-  epoch: number;
-  commit_term: number;
-  commit_index: number;
 }
 interface Watched {
   authority: string;
