@@ -78,9 +78,10 @@ test('rules left by a runner that died are removed by the next one', async (t) =
     '-j',
     'DROP',
   ];
+  // Added, not counted: another nemesis test file opening its own firewall at the same moment
+  // sweeps the same stale rule, so a count between here and the open below races with it.
   await run('iptables', ['-w', '-A', ...rule]);
   try {
-    t.is(await ruleCount(comment), 1);
     const opened = await Firewall.open('stale-test');
     t.true(opened instanceof Firewall);
     t.is(await ruleCount(comment), 0);
