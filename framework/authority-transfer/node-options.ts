@@ -1,10 +1,13 @@
 import { z } from 'zod';
 import { bearerTokensSchema } from '../http/auth.js';
+import { listenerTlsSchema } from '../http/listener-tls.js';
 
 const listener = z
   .object({
     port: z.number().int().min(0).max(65535),
     host: z.string().min(1).default('127.0.0.1'),
+    /** Serve HTTPS on this listener with this certificate and key. */
+    tls: listenerTlsSchema.optional(),
   })
   .strict();
 

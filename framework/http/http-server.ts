@@ -1,10 +1,12 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type Koa from 'koa';
 import type { Clock } from '../contracts/clock.js';
 import { BatonError } from '../contracts/errors.js';
 import type { Logger } from '../contracts/logger.js';
 import type { Lifecycle } from '../kernel/plugin.js';
+import { readTlsMaterial, type ListenerTls } from './listener-tls.js';
 
 export interface HttpServerOptions {
   app: Koa<any, any>;
@@ -19,12 +21,14 @@ export interface HttpServerOptions {
   name?: string;
   /** How long in-flight requests may run on after stop before their connections are cut. */
   drainMs?: number;
+  /** Serve HTTPS with this certificate and key instead of plain HTTP. */
+  tls?: ListenerTls;
 }
 
 export interface BoundAddress {
   host: string;
   port: number;
-  /** `http://host:port`, ready for fetch. */
+  /** `http://host:port` (`https://` with tls), ready for fetch. */
   url: string;
 }
 
@@ -78,7 +82,9 @@ export class HttpServer implements Lifecycle {
   async listen(): Promise<BoundAddress> {
     if (this.server) throw new Error(`${this.name} listener was already started`);
     const host = this.options.host ?? '127.0.0.1';
-    const server = createServer();
+    const tls = this.options.tls;
+    // The key files are read at every start, so a renewed certificate is served after a restart.
+    const server: Server = tls ? createTlsServer(readTlsMaterial(tls, this.name, this.options.logger)) : createServer();
     this.server = server;
     // Registered before the app, so it sees every response before koa writes it.
     server.on('request', (_req: IncomingMessage, res: ServerResponse) => {
@@ -102,9 +108,12 @@ export class HttpServer implements Lifecycle {
       throw error;
     });
     server.on('error', (error) => this.options.logger?.error({ err: error }, `${this.name} listener failed`));
+    // A client that speaks plain HTTP to the TLS port, or fails the handshake, only loses its
+    // own connection; it is worth a debug line, not a warning per port scan.
+    server.on('tlsClientError', (error: Error) => this.options.logger?.debug({ err: error.message }, `${this.name} listener: TLS handshake refused`));
     const info = server.address() as AddressInfo;
     const urlHost = info.family === 'IPv6' ? `[${info.address}]` : info.address;
-    this.bound = { host: info.address, port: info.port, url: `http://${urlHost}:${info.port}` };
+    this.bound = { host: info.address, port: info.port, url: `${tls ? 'https' : 'http'}://${urlHost}:${info.port}` };
     this.options.logger?.info({ listener: this.name, url: this.bound.url }, `${this.name} listener started`);
     return this.bound;
   }

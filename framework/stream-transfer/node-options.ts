@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { bearerTokensSchema } from '../http/auth.js';
+import { listenerTlsSchema } from '../http/listener-tls.js';
 import { ID_PATTERN } from './model.js';
 import { DEFAULT_NODE_LIVENESS_OPTIONS as LIVENESS } from './node-liveness.js';
 
@@ -26,7 +27,12 @@ export const streamNodeOptions = z
     /** How many streams this node may own. */
     slots: z.number().int().positive().default(1_000),
     http: z
-      .object({ port: z.number().int().min(0).max(65535).default(7700), host: z.string().min(1).default('127.0.0.1') })
+      .object({
+        port: z.number().int().min(0).max(65535).default(7700),
+        host: z.string().min(1).default('127.0.0.1'),
+        /** Serve HTTPS (clients, admin and peers alike) with this certificate and key. */
+        tls: listenerTlsSchema.optional(),
+      })
       .strict()
       .default({ port: 7700, host: '127.0.0.1' }),
     /** Bearer tokens of the API; admin routes need one with the "admin" scope. */

@@ -125,7 +125,7 @@ export class StreamNodeService implements Lifecycle {
         onFailover: (_node, result) => livenessMetrics?.failover('operator', result),
       },
     });
-    this.server = createHttpServer({ app, port: options.http.port, host: options.http.host, clock, logger: log, name: 'streams' });
+    this.server = createHttpServer({ app, port: options.http.port, host: options.http.host, tls: options.http.tls, clock, logger: log, name: 'streams' });
     const bound = await this.server.listen();
     if (options.register) {
       this.registering = new AbortController();

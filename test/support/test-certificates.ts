@@ -1,0 +1,18 @@
+import { createClusterCa, issueCertificate, type ClusterCa, type IssuedCertificate } from '../../cli/local-cluster/cluster-certificates.js';
+import { makeTempDir } from '../../framework/testing/temp-dir.js';
+
+export interface TestCertificates {
+  ca: ClusterCa;
+  /** A certificate for 127.0.0.1 and localhost, signed by `ca`. */
+  loopback: IssuedCertificate;
+  dir: string;
+  remove(): Promise<void>;
+}
+
+/** A fresh CA and a loopback server certificate, made by openssl in a temp dir. */
+export async function makeTestCertificates(): Promise<TestCertificates> {
+  const dir = await makeTempDir('baton-tls');
+  const ca = await createClusterCa(`${dir.path}/ca`, 'baton test CA');
+  const loopback = await issueCertificate(ca, `${dir.path}/certs`, 'loopback', ['127.0.0.1', 'localhost']);
+  return { ca, loopback, dir: dir.path, remove: dir.remove };
+}
