@@ -44,6 +44,18 @@ export interface NemesisCluster {
   /** Why partitions are skipped in this run, when they are. */
   partitionsUnavailable?: string;
   storeOutages: StoreOutage[];
+  /** The workload's own faults, drawn like the nemesis's (once per round each). */
+  faults?: WorkloadFault[];
+}
+
+/**
+ * A fault only the workload knows how to make (a failover needs the variant's admin API): it
+ * applies it to `target`, holds it for about `holdMs` (less once `signal` aborts), heals it,
+ * and says what happened.
+ */
+export interface WorkloadFault {
+  kind: string;
+  apply(target: string, holdMs: number, signal: AbortSignal): Promise<string>;
 }
 
 export function firewalled(member: ClusterMember): FirewalledMember {

@@ -8,7 +8,8 @@ import { shuffle } from './seeded-shuffle.js';
 /** How long the schedule waits for a restarted member to serve before it goes on. */
 const RECOVERY_WAIT_MS = 3_000;
 
-export type FaultKind = 'kill' | 'pause' | 'partition' | 'store-outage';
+/** The nemesis's own faults, and the workload's (a failover, a drain) by the name it gives them. */
+export type FaultKind = 'kill' | 'pause' | 'partition' | 'store-outage' | (string & {});
 
 /** One fault as it happened: when it began and was healed (ms since the run started), on whom. */
 export interface FaultWindow {
@@ -55,6 +56,7 @@ export class Nemesis {
     if (cluster.firewall) this.kinds.push('partition');
     else this.skipped.push(`partitions: ${cluster.partitionsUnavailable ?? 'no firewall'}`);
     if (cluster.storeOutages.length > 0) this.kinds.push('store-outage');
+    for (const fault of cluster.faults ?? []) this.kinds.push(fault.kind);
   }
 
   /** Runs faults until `signal` aborts, then heals whatever is still broken. */
@@ -79,6 +81,15 @@ export class Nemesis {
     const hold = this.draw(this.holdMs);
     const target = leader !== undefined && this.rng.chance(0.5) ? leader : this.rng.pick(ids);
     const member = this.cluster.members.find((m) => m.id === target)!;
+    const own = this.cluster.faults?.find((f) => f.kind === kind);
+    if (own) {
+      const window = this.open(kind, `${kind} on ${target}`, [target], leader);
+      window.describe = await own
+        .apply(target, hold, signal)
+        .catch((error: Error) => `${window.describe} failed: ${error.message}`);
+      window.end = this.log.now();
+      return;
+    }
     switch (kind) {
       case 'kill': {
         const window = this.open(

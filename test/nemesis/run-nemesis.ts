@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { SystemClock } from '../../framework/kernel/system-clock.js';
 import { SeededRng } from '../../framework/testing/sim/seeded-rng.js';
 import type { NemesisCluster } from './cluster.js';
-import { Nemesis, type NemesisOptions } from './nemesis.js';
+import { Nemesis, type FaultWindow, type NemesisOptions } from './nemesis.js';
 import { OperationLog } from './operation-log.js';
 import { formatSummary, summarize, type RunSummary } from './run-summary.js';
 
@@ -36,6 +36,8 @@ export interface Workload {
   stop(): Promise<void>;
   /** Operations whose ok answer shows the cluster serving again after a fault on the leader. */
   progressOps?: readonly string[];
+  /** Lines of the summary only this workload can tell (how long its own failovers took). */
+  summaryLines?(ctx: RunContext, windows: readonly FaultWindow[]): string[];
 }
 
 export interface RunOutcome {
@@ -111,6 +113,7 @@ export async function runNemesis(
   const summary = summarize(ctx.log.records, windows, workload.progressOps);
   const title = `${workload.name}, seed ${seed}, ${members} members, ${seconds} s`;
   const lines = [formatSummary(title, summary, nemesis?.skipped ?? [])];
+  lines.push(...(workload.summaryLines?.(ctx, windows) ?? []));
   if (startedAt !== undefined)
     lines.push(
       `  cluster started in ${(startedAt / 1000).toFixed(1)} s; faults (s since the run began):`,

@@ -65,7 +65,7 @@ export function summarize(
   return { counts: count(records), byOperation, availability, faults, failoverMs };
 }
 
-function quantile(sorted: readonly number[], q: number): number {
+export function quantile(sorted: readonly number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
 }
 
@@ -83,6 +83,7 @@ export function formatSummary(
   const faults = Object.entries(summary.faults).map(([k, n]) => `${n} ${k}`);
   lines.push(`  faults: ${faults.length > 0 ? faults.join(', ') : 'none'}`);
   for (const [key, a] of Object.entries(summary.availability)) {
+    if (!a) continue;
     lines.push(
       `  availability during ${key.padEnd(12)} ${(a.ratio * 100).toFixed(1)}% ok (${a.ok}/${a.ops})`,
     );

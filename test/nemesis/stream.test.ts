@@ -7,7 +7,7 @@ const budget = nemesisBudget([1, 2], 20);
 
 for (const seed of budget.seeds) {
   test.serial(
-    `streams: on real stream nodes every acknowledged record is read back once, in order, and every transfer settles after kill, pause, partitions and store outages (seed ${seed})`,
+    `streams: on real stream nodes every acknowledged record is read back once, in order, and one node acknowledges per stream at a time and every transfer settles after kill, pause, partitions, store outages, drains and failovers (seed ${seed})`,
     async (t) => {
       t.timeout((budget.seconds + 300) * 1000);
       const outcome = await runNemesis(streamWorkload(), {

@@ -19,6 +19,14 @@ import type { RunContext } from '../run-nemesis.js';
 
 const ENTRY = fileURLToPath(new URL('../../../hosts/stream-node/main.js', import.meta.url));
 
+/** Dead after 1.5 s of silence, failed over automatically 1.5 s later. */
+export const LIVENESS = {
+  renewEveryMs: 250,
+  suspectAfterMs: 750,
+  deadAfterMs: 1_500,
+  autoFailoverAfterMs: 1_500,
+};
+
 export interface StreamCluster extends NemesisCluster {
   urls: Record<string, string>;
   token: string;
@@ -61,6 +69,9 @@ export async function startStreamCluster(ctx: RunContext): Promise<StreamCluster
             http: { port: ports[i], host: '127.0.0.1' },
             wal: { kind: 'file', dir: join(dir, 'wal') },
             tokens: [{ token, principal: 'operator', scopes: ['admin'] }],
+            // Quicker than the defaults, so a run of seconds sees nodes turn Dead and fail
+            // over; the operator's failover (on Dead) usually comes before the automatic one.
+            liveness: LIVENESS,
           },
           dataDir: dir,
           consensus: {

@@ -4,34 +4,46 @@ import { eventually } from '../../hosts/eventually.js';
 import { callJson } from '../http-json.js';
 import type { OperationLog } from '../operation-log.js';
 import type { Workload } from '../run-nemesis.js';
+import { quantile } from '../run-summary.js';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ADMIN_TIMEOUT_MS, livenessView, pendingTransfers, recordedAdmin } from './stream-admin.js';
 import {
+  checkFailovers,
   checkStreamHistory,
+  checkTransferSamples,
+  failoverTimes,
   type AppendInput,
   type AppendOutput,
   type StreamRead,
+  type TransferSample,
 } from './stream-checks.js';
 import { startStreamCluster, type StreamCluster } from './stream-cluster.js';
+import { streamFaults, type FailoverEvent } from './stream-faults.js';
 
 const STREAMS = 4;
 const APPENDERS = 4;
 /** Longer than a handoff's park (the target waits for it), shorter than a run. */
 const APPEND_TIMEOUT_MS = 4_000;
-const ADMIN_TIMEOUT_MS = 4_000;
 /** Attempts of one batch (same producer seq) before the appender gives it up as unknown. */
 const ATTEMPTS_PER_BATCH = 4;
 
 /**
  * The stream workload: producers append numbered batches (producer id + seq, retried with the
  * same seq after an unknown outcome) to a few streams on real stream nodes, an operator moves
- * streams between nodes and drains a node now and then, while the nemesis kills, pauses and
- * partitions nodes and takes the shared object store away. Checked after healing: every
- * transfer settled, the nodes agree on every stream's owner and epoch, and the records read
- * back hold every acknowledged batch exactly once, at its acknowledged offsets, in order (see
- * stream-checks.ts for the whole list).
+ * streams between nodes, while the nemesis kills, pauses and partitions nodes, takes the shared
+ * object store away, drains nodes and kills nodes for a failover (automatic, or POSTed by the
+ * operator once the node is Dead). Checked after healing: every transfer settled, no pending
+ * transfer ever named a Dead target, every killed node's streams failed over, the nodes agree
+ * on every stream's owner and epoch, and the records read back hold every acknowledged batch
+ * exactly once, at its acknowledged offsets, in order, one node acknowledging per stream at a
+ * time (see stream-checks.ts for the whole list).
  */
 export function streamWorkload(): Workload {
   let cluster: StreamCluster | undefined;
   const streams = Array.from({ length: STREAMS }, (_, i) => `s${i}`);
+  const failovers: FailoverEvent[] = [];
+  const samples: TransferSample[] = [];
 
   return {
     name: 'stream',
@@ -50,6 +62,7 @@ export function streamWorkload(): Workload {
         if (r.kind !== 'answer' || r.status >= 300)
           throw new Error(`could not create stream ${stream}: ${JSON.stringify(r)}`);
       }
+      cluster.faults = streamFaults(cluster, ctx.log, ctx.rng.fork('faults'), failovers);
       return cluster;
     },
 
@@ -60,6 +73,7 @@ export function streamWorkload(): Workload {
           appender(`p${i}`, ctx.rng.fork(`appender-${i}`), ctx.log, c, streams, signal),
         ),
         operator(ctx.rng.fork('operator'), ctx.log, c, streams, signal),
+        transferWatcher(ctx.rng.fork('watcher'), c, samples, signal),
       ];
     },
 
@@ -67,7 +81,8 @@ export function streamWorkload(): Workload {
       const c = cluster!;
       const problems: string[] = [];
       const ids = Object.keys(c.urls);
-      // Undo drains, so every node takes streams again, then let every transfer settle.
+      // Undo drains, so every node takes streams again, then let every transfer settle and
+      // every node be published alive again.
       for (const id of ids)
         await callJson(`${c.urls[id]}/v1/admin/nodes/${id}/undrain`, {
           method: 'POST',
@@ -77,18 +92,28 @@ export function streamWorkload(): Workload {
       try {
         await eventually(
           async () => {
-            const r = await callJson(`${c.urls[ctx.rng.pick(ids)]}/v1/admin/transfers`, {
-              token: c.token,
-              timeoutMs: 2_000,
-            });
-            return r.kind === 'answer' && r.status === 200 && r.body.transfers.length === 0;
+            const at = ctx.rng.pick(ids);
+            const pending = await pendingTransfers(c, at);
+            const liveness = await livenessView(c, at);
+            return (
+              pending?.length === 0 &&
+              liveness !== undefined &&
+              Object.values(liveness).every((l) => l === 'Alive')
+            );
           },
-          'every transfer to settle after healing',
+          'every transfer to settle and every node to be alive after healing',
           40_000,
         );
       } catch (error) {
-        problems.push(`${(error as Error).message}: ${JSON.stringify(await pendingTransfers(c))}`);
+        const at = ids[0];
+        problems.push(
+          `${(error as Error).message}: transfers ${JSON.stringify(await pendingTransfers(c, at))}, nodes ${JSON.stringify(await livenessView(c, at))}`,
+        );
       }
+      const final = await pendingTransfers(c, ids[0]);
+      const finalLiveness = await livenessView(c, ids[0]);
+      if (final && finalLiveness)
+        samples.push({ at: ids[0], before: final, liveness: finalLiveness, after: final });
       const views = await converge(c, streams).catch((error: Error) => {
         problems.push(error.message);
         return undefined;
@@ -102,7 +127,28 @@ export function streamWorkload(): Workload {
         }
       }
       problems.push(...checkStreamHistory(ctx.log, reads, views));
+      problems.push(...checkTransferSamples(samples));
+      problems.push(...checkFailovers(failovers));
+      if (problems.length > 0) {
+        await writeFile(join(ctx.dir, 'transfer-samples.json'), JSON.stringify(samples, null, 1));
+        await writeFile(join(ctx.dir, 'failovers.json'), JSON.stringify(failovers, null, 1));
+      }
       return problems;
+    },
+
+    summaryLines(ctx) {
+      const times = failoverTimes(ctx.log, failovers);
+      const line = (label: string, ms: number[]) => {
+        const sorted = [...ms].sort((a, b) => a - b);
+        return sorted.length === 0
+          ? `  ${label}: none`
+          : `  ${label}: median ${quantile(sorted, 0.5)} ms, max ${sorted[sorted.length - 1]} ms (${sorted.length})`;
+      };
+      return [
+        `  stream failovers: ${failovers.filter((f) => f.trigger === 'automatic').length} automatic, ${failovers.filter((f) => f.trigger === 'operator').length} by the operator, ${failovers.filter((f) => f.movedAt === undefined).length} not moved while the run lasted`,
+        line('failover, kill to new owners in the metadata', times.moved),
+        line('failover, kill to first append acknowledged by a new owner', times.served),
+      ];
     },
 
     stop: async () => cluster?.close(),
@@ -216,7 +262,7 @@ async function appendFollowingHints(c: StreamCluster, input: AppendInput): Promi
   return { kind: unknown ? 'unknown' : 'fail', via: hops.join(' -> ') };
 }
 
-/** The operator: a transfer every second or so, at a random node; now and then a drain and its undo. */
+/** The operator: a transfer every second or so, at a random node, to a random node. */
 async function operator(
   rng: SeededRng,
   log: OperationLog,
@@ -226,77 +272,48 @@ async function operator(
 ): Promise<void> {
   const clock = new SystemClock();
   const ids = Object.keys(c.urls);
-  let drained: string | undefined;
   while (!signal.aborted) {
     await clock.sleep(600 + rng.int(900));
     if (signal.aborted) break;
-    const at = rng.pick(ids);
-    if (drained === undefined && rng.chance(0.15)) {
-      const node = rng.pick(ids);
-      if (
-        (await admin(log, 'drain', { node }, c, at, `/v1/admin/nodes/${node}/drain`, {})) === 'ok'
-      )
-        drained = node;
-      continue;
-    }
-    if (drained !== undefined && rng.chance(0.3)) {
-      const node = drained;
-      if (
-        (await admin(log, 'undrain', { node }, c, at, `/v1/admin/nodes/${node}/undrain`, {})) ===
-        'ok'
-      )
-        drained = undefined;
-      continue;
-    }
     const stream = rng.pick(streams);
-    const target = rng.pick(ids.filter((id) => id !== drained));
-    await admin(log, 'transfer', { stream, target }, c, at, '/v1/admin/transfers', {
-      stream,
-      target,
-    });
+    const target = rng.pick(ids);
+    await recordedAdmin(
+      log,
+      'operator',
+      'transfer',
+      { stream, target },
+      c,
+      rng.pick(ids),
+      '/v1/admin/transfers',
+      {
+        stream,
+        target,
+      },
+    );
   }
 }
 
-async function admin(
-  log: OperationLog,
-  f: string,
-  input: Record<string, string>,
+/**
+ * Samples the pending transfers around a liveness read (transfers, nodes, transfers again, all
+ * linearizable reads at one node): a transfer present in both listings was pending when the
+ * liveness was read, so its target must not have been Dead then.
+ */
+async function transferWatcher(
+  rng: SeededRng,
   c: StreamCluster,
-  at: string,
-  path: string,
-  body: unknown,
-): Promise<'ok' | 'fail' | 'unknown'> {
-  const pending = log.invoke<Record<string, string>, unknown>('operator', f, { ...input, at });
-  const answer = await callJson(`${c.urls[at]}${path}`, {
-    method: 'POST',
-    body,
-    token: c.token,
-    timeoutMs: ADMIN_TIMEOUT_MS,
-  });
-  if (answer.kind === 'refused') {
-    pending.fail(answer.reason);
-    return 'fail';
+  samples: TransferSample[],
+  signal: AbortSignal,
+): Promise<void> {
+  const clock = new SystemClock();
+  const ids = Object.keys(c.urls);
+  while (!signal.aborted) {
+    await clock.sleep(200 + rng.int(300));
+    const at = rng.pick(ids);
+    const before = await pendingTransfers(c, at);
+    const liveness = before && (await livenessView(c, at));
+    const after = liveness && (await pendingTransfers(c, at));
+    if (before && liveness && after) samples.push({ at, before, liveness, after });
   }
-  if (answer.kind === 'lost') {
-    pending.unknown(answer.reason);
-    return 'unknown';
-  }
-  if (answer.status < 300) {
-    pending.ok(answer.body);
-    return 'ok';
-  }
-  if (answer.status === 409 || answer.status === 404 || answer.status === 400) {
-    pending.fail(`${answer.status} ${answer.body?.detail ?? ''}`);
-    return 'fail';
-  }
-  pending.unknown(`${answer.status} ${answer.body?.detail ?? ''}`);
-  return 'unknown';
-}
-
-async function pendingTransfers(c: StreamCluster): Promise<unknown> {
-  const first = Object.values(c.urls)[0];
-  const r = await callJson(`${first}/v1/admin/transfers`, { token: c.token, timeoutMs: 2_000 });
-  return r.kind === 'answer' ? r.body : r;
 }
 
 /** Waits until every node describes every stream alike (owner, epoch, state); returns that view. */
