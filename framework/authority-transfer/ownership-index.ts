@@ -1,11 +1,12 @@
+import { sortedTree } from '../consensus/sorted-tree.js';
 import type { OwnershipState, PendingAudit, TransferIntent } from './ownership.js';
 
 /** An empty ownership state, indexes included. */
 export function emptyOwnershipState(): OwnershipState {
   return {
-    authorities: new Map(),
-    pending: new Map(),
-    transfers: new Map(),
+    authorities: sortedTree(),
+    pending: sortedTree(),
+    transfers: sortedTree(),
     pendingByAuthority: new Map(),
     transfersBySource: new Map(),
     transfersByTarget: new Map(),
@@ -26,7 +27,10 @@ function remove(index: Map<string, Set<string>>, key: string, value: string): vo
   if (set.size === 0) index.delete(key);
 }
 
-/** Registers (or replaces) the authority's intent, keeping the by-source/target/driver indexes. */
+/**
+ * Registers the authority's intent, or replaces it with a changed copy (records are never
+ * changed in place: a capture may share the old one), keeping the by-source/target/driver indexes.
+ */
 export function putIntent(state: OwnershipState, intent: TransferIntent): void {
   const previous = state.transfers.get(intent.authority);
   if (previous) dropIntent(state, intent.authority);
@@ -46,7 +50,11 @@ export function dropIntent(state: OwnershipState, authority: string): TransferIn
   return intent;
 }
 
+/** Adds a sealed record, or replaces it with a changed copy (never changed in place). */
 export function putPending(state: OwnershipState, pending: PendingAudit): void {
+  // A record under the same id for another authority leaves that authority's index too.
+  const previous = state.pending.get(pending.record.id);
+  if (previous && previous.record.authority !== pending.record.authority) remove(state.pendingByAuthority, previous.record.authority, previous.record.id);
   state.pending.set(pending.record.id, pending);
   add(state.pendingByAuthority, pending.record.authority, pending.record.id);
 }

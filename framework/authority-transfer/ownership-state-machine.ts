@@ -1,4 +1,4 @@
-import type { ApplyContext, StateMachine } from '../contracts/metadata-consensus.js';
+import type { ApplyContext, StateAssembly, StateCapture, StateMachine } from '../contracts/metadata-consensus.js';
 import type {
   AckAuditResult,
   AckAuditCommand,
@@ -13,13 +13,14 @@ import type {
 import { finalBarrier, finalsComplete } from './ownership.js';
 import { dropIntent, dropPending, emptyOwnershipState, putPending, restoreOwnership, snapshotOwnership } from './ownership-index.js';
 import { applyTransferLifecycle } from './transfer-lifecycle.js';
+import { assembleOwnership, captureOwnership } from './ownership-capture.js';
 
 /**
  * The replicated ownership state machine: authority -> home datacenter + fencing epoch, the
  * registered planned transfers (one per authority, with their barrier and freeze), and the
  * sealed audit records each voter present at commit still has to store. Pure, as the contract
  * demands: every member reaches the same state from the same log. Refusals are results. Every
- * command costs O(1) in the number of authorities (map lookups and index updates, no scans).
+ * command costs O(log n) in the number of authorities (tree lookups and index updates, no scans).
  */
 export class OwnershipStateMachine implements StateMachine<OwnershipState, OwnershipCommand, OwnershipResult> {
   initial(): OwnershipState {
@@ -50,8 +51,9 @@ export class OwnershipStateMachine implements StateMachine<OwnershipState, Owner
   membershipChanged(state: OwnershipState, ctx: ApplyContext): void {
     const voters = new Set(ctx.voters);
     for (const [id, pending] of [...state.pending]) {
-      pending.awaiting = pending.awaiting.filter((member) => voters.has(member));
-      if (pending.awaiting.length === 0) dropPending(state, id);
+      const awaiting = pending.awaiting.filter((member) => voters.has(member));
+      if (awaiting.length === 0) dropPending(state, id);
+      else if (awaiting.length !== pending.awaiting.length) putPending(state, { record: pending.record, awaiting });
     }
   }
 
@@ -61,6 +63,15 @@ export class OwnershipStateMachine implements StateMachine<OwnershipState, Owner
 
   restore(snapshot: unknown): OwnershipState {
     return restoreOwnership(snapshot);
+  }
+
+  /** A copy-on-write freeze now (O(1)); the records are read out in pieces later (ownership-capture.ts). */
+  capture(state: OwnershipState): StateCapture {
+    return captureOwnership(state);
+  }
+
+  assemble(): StateAssembly<OwnershipState> {
+    return assembleOwnership();
   }
 
   private transferAuthority(state: OwnershipState, c: TransferAuthorityCommand): TransferAuthorityResult {
@@ -130,10 +141,13 @@ export class OwnershipStateMachine implements StateMachine<OwnershipState, Owner
         unknown.push(id);
         continue;
       }
-      pending.awaiting = pending.awaiting.filter((member) => member !== c.member);
-      if (pending.awaiting.length === 0) {
+      const awaiting = pending.awaiting.filter((member) => member !== c.member);
+      if (awaiting.length === 0) {
         dropPending(state, id);
         released.push(id);
+      } else if (awaiting.length !== pending.awaiting.length) {
+        // Replaced, not changed in place: a capture in progress may share the record.
+        putPending(state, { record: pending.record, awaiting });
       }
     }
     return { ok: true, released, unknown };

@@ -1,5 +1,6 @@
 import type { AuditRecord } from '../contracts/audit-store.js';
 import type { MemberId } from '../contracts/peer-transport.js';
+import type { SortedTree } from '../consensus/sorted-tree.js';
 
 /** Where an authority lives: its home datacenter and the fencing epoch minted by its last move. */
 export interface Ownership {
@@ -60,16 +61,18 @@ export interface TransferIntent {
 }
 
 /**
- * The replicated ownership state. Maps throughout, so any string (`constructor`, `__proto__`)
- * is an ordinary authority id. The `by*` maps are indexes kept by every command and rebuilt by
- * `restore`; snapshots carry only the primary maps, as entry arrays.
+ * The replicated ownership state. Keyed collections throughout, so any string (`constructor`,
+ * `__proto__`) is an ordinary authority id. The primary collections are ordered copy-on-write
+ * trees whose records are replaced on change, never mutated: a capture clones them in O(1) and
+ * reads the frozen copy out in pieces later, while commands go on. The `by*` maps are indexes
+ * kept by every command and rebuilt by `restore`/`assemble`; snapshots carry only the primaries.
  */
 export interface OwnershipState {
-  authorities: Map<string, Ownership>;
+  authorities: SortedTree<string, Ownership>;
   /** Sealed records pending projection, by transfer id. */
-  pending: Map<string, PendingAudit>;
+  pending: SortedTree<string, PendingAudit>;
   /** Registered transfers, by authority. */
-  transfers: Map<string, TransferIntent>;
+  transfers: SortedTree<string, TransferIntent>;
   /** authority -> ids of its pending records. */
   pendingByAuthority: Map<string, Set<string>>;
   /** source datacenter -> authorities with a registered transfer from it. */

@@ -23,10 +23,17 @@ export function applyTransferLifecycle(
   ctx: ApplyContext,
 ): RegisterTransferResult | TransferLifecycleResult {
   if (c.type === 'register_transfer') return register(state, c, ctx);
-  const intent = state.transfers.get(c.authority);
-  if (!intent || (c.type !== 'release_transfer' && intent.id !== c.id) || (c.type === 'release_transfer' && c.id !== undefined && intent.id !== c.id)) {
+  const registered = state.transfers.get(c.authority);
+  if (!registered || (c.type !== 'release_transfer' && registered.id !== c.id) || (c.type === 'release_transfer' && c.id !== undefined && registered.id !== c.id)) {
     return { ok: false, reason: 'not_registered' };
   }
+  if (c.type === 'release_transfer') {
+    dropIntent(state, c.authority);
+    return { ok: true, intent: copy(registered) };
+  }
+  // The registered record may be shared with a capture in progress: the step changes a copy,
+  // which replaces it.
+  const intent = copy(registered);
   switch (c.type) {
     case 'freeze_transfer':
       if (!intent.frozen) {
@@ -35,7 +42,7 @@ export function applyTransferLifecycle(
         intent.thawBy = c.thawBy;
         for (const cursor of intent.sources) delete cursor.final;
       }
-      return { ok: true, intent: copy(intent) };
+      break;
     case 'record_final': {
       if (!intent.frozen || intent.freezes !== c.freeze) return { ok: false, reason: 'not_frozen' };
       const cursor = intent.sources.find((s) => s.member === c.member);
@@ -48,7 +55,7 @@ export function applyTransferLifecycle(
       } else {
         cursor.final = Math.max(cursor.final ?? 0, c.serial, cursor.barrier);
       }
-      return { ok: true, intent: copy(intent) };
+      break;
     }
     case 'thaw_transfer':
       if (intent.frozen) {
@@ -59,11 +66,10 @@ export function applyTransferLifecycle(
           delete cursor.final;
         }
       }
-      return { ok: true, intent: copy(intent) };
-    case 'release_transfer':
-      dropIntent(state, c.authority);
-      return { ok: true, intent: copy(intent) };
+      break;
   }
+  putIntent(state, intent);
+  return { ok: true, intent: copy(intent) };
 }
 
 function register(state: OwnershipState, c: RegisterTransferCommand, ctx: ApplyContext): RegisterTransferResult {

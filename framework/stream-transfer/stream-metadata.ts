@@ -8,7 +8,7 @@ import {
   type StreamRecord,
   type TransferReason,
 } from './model.js';
-import { keysAfter, sortedTree, valuesAfter, type SortedTree } from './sorted-tree.js';
+import { keysAfter, sortedTree, valuesAfter, type SortedTree } from '../consensus/sorted-tree.js';
 
 /** A rebalance in progress as operators see it: the moves still waiting, and the tallies. */
 export interface RebalanceRun {

@@ -16,6 +16,8 @@ import {
 import { StoreUnavailableError } from '../../../framework/contracts/errors.js';
 import { NotAppendedError, OutcomeUnknownError, ReadUnavailableError } from '../../../framework/contracts/metadata-consensus.js';
 import { PlannedTransferEngine } from '../../../framework/authority-transfer/planned-transfer-engine.js';
+import type { OwnershipState } from '../../../framework/authority-transfer/ownership.js';
+import { restoreOwnership, snapshotOwnership } from '../../../framework/authority-transfer/ownership-index.js';
 import { flushMicrotasks } from '../../../framework/testing/sim/virtual-clock.js';
 import { atNextCommit, engineHarness, establish, request, settle } from './harness.js';
 
@@ -479,6 +481,11 @@ test('stopping the engine drops pending resolutions', async (t) => {
  * The harness's consensus, counting linearizable reads, with a view that can be made stale
  * until the next linearizable read (which a member answers only once it applied that far).
  */
+/** A copy of a view that later commands do not change (the state through its own snapshot). */
+function frozenView<V extends { state: OwnershipState }>(view: V): V {
+  return { ...view, state: restoreOwnership(snapshotOwnership(view.state)) };
+}
+
 function countingConsensus(h: Awaited<ReturnType<typeof ready>>) {
   let reads = 0;
   let staleView: ReturnType<typeof h.consensus.view> | undefined;
@@ -490,7 +497,7 @@ function countingConsensus(h: Awaited<ReturnType<typeof ready>>) {
   };
   consensus.view = () => staleView ?? h.consensus.view();
   const engine = new PlannedTransferEngine({ ...h, consensus });
-  return { engine, reads: () => reads, freezeView: () => (staleView = structuredClone(h.consensus.view())) };
+  return { engine, reads: () => reads, freezeView: () => (staleView = frozenView(h.consensus.view())) };
 }
 
 test('admission reads the applied view: a transfer from the home costs no linearizable read', async (t) => {

@@ -2,16 +2,18 @@ import sortedBtree from 'sorted-btree';
 
 /**
  * An ordered map with O(log n) get/set/delete, ordered iteration from any key, and an O(1)
- * copy-on-write clone (a B+ tree). What the metadata indexes are built on: lookups by any
- * string (no prototype in the way), listing after a cursor, and cheap frozen copies.
+ * copy-on-write clone (a B+ tree). What both variants' replicated records and indexes are built
+ * on: lookups by any string (no prototype in the way), listing after a cursor, and cheap frozen
+ * copies for snapshots. Iterating it yields [key, value] entries, as a Map does.
  */
-export type SortedTree<K, V> = InstanceType<typeof sortedBtree.default<K, V>>;
+export type SortedTree<K, V> = InstanceType<typeof sortedBtree.default<K, V>> & Iterable<[K, V]>;
 
 // The package is CommonJS with the class on `exports.default`.
 const Tree = sortedBtree.default;
 
 export function sortedTree<K, V>(compare?: (a: K, b: K) => number): SortedTree<K, V> {
-  return new Tree<K, V>(undefined, compare);
+  // The package's typings omit the iterator its prototype has (equal to entries()).
+  return new Tree<K, V>(undefined, compare) as SortedTree<K, V>;
 }
 
 /** Values with keys strictly after `after` (from the first key when it is undefined), in key order. */
