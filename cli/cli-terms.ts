@@ -12,6 +12,10 @@ const RULES: readonly { server: RegExp; cli: (match: RegExpExecArray) => string 
     server: /(\S+) has no home yet[;:] establish it with a transfer_authority command/,
     cli: (m) => `${m[1]} has no home yet: create it with "baton authority create ${m[1]} --home DATACENTER"`,
   },
+  {
+    server: /use a planned transfer \(POST \/availability\/v1\/transfers\)/,
+    cli: () => 'use a planned transfer ("baton authority transfer")',
+  },
 ];
 
 export function inCliTerms(detail: string): string {

@@ -15,6 +15,8 @@ export const controlPaths = {
   audit: (authority: string, limit: number) =>
     `/availability/v1/authorities/${encodeURIComponent(authority)}/audit?limit=${limit}`,
   members: '/availability/v1/members',
+  /** The raw transfer_authority command: with no source it gives an authority its first home. */
+  commands: '/availability/v1/commands',
 };
 
 /**

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
-import { SystemClock } from '../../framework/kernel/system-clock.js';
 import { adminRequest, isTimeout } from '../admin-client.js';
 import { secondsAsMs } from '../arguments.js';
 import {
@@ -13,13 +12,12 @@ import {
 import { connectionOf, withConnectionOptions } from '../connection.js';
 import { outputFor, type CliContext } from '../context.js';
 import { AUTHORITY_CONTROL, auditLines, controlPaths, type AuditRecord } from './control-api.js';
+import { noteOnceWaiting } from './waiting-note.js';
 
 /**
  * Longer than the node's catch-up budget (five minutes by default), so the node's own 504 is
  * what ends a wait for a target that does not catch up, not the CLI giving up first.
  */
-/** A node that has not answered by then is waiting for the target (a refusal answers at once). */
-const WAITING_NOTE_AFTER_MS = 500;
 const DEFAULT_TRANSFER_TIMEOUT_MS = 330_000;
 const OPERATION_KEY = /^[A-Za-z0-9._:~-]{1,128}$/;
 
@@ -75,15 +73,15 @@ Examples:
       // Chosen here, not by the node, so a retry can name it even if no answer ever arrives.
       const key = options.key ?? `cli-${randomUUID()}`;
       const retry = retryCommand(name, options, key);
-      // Said only once the node is seen to wait: a refusal answers at once and says why itself.
+      // Said only once the node is seen waiting on this very transfer: a refusal answers at once
+      // and says why itself, so it never reads as a wait.
       const answered = new AbortController();
-      void new SystemClock().sleep(WAITING_NOTE_AFTER_MS, answered.signal).then(
-        () =>
-          output.note(
-            `transfer ${key}: waiting for ${options.to} to catch up and the move to commit ` +
-              `(stopping this command does not stop the transfer: "baton authority cancel ${name}" does)`,
-          ),
-        () => undefined,
+      void noteOnceWaiting(connection, name, key, answered.signal, (status) =>
+        output.note(
+          `transfer ${key}: waiting for ${options.to} to catch up to barrier ${status.barrier} ` +
+            `(at ${status.frontier ?? 'no reading yet'}) and the move to commit ` +
+            `(stopping this command does not stop the transfer: "baton authority cancel ${name}" does)`,
+        ),
       );
       let record: AuditRecord;
       try {

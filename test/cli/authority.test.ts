@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -9,10 +10,13 @@ import {
   ADMIN,
   READER,
   startNode,
+  tokens,
   type NodeOverrides,
 } from '../hosts/authority-node/node-harness.js';
+import { freeLoopbackPort } from '../../framework/testing/server-process.js';
+import { eventually } from '../hosts/eventually.js';
 import { closedPort } from './closed-port.js';
-import { runBaton, spawnBaton } from './run-baton.js';
+import { BATON_MAIN, runBaton, spawnBaton } from './run-baton.js';
 
 const cwd = process.cwd();
 
@@ -410,5 +414,95 @@ test.serial(
     });
     t.is(run.code, ExitCode.Ok, run.stderr);
     t.is((JSON.parse(run.stdout) as { members: unknown[] }).members.length, 2);
+  },
+);
+
+/** Reads the authority's home (admin:read) and writes to it (authority:write). */
+const OPERATOR = 'operator-token';
+
+/** A node whose roster names its own public server, so the CLI can find the home member's address. */
+async function nodeReachedAtItsPublicServer(t: ExecutionContext): Promise<Node> {
+  const port = await freeLoopbackPort();
+  return node(t, {
+    publicPort: port,
+    node: { tokens: [...tokens, { token: OPERATOR, principal: 'olivia', scopes: ['admin:write', 'admin:read', 'authority:write'] }] },
+    roster: {
+      east: { members: { 'east-1': { public: `http://127.0.0.1:${port}` } } },
+      west: { members: { 'west-1': { public: 'http://127.0.0.1:9' } } },
+    },
+  });
+}
+
+test.serial(
+  'authority create gives an authority its first home at epoch 1; again, it says where it lives; a home outside the roster is a usage error',
+  async (t) => {
+    const n = await node(t);
+    const created = await baton(n, ['create', 'docs', '--home', 'west']);
+    t.is(created.code, ExitCode.Ok, created.stderr);
+    t.is(created.stdout, 'created docs in west (epoch 1)\n');
+    t.like(n.consensus.view().state.authorities.get('docs'), { home: 'west', epoch: 1 });
+
+    const again = await baton(n, ['create', 'docs', '--home', 'east']);
+    t.is(again.code, ExitCode.Failed);
+    t.is(
+      again.stderr,
+      'baton: docs already exists: its home is west (epoch 1); move it with "baton authority transfer docs --from west --to DATACENTER --reason ..."\n',
+    );
+    t.like(n.consensus.view().state.authorities.get('docs'), { home: 'west', epoch: 1 });
+
+    const nowhere = await baton(n, ['create', 'other', '--home', 'south']);
+    t.is(nowhere.code, ExitCode.Usage);
+    t.is(nowhere.stderr, 'baton: --home south is no datacenter of the roster: choose east, west\n');
+    t.is(n.consensus.view().state.authorities.get('other'), undefined);
+  },
+);
+
+test.serial(
+  "authority write sends each operation to the home member's public server under the current epoch; a planned transfer then waits for the target to reach them, saying so",
+  async (t) => {
+    const n = await nodeReachedAtItsPublicServer(t);
+    t.is((await baton(n, ['create', 'proj', '--home', 'east'])).code, ExitCode.Ok);
+    const wrote = await baton(n, ['write', 'proj', 'publish 1.0.0', 'publish 1.0.1'], OPERATOR);
+    t.is(wrote.code, ExitCode.Ok, wrote.stderr);
+    t.is(wrote.stdout, 'wrote 2 operations to proj at east-1 (east, epoch 1): serials 1-2\n');
+
+    // west reports nothing until told: the transfer waits at the barrier the writes raised.
+    n.probe.unreachable('west');
+    const child = spawn(process.execPath, [BATON_MAIN, 'authority', 'transfer', 'proj', ...TRANSFER, '--key', 'k-barrier'], {
+      env: { ...process.env, BATON_URL: n.control, BATON_TOKEN: ADMIN },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    t.teardown(() => child.kill());
+    await eventually(() => stderr.includes('\n'), 'the command to say it waits');
+    t.regex(stderr, /^transfer k-barrier: waiting for west to catch up to barrier 2 \(at no reading yet\)/);
+    n.probe.answer('west', 2);
+    t.is(await exited, ExitCode.Ok, stderr);
+    t.regex(stdout, /barrier\s+2\n/);
+    t.like(await n.audit.byId('k-barrier'), { barrier: 2, epoch: 2 });
+
+    // The home moved: east refuses a write now, and the command says where to look.
+    const stale = await baton(n, ['write', 'proj', 'late', '--public-url', n.publicUrl], OPERATOR);
+    t.is(stale.code, ExitCode.Failed);
+    t.regex(stale.stderr, /proj lives in west, not east.*See where it lives with "baton authority status proj"/);
+  },
+);
+
+test.serial(
+  'authority write to an authority without a home exits 1 naming the command that creates it; an empty operation is a usage error',
+  async (t) => {
+    const n = await node(t);
+    const run = await baton(n, ['write', 'ghost', 'x']);
+    t.is(run.code, ExitCode.Failed);
+    t.is(
+      run.stderr,
+      'baton: ghost has no home yet: create it with "baton authority create ghost --home DATACENTER"\n',
+    );
+    const empty = await baton(n, ['write', 'ghost', '']);
+    t.is(empty.code, ExitCode.Usage);
   },
 );

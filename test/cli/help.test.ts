@@ -64,6 +64,8 @@ test('the program has the command groups the CLI documents', (t) => {
       'streams nodes',
       'streams nodes add',
       'authority',
+      'authority create',
+      'authority write',
       'authority transfer',
       'authority cancel',
       'authority status',

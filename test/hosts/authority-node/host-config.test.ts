@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -45,6 +46,8 @@ test('a node starts from a config file with environment overrides, serves, and s
       file,
       JSON.stringify({
         ...defaultAuthorityNodeConfig,
+        // Its own dataDir: the default ("data" in the working directory) would land in the checkout.
+        dataDir: join(dir, 'data'),
         node: { ...defaultAuthorityNodeConfig.node, public: { port: 0 }, control: { port: 0 } },
         auditStore: { use: 'fs-audit-store', options: { dir: join(dir, 'audit') } },
         log: { level: 'silent' },
@@ -58,6 +61,8 @@ test('a node starts from a config file with environment overrides, serves, and s
       const res = await fetch(`${node.controlAddress.url}/availability/v1/members`, { headers: { authorization: 'Bearer tok' } });
       t.is(res.status, 200);
       t.like(await res.json(), { members: [{ member: 'east-1', datacenter: 'east', state: 'Alive' }] });
+      t.true(existsSync(join(dir, 'data', 'raft')), 'the Raft log is under the dataDir the file gives');
+      t.false(existsSync(join(process.cwd(), 'data')), 'nothing is written where the tests run');
     } finally {
       await host.stop();
     }
