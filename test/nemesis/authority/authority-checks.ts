@@ -25,14 +25,18 @@ export interface HealedAuthority {
  * member's audit already equal: each committed move is audited on every voter):
  * - one committed move per key, and epochs strictly increase with the commit position; the
  *   healed home and epoch are those of the last move;
- * - a transfer that answered 200 is in the audit with the epoch it answered; a cancel that
- *   answered 204 called off every transfer of that authority in flight at that member: none of
- *   them is in the audit;
+ * - a transfer that answered 200 is in the audit with the epoch it answered; a key every
+ *   attempt of which was refused is not (a key may be sent again at another member after an
+ *   unknown outcome: the one registration decides for all its attempts);
+ * - a cancel that answered 204 at the member driving a transfer (where it was POSTed) called it
+ *   off: it is not in the audit; a cancel answered 204 elsewhere released some transfer: one
+ *   invoked before the cancel completed is not in the audit;
  * - every acknowledged write was acknowledged by the home of the epoch it carries, and none was
  *   acknowledged under an older epoch once a move to a newer one had answered;
- * - no acknowledged write missing at the new home: every write the source acknowledged before a
- *   transfer was requested is covered by that move's barrier (the caller checks that the target
- *   applied the source's feed through the barrier).
+ * - no acknowledged write missing at the new home, none finalised under an old epoch: every
+ *   write the source acknowledged under the epoch a move ended, whenever it was acknowledged
+ *   (before the request, or between it and the commit: the freeze), is within that move's
+ *   barrier (the caller checks that the target applied the source's feed through it).
  */
 export function checkAuthorityHistory(
   log: OperationLog,
@@ -73,24 +77,26 @@ export function checkAuthorityHistory(
     }
     const committed = new Map(view.audit.map((r) => [r.id, r]));
 
-    for (const t of transfers.filter((t) => t.input.authority === authority)) {
+    const mine = transfers.filter((t) => t.input.authority === authority);
+    for (const t of mine) {
       const record = committed.get(t.input.id);
       if (t.outcome === 'ok' && (!record || record.epoch !== t.output!.epoch)) {
         problems.push(
           `${authority}: transfer ${t.input.id} answered committed at epoch ${t.output!.epoch}, but the audit holds ${record ? `epoch ${record.epoch}` : 'no such move'}`,
         );
       }
-      if (t.outcome === 'fail' && record)
+      const attempts = mine.filter((a) => a.input.id === t.input.id);
+      if (t.outcome === 'fail' && record && attempts.every((a) => a.outcome === 'fail'))
         problems.push(
-          `${authority}: transfer ${t.input.id} was refused (${t.detail}) but committed`,
+          `${authority}: transfer ${t.input.id} was refused (${attempts.map((a) => `${a.input.at}: ${a.detail}`).join('; ')}) but committed`,
         );
     }
-    for (const c of cancels.filter(
+    const released = cancels.filter(
       (c) => c.input.authority === authority && c.outcome === 'ok' && c.output!.status === 204,
-    )) {
-      const calledOff = transfers.filter(
+    );
+    for (const c of released) {
+      const calledOff = mine.filter(
         (t) =>
-          t.input.authority === authority &&
           t.input.at === c.input.at &&
           t.invokeSeq < c.invokeSeq &&
           (t.completeSeq === undefined || t.completeSeq > c.invokeSeq),
@@ -101,6 +107,16 @@ export function checkAuthorityHistory(
             `${authority}: a cancel at ${c.input.at} answered 204 while transfer ${t.input.id} was in flight there, yet it committed`,
           );
       }
+      // Nothing driven there: the cancel went through consensus and released some transfer.
+      const before = mine.filter((t) => t.invokeSeq < c.completeSeq!);
+      if (
+        calledOff.length === 0 &&
+        before.length > 0 &&
+        before.every((t) => committed.has(t.input.id))
+      )
+        problems.push(
+          `${authority}: a cancel at ${c.input.at} answered 204 (released a transfer), yet every transfer asked for before it committed (${before.map((t) => t.input.id).join(', ')})`,
+        );
     }
 
     for (const w of writes.filter((w) => w.input.authority === authority)) {
@@ -120,24 +136,78 @@ export function checkAuthorityHistory(
         }
       }
     }
-    for (const record of view.audit) {
-      const move = transfers.find((t) => t.input.id === record.id);
-      if (!move) continue;
-      const before = writes.filter(
+    view.audit.forEach((record, i) => {
+      const ended = i === 0 ? -Infinity : view.audit[i - 1].epoch;
+      const underOld = writes.filter(
         (w) =>
           w.input.authority === authority &&
           dcOf.get(w.input.member) === record.source &&
-          w.output!.epoch === record.epoch - 1 &&
-          w.completeSeq! < move.invokeSeq,
+          w.output!.epoch < record.epoch &&
+          w.output!.epoch >= ended,
       );
-      for (const w of before) {
+      for (const w of underOld) {
         if (w.output!.serial > record.barrier) {
           problems.push(
-            `${authority}: write ${w.input.operation} (serial ${w.output!.serial}) was acknowledged at ${record.source} before move ${record.id} was requested, but its barrier is ${record.barrier}`,
+            `${authority}: write ${w.input.operation} (serial ${w.output!.serial}) was acknowledged at ${record.source} under epoch ${w.output!.epoch}, but move ${record.id} to epoch ${record.epoch} has barrier ${record.barrier}: missing at the new home`,
           );
         }
       }
+    });
+  }
+  problems.push(...checkRefusalsTookNoSerial(log));
+  return [...new Set(problems)];
+}
+
+/**
+ * Writes refused (the freeze's 503, a stale epoch, not home) are refusals, not losses: a
+ * member's feed hands out serials 1, 2, 3... without gaps, so the serials missing between the
+ * ones it acknowledged can only belong to writes whose outcome is unknown. A refused write that
+ * took a serial anyway shows as one gap too many.
+ */
+export function checkRefusalsTookNoSerial(log: OperationLog): string[] {
+  const problems: string[] = [];
+  const writes = log.of<WriteInput, WriteOutput>('write');
+  for (const member of new Set(writes.map((w) => w.input.member))) {
+    const at = writes.filter((w) => w.input.member === member);
+    const serials = new Set(at.filter((w) => w.outcome === 'ok').map((w) => w.output!.serial));
+    if (serials.size === 0) continue;
+    const top = Math.max(...serials);
+    const gaps = top - serials.size;
+    const unknown = at.filter((w) => w.outcome === 'unknown').length;
+    if (gaps > unknown) {
+      const refused = at.filter((w) => w.outcome === 'fail').length;
+      problems.push(
+        `${member}: its feed skipped ${gaps} serials below ${top} that no acknowledged write holds, but only ${unknown} writes there had an unknown outcome: some of its ${refused} refused writes took a serial`,
+      );
     }
   }
-  return [...new Set(problems)];
+  return problems;
+}
+
+/**
+ * Every committed move audited on every voter: `audits` is each member's audit of each
+ * authority after healing (record ids); a move any member holds must be on all of them.
+ */
+export function checkAuditedEverywhere(
+  audits: Record<string, Record<string, string[] | undefined>>,
+): string[] {
+  const problems: string[] = [];
+  const members = Object.keys(audits);
+  const authorities = new Set(members.flatMap((m) => Object.keys(audits[m])));
+  for (const authority of authorities) {
+    const all = new Set(members.flatMap((m) => audits[m][authority] ?? []));
+    for (const member of members) {
+      const held = audits[member][authority];
+      if (held === undefined) {
+        problems.push(`${authority}: ${member} did not answer for its audit after healing`);
+        continue;
+      }
+      const missing = [...all].filter((id) => !held.includes(id));
+      if (missing.length > 0)
+        problems.push(
+          `${authority}: committed move(s) ${missing.join(', ')} not audited on ${member}`,
+        );
+    }
+  }
+  return problems;
 }

@@ -10,6 +10,7 @@ import {
   type AuthorityMember,
 } from './authority-cluster.js';
 import {
+  checkAuditedEverywhere,
   checkAuthorityHistory,
   type AuditRecord,
   type HealedAuthority,
@@ -22,10 +23,10 @@ const TRANSFER_TIMEOUT_MS = 8_000;
 
 /**
  * The authority workload: a writer per authority writes at its home under the epoch it last
- * read; an operator POSTs planned transfers to random targets and now and then cancels one,
- * while the nemesis kills, pauses and partitions members and takes an audit store away.
- * Transfers and cancels go to the source member (the member that takes a transfer holds its plan
- * until transfer intents are replicated). Checked after healing: see authority-checks.ts.
+ * read (a freeze's 503 is a refusal); an operator POSTs planned transfers to random targets at
+ * random members and now and then cancels one at a random member, while the nemesis kills,
+ * pauses and partitions members and takes an audit store away. Checked after healing: see
+ * authority-checks.ts.
  */
 export function authorityWorkload(): Workload {
   let cluster: AuthorityCluster | undefined;
@@ -92,9 +93,20 @@ export function authorityWorkload(): Workload {
           problems.push((error as Error).message);
         }
       }
+      problems.push(...checkAuditedEverywhere(await auditsByMember(c, authorities)));
       problems.push(...checkAuthorityHistory(ctx.log, healed, c.nodes, initialHomes));
       problems.push(...(await barriersReached(c, healed)));
       return problems;
+    },
+
+    summaryLines(ctx) {
+      const writes = ctx.log.of('write');
+      const frozen = writes.filter((w) => w.outcome === 'fail' && /frozen/.test(w.detail ?? ''));
+      const transfers = ctx.log.of<TransferInput, unknown>('transfer');
+      const retried = new Set(transfers.map((t) => t.input.id)).size;
+      return [
+        `  writes refused by a freeze: ${frozen.length}; transfers: ${retried} keys, ${transfers.length - retried} sent again at another member`,
+      ];
     },
 
     stop: async () => cluster?.close(),
@@ -147,14 +159,20 @@ async function writer(
         timeoutMs: WRITE_TIMEOUT_MS,
       },
     );
+    // The freeze of a planned transfer refuses writes (503 authority frozen, before a serial is
+    // handed out): a refusal, which checkRefusalsTookNoSerial holds it to.
+    const frozen =
+      answer.kind === 'answer' &&
+      answer.status === 503 &&
+      /frozen/.test(String(answer.body?.type ?? ''));
     const outcome = settle(
       pending,
       answer,
       (body) => ({ epoch: body.epoch, serial: body.serial }),
-      [409, 421],
+      frozen ? [409, 421, 503] : [409, 421],
     );
     if (outcome !== 'ok') known = undefined;
-    await clock.sleep(10 + rng.int(30));
+    await clock.sleep(frozen ? 100 + rng.int(200) : 10 + rng.int(30));
   }
 }
 
@@ -178,7 +196,12 @@ export interface TransferInput {
   at: string;
 }
 
-/** Planned transfers to random targets at the source member; now and then a cancel there. */
+/**
+ * Planned transfers to random targets, POSTed at a random member (which then drives it); after
+ * an unknown outcome the same key is sent once more at another member, which waits for the
+ * registration's outcome (or registers it, if the first never arrived). Now and then a cancel
+ * at a random member.
+ */
 async function operator(
   rng: SeededRng,
   log: OperationLog,
@@ -201,19 +224,20 @@ async function operator(
     const source = c.nodes.find((m) => m.datacenter === r.body.home);
     if (!source) continue;
     if (rng.chance(0.25)) {
-      inFlight.push(cancel(log, c, authority, source));
+      inFlight.push(cancel(log, c, authority, rng.pick(c.nodes)));
       continue;
     }
     const target = rng.pick(c.nodes.filter((m) => m !== source));
     const id = `move-${authority}-${n++}`;
+    const first = rng.pick(c.nodes);
+    const input = { authority, id, source: source.datacenter, target: target.datacenter };
     // The POST answers only once the move committed: it runs on while the operator goes on.
     inFlight.push(
-      transfer(
-        log,
-        c,
-        { authority, id, source: source.datacenter, target: target.datacenter, at: source.id },
-        source,
-      ),
+      (async () => {
+        if ((await transfer(log, c, { ...input, at: first.id }, first)) !== 'unknown') return;
+        const again = rng.pick(c.nodes.filter((m) => m !== first));
+        await transfer(log, c, { ...input, at: again.id }, again);
+      })(),
     );
   }
   await Promise.all(inFlight);
@@ -224,7 +248,7 @@ async function transfer(
   c: AuthorityCluster,
   input: TransferInput,
   at: AuthorityMember,
-): Promise<void> {
+): Promise<'ok' | 'fail' | 'unknown'> {
   const pending = log.invoke<TransferInput, AuditRecord>('operator', 'transfer', input);
   const answer = await callJson(`${at.control}/availability/v1/transfers`, {
     body: {
@@ -238,7 +262,7 @@ async function transfer(
     timeoutMs: TRANSFER_TIMEOUT_MS,
   });
   // 409 (another transfer runs, cancelled, not the home) and 504 (barrier budget) moved nothing.
-  settle(pending, answer, (body) => body as AuditRecord, [409, 422, 504]);
+  return settle(pending, answer, (body) => body as AuditRecord, [409, 422, 504]);
 }
 
 async function cancel(
@@ -331,6 +355,28 @@ async function convergedAuthority(
     throw new Error(`${(error as Error).message}\n${last.map((v) => v.slice(0, 400)).join('\n')}`);
   }
   return agreed!;
+}
+
+/** Each member's audit (record ids) of each authority, as it answers now. */
+async function auditsByMember(
+  c: AuthorityCluster,
+  authorities: readonly string[],
+): Promise<Record<string, Record<string, string[] | undefined>>> {
+  const audits: Record<string, Record<string, string[] | undefined>> = {};
+  for (const node of c.nodes) {
+    audits[node.id] = {};
+    for (const authority of authorities) {
+      const a = await callJson(
+        `${node.control}/availability/v1/authorities/${authority}/audit?limit=1000`,
+        { token: c.token, timeoutMs: 5_000 },
+      );
+      audits[node.id][authority] =
+        a.kind === 'answer' && a.status === 200
+          ? (a.body.records as AuditRecord[]).map((r) => r.id)
+          : undefined;
+    }
+  }
+  return audits;
 }
 
 /** Every committed move's target has applied its source's feed through the barrier. */
