@@ -8,6 +8,8 @@ export interface ProgressReading {
   total: number;
   /** What a person reads: "3 of 10 streams moved (2 moving)". */
   line: string;
+  /** The line without its count, for a bar that shows done/total itself: "streams moved (2 moving)". */
+  detail?: string;
   /** What a script reads with --json. */
   data: unknown;
 }
@@ -52,7 +54,7 @@ class TerminalBar implements ProgressView {
   constructor(stream: NodeJS.WritableStream, label: string) {
     this.bar = new cliProgress.SingleBar({
       stream,
-      format: `${label} [{bar}] {value}/{total} {line}`,
+      format: `${label} [{bar}] {value}/{total} {detail}`,
       clearOnComplete: true,
       hideCursor: true,
       barsize: 30,
@@ -64,12 +66,12 @@ class TerminalBar implements ProgressView {
     const total = Math.max(reading.total, reading.done, 1);
     const done = reading.total === 0 ? 1 : reading.done;
     if (!this.started) {
-      this.bar.start(total, done, { line: reading.line });
+      this.bar.start(total, done, { detail: reading.detail ?? reading.line });
       this.started = true;
       return;
     }
     this.bar.setTotal(total);
-    this.bar.update(done, { line: reading.line });
+    this.bar.update(done, { detail: reading.detail ?? reading.line });
   }
 
   stop(): void {

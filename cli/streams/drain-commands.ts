@@ -128,12 +128,14 @@ function stuck(progress: DrainProgress): boolean {
 
 function drainReading(progress: DrainProgress, total: number) {
   const moved = total - progress.remaining;
+  const rest =
+    `${progress.remaining} to go, ${progress.outgoing} moving` +
+    (stuck(progress) ? ' (waiting for a node with free slots)' : '');
   return {
     done: moved,
     total,
-    line:
-      `${moved} of ${total} stream(s) moved, ${progress.remaining} to go, ${progress.outgoing} moving` +
-      (stuck(progress) ? ' (waiting for a node with free slots)' : ''),
+    line: `${moved} of ${total} stream(s) moved, ${rest}`,
+    detail: `stream(s) moved, ${rest}`,
     data: progress,
   };
 }

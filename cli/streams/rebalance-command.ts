@@ -10,9 +10,10 @@ import { SystemClock } from '../../framework/kernel/system-clock.js';
 import type { StreamClient } from '../../framework/stream-transfer/client.js';
 import type {
   PendingTransfer,
-  PlannedMove,
   RebalanceRun,
 } from '../../framework/stream-transfer/model.js';
+import { confirm } from '../confirm.js';
+import { rebalancePlanLines } from './rebalance-plan.js';
 import { STREAM_API, streamCall, streamClient } from './stream-api.js';
 import { DEFAULT_INTERVAL_MS, seconds } from './transfer-commands.js';
 
@@ -29,6 +30,7 @@ export function registerRebalanceCommand(streams: Command, ctx: CliContext): voi
   withConnectionOptions(streams.command('rebalance'), STREAM_API)
     .description('even out the streams across the nodes: show the plan, then run it with progress')
     .option('--dry-run', 'show the moves the cluster would make, and change nothing')
+    .option('-y, --yes', 'run the plan without asking first')
     .option(
       '--max-in-flight <n>',
       'moves running at once (default: the cluster setting)',
@@ -44,18 +46,24 @@ export function registerRebalanceCommand(streams: Command, ctx: CliContext): voi
     .addHelpText(
       'after',
       `
-The plan moves streams from the most to the least loaded nodes (draining nodes take none). A
+The plan moves streams from the most to the least loaded nodes (draining nodes take none). It
+is shown first, each move as stream: from -> to, then each node's streams now and after. A
 move whose stream changed meanwhile is skipped. Progress is shown as for "baton streams drain".
+
+On a terminal the command asks before moving anything (answer y); --yes skips the question.
+When stdin is not a terminal (a script, a pipe) there is no one to ask: the plan is carried
+out as if --yes were given, and the command says so on stderr.
 
 Examples:
   baton streams rebalance --dry-run
   baton streams rebalance --max-in-flight 4
-  baton streams rebalance --no-wait --json`,
+  baton streams rebalance --yes --no-wait --json`,
     )
     .action(
       async (
         options: {
           dryRun?: boolean;
+          yes?: boolean;
           maxInFlight?: number;
           wait: boolean;
           timeout?: number;
@@ -66,6 +74,34 @@ Examples:
         const output = outputFor(ctx, command);
         const connection = connectionOf(ctx, command, STREAM_API);
         const client = streamClient(connection);
+        const owned = async () =>
+          new Map(
+            (await streamCall(() => client.nodes())).nodes.map((n) => [n.id, n.owned] as const),
+          );
+        const asking = !options.dryRun && !options.yes && ctx.stdin.isTTY === true;
+        if (asking) {
+          // The person sees the plan the cluster would run, then says whether to run it.
+          const [{ moves: planned }, counts] = await Promise.all([
+            streamCall(() => client.rebalance({ dryRun: true })),
+            owned(),
+          ]);
+          if (planned.length === 0) {
+            output.result({ dryRun: false, moves: planned, settled: true }, () =>
+              'the streams are balanced: nothing to move',
+            );
+            return;
+          }
+          ctx.stderr.write(`${rebalancePlanLines(planned, counts, 'would move').join('\n')}\n`);
+          if (!(await confirm(ctx, `move these ${planned.length} stream(s)?`))) {
+            output.result({ dryRun: false, moves: [], settled: false, declined: true }, () =>
+              'nothing moved',
+            );
+            return;
+          }
+        } else if (!options.dryRun && !options.yes) {
+          output.note('stdin is not a terminal: running the plan without asking (--yes)');
+        }
+        const counts = await owned();
         const answer = await streamCall(() =>
           client.rebalance({
             ...(options.dryRun ? { dryRun: true } : {}),
@@ -73,19 +109,20 @@ Examples:
           }),
         );
         const moves = answer.moves;
+        const plan = (verb: string) => rebalancePlanLines(moves, counts, verb);
         if (options.dryRun) {
-          output.result({ dryRun: true, moves }, (r) => plan(r.moves, 'would move'));
+          output.result({ dryRun: true, moves }, () => plan('would move'));
           return;
         }
         if (moves.length === 0 || !options.wait) {
           output.result({ dryRun: false, moves, settled: moves.length === 0 }, (r) =>
             r.moves.length === 0
               ? 'the streams are balanced: nothing to move'
-              : [...plan(r.moves, 'moving'), `follow it with "baton streams transfers"`],
+              : [...plan('moving'), `follow it with "baton streams transfers"`],
           );
           return;
         }
-        if (!output.json) output.note(plan(moves, 'moving').join('\n'));
+        if (!output.json) output.note(plan('moving').join('\n'));
         const view = progressView(ctx, output, 'rebalancing');
         let last: RebalanceReading;
         try {
@@ -122,14 +159,6 @@ Examples:
     );
 }
 
-function plan(moves: readonly PlannedMove[], verb: string): string[] {
-  if (moves.length === 0) return ['the streams are balanced: nothing to move'];
-  return [
-    `${verb} ${moves.length} stream(s):`,
-    ...moves.map((m) => `  ${m.stream} -> ${m.target}`),
-  ];
-}
-
 async function readRebalance(
   connection: Connection,
   client: StreamClient,
@@ -152,6 +181,7 @@ function rebalanceReading(r: RebalanceReading) {
     done: settled,
     total: r.run.planned,
     line: `${settled} of ${r.run.planned} move(s) done, ${r.moving} moving, ${r.run.queue.length} waiting`,
+    detail: `move(s) done, ${r.moving} moving, ${r.run.queue.length} waiting`,
     data: { ...r.run, moving: r.moving },
   };
 }

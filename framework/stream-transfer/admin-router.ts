@@ -6,7 +6,7 @@ import { HttpProblem, problems } from '../http/problem.js';
 import { validate } from '../http/validate.js';
 import type { StreamCommand, StreamResult } from './commands.js';
 import { CommandRejectedError } from './errors.js';
-import { ID_PATTERN } from './model.js';
+import { ID_PATTERN, type PlannedMove, type PlannedMoveFrom, type StreamMetadata } from './model.js';
 import { planRebalance } from './placement.js';
 import { nodePage, pageQuery, streamPage, transferPage, transferPageQuery } from './listing.js';
 import { drainProgress, nodeStatus, type RenewalAge } from './progress.js';
@@ -183,12 +183,14 @@ export function createAdminRouter(consensus: StreamConsensus, options: AdminRout
   router.post('/rebalance', async (ctx) => {
     const body = await readValidBody(ctx, rebalanceBody, { optional: true });
     if (body?.dryRun) {
-      ctx.body = { dryRun: true, moves: planRebalance(await state()) };
+      const current = await state();
+      ctx.body = { dryRun: true, moves: withSources(current, planRebalance(current)) };
       return;
     }
     const result = await decide({ type: 'rebalance', ...(body?.maxInFlight ? { maxInFlight: body.maxInFlight } : {}) });
     ctx.status = 202;
-    ctx.body = { dryRun: false, moves: result.moves ?? [], progress: (await state()).rebalance };
+    const current = await state();
+    ctx.body = { dryRun: false, moves: withSources(current, result.moves ?? []), progress: current.rebalance };
   });
 
   router.get('/rebalance', async (ctx) => {
@@ -197,4 +199,12 @@ export function createAdminRouter(consensus: StreamConsensus, options: AdminRout
   });
 
   return router;
+}
+
+/**
+ * Each planned move with the node it leaves (the stream's owner when planned), so a person sees
+ * from -> to; one lookup per move, bounded by the plan, never a scan of the streams.
+ */
+function withSources(current: StreamMetadata, moves: readonly PlannedMove[]): PlannedMoveFrom[] {
+  return moves.map((move) => ({ ...move, source: current.stream(move.stream)?.owner ?? null }));
 }

@@ -1,7 +1,7 @@
 import type { Clock } from '../contracts/clock.js';
 import { BatonError } from '../contracts/errors.js';
 import { SystemClock } from '../kernel/system-clock.js';
-import type { PlannedMove } from './model.js';
+import type { PlannedMoveFrom } from './model.js';
 import type { StreamSummary } from './listing.js';
 import type { DrainProgress, NodeStatus } from './progress.js';
 
@@ -185,8 +185,8 @@ export class StreamClient {
     return this.admin('POST', `/v1/admin/nodes/${encodeURIComponent(node)}/failover`, options.force ? { force: true } : undefined) as Promise<FailoverAnswer>;
   }
 
-  rebalance(options: { dryRun?: boolean; maxInFlight?: number } = {}): Promise<{ dryRun: boolean; moves: PlannedMove[] }> {
-    return this.admin('POST', '/v1/admin/rebalance', options) as Promise<{ dryRun: boolean; moves: PlannedMove[] }>;
+  rebalance(options: { dryRun?: boolean; maxInFlight?: number } = {}): Promise<{ dryRun: boolean; moves: PlannedMoveFrom[] }> {
+    return this.admin('POST', '/v1/admin/rebalance', options) as Promise<{ dryRun: boolean; moves: PlannedMoveFrom[] }>;
   }
 
   // ---- internals ------------------------------------------------------------------------------

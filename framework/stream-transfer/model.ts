@@ -84,6 +84,11 @@ export interface PlannedMove {
   target: NodeId;
 }
 
+/** A planned move as the admin API answers it: with the node the stream leaves (null: gone since). */
+export interface PlannedMoveFrom extends PlannedMove {
+  source: NodeId | null;
+}
+
 export { StreamMetadata, emptyMetadata, type RebalanceRun, type StreamMetadataSnapshot } from './stream-metadata.js';
 
 /** Reads an own property only: ids like "constructor" must never reach Object.prototype. */

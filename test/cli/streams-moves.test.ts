@@ -1,6 +1,6 @@
 import test from 'ava';
 import { ExitCode } from '../../cli/exit-codes.js';
-import { runBaton, spawnBaton } from './run-baton.js';
+import { runBaton, spawnBaton, terminalTyping } from './run-baton.js';
 import { startStreamCluster, type StreamCluster } from './stream-cluster.js';
 
 const cwd = process.cwd();
@@ -197,18 +197,25 @@ test('streams drain of an unknown node is refused with the reason', async (t) =>
   t.regex(run.stderr, /node n9 is not registered/);
 });
 
-test('streams rebalance --dry-run shows the plan and moves nothing; then it runs to the end', async (t) => {
+test('streams rebalance --dry-run shows each move from -> to and each node before and after, and moves nothing; then it runs to the end', async (t) => {
   const cluster = await startStreamCluster(t, ['n1', 'n2']);
   const names = ['r1', 'r2', 'r3', 'r4'];
   await createOn(cluster, 'n1', names);
   const dry = await baton(cluster, 'streams', 'rebalance', '--dry-run');
   t.is(dry.code, ExitCode.Ok, dry.stderr);
-  t.regex(dry.stdout, /^would move 2 stream\(s\):\n {2}r\d -> n2\n {2}r\d -> n2\n$/);
+  t.regex(
+    dry.stdout,
+    /^would move 2 stream\(s\):\n {2}r\d: n1 -> n2\n {2}r\d: n1 -> n2\n\nNODE +NOW +OUT +IN +AFTER\nn1 +4 +2 +0 +2\nn2 +0 +0 +2 +2\n$/,
+  );
   t.is(cluster.consensus.view().state.transferCount, 0);
+  const json = await baton(cluster, 'streams', 'rebalance', '--dry-run', '--json');
+  const plan = JSON.parse(json.stdout) as { moves: { source: string; target: string }[] };
+  t.deepEqual(plan.moves.map((m) => `${m.source}->${m.target}`), ['n1->n2', 'n1->n2']);
 
   const run = await baton(cluster, 'streams', 'rebalance', '--interval', '10');
   t.is(run.code, ExitCode.Ok, run.stderr);
-  t.regex(run.stderr, /moving 2 stream\(s\):/, 'the plan is shown first');
+  t.regex(run.stderr, /^stdin is not a terminal: running the plan without asking \(--yes\)\n/, 'says what it chose');
+  t.regex(run.stderr, /moving 2 stream\(s\):\n {2}r\d: n1 -> n2/, 'the plan is shown first');
   t.regex(run.stdout, /rebalancing: 2 of 2 move\(s\) done, 0 moving, 0 waiting\n/);
   t.true(run.stdout.endsWith('rebalanced: 2 stream(s) moved\n'));
   const owners = names.map((name) => cluster.consensus.view().state.stream(name)!.owner);
@@ -216,6 +223,44 @@ test('streams rebalance --dry-run shows the plan and moves nothing; then it runs
 
   const balanced = await baton(cluster, 'streams', 'rebalance', '--json');
   t.like(JSON.parse(balanced.stdout), { dryRun: false, moves: [], settled: true });
+});
+
+test('streams rebalance on a terminal shows the plan and asks: "n" moves nothing, "y" runs it with a bar that states the count once', async (t) => {
+  const cluster = await startStreamCluster(t, ['n1', 'n2']);
+  await createOn(cluster, 'n1', ['q1', 'q2', 'q3', 'q4']);
+  const atTerminal = (answer: string, ...args: string[]) =>
+    runBaton(['streams', 'rebalance', '--interval', '10', ...args], {
+      cwd,
+      env: cluster.env,
+      stdin: terminalTyping([answer]),
+      stdoutIsTTY: true,
+    });
+
+  const declined = await atTerminal('n');
+  t.is(declined.code, ExitCode.Ok, declined.stderr);
+  t.regex(declined.stderr, /would move 2 stream\(s\):\n {2}q\d: n1 -> n2\n[\s\S]*move these 2 stream\(s\)\? \[y\/N\] $/);
+  t.is(declined.stdout, 'nothing moved\n');
+  t.is(cluster.consensus.view().state.transferCount, 0);
+  t.is(cluster.consensus.view().state.rebalance, undefined, 'no rebalance was started');
+
+  const agreed = await atTerminal('y');
+  t.is(agreed.code, ExitCode.Ok, agreed.stderr);
+  t.true(agreed.stdout.endsWith('rebalanced: 2 stream(s) moved\n'));
+  t.regex(agreed.stdout, /rebalancing \[[=-]+\] \d\/2 move\(s\) done/);
+  t.notRegex(agreed.stdout, /\d\/\d \d of \d/, 'the count is not repeated');
+});
+
+test('streams rebalance --yes on a terminal runs without asking', async (t) => {
+  const cluster = await startStreamCluster(t, ['n1', 'n2']);
+  await createOn(cluster, 'n1', ['w1', 'w2']);
+  const run = await runBaton(['streams', 'rebalance', '--yes', '--interval', '10'], {
+    cwd,
+    env: cluster.env,
+    stdin: terminalTyping([]),
+  });
+  t.is(run.code, ExitCode.Ok, run.stderr);
+  t.notRegex(run.stderr, /\[y\/N\]|not a terminal/);
+  t.true(run.stdout.endsWith('rebalanced: 1 stream(s) moved\n'));
 });
 
 test('streams nodes lists the nodes; nodes add registers one and is idempotent', async (t) => {
