@@ -124,10 +124,12 @@ test('rebalance: dry run shows the plan without moving anything; a run evens out
   const dry = await admin(url, 'POST', { dryRun: true });
   t.is(dry.status, 200);
   t.is(dry.body.moves.length, 6);
+  t.true(dry.body.moves.every((m: { source: string }) => m.source === 'a'), 'each move names the node it leaves');
   t.is(cluster.state.transferCount, 0);
   const run = await admin(url, 'POST', { maxInFlight: 2 });
   t.is(run.status, 202);
   t.is(run.body.moves.length, 6);
+  t.true(run.body.moves.every((m: { source: string }) => m.source === 'a'));
   await cluster.until(() => (cluster.state.rebalance?.queue.length ?? 0) === 0 && cluster.state.transferCount === 0, 'rebalance done');
   const owned = (await admin(`${api.url('a')}/v1/admin/nodes`, 'GET')).body.nodes.map((n: { owned: number }) => n.owned);
   t.deepEqual(owned, [3, 3, 3]);
