@@ -3,6 +3,7 @@ import type { ClusterRecord } from './cluster-record.js';
 import type { LocalNodeConfig } from './local-cluster.js';
 import { writeNodeConfigFile } from './node-config-file.js';
 import { peerAuthOf } from './peer-credentials.js';
+import { localClusterTls } from './cluster-tls.js';
 
 /** The members of the local authority cluster: one per datacenter, in start order. */
 export const LOCAL_AUTHORITY_MEMBERS = [
@@ -36,7 +37,8 @@ export async function writeAuthorityNodeConfigs(
   record: ClusterRecord,
 ): Promise<LocalAuthorityNodeConfig[]> {
   const root = resolve(dataDir);
-  const url = (key: string) => `http://127.0.0.1:${record.ports[key]}`;
+  const tls = await localClusterTls(dataDir, record, LOCAL_AUTHORITY_MEMBERS.map(({ id }) => id));
+  const url = (key: string) => `${tls ? 'https' : 'http'}://127.0.0.1:${record.ports[key]}`;
   const roster = Object.fromEntries(
     LOCAL_AUTHORITY_MEMBERS.map(({ id, datacenter }) => [
       datacenter,
@@ -51,8 +53,8 @@ export async function writeAuthorityNodeConfigs(
         self: id,
         mode: 'ha',
         roster,
-        public: { port: record.ports[`${id}.public`], host: '127.0.0.1' },
-        control: { port: record.ports[`${id}.control`], host: '127.0.0.1' },
+        public: { port: record.ports[`${id}.public`], host: '127.0.0.1', ...(tls ? { tls: tls.certificateOf(id) } : {}) },
+        control: { port: record.ports[`${id}.control`], host: '127.0.0.1', ...(tls ? { tls: tls.certificateOf(id) } : {}) },
         tokens: [
           {
             token: record.token,
@@ -70,7 +72,7 @@ export async function writeAuthorityNodeConfigs(
     };
     const written = await writeNodeConfigFile(
       join(root, id),
-      { id, url: url(`${id}.control`) },
+      { id, url: url(`${id}.control`), ...(tls ? { caFile: tls.caFile } : {}) },
       config,
     );
     configs.push({ ...written, datacenter, publicUrl: url(`${id}.public`) });

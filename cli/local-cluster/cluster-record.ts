@@ -19,6 +19,8 @@ const recordSchema = z
     peerToken: z.string().min(16).optional(),
     /** Each member's own peer secret; its config holds it, the others only its digest. */
     peerSecrets: z.record(z.string(), z.string().min(32)).optional(),
+    /** Members serve HTTPS with certificates of a cluster CA under `<dataDir>/tls` (`baton up --tls`). */
+    tls: z.boolean().optional(),
     /** The authority a first start placed, so a restart neither places it again nor moves it back. */
     placed: z
       .object({ authority: z.string().min(1), home: z.string().min(1) })

@@ -25,6 +25,8 @@ export interface LocalNodeConfig {
   file: string;
   /** Where the node process writes its logs. */
   logFile: string;
+  /** The cluster CA its process trusts for peer traffic (NODE_EXTRA_CA_CERTS), when the members serve TLS. */
+  caFile?: string;
 }
 
 /** What differs between the variants' local clusters; the rest (lock, record, processes) is shared. */

@@ -9,11 +9,11 @@ import { privateDirectory, writePrivateFile } from './private-files.js';
  */
 export async function writeNodeConfigFile(
   nodeDir: string,
-  node: { id: string; url: string },
+  node: { id: string; url: string; caFile?: string },
   config: unknown,
 ): Promise<LocalNodeConfig> {
   await privateDirectory(nodeDir);
   const file = join(nodeDir, 'config.json');
   await writePrivateFile(file, `${JSON.stringify(config, null, 2)}\n`);
-  return { id: node.id, url: node.url, file, logFile: join(nodeDir, 'node.log') };
+  return { id: node.id, url: node.url, file, logFile: join(nodeDir, 'node.log'), ...(node.caFile ? { caFile: node.caFile } : {}) };
 }

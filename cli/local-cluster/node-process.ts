@@ -32,6 +32,8 @@ export class NodeProcess {
     entryPoint: string,
     configFile: string,
     readonly logFile: string,
+    /** A CA the node trusts for its outbound HTTPS (peers), added to Node's default ones. */
+    caFile?: string,
     private readonly clock = new SystemClock(),
   ) {
     const log = openSync(logFile, 'a');
@@ -41,6 +43,7 @@ export class NodeProcess {
       this.child = spawn(process.execPath, [entryPoint, configFile], {
         stdio: ['ignore', log, log, 'ipc'],
         detached: true,
+        ...(caFile ? { env: { ...process.env, NODE_EXTRA_CA_CERTS: caFile } } : {}),
       });
     } finally {
       closeSync(log);

@@ -22,6 +22,8 @@ interface NodeSpec {
   id: string;
   file: string;
   logFile: string;
+  /** The cluster CA the node trusts for its peers' HTTPS. */
+  caFile?: string;
 }
 
 /**
@@ -54,7 +56,7 @@ export class NodeSupervisor {
     const spec = this.spec(id);
     const running = this.processes.get(id);
     if (running?.running) return running.started;
-    const node = new NodeProcess(spec.id, this.entryPoint, spec.file, spec.logFile);
+    const node = new NodeProcess(spec.id, this.entryPoint, spec.file, spec.logFile, spec.caFile);
     this.processes.set(id, node);
     this.last.set(id, { id, state: 'running', ...(node.pid ? { pid: node.pid } : {}) });
     void node.exited.then((code) => {

@@ -3,6 +3,7 @@ import type { ClusterRecord } from './cluster-record.js';
 import type { LocalNodeConfig } from './local-cluster.js';
 import { writeNodeConfigFile } from './node-config-file.js';
 import { peerAuthOf } from './peer-credentials.js';
+import { localClusterTls } from './cluster-tls.js';
 
 /**
  * Writes one stream-node config per node: the three are voters of one Raft that talks HTTP on
@@ -17,7 +18,9 @@ export async function writeStreamNodeConfigs(
 ): Promise<LocalNodeConfig[]> {
   const root = resolve(dataDir);
   const ids = Object.keys(record.ports);
-  const urls = Object.fromEntries(ids.map((id) => [id, `http://127.0.0.1:${record.ports[id]}`]));
+  const tls = await localClusterTls(dataDir, record, ids);
+  const scheme = tls ? 'https' : 'http';
+  const urls = Object.fromEntries(ids.map((id) => [id, `${scheme}://127.0.0.1:${record.ports[id]}`]));
   const configs: LocalNodeConfig[] = [];
   for (const id of ids) {
     const nodeDir = join(root, id);
@@ -25,7 +28,7 @@ export async function writeStreamNodeConfigs(
       node: {
         self: id,
         address: urls[id],
-        http: { port: record.ports[id], host: '127.0.0.1' },
+        http: { port: record.ports[id], host: '127.0.0.1', ...(tls ? { tls: tls.certificateOf(id) } : {}) },
         wal: { kind: 'file', dir: join(nodeDir, 'wal') },
         tokens: [{ token: record.token, principal: 'operator', scopes: ['admin'] }],
       },
@@ -39,7 +42,7 @@ export async function writeStreamNodeConfigs(
       objectStore: { use: 'fs-object-store', options: { dir: join(root, 'objects') } },
       log: { level: 'info', pretty: false },
     };
-    configs.push(await writeNodeConfigFile(nodeDir, { id, url: urls[id] }, config));
+    configs.push(await writeNodeConfigFile(nodeDir, { id, url: urls[id], ...(tls ? { caFile: tls.caFile } : {}) }, config));
   }
   return configs;
 }

@@ -23,11 +23,13 @@ export interface NodeProcesses<N extends LocalNodeConfig> {
 /**
  * A variant's local cluster (the configs `baton up` writes) as real processes this test
  * controls one by one, so it can stop or kill a member and watch the others. Every process
- * still running is stopped after the test.
+ * still running is stopped after the test. With `tls` the members serve HTTPS (peers too) with
+ * certificates of a cluster CA, `caFile` of every node.
  */
 export async function startNodeProcesses<N extends LocalNodeConfig>(
   t: ExecutionContext,
   variant: LocalClusterVariant<N>,
+  options: { tls?: boolean } = {},
 ): Promise<NodeProcesses<N>> {
   const dataDir = await workDir(t);
   const ports = await freeLoopbackPorts(variant.portKeys.length);
@@ -37,9 +39,10 @@ export async function startNodeProcesses<N extends LocalNodeConfig>(
     token: newAdminToken(),
     peerToken: newAdminToken(),
     peerSecrets: withPeerSecrets(undefined, memberIdsOf(variant.portKeys)),
+    ...(options.tls ? { tls: true } : {}),
   };
   const nodes = await variant.writeConfigs(dataDir, record);
-  const processes = new Map(nodes.map((node) => [node.id, new NodeProcess(node.id, variant.entryPoint, node.file, node.logFile)]));
+  const processes = new Map(nodes.map((node) => [node.id, new NodeProcess(node.id, variant.entryPoint, node.file, node.logFile, node.caFile)]));
   t.teardown(async () => {
     for (const node of [...processes.values()].reverse()) await node.stop();
   });

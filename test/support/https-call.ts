@@ -1,0 +1,45 @@
+import { readFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+
+export interface CallAnswer {
+  status: number;
+  /** The parsed JSON body, or the text when it is not JSON. */
+  body: unknown;
+  type: string | null;
+}
+
+/**
+ * One HTTP(S) exchange over node:http(s), trusting `caFile` for https (the test process has no
+ * NODE_EXTRA_CA_CERTS, so fetch would not trust a cluster CA).
+ */
+export function call(
+  url: string,
+  options: { method?: string; headers?: Record<string, string>; body?: unknown; caFile?: string } = {},
+): Promise<CallAnswer> {
+  return new Promise((resolve, reject) => {
+    const secure = url.startsWith('https:');
+    const payload = options.body === undefined ? undefined : Buffer.from(JSON.stringify(options.body));
+    const headers: Record<string, string> = { ...options.headers };
+    if (payload) Object.assign(headers, { 'content-type': 'application/json', 'content-length': String(payload.length) });
+    const req = (secure ? httpsRequest : httpRequest)(
+      url,
+      { method: options.method ?? 'GET', headers, agent: false, ...(secure && options.caFile ? { ca: readFileSync(options.caFile) } : {}) },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => {
+          let body: unknown = text;
+          try {
+            body = text === '' ? undefined : JSON.parse(text);
+          } catch {
+            // Not JSON: keep the text.
+          }
+          resolve({ status: res.statusCode ?? 0, body, type: res.headers['content-type'] ?? null });
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
