@@ -46,6 +46,10 @@ test.serial('baton status on a stream cluster: three members, one leader, indexe
   t.regex(human.stdout, new RegExp(`^stream cluster, seen from n1: leader ${healthy.leader}, term \\d+\\n`));
   t.regex(human.stdout, /\nMEMBER +ADDRESS +STATE +ROLE +TERM +COMMIT +APPLIED +LOOP DELAY +READY\n/);
   t.regex(human.stdout, /\nn2 +http:\/\/127\.0\.0\.1:\d+ +up +(leader|follower) /);
+  // --url and --token are global: given before the command, with nothing in the environment.
+  const global = await spawnBaton(['--url', n1.url, '--token', cluster.token, 'status', '--json']);
+  t.is(global.code, 0, global.stderr);
+  t.is((JSON.parse(global.stdout) as ClusterStatus).servedBy, 'n1');
   const wrongToken = await spawnBaton(['status'], { env: { ...env, BATON_TOKEN: 'not-the-token' } });
   t.is(wrongToken.code, 1);
   t.regex(wrongToken.stderr, /refused \(401\): the bearer token is not recognised/);

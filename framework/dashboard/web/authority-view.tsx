@@ -1,5 +1,7 @@
 import { useState } from 'preact/hooks';
 import type { ClusterStatus } from '../../cluster/schemas.js';
+import type { z } from 'zod';
+import type { transferStatusSchema } from '../../authority-transfer/api-schemas.js';
 import type { AuditRecord } from '../../contracts/audit-store.js';
 import { api, describeError } from './api.js';
 import type { ConfirmRequest } from './confirm.js';
@@ -11,19 +13,8 @@ interface TrackedMember {
   datacenter: string;
   state: string;
 }
-interface TransferStatus {
-  id: string;
-  authority: string;
-  source: string;
-  target: string;
-  actor: string;
-  reason: string;
-  state: string;
-  barrier: number;
-  frontier: number | null;
-  age_ms: number;
-  deadline_in_ms: number;
-}
+/** A transfer in flight as the control listener publishes it (GET /availability/v1/transfers/{authority}). */
+type TransferStatus = z.infer<typeof transferStatusSchema>;
 interface Watched {
   authority: string;
   home: string | null;
