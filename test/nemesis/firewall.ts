@@ -44,6 +44,14 @@ export class Firewall {
     await this.drop(b, a);
   }
 
+  /**
+   * Drops what `from` sends to `ports` (a service the runner started, such as etcd, whose own
+   * uid is the runner's and must not be cut): the member loses that service.
+   */
+  async cutFrom(from: FirewalledMember, ports: readonly number[]): Promise<void> {
+    await this.drop(from, { ports });
+  }
+
   /** Removes every rule of this run: all links are whole again. */
   async heal(): Promise<void> {
     const failures: string[] = [];
@@ -63,7 +71,7 @@ export class Firewall {
     return this.rules.length;
   }
 
-  private async drop(from: FirewalledMember, to: FirewalledMember): Promise<void> {
+  private async drop(from: FirewalledMember, to: Pick<FirewalledMember, 'ports'>): Promise<void> {
     const rule = [
       'OUTPUT',
       '-o',

@@ -11,6 +11,8 @@ import {
   type NemesisCluster,
   type StoreOutage,
 } from '../cluster.js';
+import { EtcdCluster } from '../../../framework/testing/etcd-server.js';
+import { FAST } from '../../plugins/etcd/etcd-fixture.js';
 import { Firewall } from '../firewall.js';
 import { callJson } from '../http-json.js';
 import { memberIdentities } from '../member-identity.js';
@@ -30,16 +32,35 @@ export const LIVENESS = {
 export interface StreamCluster extends NemesisCluster {
   urls: Record<string, string>;
   token: string;
+  /** The etcd cluster holding the metadata, when it is not the nodes' own Raft. */
+  etcd?: EtcdCluster;
   close(): Promise<void>;
 }
 
+/** Where the metadata lives: the nodes' own Raft over HTTP, or a real 3-member etcd cluster. */
+export type StreamMetadataStore = 'raft' | 'etcd';
+
 /**
  * Stream nodes n1..nN as `baton up` runs them (hosts/stream-node/main.js, voters of one Raft over
- * HTTP on their own listeners, WAL and Raft log on files), sharing one file object store as
+ * HTTP on their own listeners, WAL and Raft log on files; or with `metadata: 'etcd'`, the
+ * metadata on a real 3-member etcd cluster on free ports), sharing one file object store as
  * nodes sharing a bucket do. The nemesis may take that store away (`chmod 000`): every append
  * and flush then fails until it is back.
  */
-export async function startStreamCluster(ctx: RunContext): Promise<StreamCluster> {
+export async function startStreamCluster(
+  ctx: RunContext,
+  metadata: StreamMetadataStore = 'raft',
+): Promise<StreamCluster> {
+  const etcd = metadata === 'etcd' ? await EtcdCluster.start({ size: 3 }) : undefined;
+  try {
+    return await startNodes(ctx, etcd);
+  } catch (error) {
+    await etcd?.close();
+    throw error;
+  }
+}
+
+async function startNodes(ctx: RunContext, etcd: EtcdCluster | undefined): Promise<StreamCluster> {
   const ids = Array.from({ length: ctx.members }, (_, i) => `n${i + 1}`);
   const ports = await freeLoopbackPorts(ids.length);
   const urls = Object.fromEntries(ids.map((id, i) => [id, `http://127.0.0.1:${ports[i]}`]));
@@ -74,17 +95,35 @@ export async function startStreamCluster(ctx: RunContext): Promise<StreamCluster
             liveness: LIVENESS,
           },
           dataDir: dir,
-          consensus: {
-            use: 'raft',
-            options: {
-              member: id,
-              voters: ids,
-              dataDir: join(dir, 'raft'),
-              snapshotInterval: 500,
-              snapshotRetain: 50,
-            },
-          },
-          peerTransport: { use: 'raft-http-transport', options: { member: id, peers: urls } },
+          ...(etcd
+            ? {
+                consensus: {
+                  use: 'etcd-consensus',
+                  options: {
+                    endpoints: etcd.endpoints,
+                    prefix: `nemesis-${ctx.seed}/`,
+                    initialVoters: ids,
+                    // A lost leader is replaced after its 2 s lease.
+                    ...FAST,
+                  },
+                },
+              }
+            : {
+                consensus: {
+                  use: 'raft',
+                  options: {
+                    member: id,
+                    voters: ids,
+                    dataDir: join(dir, 'raft'),
+                    snapshotInterval: 500,
+                    snapshotRetain: 50,
+                  },
+                },
+                peerTransport: {
+                  use: 'raft-http-transport',
+                  options: { member: id, peers: urls },
+                },
+              }),
           peerAuth: peerAuth(id),
           objectStore: { use: 'fs-object-store', options: { dir: objects } },
           log: { level: 'info', pretty: false },
@@ -120,13 +159,20 @@ export async function startStreamCluster(ctx: RunContext): Promise<StreamCluster
     leader: () => leaderOf(urls),
     waitReady: (id) =>
       eventually(() => nodesListed(id), `stream node ${id} to answer`, READY_TIMEOUT_MS),
+    etcd,
     close: async () => {
       await firewall?.heal();
       await objectStoreOutage.end();
       await Promise.all(members.map((m) => m.process.stop()));
+      await etcd?.close();
     },
   };
-  for (const id of ids) await cluster.waitReady(id);
+  try {
+    for (const id of ids) await cluster.waitReady(id);
+  } catch (error) {
+    await cluster.close();
+    throw error;
+  }
   return cluster;
 }
 

@@ -60,8 +60,14 @@ export function streamFaults(
     return false;
   };
 
-  const killFor = async (trigger: FailoverEvent['trigger'], node: string) => {
-    const before = await owners(c, other(node));
+  /**
+   * Kills `wanted`, or when it owns no stream the owner of a random stream (a failover of an
+   * empty node moves nothing).
+   */
+  const killFor = async (trigger: FailoverEvent['trigger'], wanted: string) => {
+    const before = await owners(c, other(wanted));
+    const owning = before ? [...new Set(before.values())].filter((o) => ids.includes(o)) : [];
+    const node = owning.length === 0 || owning.includes(wanted) ? wanted : rng.pick(owning);
     const streams = before ? [...before].filter(([, o]) => o === node).map(([s]) => s) : [];
     await member(node).process.kill();
     const event: FailoverEvent = { trigger, node, streams, killedAt: log.now() };
@@ -96,8 +102,9 @@ export function streamFaults(
   return [
     {
       kind: 'failover',
-      async apply(node, holdMs, signal) {
-        const event = await killFor('automatic', node);
+      async apply(wanted, holdMs, signal) {
+        const event = await killFor('automatic', wanted);
+        const node = event.node;
         settle(event, await until(node, movedAway(event), signal), signal);
         await sleep(holdMs / 2, signal);
         await restart(node, signal);
@@ -106,8 +113,9 @@ export function streamFaults(
     },
     {
       kind: 'operator-failover',
-      async apply(node, holdMs, signal) {
-        const event = await killFor('operator', node);
+      async apply(wanted, holdMs, signal) {
+        const event = await killFor('operator', wanted);
+        const node = event.node;
         const dead = await until(
           node,
           async (at) => (await livenessView(c, at))?.[node] === 'Dead',

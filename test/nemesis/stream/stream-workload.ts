@@ -18,7 +18,12 @@ import {
   type StreamRead,
   type TransferSample,
 } from './stream-checks.js';
-import { startStreamCluster, type StreamCluster } from './stream-cluster.js';
+import { etcdFaults } from './etcd-faults.js';
+import {
+  startStreamCluster,
+  type StreamCluster,
+  type StreamMetadataStore,
+} from './stream-cluster.js';
 import { streamFaults, type FailoverEvent } from './stream-faults.js';
 
 const STREAMS = 4;
@@ -39,19 +44,22 @@ const ATTEMPTS_PER_BATCH = 4;
  * exactly once, at its acknowledged offsets, in order, one node acknowledging per stream at a
  * time (see stream-checks.ts for the whole list).
  */
-export function streamWorkload(): Workload {
+export function streamWorkload(metadata: StreamMetadataStore = 'raft'): Workload {
   let cluster: StreamCluster | undefined;
   const streams = Array.from({ length: STREAMS }, (_, i) => `s${i}`);
   const failovers: FailoverEvent[] = [];
   const samples: TransferSample[] = [];
 
   return {
-    name: 'stream',
-    testFile: 'dist/test/nemesis/stream.test.js',
+    name: metadata === 'etcd' ? 'stream-etcd' : 'stream',
+    testFile:
+      metadata === 'etcd'
+        ? 'dist/test/nemesis/stream-etcd.test.js'
+        : 'dist/test/nemesis/stream.test.js',
     progressOps: ['append'],
 
     async start(ctx) {
-      cluster = await startStreamCluster(ctx);
+      cluster = await startStreamCluster(ctx, metadata);
       const ids = Object.keys(cluster.urls);
       for (const [i, stream] of streams.entries()) {
         const r = await callJson(`${cluster.urls[ids[0]]}/v1/admin/streams`, {
@@ -63,6 +71,8 @@ export function streamWorkload(): Workload {
           throw new Error(`could not create stream ${stream}: ${JSON.stringify(r)}`);
       }
       cluster.faults = streamFaults(cluster, ctx.log, ctx.rng.fork('faults'), failovers);
+      if (cluster.etcd)
+        cluster.faults.push(...etcdFaults(cluster, cluster.etcd, ctx.rng.fork('etcd')));
       return cluster;
     },
 
