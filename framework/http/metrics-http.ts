@@ -3,12 +3,13 @@ import type { Middleware } from 'koa';
 import type { Clock } from '../contracts/clock.js';
 import type { ApiDocument } from './openapi.js';
 import type { BatonMetrics } from './metrics.js';
-import { openApiPath } from './openapi-paths.js';
+import { routeTemplateOf } from './routes.js';
 
 /**
  * Observes every request's duration under its route template (`/v1/streams/{stream}`), never
- * the raw path, so a scan of random URLs cannot explode the number of series. Requests that
- * matched no route share the label `unmatched`. Mount it outside problem handling (see
+ * the raw path, so a scan of random URLs cannot explode the number of series; a refused
+ * request (401, 403) counts under the route it asked for. Requests for no route share the
+ * label `unmatched`. Mount it outside problem handling (see
  * createApiApp's `outer`) so it sees the final status.
  */
 export function httpMetrics(metrics: BatonMetrics, clock: Clock, listener = 'http'): Middleware {
@@ -19,8 +20,7 @@ export function httpMetrics(metrics: BatonMetrics, clock: Clock, listener = 'htt
       await next();
       status = ctx.status;
     } finally {
-      const matched = (ctx as { _matchedRoute?: unknown })._matchedRoute;
-      const route = typeof matched === 'string' ? openApiPath(matched) : 'unmatched';
+      const route = routeTemplateOf(ctx) ?? 'unmatched';
       metrics.httpRequestDuration.observe(
         { listener, method: ctx.method, route, status: String(status ?? 500) },
         (clock.now() - started) / 1000,

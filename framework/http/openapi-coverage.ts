@@ -2,6 +2,7 @@ import type Router from '@koa/router';
 import type { Middleware } from 'koa';
 import type { ApiDocument } from './openapi.js';
 import { isDocumentableKoaPath, openApiPath } from './openapi-paths.js';
+import { routeTemplateOf } from './routes.js';
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
 
@@ -78,10 +79,8 @@ export function responseRecorder(): { middleware: Middleware; answered: Answered
     try {
       await next();
     } finally {
-      const matched = (ctx as { _matchedRoute?: unknown })._matchedRoute;
-      if (typeof matched === 'string') {
-        answered.push({ method: ctx.method, path: openApiPath(matched), status: ctx.status });
-      }
+      const path = routeTemplateOf(ctx);
+      if (path !== undefined) answered.push({ method: ctx.method, path, status: ctx.status });
     }
   };
   return { middleware, answered };

@@ -9,6 +9,7 @@ import { metricsPlugin } from '../../../framework/http/metrics-plugin.js';
 import { consensusReadingOf, countStoreErrors } from '../../../framework/http/metrics-sources.js';
 import { processEventLoopDelay } from '../../../framework/http/event-loop-delay.js';
 import { problems } from '../../../framework/http/problem.js';
+import { BearerTokens, requireScope } from '../../../framework/http/auth.js';
 import { SystemClock } from '../../../framework/kernel/system-clock.js';
 import { LocalConsensus } from '../../../framework/testing/fakes/local-consensus.js';
 import { kvStateMachine } from '../../../framework/testing/fakes/kv-state-machine.js';
@@ -129,6 +130,32 @@ test('/metrics serves the exposition format, and request durations are labelled 
   t.false(text.includes('alpha'));
 });
 
+test('refused requests count under the route template they asked for: a router-wide guard, a missing token, an unknown token, a wrong method', async (t) => {
+  const metrics = new BatonMetrics({ defaultMetrics: false });
+  const admin = new Router({ prefix: '/v1/admin' });
+  // A guard for the whole router: it answers before the route's own handler runs.
+  admin.use(requireScope('admin'));
+  admin.get('/streams/:stream', (ctx) => {
+    ctx.body = { stream: ctx.params.stream };
+  });
+  const api = await startApi([admin, metricsRouter(metrics)], {
+    metrics,
+    listener: 'admin',
+    tokens: new BearerTokens([{ token: 'good', principal: 'ops', scopes: ['admin'] }]),
+  });
+  t.teardown(api.stop);
+  t.is((await call(`${api.url}/v1/admin/streams/a`)).status, 401);
+  t.is((await call(`${api.url}/v1/admin/streams/b`, { headers: { authorization: 'Bearer wrong' } })).status, 401);
+  t.is((await call(`${api.url}/v1/admin/streams/c`, { headers: { authorization: 'Bearer good' } })).status, 200);
+  t.is((await call(`${api.url}/v1/admin/streams/d`, { method: 'DELETE', headers: { authorization: 'Bearer good' } })).status, 405);
+  const text = await (await fetch(`${api.url}/metrics`)).text();
+  const count = (labels: string) => sample(text, 'baton_http_request_duration_seconds_count', labels);
+  t.is(count('{listener="admin",method="GET",route="/v1/admin/streams/{stream}",status="401"}'), 2);
+  t.is(count('{listener="admin",method="GET",route="/v1/admin/streams/{stream}",status="200"}'), 1);
+  t.is(count('{listener="admin",method="DELETE",route="/v1/admin/streams/{stream}",status="405"}'), 1);
+  t.notRegex(text, /route="[^"]*[(?\\|$]/, 'no label is a router pattern');
+});
+
 test('metricsPlugin gives each host its own metrics', async (t) => {
   const first = createHost().add(metricsPlugin, { defaultMetrics: false }).build();
   const second = createHost().add(metricsPlugin, { defaultMetrics: false, labels: { member: 'n2' } }).build();
@@ -151,7 +178,7 @@ test('metricsPlugin gives each host its own metrics', async (t) => {
 test('httpMetrics on its own observes a request that escaped every handler as a 500', async (t) => {
   const metrics = new BatonMetrics({ defaultMetrics: false });
   const middleware = httpMetrics(metrics, new SystemClock(), 'bare');
-  const ctx = { method: 'GET', status: 404, _matchedRoute: '/v1/streams/:stream' } as any;
+  const ctx = { method: 'GET', status: 404, _matchedRoute: '/v1/streams/:stream', matched: [{ path: '/v1/streams/:stream', methods: ['HEAD', 'GET'] }] } as any;
   await t.throwsAsync(
     middleware(ctx, async () => {
       throw new Error('escaped');
