@@ -37,16 +37,19 @@ function write(
     .ok({ epoch, serial });
 }
 
+/** An attempt of `move`'s key, sent at member `at`. */
+function invokeMove(log: OperationLog, at = 'east-1') {
+  return log.invoke<TransferInput, AuditRecord>('operator', 'transfer', {
+    authority: 'a0',
+    id: move.id,
+    source: 'east',
+    target: 'west',
+    at,
+  });
+}
+
 function transfer(log: OperationLog): void {
-  log
-    .invoke<TransferInput, AuditRecord>('operator', 'transfer', {
-      authority: 'a0',
-      id: move.id,
-      source: 'east',
-      target: 'west',
-      at: 'east-1',
-    })
-    .ok(move);
+  invokeMove(log).ok(move);
 }
 
 test('a history of writes at the home, a move covering them and writes under the new epoch passes', (t) => {
@@ -78,13 +81,7 @@ test('a write beyond the barrier, under an old epoch after the move, or at a mem
 
 test('a move committed after a cancel answered 204, or committed twice, is reported', (t) => {
   const log = new OperationLog();
-  const pending = log.invoke<TransferInput, AuditRecord>('operator', 'transfer', {
-    authority: 'a0',
-    id: move.id,
-    source: 'east',
-    target: 'west',
-    at: 'east-1',
-  });
+  const pending = invokeMove(log);
   log.invoke('operator', 'cancel', { authority: 'a0', at: 'east-1' }).ok({ status: 204 });
   pending.unknown('no answer in time');
   const twice = {
@@ -142,31 +139,15 @@ test('a committed move missing from one member, or a member that did not answer,
 
 test('a cancel elsewhere answered 204 while every transfer committed, and a key refused at every member yet committed, are reported; a key refused once and committed by its retry is not', (t) => {
   const log = new OperationLog();
-  const attempt = (at: string) =>
-    log.invoke<TransferInput, AuditRecord>('operator', 'transfer', {
-      authority: 'a0',
-      id: move.id,
-      source: 'east',
-      target: 'west',
-      at,
-    });
-  attempt('east-1').fail('409 transfer-conflict');
-  attempt('west-1').ok(move);
+  invokeMove(log, 'east-1').fail('409 transfer-conflict');
+  invokeMove(log, 'west-1').ok(move);
   log.invoke('operator', 'cancel', { authority: 'a0', at: 'north-1' }).ok({ status: 204 });
   const problems = checkAuthorityHistory(log, healed, nodes, { a0: 'east' });
   t.deepEqual(problems, [
     `a0: a cancel at north-1 answered 204 (released a transfer), yet every transfer asked for before it committed (${move.id}, ${move.id})`,
   ]);
   const refused = new OperationLog();
-  refused
-    .invoke<TransferInput, AuditRecord>('operator', 'transfer', {
-      authority: 'a0',
-      id: move.id,
-      source: 'east',
-      target: 'west',
-      at: 'east-1',
-    })
-    .fail('409 transfer-released');
+  invokeMove(refused).fail('409 transfer-released');
   t.true(
     checkAuthorityHistory(refused, healed, nodes, { a0: 'east' }).some((p) =>
       p.includes(`transfer ${move.id} was refused (east-1: 409 transfer-released) but committed`),

@@ -98,6 +98,25 @@ export class Firewall {
   }
 }
 
+/**
+ * The firewall of one run, when its members have uids of their own to name in rules; else why
+ * partitions are skipped (said in every summary, never silently).
+ */
+export async function firewallFor(
+  identities: unknown[] | undefined,
+  run: string,
+): Promise<{ firewall?: Firewall; partitionsUnavailable?: string }> {
+  if (!identities)
+    return {
+      partitionsUnavailable:
+        'members run as the runner (not root): no uid of their own to firewall',
+    };
+  const opened = await Firewall.open(run);
+  return opened instanceof Firewall
+    ? { firewall: opened }
+    : { partitionsUnavailable: opened.unavailable };
+}
+
 /** Undefined when rules can be made; else what is missing, in words a person can act on. */
 async function unavailableReason(): Promise<string | undefined> {
   if (!canSwitchUsers()) {

@@ -12,7 +12,7 @@ import {
   type NemesisCluster,
   type StoreOutage,
 } from '../cluster.js';
-import { Firewall } from '../firewall.js';
+import { firewallFor } from '../firewall.js';
 import { callJson } from '../http-json.js';
 import { giveTo, memberIdentities } from '../member-identity.js';
 import { peerCredentials } from '../peer-credentials.js';
@@ -105,10 +105,10 @@ export async function startAuthorityCluster(ctx: RunContext): Promise<AuthorityC
     });
     members.push(member);
   }
-  const opened = identities
-    ? await Firewall.open(`authority-${ctx.seed}`)
-    : { unavailable: 'members run as the runner (not root): no uid of their own to firewall' };
-  const firewall = opened instanceof Firewall ? opened : undefined;
+  const { firewall, partitionsUnavailable } = await firewallFor(
+    identities,
+    `authority-${ctx.seed}`,
+  );
   const control = (id: string) => nodes.find((n) => n.id === id)!.control;
   for (const member of members) member.process.start();
   const cluster: AuthorityCluster = {
@@ -116,7 +116,7 @@ export async function startAuthorityCluster(ctx: RunContext): Promise<AuthorityC
     nodes,
     token,
     firewall,
-    partitionsUnavailable: opened instanceof Firewall ? undefined : opened.unavailable,
+    partitionsUnavailable,
     storeOutages: outages,
     peerHeaders: (id) => ({
       [PEER_MEMBER_HEADER]: id,

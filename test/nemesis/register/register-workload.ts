@@ -18,7 +18,7 @@ import {
   type ClusterMember,
   type NemesisCluster,
 } from '../cluster.js';
-import { Firewall } from '../firewall.js';
+import { firewallFor, type Firewall } from '../firewall.js';
 import { callJson } from '../http-json.js';
 import { memberIdentities } from '../member-identity.js';
 import { peerCredentials } from '../peer-credentials.js';
@@ -91,15 +91,13 @@ export function registerWorkload(): Workload {
           }),
         ),
       );
-      const opened = identities
-        ? await Firewall.open(`register-${ctx.seed}`)
-        : { unavailable: 'members run as the runner (not root): no uid of their own to firewall' };
-      if (opened instanceof Firewall) firewall = opened;
+      const opened = await firewallFor(identities, `register-${ctx.seed}`);
+      firewall = opened.firewall;
       for (const member of members) member.process.start();
       const cluster: NemesisCluster = {
         members,
         firewall,
-        partitionsUnavailable: opened instanceof Firewall ? undefined : opened.unavailable,
+        partitionsUnavailable: opened.partitionsUnavailable,
         storeOutages: [],
         leader: () => leaderOf(urls, token),
         waitReady: (id) =>

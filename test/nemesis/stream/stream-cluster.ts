@@ -13,7 +13,7 @@ import {
 } from '../cluster.js';
 import { EtcdCluster } from '../../../framework/testing/etcd-server.js';
 import { FAST } from '../../plugins/etcd/etcd-fixture.js';
-import { Firewall } from '../firewall.js';
+import { firewallFor } from '../firewall.js';
 import { callJson } from '../http-json.js';
 import { memberIdentities } from '../member-identity.js';
 import { peerCredentials } from '../peer-credentials.js';
@@ -131,10 +131,7 @@ async function startNodes(ctx: RunContext, etcd: EtcdCluster | undefined): Promi
       });
     }),
   );
-  const opened = identities
-    ? await Firewall.open(`stream-${ctx.seed}`)
-    : { unavailable: 'members run as the runner (not root): no uid of their own to firewall' };
-  const firewall = opened instanceof Firewall ? opened : undefined;
+  const { firewall, partitionsUnavailable } = await firewallFor(identities, `stream-${ctx.seed}`);
   const objectStoreOutage: StoreOutage = {
     label: 'object store',
     begin: () => chmod(objects, 0),
@@ -154,7 +151,7 @@ async function startNodes(ctx: RunContext, etcd: EtcdCluster | undefined): Promi
     urls,
     token,
     firewall,
-    partitionsUnavailable: opened instanceof Firewall ? undefined : opened.unavailable,
+    partitionsUnavailable,
     storeOutages: [objectStoreOutage],
     leader: () => leaderOf(urls),
     waitReady: (id) =>
