@@ -39,7 +39,7 @@ const MEMBERS = ['east-1', 'west-1', 'north-1'];
 const clock = new SystemClock();
 const log = createSilentLogger();
 
-const caughtUp: FrontierProbe = { probe: async () => Number.MAX_SAFE_INTEGER };
+const caughtUp: FrontierProbe = { probe: async () => ({ serial: Number.MAX_SAFE_INTEGER, replica: 'caught-up' }) };
 
 /** A target that never answers: the probe runs into its own ten-second timeout (or the cancel). */
 const unresponsive = (c: Clock): FrontierProbe => ({

@@ -75,6 +75,10 @@ export const appliedSerialSchema = z.object({
   origin: z.string(),
   incarnation: z.string().nullable().describe("The origin feed's incarnation the serial counts in (null: never pulled)"),
   serial: serial,
+  storage: z
+    .string()
+    .nullable()
+    .describe("Names this member's replica files; a new value means they were wiped or reset (a lost disk) and the serial may have gone backwards (null: nothing stored yet)"),
 });
 
 export const writeResultSchema = z.object({ authority: z.string(), epoch: z.number().int(), serial: z.number().int().min(1) });

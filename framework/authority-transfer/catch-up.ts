@@ -15,7 +15,8 @@ export interface CatchUpOptions {
 export type CatchUpOutcome = 'ready' | 'abandoned' | 'timed_out';
 
 /**
- * Probes the target on every source feed of the plan until the plan is Ready, the plan is
+ * Probes the target on every source feed of the plan until the plan is Ready on a reading taken
+ * since its cursors last changed (see TransferPlan.needsReading), the plan is
  * abandoned, or `until` passes. It runs without the plan lock: a cancel aborts the plan's
  * signal, which ends a probe or a wait between probes at once. A probe never outlives the
  * deadline (its timeout is cut to what is left), so a timed-out transfer answers on time.
@@ -24,7 +25,7 @@ export async function awaitCatchUp(plan: TransferPlan, options: CatchUpOptions):
   const { clock, probe } = options;
   for (let attempt = 0; ; attempt++) {
     if (plan.isAbandoned()) return 'abandoned';
-    if (!plan.isAwaitingCatchUp()) return 'ready';
+    if (!plan.needsReading()) return 'ready';
     const remaining = options.until - clock.now();
     if (remaining <= 0) return 'timed_out';
     const cursors = plan.cursors;
@@ -39,7 +40,7 @@ export async function awaitCatchUp(plan: TransferPlan, options: CatchUpOptions):
     );
     if (plan.isAbandoned()) return 'abandoned';
     if (plan.cursors === cursors) plan.fold(readings, clock.now());
-    if (!plan.isAwaitingCatchUp()) return 'ready';
+    if (!plan.needsReading()) return 'ready';
     const wait = Math.min(reprobeDelay(options.schedule, attempt), options.until - clock.now());
     if (wait > 0) {
       try {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import { BatonError } from '../contracts/errors.js';
 import type { FeedEntry } from './change-feed.js';
@@ -65,6 +66,10 @@ export interface FeedLogOptions {
  * The incarnation names one continuous history of serials. It is written before any entry, and
  * a reset (a replica following its origin into a new incarnation) removes the old entries
  * first, so after any crash the incarnation on disk matches the entries on disk.
+ *
+ * The storage id names these files: minted with the incarnation and again on every reset, so a
+ * replica wiped by a disk loss (or reset to start over) never answers under the id it had. A
+ * barrier probe compares it, so a frontier read before the wipe is not trusted after it.
  */
 export class FeedLog {
   private entries: FeedEntry[] = [];
@@ -72,6 +77,7 @@ export class FeedLog {
   private base = 0;
   private segments: { base: number; count: number }[] = [];
   private incarnationValue: string | undefined;
+  private storageValue: string | undefined;
   private readonly segmentEntries: number;
 
   constructor(
@@ -84,6 +90,11 @@ export class FeedLog {
 
   get incarnation(): string | undefined {
     return this.incarnationValue;
+  }
+
+  /** Names these files' history; undefined before anything was written (an empty, new log). */
+  get storage(): string | undefined {
+    return this.storageValue;
   }
 
   /** Serial of the last durable entry (0 when none ever). */
@@ -107,9 +118,10 @@ export class FeedLog {
       .sort((a, b) => a - b);
     if (metaBytes) {
       try {
-        const meta = JSON.parse(decoder.decode(metaBytes)) as { incarnation?: unknown };
+        const meta = JSON.parse(decoder.decode(metaBytes)) as { incarnation?: unknown; storage?: unknown };
         if (typeof meta.incarnation !== 'string' || meta.incarnation === '') throw new Error('no incarnation');
         this.incarnationValue = meta.incarnation;
+        this.storageValue = typeof meta.storage === 'string' && meta.storage !== '' ? meta.storage : undefined;
       } catch (error) {
         throw new FeedCorruptError(`${META} is unreadable (${(error as Error).message})`);
       }
@@ -136,6 +148,8 @@ export class FeedLog {
       this.segments.push({ base, count: entries.length });
     }
     if (this.incarnationValue === undefined && mint) await this.writeIncarnation(mint());
+    // Files written before storage ids existed get one now, kept from then on.
+    else if (this.incarnationValue !== undefined && this.storageValue === undefined) await this.writeIncarnation(this.incarnationValue, randomUUID());
   }
 
   /**
@@ -199,8 +213,9 @@ export class FeedLog {
     await this.files.close();
   }
 
-  private async writeIncarnation(incarnation: string): Promise<void> {
-    await this.files.replace(META, encoder.encode(JSON.stringify({ incarnation })));
+  private async writeIncarnation(incarnation: string, storage = randomUUID()): Promise<void> {
+    await this.files.replace(META, encoder.encode(JSON.stringify({ incarnation, storage })));
     this.incarnationValue = incarnation;
+    this.storageValue = storage;
   }
 }

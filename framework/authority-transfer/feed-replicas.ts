@@ -8,6 +8,11 @@ export interface AppliedPosition {
   /** Undefined until the first pull from that peer. */
   incarnation: string | undefined;
   serial: number;
+  /**
+   * Names the replica's files (see FeedLog.storage): it changes when they are wiped (a disk loss)
+   * or reset, so a reader can tell a serial that went backwards from one out of order.
+   */
+  storage: string | undefined;
 }
 
 export interface FeedReplicasOptions {
@@ -50,7 +55,7 @@ export class FeedReplicas {
   /** Where this member stands in `origin`'s feed: {undefined, 0} when it never pulled it. */
   applied(origin: MemberId): AppliedPosition {
     const log = this.logs.get(origin);
-    return { incarnation: log?.incarnation, serial: log?.last ?? 0 };
+    return { incarnation: log?.incarnation, serial: log?.last ?? 0, storage: log?.storage };
   }
 
   /** The applied serial of `origin` under `incarnation`: 0 when this member holds another history. */

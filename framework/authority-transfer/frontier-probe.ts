@@ -9,6 +9,17 @@ export interface ProbeOptions {
 }
 
 /**
+ * How far a target datacenter has applied one feed, and in which replica storage: `replica`
+ * names the files every member of the target read it from. A different `replica` than the last
+ * reading means the target's replica was wiped or reset since (a lost disk): its serial may have
+ * gone backwards, and a frontier read before no longer says anything.
+ */
+export interface FrontierReading {
+  serial: number;
+  replica: string;
+}
+
+/**
  * Reads how far a target datacenter has applied `origin`'s change feed (in the origin's current
  * incarnation: a target holding another history reads 0), through the addresses the roster
  * resolves for it. `undefined` means "no frontier": the target is unknown to the roster,
@@ -16,22 +27,32 @@ export interface ProbeOptions {
  * with the signal's reason.
  */
 export interface FrontierProbe {
-  probe(target: string, origin: FeedOrigin, options: ProbeOptions): Promise<number | undefined>;
+  probe(target: string, origin: FeedOrigin, options: ProbeOptions): Promise<FrontierReading | undefined>;
 }
 
 export const FRONTIER_PROBE = token<FrontierProbe>('authority-transfer.FrontierProbe');
 
+/** One member's answer: its applied serial and the storage id of its replica. */
+export interface MemberReading {
+  member: string;
+  serial: number;
+  replica: string | undefined;
+}
+
 /**
  * A datacenter has applied a serial only when every one of its members has: whichever member
  * serves the authority after the move must hold every acknowledged write. One member without a
- * reading leaves the datacenter without a frontier.
+ * reading leaves the datacenter without a frontier. The datacenter's replica names every
+ * member's, so a wipe at any one of them shows.
  */
-export function datacenterFrontier(readings: readonly (number | undefined)[]): number | undefined {
+export function datacenterFrontier(readings: readonly (MemberReading | undefined)[]): FrontierReading | undefined {
   if (readings.length === 0) return undefined;
   let min = Infinity;
+  const replicas: string[] = [];
   for (const reading of readings) {
     if (reading === undefined) return undefined;
-    min = Math.min(min, reading);
+    min = Math.min(min, reading.serial);
+    replicas.push(`${reading.member}=${reading.replica ?? 'none'}`);
   }
-  return min;
+  return { serial: min, replica: replicas.sort().join(',') };
 }

@@ -1,6 +1,6 @@
 import type { Clock } from '../contracts/clock.js';
 import type { FeedOrigin } from './change-feed.js';
-import { datacenterFrontier, type FrontierProbe, type ProbeOptions } from './frontier-probe.js';
+import { datacenterFrontier, type FrontierProbe, type FrontierReading, type MemberReading, type ProbeOptions } from './frontier-probe.js';
 import type { MemberTracker } from './member-tracker.js';
 import { fetchPeerJson } from './peer-fetch.js';
 import type { Roster } from './roster.js';
@@ -10,7 +10,8 @@ import type { Roster } from './roster.js';
  * every member the roster lists for it, in parallel. A member that does not answer in time, or
  * answers nonsense, has no reading, and then neither has the datacenter. A member that applied
  * another incarnation of the origin's feed (the origin lost its disk since) holds none of this
- * one: it reads 0, whatever its serial there.
+ * one: it reads 0, whatever its serial there. Each answer carries the storage id of the member's
+ * replica, so a member that lost its disk since the last reading shows as a new replica.
  */
 export class HttpFrontierProbe implements FrontierProbe {
   constructor(
@@ -19,18 +20,19 @@ export class HttpFrontierProbe implements FrontierProbe {
     private readonly options: { token?: string; headers?: Record<string, string>; tracker?: MemberTracker } = {},
   ) {}
 
-  async probe(target: string, origin: FeedOrigin, options: ProbeOptions): Promise<number | undefined> {
+  async probe(target: string, origin: FeedOrigin, options: ProbeOptions): Promise<FrontierReading | undefined> {
     const members = this.roster.membersOf(target);
     const readings = await Promise.all(
-      members.map(async (member) => {
+      members.map(async (member): Promise<MemberReading | undefined> => {
         try {
           const body = (await fetchPeerJson(
             `${member.publicUrl}/availability/v1/feeds/${encodeURIComponent(origin.member)}/applied`,
             { clock: this.clock, timeoutMs: options.timeoutMs, signal: options.signal, token: this.options.token, headers: this.options.headers },
-          )) as { serial?: unknown; incarnation?: unknown };
+          )) as { serial?: unknown; incarnation?: unknown; storage?: unknown };
           this.options.tracker?.heard(member.id);
           if (!Number.isSafeInteger(body?.serial) || (body.serial as number) < 0) return undefined;
-          return body.incarnation === origin.incarnation ? (body.serial as number) : 0;
+          const replica = typeof body.storage === 'string' ? body.storage : undefined;
+          return { member: member.id, serial: body.incarnation === origin.incarnation ? (body.serial as number) : 0, replica };
         } catch {
           return undefined;
         }

@@ -11,6 +11,7 @@ import { waitForIntent } from './intent-wait.js';
 import type {
   CommitPlannedTransferResult,
   OwnershipCommand,
+  OwnershipResult,
   RegisterTransferResult,
   ReleaseTransferCommand,
   TransferIntent,
@@ -138,7 +139,7 @@ export class PlannedTransferEngine {
     this.options = { ...DEFAULT_PLANNED_TRANSFER_OPTIONS, ...options };
     this.registry = new PlanRegistry(this.options.abandonedWindow);
     this.sources = deps.sources ?? new OwnFeedPosition(deps.feed);
-    this.unsubscribe.push(deps.consensus.watch((view, entry) => this.onApplied(view.state.transfers.get(authorityOf(entry.command) ?? ''), entry.command)));
+    this.unsubscribe.push(deps.consensus.watch((view, entry) => this.onApplied(view.state.transfers.get(authorityOf(entry.command) ?? ''), entry)));
     this.armSweep(0);
   }
 
@@ -181,7 +182,11 @@ export class PlannedTransferEngine {
         this.registry.abandon(plan);
         if (plan.registered) this.releaseInBackground(plan, 'cancelled');
         this.deps.log.info({ transfer: plan.id, authority }, 'transfer cancelled');
-        return;
+        // A plan not registered yet is not the authority's transfer when another member's is:
+        // that one is what the cancel calls off, through the replicated state.
+        const other = this.deps.consensus.view().state.transfers.get(authority);
+        if (plan.registered || other === undefined || other.id === plan.id) return;
+        return this.cancelElsewhere(authority);
       }
       if (plan.state === 'Committing' && !plan.unresolved) throw new TransferCommittingError(authority, plan.id);
       // Claimed and left without a known outcome: the release decides, in log order.
@@ -199,19 +204,39 @@ export class PlannedTransferEngine {
       }
       throw new TransferNotFoundError(authority);
     }
-    const abandonedId = this.registry.abandoned.get(authority);
-    if (abandonedId !== undefined && this.deps.consensus.view().state.transfers.get(authority) === undefined) return;
-    // Driven elsewhere (or by nobody since a restart): a release, ordered in the log against its
-    // commit. A linearizable read first, so a cancel of nothing appends nothing.
+    // A repeated cancel of a transfer abandoned here is confirmed by the linearizable read too:
+    // this member's view may not show a newer transfer registered elsewhere meanwhile, which a
+    // 204 from the window would leave running.
+    return this.cancelElsewhere(authority, plan);
+  }
+
+  /**
+   * A cancel of a transfer driven elsewhere (or by nobody since a restart): a release of the
+   * registered transfer by its id, ordered in the log against its commit. A linearizable read
+   * first, so a cancel of nothing appends nothing. The abandoned window, looked up once the
+   * read has brought this member's view up to date (a move committed since forgets it), names
+   * the authority's latest abandoned transfer: a repeated cancel of it answers 204.
+   */
+  private async cancelElsewhere(authority: string, follower?: TransferPlan): Promise<void> {
     const { state } = await this.deps.consensus.read();
-    if (state.transfers.has(authority) && state.transfers.get(authority)!.id !== abandonedId) {
-      const released = await this.propose({ type: 'release_transfer', authority, why: 'cancelled' });
+    const intent = state.transfers.get(authority);
+    const abandonedId = this.registry.abandoned.get(authority);
+    // Whatever is registered is released, even under the id the window names: that key may have
+    // been reissued since, and a release of one already on its way changes nothing.
+    if (intent) {
+      const released = await this.propose({ type: 'release_transfer', authority, id: intent.id, why: 'cancelled' });
       if (released.ok) {
-        this.registry.abandoned.remember(authority, released.intent.id);
-        if (plan) this.endFollower(plan);
-        this.deps.log.info({ transfer: released.intent.id, authority, driver: released.intent.driver }, 'transfer cancelled through the replicated state');
+        this.registry.abandoned.remember(authority, intent.id);
+        if (follower) this.endFollower(follower);
+        this.deps.log.info({ transfer: intent.id, authority, driver: intent.driver }, 'transfer cancelled through the replicated state');
         return;
       }
+      // It left the replicated state between the read and the release: it committed (the move
+      // stands, 409), or another member released it (it was called off: 204).
+      const sealed = await this.findSealed(intent.id);
+      if (sealed) throw new TransferCommittedError(authority, sealed.id);
+      this.registry.abandoned.remember(authority, intent.id);
+      return;
     }
     if (abandonedId !== undefined) return;
     const committed = await this.latestSealed(authority);
@@ -410,7 +435,8 @@ export class PlannedTransferEngine {
     if (result.intent.driver !== this.self) return this.follow(plan, result.intent);
     plan.registered = true;
     plan.follow(result.intent);
-    this.registry.abandoned.forget(plan.authority);
+    // The abandoned window keeps its record: a cancel that abandoned this plan while its
+    // registration was in flight answered 204 from it, and a repeat must answer the same.
     if (plan.isAbandoned()) {
       this.releaseInBackground(plan, 'cancelled');
       throw new TransferCancelledError(plan.id, plan.authority);
@@ -478,7 +504,7 @@ export class PlannedTransferEngine {
   private async drive(plan: TransferPlan): Promise<AuditRecord> {
     for (;;) {
       if (plan.state === 'Committing') return this.commit(plan);
-      if (plan.isAwaitingCatchUp()) {
+      if (plan.needsReading()) {
         const until = plan.frozen ? Math.min(plan.deadline, (plan.frozenSince ?? 0) + this.options.freezeBudgetMs) : plan.deadline;
         const outcome = await awaitCatchUp(plan, {
           clock: this.deps.clock,
@@ -700,14 +726,31 @@ export class PlannedTransferEngine {
    * registration left the replicated state without its own commit (cancelled at another member,
    * released by a failover or by expiry) is abandoned, so its run answers 409 at once.
    */
-  private onApplied(intent: TransferIntent | undefined, command: OwnershipCommand): void {
+  private onApplied(intent: TransferIntent | undefined, entry: { command: OwnershipCommand; result: OwnershipResult; position: { index: number } }): void {
+    const { command } = entry;
     const authority = authorityOf(command);
     if (authority === undefined) return;
+    this.noteOutcome(authority, entry);
     const plan = this.registry.get(authority);
     if (!plan || !plan.registered || plan.follower || intent?.id === plan.id) return;
     if (plan.abandon('its registration was released in the replicated state')) {
       this.forgetExpiry(plan);
       this.registry.abandon(plan);
+    }
+  }
+
+  /**
+   * Keeps the abandoned window in step with the log, on every member alike: a transfer released
+   * (cancelled anywhere, timed out, expired) is the authority's latest abandoned one, so a
+   * repeated cancel at any member answers 204 for it; a move committed after it makes that
+   * record stale, so a cancel then answers 409 naming the move rather than 204.
+   */
+  private noteOutcome(authority: string, entry: { command: OwnershipCommand; result: OwnershipResult; position: { index: number } }): void {
+    const { command, result } = entry;
+    if (command.type === 'release_transfer' && result.ok && 'intent' in result) {
+      this.registry.abandoned.remember(authority, result.intent.id);
+    } else if (command.type === 'commit_planned_transfer' && result.ok && 'record' in result && result.record.commit_index === entry.position.index) {
+      this.registry.abandoned.forget(authority);
     }
   }
 

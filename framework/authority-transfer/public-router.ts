@@ -100,9 +100,9 @@ export function createPublicRouter(deps: PublicRouterDeps, document: ApiDocument
       const origin = ctx.params.origin;
       const position =
         origin === deps.feed.self
-          ? { incarnation: deps.feed.incarnation, serial: deps.feed.serial() }
+          ? { incarnation: deps.feed.incarnation, serial: deps.feed.serial(), storage: deps.feed.incarnation }
           : deps.replicas.applied(origin);
-      ctx.body = { member: deps.feed.self, origin, incarnation: position.incarnation ?? null, serial: position.serial };
+      ctx.body = { member: deps.feed.self, origin, incarnation: position.incarnation ?? null, serial: position.serial, storage: position.storage ?? null };
     },
   );
 

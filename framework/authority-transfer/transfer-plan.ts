@@ -1,4 +1,5 @@
 import type { FeedOrigin } from './change-feed.js';
+import type { FrontierReading } from './frontier-probe.js';
 import type { CommitPlannedTransferCommand, TransferIntent } from './ownership.js';
 
 /**
@@ -23,8 +24,10 @@ export interface PlanCursor {
   origin: FeedOrigin;
   /** What the target must apply of this feed: the barrier, then the final serial once frozen. */
   barrier: number;
-  /** Highest applied serial the target reported for this feed; folded monotonically. */
+  /** Highest applied serial the target reported for this feed; folded monotonically within one replica. */
   frontier: number | undefined;
+  /** The target's replica storage the frontier was read from (see FrontierReading). */
+  replica: string | undefined;
 }
 
 /**
@@ -45,6 +48,11 @@ export class TransferPlan {
   frozenAt: number | undefined;
   /** When the current freeze was committed (this member's clock), for the freeze window. */
   frozenSince: number | undefined;
+  /**
+   * Every cursor was read since the cursors were last taken from the registration: the claim
+   * waits for such a reading, so the target is probed again after the freeze, just before it.
+   */
+  fresh = false;
   /** Another member drives the registered transfer under this key: this plan only follows it. */
   follower = false;
   /**
@@ -106,30 +114,53 @@ export class TransferPlan {
    */
   follow(intent: TransferIntent): void {
     const complete = intent.frozen && intent.sources.every((s) => s.final !== undefined);
-    const previous = new Map(this.cursors.map((c) => [`${c.origin.member}|${c.origin.incarnation}`, c.frontier]));
-    this.cursors = intent.sources.map((s) => ({
-      origin: { member: s.member, incarnation: s.incarnation },
-      barrier: complete ? s.final! : s.barrier,
-      frontier: previous.get(`${s.member}|${s.incarnation}`),
-    }));
+    const previous = new Map(this.cursors.map((c) => [`${c.origin.member}|${c.origin.incarnation}`, c]));
+    this.cursors = intent.sources.map((s) => {
+      const kept = previous.get(`${s.member}|${s.incarnation}`);
+      return {
+        origin: { member: s.member, incarnation: s.incarnation },
+        barrier: complete ? s.final! : s.barrier,
+        frontier: kept?.frontier,
+        replica: kept?.replica,
+      };
+    });
     this.frozenAt = complete ? intent.freezes : undefined;
+    this.fresh = false;
     if (this.state === 'Ready' && !this.reached()) this.state = 'AwaitingCatchUp';
     if (this.state === 'AwaitingCatchUp' && this.reached()) this.state = 'Ready';
   }
 
   /**
-   * Folds probe readings (one per cursor, in order) into the plan. Monotonic: a lower or
-   * missing reading (out of order, unreachable target) never lowers a frontier nor un-readies
-   * the plan.
+   * Folds probe readings (one per cursor, in order) into the plan. Monotonic within one replica:
+   * a lower or missing reading (out of order, unreachable target) never lowers a frontier nor
+   * un-readies the plan. A reading from another replica storage (the target lost its disk, or
+   * its replica was reset) replaces the frontier, which may then go backwards and un-ready the
+   * plan: what the old files held is gone.
    */
-  fold(readings: readonly (number | undefined)[], at: number): void {
+  fold(readings: readonly (FrontierReading | undefined)[], at: number): void {
     this.lastReadingAt = at;
+    let complete = true;
     for (const [i, cursor] of this.cursors.entries()) {
       const reading = readings[i];
-      if (reading === undefined) continue;
-      if (cursor.frontier === undefined || reading > cursor.frontier) cursor.frontier = reading;
+      if (reading === undefined) {
+        complete = false;
+        continue;
+      }
+      if (cursor.replica !== reading.replica) {
+        cursor.frontier = reading.serial;
+        cursor.replica = reading.replica;
+      } else if (cursor.frontier === undefined || reading.serial > cursor.frontier) {
+        cursor.frontier = reading.serial;
+      }
     }
+    if (complete) this.fresh = true;
+    if (this.state === 'Ready' && !this.reached()) this.state = 'AwaitingCatchUp';
     if (this.state === 'AwaitingCatchUp' && this.reached()) this.state = 'Ready';
+  }
+
+  /** The run must probe before going on: still catching up, or Ready on readings older than the cursors. */
+  needsReading(): boolean {
+    return this.state === 'AwaitingCatchUp' || (this.state === 'Ready' && !this.fresh);
   }
 
   private reached(): boolean {

@@ -13,6 +13,8 @@ export const transferProblemMapper: ProblemMapper = (error) => {
   const extra: Record<string, unknown> = { code: error.code };
   if (typeof fields.id === 'string') extra.transfer_id = fields.id;
   if (typeof fields.authority === 'string') extra.authority = fields.authority;
+  // The transfer already running (409 transfer_in_progress): a client can wait on it or cancel it.
+  if (typeof fields.runningId === 'string') extra.running_id = fields.runningId;
   if (typeof fields.barrier === 'number') extra.barrier = fields.barrier;
   if (fields.frontier !== undefined) extra.frontier = fields.frontier;
   return new HttpProblem({

@@ -28,7 +28,7 @@ export async function clusterHarness(options: { engine?: Partial<PlannedTransfer
   const probe: FrontierProbe = {
     async probe(target: string, origin: FeedOrigin, probeOptions: ProbeOptions) {
       await clock.sleep(1, probeOptions.signal);
-      return held.get(key(target, origin)) ?? 0;
+      return { serial: held.get(key(target, origin)) ?? 0, replica: target };
     },
   };
   const feeds = new Map<string, ChangeFeed>();

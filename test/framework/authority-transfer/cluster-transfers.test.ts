@@ -205,3 +205,51 @@ test('a registration whose driver is gone is released by another member once pas
   t.false(c.log.view().state.transfers.has('proj'), 'released');
   t.is(c.moves(), 0);
 });
+
+test('a repeated cancel after a newer move committed at another member answers 409 naming that move, not 204 from the window', async (t) => {
+  const c = await withProj();
+  await writes(c, 1); // north holds none of it: the transfer waits
+  const waiting = settle(c.members['east-1'].engine.start(toNorth({ id: 'called-off' })));
+  await c.clock.advanceAsync(50);
+  await c.members['west-1'].engine.cancel('proj');
+  t.like(await waiting, { ok: false, error: { code: 'transfer_cancelled' } });
+  c.holds('north', eastOrigin(c), 1);
+  t.like(await settled(c, c.members['north-1'].engine.start(toNorth({ id: 'later-move' }))), { ok: true, value: { epoch: 2 } });
+  const cancel = await settle(c.members['west-1'].engine.cancel('proj'));
+  t.true(!cancel.ok && cancel.error instanceof TransferCommittedError, 'the move that committed since stands');
+  t.like(cancel, { error: { id: 'later-move' } });
+});
+
+test('a cancel at a member whose own request is not registered yet calls off the transfer another member registered', async (t) => {
+  const c = await withProj();
+  await writes(c, 2);
+  const running = settle(c.members['east-1'].engine.start(toNorth({ id: 'registered' })));
+  await c.clock.advanceAsync(50);
+  t.like(c.log.view().state.transfers.get('proj'), { id: 'registered' });
+  // west-1 takes a second request; before it is refused, the operator cancels there.
+  const second = settle(c.members['west-1'].engine.start(toNorth({ id: 'second' })));
+  await c.members['west-1'].engine.cancel('proj');
+  t.like(await second, { ok: false });
+  await c.clock.advanceAsync(50);
+  t.like(await running, { ok: false, error: { code: 'transfer_cancelled' } }, 'the registered transfer was called off');
+  c.holds('north', eastOrigin(c), 2);
+  await c.clock.advanceAsync(5_000);
+  t.is(c.moves(), 0, 'the 204 stands: nothing moved');
+});
+
+test('a key reissued after its cancel is cancelled again by a repeated cancel: the window never hides a registered transfer', async (t) => {
+  const c = await withProj();
+  await writes(c, 1); // north holds none of it: the transfer waits
+  const first = settle(c.members['east-1'].engine.start(toNorth({ id: 'reissued' })));
+  await c.clock.advanceAsync(50);
+  await c.members['west-1'].engine.cancel('proj');
+  t.like(await first, { ok: false, error: { code: 'transfer_cancelled' } });
+  const again = settle(c.members['east-1'].engine.start(toNorth({ id: 'reissued' })));
+  await c.clock.advanceAsync(50);
+  t.like(c.log.view().state.transfers.get('proj'), { id: 'reissued' }, 'registered anew under the same key');
+  await c.members['west-1'].engine.cancel('proj');
+  t.like(await again, { ok: false, error: { code: 'transfer_cancelled' } });
+  c.holds('north', eastOrigin(c), 1);
+  await c.clock.advanceAsync(5_000);
+  t.is(c.moves(), 0);
+});

@@ -12,7 +12,7 @@ function scheduled(s: fc.Scheduler, h: Awaited<ReturnType<typeof engineHarness>>
     probe: (_target, _origin, options) =>
       s.schedule(Promise.resolve(1), 'probe answers').then((serial) => {
         options.signal.throwIfAborted();
-        return serial;
+        return { serial, replica: 'west-1' };
       }),
   };
   const inner = h.consensus;

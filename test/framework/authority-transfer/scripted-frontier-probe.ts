@@ -1,6 +1,6 @@
 import type { Clock } from '../../../framework/contracts/clock.js';
 import type { FeedOrigin } from '../../../framework/authority-transfer/change-feed.js';
-import type { FrontierProbe, ProbeOptions } from '../../../framework/authority-transfer/frontier-probe.js';
+import type { FrontierProbe, FrontierReading, ProbeOptions } from '../../../framework/authority-transfer/frontier-probe.js';
 
 /**
  * A FrontierProbe whose targets a test scripts: a datacenter answers a serial, is unreachable
@@ -32,7 +32,7 @@ export class ScriptedFrontierProbe implements FrontierProbe {
     return new Promise((resolve) => this.waiters.push({ count, resolve }));
   }
 
-  async probe(target: string, origin: FeedOrigin, options: ProbeOptions): Promise<number | undefined> {
+  async probe(target: string, origin: FeedOrigin, options: ProbeOptions): Promise<FrontierReading | undefined> {
     this.calls.push({ target, origin, timeoutMs: options.timeoutMs });
     const ready = this.waiters.filter((w) => this.calls.length >= w.count);
     this.waiters = this.waiters.filter((w) => this.calls.length < w.count);
@@ -40,7 +40,7 @@ export class ScriptedFrontierProbe implements FrontierProbe {
     options.signal.throwIfAborted();
     const script = this.targets.get(target);
     if (!script || script.kind === 'unreachable') return undefined;
-    if (script.kind === 'serial') return script.serial;
+    if (script.kind === 'serial') return { serial: script.serial, replica: 'scripted' };
     await this.clock.sleep(options.timeoutMs, options.signal);
     return undefined;
   }

@@ -72,6 +72,13 @@ export class Observer {
    * released the registration in the replicated state before the in-doubt commit could land.
    */
   crossMemberCancels = 0;
+  /**
+   * Transfers registered when a cancel (at any member) was asked, which it answered 204: each
+   * must never commit. `cancelThenCommit` counts those that did (a violation: it stays 0).
+   */
+  readonly cancelledWhileRegistered = new Map<string, string>();
+  cancelsOfRegistered = 0;
+  cancelThenCommit = 0;
   readonly homes = new Map<string, Map<number, string>>();
   readonly lastEpoch = new Map<string, number>();
   readonly removedVoters = new Set<string>();
@@ -81,6 +88,11 @@ export class Observer {
       const { command, result } = entry;
       if (command.type === 'transfer_authority' && result.ok && 'home' in result) {
         this.epochMinted(command.authority, result.epoch, result.home);
+      }
+      // A key registered anew after a cancel is a new request under the same key (the operator
+      // reissued it): only the engine's own re-proposals are held to the cancel.
+      if (command.type === 'register_transfer' && result.ok && 'existing' in result && !result.existing) {
+        this.releasedByCancel.delete(command.id);
       }
       if (command.type === 'release_transfer' && command.why === 'cancelled' && result.ok && 'intent' in result) {
         this.releasedByCancel.add(result.intent.id);
@@ -94,6 +106,10 @@ export class Observer {
           this.record(`one key, one move: ${record.id} moved twice`);
         if (this.releasedByCancel.has(record.id))
           this.record(`${record.id} committed after a cancel released it`);
+        if (this.cancelledWhileRegistered.has(record.id)) {
+          this.cancelThenCommit += 1;
+          this.record(`${record.id} committed after a cancel at ${this.cancelledWhileRegistered.get(record.id)} answered 204 while it was registered`);
+        }
         this.checkCovered(record);
         this.committed.set(record.id, {
           record,
@@ -101,6 +117,16 @@ export class Observer {
         });
       }
     });
+  }
+
+  /**
+   * A cancel at `member` answered 204; `registered` is the transfer the replicated state held
+   * for the authority when the cancel was asked (if any): that transfer must never commit.
+   */
+  cancelAnswered(member: string, registered: string | undefined): void {
+    if (registered === undefined || this.moves.has(registered)) return;
+    this.cancelsOfRegistered += 1;
+    this.cancelledWhileRegistered.set(registered, member);
   }
 
   /** Records a write a member acknowledged (its fence resolved with the feed entry). */

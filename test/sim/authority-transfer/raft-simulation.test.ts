@@ -17,16 +17,17 @@ const BUDGET_MS = 60_000;
 
 async function runSeed(
   seed: number,
-): Promise<{ commits: number; abandoned: number; faults: number; crossMemberCancels: number; cancelsElsewhere: number; checkedCommits: number; acknowledged: number }> {
+): Promise<{ commits: number; abandoned: number; faults: number; crossMemberCancels: number; cancelsElsewhere: number; checkedCommits: number; acknowledged: number; cancelsOfRegistered: number; cancelThenCommit: number }> {
   const rng = new SeededRng(seed);
   const cluster = new RaftAuthorityCluster(seed, rng.fork('cluster'), BUDGET_MS);
   const { clock, raft } = cluster;
   const observer = new Observer(cluster);
   await cluster.open();
   const members = [...cluster.members.values()];
-  const runs = new Map<string, { member: SimMember; authority: string; done: boolean }>();
+  const runs = new Map<string, { member: SimMember; authority: string; done: boolean; crashed: boolean }>();
   const requests = new Map<string, { authority: string; source: string; target: string }>();
   let keySeq = 0;
+  const cancelledKeys = new Set<string>();
   let faults = 0;
   let cancelsElsewhere = 0;
   let acknowledged = 0;
@@ -63,13 +64,14 @@ async function runSeed(
     target: string,
   ) => {
     requests.set(id, { authority, source, target });
-    const entry = { member, authority, done: false };
+    const entry = { member, authority, done: false, crashed: false };
     runs.set(id, entry);
     member.engine.start({ id, authority, source, target, actor: 'sim', reason: `sim ${id}` }).then(
       () => void (entry.done = true),
       (error) => {
         entry.done = true;
-        observer.runEnded(id, error, member.id);
+        // A run its member's crash ended answers no client: the key is the operator's to reissue.
+        if (!entry.crashed) observer.runEnded(id, error, member.id);
       },
     );
   };
@@ -100,7 +102,7 @@ async function runSeed(
       start(member, `k${keySeq++}`, authority, own.home, target);
     } else if (roll < 45) {
       // A duplicate of a running request on its member, or a retry elsewhere once it ended.
-      const candidates = [...runs.entries()].filter(([id]) => !observer.abandoned.has(id));
+      const candidates = [...runs.entries()].filter(([id]) => !observer.abandoned.has(id) && !cancelledKeys.has(id));
       if (candidates.length > 0) {
         const [id, run] = rng.pick(candidates);
         const { authority, source, target } = requests.get(id)!;
@@ -112,7 +114,16 @@ async function runSeed(
         const run = rng.pick(live);
         const at = rng.chance(0.5) ? run.member : member;
         if (at !== run.member) cancelsElsewhere++;
-        await settle(at.engine.cancel(run.authority));
+        const registered = cluster.state().transfers.get(run.authority)?.id;
+        const liveThere = [...runs.entries()].filter(([, r]) => !r.done && r.authority === run.authority).map(([id]) => id);
+        await settle(
+          at.engine.cancel(run.authority).then(() => {
+            observer.cancelAnswered(at.id, registered);
+            // The operator reissues no key a cancel called off (a reissue would be a new request).
+            for (const id of liveThere) cancelledKeys.add(id);
+            if (registered !== undefined) cancelledKeys.add(registered);
+          }),
+        );
       }
     } else if (roll < 62) {
       // Feed replication between datacenters that can reach each other.
@@ -136,6 +147,7 @@ async function runSeed(
       );
     } else if (roll < 86) {
       faults++;
+      for (const run of runs.values()) if (run.member === member && !run.done) run.crashed = true;
       await cluster.crashAndRestart(member, { loseDisk: rng.chance(0.25) });
     }
     await clock.advanceAsync(rng.int(3_000));
@@ -162,16 +174,19 @@ async function runSeed(
     cancelsElsewhere,
     checkedCommits: observer.checkedCommits,
     acknowledged,
+    cancelsOfRegistered: observer.cancelsOfRegistered,
+    cancelThenCommit: observer.cancelThenCommit,
   };
 }
 
 test('planned transfers over Raft keep their invariants under partitions, leader loss, store failures and crashes', async (t) => {
   const ran = await runSeeds(t, 'raft-simulation.test.js', runSeed);
   if (!ran) return;
-  const { commits, abandoned, faults, crossMemberCancels, cancelsElsewhere, checkedCommits, acknowledged } = ran.totals;
+  const { commits, abandoned, faults, crossMemberCancels, cancelsElsewhere, checkedCommits, acknowledged, cancelsOfRegistered, cancelThenCommit } = ran.totals;
   t.log(
-    `${ran.seeds} seeds: ${commits} commits (${checkedCommits} checked against the ${acknowledged} acknowledged writes), ${abandoned} cancelled or timed out, ${faults} network faults and crashes, ${cancelsElsewhere} cancels at a member not running the transfer, ${crossMemberCancels} runs of a key in doubt elsewhere cancelled (none moved)`,
+    `${ran.seeds} seeds: ${commits} commits (${checkedCommits} checked against the ${acknowledged} acknowledged writes), ${abandoned} cancelled or timed out, ${faults} network faults and crashes, ${cancelsElsewhere} cancels at a member not running the transfer, ${crossMemberCancels} runs of a key in doubt elsewhere cancelled (none moved), ${cancelsOfRegistered} cancels answered 204 for a registered transfer, ${cancelThenCommit} of them later committed`,
   );
+  t.is(cancelThenCommit, 0, 'no cancel answered 204 for a transfer that later committed');
   t.true(checkedCommits >= commits, 'every commit was checked');
   t.true(commits > 0, 'the runs committed transfers');
   t.true(abandoned > 0, 'the runs cancelled or timed out transfers');

@@ -5,9 +5,11 @@ import {
 import { ChangeFeed, type FeedOrigin } from '../../../framework/authority-transfer/change-feed.js';
 import { MemoryFiles } from '../../../framework/kernel/byte-files.js';
 import { FeedReplicas } from '../../../framework/authority-transfer/feed-replicas.js';
-import type {
-  FrontierProbe,
-  ProbeOptions,
+import {
+  datacenterFrontier,
+  type FrontierProbe,
+  type FrontierReading,
+  type ProbeOptions,
 } from '../../../framework/authority-transfer/frontier-probe.js';
 import type {
   OwnershipCommand,
@@ -236,7 +238,7 @@ class SimProbe implements FrontierProbe {
     target: string,
     origin: FeedOrigin,
     options: ProbeOptions,
-  ): Promise<number | undefined> {
+  ): Promise<FrontierReading | undefined> {
     const { clock, rng } = this.cluster;
     const members = this.cluster.roster.membersOf(target);
     const fromDc = this.cluster.datacenterOf(this.from);
@@ -246,7 +248,12 @@ class SimProbe implements FrontierProbe {
       return undefined;
     }
     await clock.sleep(1 + rng.int(30), options.signal);
-    return Math.min(...members.map((m) => this.cluster.members.get(m.id)!.holds(origin)));
+    return datacenterFrontier(
+      members.map((m) => {
+        const member = this.cluster.members.get(m.id)!;
+        return { member: m.id, serial: member.holds(origin), replica: member.replicas.applied(origin.member).storage };
+      }),
+    );
   }
 }
 

@@ -12,16 +12,17 @@ const AUTHORITIES = ['proj', 'lib', 'app', 'tool'];
 const STEPS = 250;
 const BUDGET_MS = 60_000;
 
-async function runSeed(seed: number): Promise<{ commits: number; abandoned: number; checkedCommits: number; cancelsElsewhere: number; crossMemberCancels: number; refusedWhileFrozen: number }> {
+async function runSeed(seed: number): Promise<{ commits: number; abandoned: number; checkedCommits: number; cancelsElsewhere: number; crossMemberCancels: number; refusedWhileFrozen: number; cancelsOfRegistered: number; cancelThenCommit: number }> {
   const rng = new SeededRng(seed);
   const clock = new VirtualClock();
   const cluster = new SimCluster(clock, rng.fork('cluster'), BUDGET_MS);
   await cluster.open();
   const observer = new Observer(cluster);
   const members = [...cluster.members.values()];
-  const runs = new Map<string, { member: SimMember; authority: string; done: boolean }>();
+  const runs = new Map<string, { member: SimMember; authority: string; done: boolean; crashed: boolean }>();
   const inFlightWrites: { member: SimMember; write: AdmittedWrite }[] = [];
   let keySeq = 0;
+  const cancelledKeys = new Set<string>();
   let cancelsElsewhere = 0;
   let refusedWhileFrozen = 0;
 
@@ -34,13 +35,14 @@ async function runSeed(seed: number): Promise<{ commits: number; abandoned: numb
   }
 
   const track = (id: string, member: SimMember, authority: string, run: Promise<unknown>) => {
-    const entry = { member, authority, done: false };
+    const entry = { member, authority, done: false, crashed: false };
     runs.set(id, entry);
     run.then(
       () => void (entry.done = true),
       (error) => {
         entry.done = true;
-        observer.runEnded(id, error, member.id);
+        // A run its member's crash ended answers no client: the key is the operator's to reissue.
+        if (!entry.crashed) observer.runEnded(id, error, member.id);
       },
     );
   };
@@ -108,7 +110,7 @@ async function runSeed(seed: number): Promise<{ commits: number; abandoned: numb
       start(member, `k${keySeq++}`, authority, own.home, target);
     } else if (roll < 50) {
       // A duplicate of a running request on the same member, or a retry elsewhere after the first run ended.
-      const candidates = [...runs.entries()].filter(([id]) => !observer.abandoned.has(id));
+      const candidates = [...runs.entries()].filter(([id]) => !observer.abandoned.has(id) && !cancelledKeys.has(id));
       if (candidates.length > 0) {
         const [id, run] = rng.pick(candidates);
         const { authority, source, target } = requests.get(id)!;
@@ -122,7 +124,17 @@ async function runSeed(seed: number): Promise<{ commits: number; abandoned: numb
         const run = rng.pick(live);
         const at = rng.chance(0.5) ? run.member : member;
         if (at !== run.member) cancelsElsewhere++;
-        await at.engine.cancel(run.authority).catch(() => undefined);
+        const registered = cluster.log.view().state.transfers.get(run.authority)?.id;
+        const liveThere = [...runs.entries()].filter(([, r]) => !r.done && r.authority === run.authority).map(([id]) => id);
+        await at.engine.cancel(run.authority).then(
+          () => {
+            observer.cancelAnswered(at.id, registered);
+            // The operator reissues no key a cancel called off (a reissue would be a new request).
+            for (const id of liveThere) cancelledKeys.add(id);
+            if (registered !== undefined) cancelledKeys.add(registered);
+          },
+          () => undefined,
+        );
       }
     } else if (roll < 64) {
       // Feed replication between datacenters that can reach each other.
@@ -151,6 +163,7 @@ async function runSeed(seed: number): Promise<{ commits: number; abandoned: numb
       );
     } else if (roll < 88) {
       // A crash; now and then the disk is lost too, and the feed restarts under a new incarnation.
+      for (const run of runs.values()) if (run.member === member && !run.done) run.crashed = true;
       await member.crashAndRestart({ loseDisk: rng.chance(0.25) });
     } else if (roll < 89) {
       cluster.restartLog();
@@ -179,16 +192,19 @@ async function runSeed(seed: number): Promise<{ commits: number; abandoned: numb
     cancelsElsewhere,
     crossMemberCancels: observer.crossMemberCancels,
     refusedWhileFrozen,
+    cancelsOfRegistered: observer.cancelsOfRegistered,
+    cancelThenCommit: observer.cancelThenCommit,
   };
 }
 
 test('planned transfers keep their invariants under partitions, leader loss, store failures and restarts', async (t) => {
   const ran = await runSeeds(t, 'simulation.test.js', runSeed);
   if (!ran) return;
-  const { commits, abandoned, checkedCommits, cancelsElsewhere, crossMemberCancels, refusedWhileFrozen } = ran.totals;
+  const { commits, abandoned, checkedCommits, cancelsElsewhere, crossMemberCancels, refusedWhileFrozen, cancelsOfRegistered, cancelThenCommit } = ran.totals;
   t.log(
-    `${ran.seeds} seeds: ${commits} commits (${checkedCommits} checked against every write acknowledged under the old epoch), ${abandoned} cancelled or timed out, ${cancelsElsewhere} cancels at a member not running the transfer, ${crossMemberCancels} runs of a key in doubt elsewhere cancelled (none moved), ${refusedWhileFrozen} writes refused (frozen or not home)`,
+    `${ran.seeds} seeds: ${commits} commits (${checkedCommits} checked against every write acknowledged under the old epoch), ${abandoned} cancelled or timed out, ${cancelsElsewhere} cancels at a member not running the transfer, ${crossMemberCancels} runs of a key in doubt elsewhere cancelled (none moved), ${cancelsOfRegistered} cancels answered 204 for a registered transfer, ${cancelThenCommit} of them later committed, ${refusedWhileFrozen} writes refused (frozen or not home)`,
   );
+  t.is(cancelThenCommit, 0, 'no cancel answered 204 for a transfer that later committed');
   t.true(checkedCommits >= commits, 'every commit was checked');
   t.true(commits > 0, 'the runs committed transfers');
   t.true(abandoned > 0, 'the runs cancelled or timed out transfers');
