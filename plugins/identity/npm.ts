@@ -5,7 +5,7 @@ import type {
   OperationId,
 } from '../../framework/contracts/identity-supplier.js';
 import type { Rng } from '../../framework/contracts/rng.js';
-import { NPM_CORE_MODULE_NAMES, NPM_EXCLUDED_NAMES } from './npm-core-modules.js';
+import validateNpmPackageName from 'validate-npm-package-name';
 import { describeChar, invalidAuthority, requireString } from './identity-input.js';
 import { defineIdentityPlugin } from './identity-plugin.js';
 import { operationIdentity } from './operation-id.js';
@@ -28,14 +28,16 @@ const SCOPED = /^@([^/]+)\/([^/]+)$/;
 const SPECIAL_IN_NAME = /[~'!()*]/;
 
 /**
- * npm package names, by the rules of validate-npm-package-name for new packages: lowercase,
- * at most 214 characters (scope included), unscoped `name` or scoped `@scope/name`, URL-safe
- * characters only, no leading `.` or `_`, no leading or trailing spaces, not a Node.js core
- * module name, not `node_modules` or `favicon.ico`, no `~'!()*` in the part after the scope.
+ * npm package names, judged by validate-npm-package-name, the library npm itself uses: its
+ * errors make a name invalid for every package, its warnings for new packages only (the rules
+ * npm added later: core module names, capitals, more than 214 characters, `~'!()*`). The
+ * library ships its own list of core module names, so every member of a cluster judges a name
+ * alike whatever Node version it runs.
  *
  * npm names are compared exactly by the registry (`JSONStream` and `jsonstream` are two
  * packages), so nothing is rewritten: a valid name is its own authority, and an invalid one is
- * refused with the rule it broke rather than silently "fixed" into another package's name.
+ * refused with the rule it broke, explained, rather than silently "fixed" into another
+ * package's name.
  */
 export class NpmIdentitySupplier implements IdentitySupplier {
   readonly ecosystem = 'npm';
@@ -58,49 +60,64 @@ export class NpmIdentitySupplier implements IdentitySupplier {
 
   /** The first rule `name` breaks, as a sentence for the caller; undefined when it is valid. */
   private brokenRule(name: string): string | undefined {
-    if (name.length === 0) return 'an npm package name must not be empty';
-    if (name.trim() !== name) return 'an npm package name must not start or end with whitespace';
-    if (name.startsWith('.')) return 'an npm package name must not start with a period';
-    if (name.startsWith('_')) return 'an npm package name must not start with an underscore';
-    if (NPM_EXCLUDED_NAMES.has(name.toLowerCase())) {
-      return `${name.toLowerCase()} is reserved by npm and is never a package name`;
+    let verdict: ReturnType<typeof validateNpmPackageName>;
+    try {
+      verdict = validateNpmPackageName(name);
+    } catch {
+      // A lone surrogate: the library's encodeURIComponent cannot encode it, so it is not URL-safe.
+      return unsafeCharRule(name);
     }
-    const scoped = SCOPED.exec(name);
-    if (name.startsWith('@') && !scoped) {
-      return 'a scoped npm package name has the form @scope/name, with one "/" and a non-empty scope and name';
-    }
-    const [scope, bare] = scoped ? [scoped[1], scoped[2]] : [undefined, name];
-    if (scoped && bare.startsWith('.')) {
-      return 'the name after the scope must not start with a period';
-    }
-    const unsafe = (scope === undefined ? [] : [scope])
-      .concat(bare)
-      .map(firstUrlUnsafeChar)
-      .find(Boolean);
-    if (unsafe) {
-      const hint =
-        unsafe === '/'
-          ? 'only a scoped name (@scope/name) contains a "/"'
-          : 'npm names use lowercase letters, digits, "-", "." and "_"';
-      return `contains ${describeChar(unsafe)}, which is not URL-safe: ${hint}`;
-    }
-    if (this.options.legacyNames) return undefined;
-    // The rules below came later: old packages may break them (see option legacyNames).
-    if (NPM_CORE_MODULE_NAMES.has(name.toLowerCase())) {
-      return `${name} is a Node.js core module name, which npm refuses for new packages`;
-    }
-    if (name.length > NPM_MAX_NAME_LENGTH) {
-      return `is ${name.length} characters long: npm allows at most ${NPM_MAX_NAME_LENGTH}, scope included`;
-    }
-    if (name.toLowerCase() !== name) {
-      return `npm package names must be lowercase (capitals are only found in legacy packages): did you mean ${JSON.stringify(name.toLowerCase())}?`;
-    }
-    const special = SPECIAL_IN_NAME.exec(bare);
-    if (special) {
-      return `contains ${describeChar(special[0])}: npm no longer allows any of ~'!()* in a package name`;
-    }
-    return undefined;
+    const broken = [...(verdict.errors ?? []), ...(this.options.legacyNames ? [] : (verdict.warnings ?? []))];
+    return broken.length === 0 ? undefined : explain(name, broken[0]);
   }
+}
+
+/** The library's message for the rule `name` broke, in words that say what to do about it. */
+function explain(name: string, rule: string): string {
+  if (rule === 'name length must be greater than zero') return 'an npm package name must not be empty';
+  if (rule === 'name cannot contain leading or trailing spaces') {
+    return 'an npm package name must not start or end with whitespace';
+  }
+  if (rule === 'name cannot start with a period') {
+    return name.startsWith('.')
+      ? 'an npm package name must not start with a period'
+      : 'the name after the scope must not start with a period';
+  }
+  if (rule === 'name cannot start with a hyphen') return 'an npm package name must not start with a hyphen';
+  if (rule === 'name cannot start with an underscore') return 'an npm package name must not start with an underscore';
+  if (rule.endsWith(' is not a valid package name')) {
+    return `${name.toLowerCase()} is reserved by npm and is never a package name`;
+  }
+  if (rule === 'name can only contain URL-friendly characters') return unsafeCharRule(name);
+  if (rule.endsWith(' is a core module name')) {
+    return `${name} is a Node.js core module name, which npm refuses for new packages`;
+  }
+  if (rule.includes('more than 214 characters')) {
+    return `is ${name.length} characters long: npm allows at most ${NPM_MAX_NAME_LENGTH}, scope included`;
+  }
+  if (rule.includes('capital letters')) {
+    return `npm package names must be lowercase (capitals are only found in legacy packages): did you mean ${JSON.stringify(name.toLowerCase())}?`;
+  }
+  if (rule.includes('special characters')) {
+    const special = SPECIAL_IN_NAME.exec(name.split('/').at(-1)!)?.[0] ?? '~';
+    return `contains ${describeChar(special)}: npm no longer allows any of ~'!()* in a package name`;
+  }
+  return rule;
+}
+
+/** Which character is not URL-safe, and where it may go: a "/" only in a scoped name. */
+function unsafeCharRule(name: string): string {
+  const scoped = SCOPED.exec(name);
+  if (name.startsWith('@') && !scoped) {
+    return 'a scoped npm package name has the form @scope/name, with one "/" and a non-empty scope and name';
+  }
+  const parts = scoped ? [scoped[1], scoped[2]] : [name];
+  const unsafe = parts.map(firstUrlUnsafeChar).find(Boolean) ?? name;
+  const hint =
+    unsafe === '/'
+      ? 'only a scoped name (@scope/name) contains a "/"'
+      : 'npm names use lowercase letters, digits, "-", "." and "_"';
+  return `contains ${describeChar(unsafe)}, which is not URL-safe: ${hint}`;
 }
 
 /**

@@ -22,7 +22,6 @@ const VALID = [
   '@scope/_private',
   'lodash.merge',
   'a',
-  '-leading-dash',
   'x'.repeat(214),
   '@s/' + 'x'.repeat(211),
 ];
@@ -33,6 +32,7 @@ const NEVER_VALID = [
   { input: 'trailing-space ', why: /start or end with whitespace/ },
   { input: '.hidden', why: /must not start with a period/ },
   { input: '_private', why: /must not start with an underscore/ },
+  { input: '-leading-dash', why: /must not start with a hyphen/ },
   { input: 'node_modules', why: /node_modules is reserved/ },
   { input: 'NODE_MODULES', why: /node_modules is reserved/ },
   { input: 'favicon.ico', why: /favicon\.ico is reserved/ },
