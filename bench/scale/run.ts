@@ -3,7 +3,8 @@
 // Run: npm run build && node --expose-gc dist/bench/scale/run.js
 //   BENCH_SCALE=snapshot,consensus-in-process   parts to run (default: every part below)
 //   BENCH_SCALE_N=100000                         the largest size (default 1,000,000)
-// Parts: snapshot.ts (size, capture and longest event-loop block taking and installing one),
+// Parts: apply-stream.ts (apply cost per command type at 1k..1M on the state machines alone, heap
+// per stream and per authority), snapshot.ts (size, capture and longest event-loop block taking and installing one),
 // consensus-in-process.ts (three in-process members create N streams and N authorities: the
 // term must never change), client-hop.ts (proposals over HTTP to a member beside etcd through
 // its client, and etcd's own `etcdctl check perf`), http-creates.ts (a `baton up` stream cluster,
@@ -14,6 +15,7 @@ import { printTable, type ScaleRow } from './rows.js';
 
 type Part = () => Promise<ScaleRow[]>;
 const parts: Record<string, () => Promise<Part>> = {
+  apply: async () => (await import('./apply-stream.js')).run,
   snapshot: async () => (await import('./snapshot.js')).run,
   'consensus-in-process': async () => (await import('./consensus-in-process.js')).run,
   'client-hop': async () => (await import('./client-hop.js')).run,
