@@ -171,20 +171,19 @@ function imageOf(
  * follower can take a leader's snapshot message by message while it goes on serving.
  */
 export class ReplicatedStateAssembly<S, R> {
-  private readonly decisions: IdempotencyWindowSnapshot<R> = [];
+  /** Filled piece by piece (oldest decision first), so `finish` has no window left to rebuild. */
+  private readonly window: IdempotencyWindow<R>;
   private readonly state;
 
-  constructor(
-    machine: StateMachine<S, unknown, R>,
-    private readonly windowCapacity: number,
-  ) {
+  constructor(machine: StateMachine<S, unknown, R>, windowCapacity: number) {
     this.state = assembleState(machine);
+    this.window = new IdempotencyWindow<R>(windowCapacity);
   }
 
   /** Throws on a piece that is not a snapshot piece, or that the state machine refuses. */
   add(piece: unknown): void {
     if (isWindowPiece(piece)) {
-      for (const d of piece.w) this.decisions.push(d as [string, Decision<R>]);
+      for (const [key, decision] of piece.w) this.window.remember(key, decision as Decision<R>);
       return;
     }
     if (typeof piece === 'object' && piece !== null && 's' in piece) {
@@ -195,10 +194,7 @@ export class ReplicatedStateAssembly<S, R> {
   }
 
   finish(): AssembledState<S, R> {
-    return {
-      state: this.state.finish(),
-      window: IdempotencyWindow.restore(this.windowCapacity, this.decisions),
-    };
+    return { state: this.state.finish(), window: this.window };
   }
 }
 
