@@ -1,17 +1,14 @@
 import type { Command } from 'commander';
-import { adminRequest } from '../admin-client.js';
 import { integerAtLeast, secondsAsMs } from '../arguments.js';
 import { TimedOutError } from '../cli-errors.js';
-import { connectionOf, withConnectionOptions, type Connection } from '../connection.js';
+import { connectionOf, withConnectionOptions } from '../connection.js';
 import { outputFor, type CliContext } from '../context.js';
 import { progressView } from '../progress.js';
 import { pollUntil } from '../wait.js';
 import { SystemClock } from '../../framework/kernel/system-clock.js';
 import type { StreamClient } from '../../framework/stream-transfer/client.js';
-import type {
-  PendingTransfer,
-  RebalanceRun,
-} from '../../framework/stream-transfer/model.js';
+import type { PendingTransfer } from '../../framework/stream-transfer/model.js';
+import type { RebalancePage } from '../../framework/stream-transfer/rebalance-listing.js';
 import { confirm } from '../confirm.js';
 import { rebalancePlanLines } from './rebalance-plan.js';
 import { STREAM_API, streamCall, streamClient } from './stream-api.js';
@@ -20,7 +17,7 @@ import { DEFAULT_INTERVAL_MS, seconds } from './transfer-commands.js';
 const DEFAULT_REBALANCE_TIMEOUT_MS = 600_000;
 
 interface RebalanceReading {
-  run: RebalanceRun;
+  run: RebalancePage;
   /** Rebalance transfers started and not settled yet. */
   moving: number;
 }
@@ -81,18 +78,18 @@ Examples:
         const asking = !options.dryRun && !options.yes && ctx.stdin.isTTY === true;
         if (asking) {
           // The person sees the plan the cluster would run, then says whether to run it.
-          const [{ moves: planned }, counts] = await Promise.all([
+          const [preview, counts] = await Promise.all([
             streamCall(() => client.rebalance({ dryRun: true })),
             owned(),
           ]);
-          if (planned.length === 0) {
-            output.result({ dryRun: false, moves: planned, settled: true }, () =>
+          if (preview.planned === 0) {
+            output.result({ dryRun: false, planned: 0, moves: [], settled: true }, () =>
               'the streams are balanced: nothing to move',
             );
             return;
           }
-          ctx.stderr.write(`${rebalancePlanLines(planned, counts, 'would move').join('\n')}\n`);
-          if (!(await confirm(ctx, `move these ${planned.length} stream(s)?`))) {
+          ctx.stderr.write(`${rebalancePlanLines(preview, counts, 'would move').join('\n')}\n`);
+          if (!(await confirm(ctx, `move these ${preview.planned} stream(s)?`))) {
             output.result({ dryRun: false, moves: [], settled: false, declined: true }, () =>
               'nothing moved',
             );
@@ -108,15 +105,15 @@ Examples:
             ...(options.maxInFlight ? { maxInFlight: options.maxInFlight } : {}),
           }),
         );
-        const moves = answer.moves;
-        const plan = (verb: string) => rebalancePlanLines(moves, counts, verb);
+        const { moves, planned, truncated } = answer;
+        const plan = (verb: string) => rebalancePlanLines(answer, counts, verb);
         if (options.dryRun) {
-          output.result({ dryRun: true, moves }, () => plan('would move'));
+          output.result({ dryRun: true, planned, moves, truncated }, () => plan('would move'));
           return;
         }
-        if (moves.length === 0 || !options.wait) {
-          output.result({ dryRun: false, moves, settled: moves.length === 0 }, (r) =>
-            r.moves.length === 0
+        if (planned === 0 || !options.wait) {
+          output.result({ dryRun: false, planned, moves, truncated, settled: planned === 0 }, (r) =>
+            r.planned === 0
               ? 'the streams are balanced: nothing to move'
               : [...plan('moving'), `follow it with "baton streams transfers"`],
           );
@@ -127,8 +124,8 @@ Examples:
         let last: RebalanceReading;
         try {
           const waited = await pollUntil(
-            () => readRebalance(connection, client),
-            (r) => r.run.queue.length === 0 && r.moving === 0,
+            () => readRebalance(client),
+            (r) => r.run.waiting === 0 && r.moving === 0,
             (r) => view.update(rebalanceReading(r)),
             {
               clock: new SystemClock(),
@@ -141,7 +138,7 @@ Examples:
             throw new TimedOutError(
               'rebalance_unfinished',
               `the rebalance has not finished after ${seconds(options.timeout ?? DEFAULT_REBALANCE_TIMEOUT_MS)}: ` +
-                `${last.run.queue.length} move(s) not started, ${last.moving} moving; it goes on in the cluster ` +
+                `${last.run.waiting} move(s) not started, ${last.moving} moving; it goes on in the cluster ` +
                 '(follow it with "baton streams transfers")',
             );
           }
@@ -150,7 +147,7 @@ Examples:
         }
         const { run } = last;
         output.result(
-          { dryRun: false, moves, settled: true, run },
+          { dryRun: false, planned, moves, truncated, settled: true, run },
           (r) =>
             `rebalanced: ${r.run.started} stream(s) moved` +
             `${r.run.skipped > 0 ? `, ${r.run.skipped} move(s) skipped because their stream had changed` : ''}`,
@@ -159,16 +156,9 @@ Examples:
     );
 }
 
-async function readRebalance(
-  connection: Connection,
-  client: StreamClient,
-): Promise<RebalanceReading> {
-  // The client has no call for the run's progress: the admin API is reached directly.
-  const { body: run } = await adminRequest<RebalanceRun>(connection.url, {
-    method: 'GET',
-    path: '/v1/admin/rebalance',
-    token: connection.token,
-  });
+async function readRebalance(client: StreamClient): Promise<RebalanceReading> {
+  // One move of the queue is enough: the tallies say how many wait.
+  const run = await streamCall(() => client.rebalanceProgress({ limit: 1 }));
   const { transfers } = (await streamCall(() => client.transfers())) as unknown as {
     transfers: PendingTransfer[];
   };
@@ -180,8 +170,8 @@ function rebalanceReading(r: RebalanceReading) {
   return {
     done: settled,
     total: r.run.planned,
-    line: `${settled} of ${r.run.planned} move(s) done, ${r.moving} moving, ${r.run.queue.length} waiting`,
-    detail: `move(s) done, ${r.moving} moving, ${r.run.queue.length} waiting`,
+    line: `${settled} of ${r.run.planned} move(s) done, ${r.moving} moving, ${r.run.waiting} waiting`,
+    detail: `move(s) done, ${r.moving} moving, ${r.run.waiting} waiting`,
     data: { ...r.run, moving: r.moving },
   };
 }

@@ -6,10 +6,11 @@ import { HttpProblem, problems } from '../http/problem.js';
 import { validate } from '../http/validate.js';
 import type { StreamCommand, StreamResult } from './commands.js';
 import { CommandRejectedError } from './errors.js';
-import { ID_PATTERN, type PlannedMove, type PlannedMoveFrom, type StreamMetadata } from './model.js';
+import { ID_PATTERN } from './model.js';
 import { planRebalance } from './placement.js';
 import { nodePage, pageQuery, streamPage, transferPage, transferPageQuery } from './listing.js';
 import { drainProgress, nodeStatus, type RenewalAge } from './progress.js';
+import { MOVES_SHOWN, planPreview, rebalancePage, rebalancePageQuery } from './rebalance-listing.js';
 import type { StreamConsensus } from './stream-node.js';
 
 /** The scope an admin token must carry (401 without a token, 403 without the scope). */
@@ -180,31 +181,26 @@ export function createAdminRouter(consensus: StreamConsensus, options: AdminRout
       : { status: 'settled', stream, owner: record.owner, epoch: record.epoch };
   });
 
+  // A plan can hold a move per stream: answers show its size, its first moves and what it does
+  // per node, and the waiting queue is read in pages (GET /rebalance?after=), so no answer grows
+  // with the cluster.
   router.post('/rebalance', async (ctx) => {
     const body = await readValidBody(ctx, rebalanceBody, { optional: true });
     if (body?.dryRun) {
       const current = await state();
-      ctx.body = { dryRun: true, moves: withSources(current, planRebalance(current)) };
+      ctx.body = { dryRun: true, ...planPreview(current, planRebalance(current)) };
       return;
     }
     const result = await decide({ type: 'rebalance', ...(body?.maxInFlight ? { maxInFlight: body.maxInFlight } : {}) });
     ctx.status = 202;
     const current = await state();
-    ctx.body = { dryRun: false, moves: withSources(current, result.moves ?? []), progress: current.rebalance };
+    ctx.body = { dryRun: false, ...planPreview(current, result.moves ?? []), progress: rebalancePage(current, undefined, MOVES_SHOWN) };
   });
 
   router.get('/rebalance', async (ctx) => {
-    const run = (await state()).rebalance;
-    ctx.body = run ?? { queue: [], planned: 0, started: 0, skipped: 0 };
+    const { after, limit } = validate(rebalancePageQuery, ctx.query, 'query');
+    ctx.body = rebalancePage(await state(), after, limit);
   });
 
   return router;
-}
-
-/**
- * Each planned move with the node it leaves (the stream's owner when planned), so a person sees
- * from -> to; one lookup per move, bounded by the plan, never a scan of the streams.
- */
-function withSources(current: StreamMetadata, moves: readonly PlannedMove[]): PlannedMoveFrom[] {
-  return moves.map((move) => ({ ...move, source: current.stream(move.stream)?.owner ?? null }));
 }

@@ -11,6 +11,7 @@ import {
 } from './admin-router.js';
 import { appendBody, readQuery, streamParam } from './data-router.js';
 import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT, pageQuery, transferPageQuery } from './listing.js';
+import { rebalancePageQuery } from './rebalance-listing.js';
 
 const PAGING = `Paged: at most \`limit\` items (default ${DEFAULT_PAGE_LIMIT}, at most ${MAX_PAGE_LIMIT}); \`next\` is the \`after\` of the next page, null on the last.`;
 
@@ -177,6 +178,7 @@ const adminOps: OperationSpec[] = [
     method: 'post',
     path: '/v1/admin/rebalance',
     summary: 'Plan (dryRun) or start moves that even out streams per node',
+    description: 'The answer carries the size of the plan (`planned`) and its first moves (`truncated` when there are more); the rest of the waiting queue is read from GET /v1/admin/rebalance.',
     requestBody: rebalanceBody.unwrap(),
     responses: { 200: ok('The plan, nothing moved (dryRun)'), 202: ok('Started; progress in the body'), ...problems(400, 409, 413, 415, 503) },
   }),
@@ -184,7 +186,9 @@ const adminOps: OperationSpec[] = [
     method: 'get',
     path: '/v1/admin/rebalance',
     summary: 'Progress of the current rebalance',
-    responses: { 200: ok('Rebalance progress'), ...problems(503) },
+    description: `Tallies and one page of the moves not started yet, in plan order. ${PAGING}`,
+    params: { query: rebalancePageQuery },
+    responses: { 200: ok('Rebalance progress'), ...problems(400, 503) },
   }),
 ];
 

@@ -1,11 +1,18 @@
 import type { Clock } from '../contracts/clock.js';
 import { BatonError } from '../contracts/errors.js';
 import { SystemClock } from '../kernel/system-clock.js';
-import type { PlannedMoveFrom } from './model.js';
 import type { StreamSummary } from './listing.js';
+import type { PlanPreview, RebalancePage } from './rebalance-listing.js';
 import type { DrainProgress, NodeStatus } from './progress.js';
 
 /** One page of `GET /v1/admin/streams`. */
+
+/** The answer to a rebalance plan or start (the progress once started). */
+export interface RebalanceAnswer extends PlanPreview {
+  dryRun: boolean;
+  progress?: RebalancePage;
+}
+
 export interface StreamPage {
   streams: StreamSummary[];
   /** Pass as `after` for the next page; null on the last one. */
@@ -185,8 +192,18 @@ export class StreamClient {
     return this.admin('POST', `/v1/admin/nodes/${encodeURIComponent(node)}/failover`, options.force ? { force: true } : undefined) as Promise<FailoverAnswer>;
   }
 
-  rebalance(options: { dryRun?: boolean; maxInFlight?: number } = {}): Promise<{ dryRun: boolean; moves: PlannedMoveFrom[] }> {
-    return this.admin('POST', '/v1/admin/rebalance', options) as Promise<{ dryRun: boolean; moves: PlannedMoveFrom[] }>;
+  /** Plans (dryRun) or starts a rebalance: the plan's size, its first moves (`truncated` when more), its effect per node. */
+  rebalance(options: { dryRun?: boolean; maxInFlight?: number } = {}): Promise<RebalanceAnswer> {
+    return this.admin('POST', '/v1/admin/rebalance', options) as Promise<RebalanceAnswer>;
+  }
+
+  /** The rebalance's tallies and one page of its waiting moves (GET /v1/admin/rebalance). */
+  rebalanceProgress(page: { after?: string; limit?: number } = {}): Promise<RebalancePage> {
+    const query = new URLSearchParams();
+    if (page.after !== undefined) query.set('after', page.after);
+    if (page.limit !== undefined) query.set('limit', String(page.limit));
+    const suffix = query.size > 0 ? `?${query}` : '';
+    return this.admin('GET', `/v1/admin/rebalance${suffix}`) as Promise<RebalancePage>;
   }
 
   // ---- internals ------------------------------------------------------------------------------

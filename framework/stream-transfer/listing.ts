@@ -15,14 +15,14 @@ const cursor = z.preprocess(
     .optional(),
 );
 
-const limit = z.coerce
+export const pageLimit = z.coerce
   .number()
   .int('limit must be an integer')
   .min(1, 'limit must be >= 1')
   .max(MAX_PAGE_LIMIT, `limit must be <= ${MAX_PAGE_LIMIT}`)
   .default(DEFAULT_PAGE_LIMIT);
 
-export const pageQuery = z.object({ after: cursor, limit }).strict();
+export const pageQuery = z.object({ after: cursor, limit: pageLimit }).strict();
 
 /** Transfers are listed oldest first, so their cursor is the position of the last one: `<since>:<stream>`. */
 export const transferPageQuery = z
@@ -34,7 +34,7 @@ export const transferPageQuery = z
         .regex(/^\d{1,15}:[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, 'after must be the next cursor of the previous page')
         .optional(),
     ),
-    limit,
+    limit: pageLimit,
   })
   .strict();
 

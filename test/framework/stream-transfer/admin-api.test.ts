@@ -190,3 +190,25 @@ test('failover on a store without conditional puts is refused unless forced: the
   t.is(api.cluster.state.stream('g')!.owner, 'b');
   t.like((await admin(`${base}/nodes/b/failover`, 'POST', { force: true })).body, { moved: 1 });
 });
+
+test('rebalance answers stay bounded however large the plan: its size, its first moves, the queue in pages', async (t) => {
+  const api = await started(t, ['a', 'b', 'c']);
+  const { cluster } = api;
+  for (const node of ['a', 'b', 'c']) await cluster.must({ type: 'register-node', node, address: cluster.state.node(node)!.address, slots: 400 });
+  for (let i = 0; i < 330; i++) await cluster.must({ type: 'create-stream', stream: `s${i}`, node: 'a' });
+  const url = `${api.url('a')}/v1/admin/rebalance`;
+  const dry = await admin(url, 'POST', { dryRun: true });
+  t.is(dry.status, 200);
+  t.like(dry.body, { dryRun: true, planned: 220, truncated: true });
+  t.is(dry.body.moves.length, 100, 'the first moves only');
+  t.is(cluster.state.transferCount, 0);
+  t.is((await admin(`${url}?after=x`, 'GET')).status, 400);
+  t.is((await admin(`${url}?limit=5000`, 'GET')).status, 400);
+  t.like((await admin(url, 'GET')).body, { planned: 0, waiting: 0, queue: [], next: null });
+  const run = await admin(url, 'POST', { maxInFlight: 1 });
+  t.is(run.status, 202);
+  t.like(run.body, { dryRun: false, planned: 220, truncated: true });
+  t.is(run.body.moves.length, 100);
+  t.true(run.body.progress.queue.length <= 100);
+  t.true(JSON.stringify(run.body).length < 64 * 1024, 'the answer does not carry the whole plan');
+});

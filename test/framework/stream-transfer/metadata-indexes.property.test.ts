@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import type { StreamCommand } from '../../../framework/stream-transfer/commands.js';
 import type { NodeId, NodeRecord, PlannedMove, StreamId, StreamMetadata } from '../../../framework/stream-transfer/model.js';
 import { planRebalance } from '../../../framework/stream-transfer/placement.js';
+import { rebalancePage, type QueuedMove } from '../../../framework/stream-transfer/rebalance-listing.js';
 import { AppliedLog } from './metadata-fixture.js';
 
 // Ids that are Object.prototype members on purpose: they must be ordinary ids everywhere.
@@ -273,4 +274,37 @@ test('a capture is frozen when taken and assembles, piece by piece, into the sam
   t.like(rebuilt.rebalance, { planned: before.rebalance!.planned, started: 10 });
   t.is(rebuilt.rebalance!.queue.length, before.rebalance!.queue.length);
   t.throws(() => log.machine.assemble().add({ kind: 'streams', records: [] }), { message: /malformed/ });
+});
+
+test('the rebalance queue reads in pages by plan position, each waiting move once, before and after moves are taken', (t) => {
+  const log = new AppliedLog().nodes(['a', 400], ['b', 400], ['c', 400]);
+  for (let i = 0; i < 300; i += 1) log.must({ type: 'create-stream', stream: `s${i}`, node: 'a' });
+  log.must({ type: 'rebalance', maxInFlight: 3 });
+  const readAll = (state: typeof log.state, limit: number) => {
+    const seen: QueuedMove[] = [];
+    let after: string | undefined;
+    for (;;) {
+      const page = rebalancePage(state, after, limit);
+      t.true(page.queue.length <= limit);
+      seen.push(...page.queue);
+      if (page.next === null) return { seen, page };
+      after = page.next;
+    }
+  };
+  const first = readAll(log.state, 70);
+  t.is(first.page.planned, 200);
+  t.is(first.seen.length, 197, 'three moves started, the rest wait');
+  t.is(first.page.waiting, 197);
+  t.deepEqual(first.seen.map((m) => m.stream), log.state.rebalance!.queue.map((m) => m.stream));
+  t.deepEqual(first.seen.map((m) => m.position), Array.from({ length: 197 }, (_, i) => i + 3));
+  // Moves taken between two pages do not repeat or skip one of those still waiting.
+  const page1 = rebalancePage(log.state, undefined, 10);
+  for (const transfer of [...log.state.transfers()]) log.settle(transfer.stream);
+  const page2 = rebalancePage(log.state, page1.next!, 10);
+  t.is(page2.queue[0].position, page1.queue[9].position + 1);
+  t.is(page2.waiting, 194);
+  const restored = log.machine.assemble();
+  for (const piece of log.machine.capture(log.state).pieces()) restored.add(JSON.parse(JSON.stringify(piece)));
+  t.deepEqual(readAll(restored.finish(), 1_000).seen, readAll(log.state, 1_000).seen, 'positions survive a snapshot');
+  t.deepEqual(rebalancePage(new AppliedLog().state, undefined, 10), { planned: 0, started: 0, skipped: 0, maxInFlight: 0, waiting: 0, queue: [], next: null });
 });
