@@ -61,7 +61,8 @@ function etcdctlCheckPerf(endpoints: string[]): Promise<{ writesPerSec: number |
     child.stderr.on('data', (c) => (out += c));
     child.on('error', (error) => resolve({ writesPerSec: null, verdict: `not run: ${error.message}` }));
     child.on('close', () => {
-      const throughput = /Throughput is (\d+) writes\/s/.exec(out);
+      // "PASS: Throughput is 150 writes/s" or "FAIL: Throughput too low: 2252 writes/s".
+      const throughput = /Throughput (?:is|too low:) (\d+) writes\/s/.exec(out);
       const verdict = out.trim().split('\n').filter((l) => /^(PASS|FAIL)/.test(l)).join('; ');
       resolve({ writesPerSec: throughput ? Number(throughput[1]) : null, verdict: verdict || out.trim().slice(-200) });
     });

@@ -3,7 +3,8 @@
 // admin API at concurrency 64, spread over the nodes (followers forward to the leader). Reported:
 // creates/s of the first and the last 10,000 (goal: last >= 0.7x first), the Raft term before
 // and after as /metrics shows it on every node, how many times the highest term changed
-// (sampled every 250 ms), and the slowest create. BENCH_SCALE_CREATES sets N (default 100,000).
+// (sampled every 250 ms), and the slowest create. BENCH_SCALE_CREATES sets N (default 100,000);
+// every node is first registered again with N slots, so no create is refused for want of room.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -55,6 +56,12 @@ export async function run(): Promise<ScaleRow[]> {
   const urls = cluster.nodes.map((node) => node.url);
   const token = cluster.record.token;
   try {
+    // Room for every create: each node registered again with N slots (its config has far fewer).
+    const listed = await call(agent, `${urls[0]}/v1/admin/nodes`, 'GET', token);
+    for (const node of (JSON.parse(listed.text) as { nodes: { id: string; address: string }[] }).nodes) {
+      const answer = await call(agent, `${urls[0]}/v1/admin/nodes`, 'POST', token, { id: node.id, address: node.address, slots: n });
+      if (answer.status !== 200 && answer.status !== 201) throw new Error(`registering ${node.id} with ${n} slots: HTTP ${answer.status} ${answer.text.slice(0, 200)}`);
+    }
     const termBefore = await highestTerm(agent, urls, token);
     let termChanges = 0;
     let lastTerm = termBefore;
