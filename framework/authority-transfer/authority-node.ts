@@ -1,6 +1,5 @@
 import { join } from 'node:path';
 import Router from '@koa/router';
-import type { Middleware } from 'koa';
 import type { AuditStore } from '../contracts/audit-store.js';
 import type { Clock } from '../contracts/clock.js';
 import type { IdentitySupplier } from '../contracts/identity-supplier.js';
@@ -15,7 +14,7 @@ import { metricsRouter } from '../http/metrics-http.js';
 import { consensusReadingOf, countStoreErrors } from '../http/metrics-sources.js';
 import { ApiDocument } from '../http/openapi.js';
 import { openApiRouter } from '../http/openapi-routes.js';
-import { serveRouter } from '../http/routes.js';
+import { serveRouter, type DocumentedRoutes } from '../http/routes.js';
 import type { Lifecycle } from '../kernel/plugin.js';
 import { healthRouter } from '../cluster/health-router.js';
 import { ConsensusReadiness, servingReadiness, type Readiness } from '../cluster/readiness.js';
@@ -53,7 +52,7 @@ export interface AuthorityNodeDeps {
   /** Replaces the HTTP probe (tests, simulation). */
   probe?: FrontierProbe;
   /** Extra peer routing on the public server (a consensus transport's router, for instance). */
-  peerRoutes?: readonly Middleware[];
+  peerRoutes?: readonly DocumentedRoutes[];
   /**
    * How peers authenticate on the public server's peer routes. Without it (or insecure) those
    * routes take a bearer token with the "peer" scope and trust the member a request names.
@@ -208,7 +207,10 @@ export class AuthorityNode implements Lifecycle {
     this.publicApi = { document: publicDocument, routers: publicRouters };
     const publicApp = app('public');
     for (const router of publicRouters) publicApp.use(serveRouter(router));
-    for (const routes of deps.peerRoutes ?? []) publicApp.use(routes);
+    for (const peer of deps.peerRoutes ?? []) {
+      publicApp.use(peer.routes);
+      for (const operation of peer.operations) publicDocument.operation(operation);
+    }
     this.control = new HttpServer({ app: controlApp, ...options.control, clock, logger: log, name: 'control' });
     this.publicServer = new HttpServer({ app: publicApp, ...options.public, clock, logger: log, name: 'public' });
   }

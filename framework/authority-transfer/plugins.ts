@@ -5,7 +5,7 @@ import { LOGGER } from '../contracts/logger.js';
 import { METADATA_CONSENSUS, STATE_MACHINE } from '../contracts/metadata-consensus.js';
 import { RNG } from '../contracts/rng.js';
 import { token } from '../contracts/token.js';
-import type { Middleware } from 'koa';
+import type { DocumentedRoutes } from '../http/routes.js';
 import { METRICS } from '../http/metrics.js';
 import { PEER_AUTH } from '../http/peer-auth-plugin.js';
 import { definePlugin, type Resolve } from '../kernel/plugin.js';
@@ -22,7 +22,7 @@ export const AUTHORITY_NODE = token<AuthorityNode>('authority-transfer.Authority
  * Peer routing a host mounts on the node's public server (the consensus transport's router):
  * every member address names the public server, so peer traffic of any kind arrives there.
  */
-export const PUBLIC_PEER_ROUTES = token<Middleware[]>('authority-transfer.PublicPeerRoutes');
+export const PUBLIC_PEER_ROUTES = token<DocumentedRoutes[]>('authority-transfer.PublicPeerRoutes');
 
 /** The ownership state machine, for whichever consensus plugin the host chooses to replicate it. */
 export const ownershipStateMachinePlugin = defineOptionlessPlugin({

@@ -9,6 +9,7 @@ interface RouteLayer {
   path: unknown;
   methods: readonly string[];
 }
+import type { OperationSpec } from './openapi.js';
 
 /**
  * A router's routes plus its method checks: a known path with the wrong method answers 405
@@ -56,4 +57,13 @@ function routeLayerOf(layers: readonly RouteLayer[], method: string): string | u
   const routes = layers.filter((l) => l.methods.length > 0 && typeof l.path === 'string');
   const layer = routes.find((l) => l.methods.includes(method)) ?? routes[0];
   return layer ? openApiPath(layer.path as string) : undefined;
+}
+
+/**
+ * Routes a plugin serves on a listener it does not own (a consensus transport's peer traffic),
+ * with the operations that describe them, so the listener's /openapi.json lists them too.
+ */
+export interface DocumentedRoutes {
+  routes: Middleware;
+  operations: readonly OperationSpec[];
 }

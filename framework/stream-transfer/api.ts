@@ -1,6 +1,5 @@
 import type Router from '@koa/router';
 import type Koa from 'koa';
-import type { Middleware } from 'koa';
 import type { Clock } from '../contracts/clock.js';
 import type { Logger } from '../contracts/logger.js';
 import type { Rng } from '../contracts/rng.js';
@@ -8,9 +7,9 @@ import { createApiApp } from '../http/api-app.js';
 import type { BearerTokens } from '../http/auth.js';
 import type { BatonMetrics } from '../http/metrics.js';
 import { metricsRouter } from '../http/metrics-http.js';
-import type { ApiDocument } from '../http/openapi.js';
+import type { ApiDocument, OperationSpec } from '../http/openapi.js';
 import { openApiRouter } from '../http/openapi-routes.js';
-import { serveRouter } from '../http/routes.js';
+import { serveRouter, type DocumentedRoutes } from '../http/routes.js';
 import { healthRouter } from '../cluster/health-router.js';
 import { ConsensusReadiness, type Readiness } from '../cluster/readiness.js';
 import type { RecentTransfers } from '../cluster/recent-transfers.js';
@@ -34,8 +33,11 @@ export function streamApiRouters(
   readiness: Readiness = new ConsensusReadiness(node.consensus, node.clock),
   recent?: RecentTransfers,
   admin: Partial<AdminRouterOptions> = {},
+  /** Operations of routes mounted beside these (a consensus plugin's peer traffic), documented here too. */
+  extraOperations: readonly OperationSpec[] = [],
 ): { routers: Router[]; document: ApiDocument } {
   const document = streamApiDocument();
+  for (const operation of extraOperations) document.operation(operation);
   const canFence = () => node.store.supports.conditionalPut;
   const routers = [
     healthRouter(node.self, readiness, document),
@@ -58,8 +60,8 @@ export function createStreamApiApp(deps: {
   logger: Logger;
   /** Request durations by route and status, and GET /metrics. */
   metrics?: BatonMetrics;
-  /** Mounted before the stream routes (a consensus plugin's peer traffic). */
-  extraRoutes?: Middleware[];
+  /** Mounted before the stream routes (a consensus plugin's peer traffic), and documented. */
+  extraRoutes?: DocumentedRoutes[];
   /** What /readyz answers from (the service starts it with the node). */
   readiness?: Readiness;
   /** The transfers this node settled lately, for the dashboard's plot. */
@@ -76,7 +78,9 @@ export function createStreamApiApp(deps: {
     metrics: deps.metrics,
     listener: 'streams',
   });
-  for (const routes of deps.extraRoutes ?? []) app.use(routes);
-  for (const router of streamApiRouters(deps.node, deps.metrics, deps.readiness, deps.recent, deps.admin).routers) app.use(serveRouter(router));
+  const extra = deps.extraRoutes ?? [];
+  for (const { routes } of extra) app.use(routes);
+  const operations = extra.flatMap((routes) => routes.operations);
+  for (const router of streamApiRouters(deps.node, deps.metrics, deps.readiness, deps.recent, deps.admin, operations).routers) app.use(serveRouter(router));
   return app;
 }

@@ -4,7 +4,7 @@ import { METADATA_CONSENSUS, STATE_MACHINE } from '../contracts/metadata-consens
 import { OBJECT_STORE } from '../contracts/object-store.js';
 import { RNG } from '../contracts/rng.js';
 import { token } from '../contracts/token.js';
-import type { Middleware } from 'koa';
+import type { DocumentedRoutes } from '../http/routes.js';
 import { METRICS } from '../http/metrics.js';
 import { definePlugin } from '../kernel/plugin.js';
 import { resolveOptional } from '../kernel/resolve-optional.js';
@@ -19,7 +19,7 @@ export const STREAM_NODE = token<StreamNodeService>('stream-transfer.StreamNode'
  * Extra routes a host mounts on the stream node's listener (a consensus plugin's peer traffic,
  * e.g. Raft over HTTP): the variant knows no plugin, so the host makes the connection.
  */
-export const STREAM_PEER_ROUTES = token<Middleware[]>('stream-transfer.PeerRoutes');
+export const STREAM_PEER_ROUTES = token<DocumentedRoutes[]>('stream-transfer.PeerRoutes');
 
 /** The stream metadata state machine, for whichever consensus plugin the host chooses. */
 export const streamStateMachinePlugin = defineOptionlessPlugin({

@@ -1,4 +1,4 @@
-import type { Middleware } from 'koa';
+import type { DocumentedRoutes } from '../http/routes.js';
 import type { Clock } from '../contracts/clock.js';
 import type { Logger } from '../contracts/logger.js';
 import type { ObjectStore } from '../contracts/object-store.js';
@@ -31,7 +31,7 @@ export interface StreamNodeServiceDeps {
   rng: Rng;
   logger: Logger;
   /** Routes mounted before the stream API (e.g. Raft peer traffic). */
-  peerRoutes?: Middleware[];
+  peerRoutes?: DocumentedRoutes[];
   /** When given: GET /metrics, request durations, transfers, consensus position, store errors. */
   metrics?: BatonMetrics;
 }

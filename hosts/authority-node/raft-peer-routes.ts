@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { PUBLIC_PEER_ROUTES } from '../../framework/authority-transfer/plugins.js';
 import { definePlugin } from '../../framework/kernel/plugin.js';
 import { serveRouter } from '../../framework/http/routes.js';
-import { RAFT_PEER_ROUTER } from '../../plugins/raft/transport-http.js';
+import { RAFT_PEER_OPERATIONS, RAFT_PEER_ROUTER } from '../../plugins/raft/transport-http.js';
 
 /**
  * Mounts the Raft HTTP transport's router on the node's public server, where the roster's
@@ -15,5 +15,5 @@ export const raftPeerRoutesPlugin = definePlugin({
   requires: [RAFT_PEER_ROUTER],
   options: z.object({}).strict(),
   register: (ctx) =>
-    ctx.provide(PUBLIC_PEER_ROUTES, { useFactory: (resolve) => [serveRouter(resolve(RAFT_PEER_ROUTER))] }),
+    ctx.provide(PUBLIC_PEER_ROUTES, { useFactory: (resolve) => [{ routes: serveRouter(resolve(RAFT_PEER_ROUTER)), operations: RAFT_PEER_OPERATIONS }] }),
 });

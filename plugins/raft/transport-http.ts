@@ -1,5 +1,5 @@
 import Router from '@koa/router';
-import type { Context } from 'koa';
+import type { Context, Middleware } from 'koa';
 import { z } from 'zod';
 import type { Clock } from '../../framework/contracts/clock.js';
 import type { Logger } from '../../framework/contracts/logger.js';
@@ -15,6 +15,7 @@ import { token } from '../../framework/contracts/token.js';
 import { DEFAULT_JSON_BOUNDS, jsonBoundsViolation, type JsonBounds } from '../../framework/http/json-bounds.js';
 import { assertPeerSender, peerOf, requirePeer, type PeerAuthenticator } from '../../framework/http/peer-auth.js';
 import { HttpProblem, problems } from '../../framework/http/problem.js';
+import type { OperationSpec } from '../../framework/http/openapi.js';
 import { problemHandling } from '../../framework/http/problem-middleware.js';
 import { PeerPoster } from './http-post.js';
 import { readPeerStream, type InboundPeerStream } from './peer-stream-in.js';
@@ -361,13 +362,14 @@ export class HttpPeerTransport implements PeerTransport {
     const router = new Router({ prefix: RAFT_HTTP_BASE });
     // Every refusal below is a problem+json answer, whatever app the router is mounted in.
     router.use(problemHandling({ logger: this.log }));
-    router.use(async (ctx, next) => {
+    const open: Middleware = async (_ctx, next) => {
       if (this.closed) throw new HttpProblem({ status: 503, type: 'member-stopping', detail: 'this member is stopping', headers: { 'Retry-After': '1' } });
       await next();
-    });
-    // Who speaks is settled on the headers, before a byte of the body is read.
-    router.use(requirePeer(this.auth, () => this.stats.rejectedUnauthenticated++));
-    router.post('/stream', async (ctx) => {
+    };
+    // Who speaks is settled on the headers, before a byte of the body is read. Part of each
+    // route rather than router.use, so a refusal is counted under the route's own name.
+    const gate = [open, requirePeer(this.auth, () => this.stats.rejectedUnauthenticated++)];
+    router.post('/stream', ...gate, async (ctx) => {
       const from = this.admitStream(ctx);
       const open = this.inboundFrom.get(from) ?? 0;
       if (open >= MAX_STREAMS_PER_PEER) {
@@ -397,13 +399,13 @@ export class HttpPeerTransport implements PeerTransport {
         else this.inboundFrom.set(from, left);
       }
     });
-    router.post('/messages', async (ctx) => {
+    router.post('/messages', ...gate, async (ctx) => {
       // Snapshots and oversized appends come this way: a large bound, few at a time.
       const body = await this.withSlot('large', () => this.admit(ctx, batchSchema, this.maxLargeMessageBytes));
       for (const m of body.messages) this.deliver(body.from, m);
       ctx.status = 204;
     });
-    router.post('/requests', async (ctx) => {
+    router.post('/requests', ...gate, async (ctx) => {
       await this.withSlot('request', async () => {
         const body = await this.admit(ctx, requestSchema, this.maxMessageBytes);
         const handlers = this.handlers.get(body.message.channel);
@@ -497,6 +499,62 @@ export class HttpPeerTransport implements PeerTransport {
     return parsed.data;
   }
 }
+
+const PEER_REFUSALS = {
+  400: 'Malformed peer message, or JSON past the nesting or size bounds (refused before parsing)',
+  403: 'The sender named is not the authenticated member, or not a member of this cluster',
+  413: 'The body or a frame is over its bound (maxMessageBytes; maxLargeMessageBytes on /messages)',
+  503: 'At the bound of concurrent peer work, or the member is stopping; see Retry-After',
+};
+const PEER_AUTH_NOTE =
+  'Authenticated by the sending member\'s own credential (X-Baton-Member, X-Baton-Peer-Secret); under `insecure: true` by X-Baton-Member alone.';
+
+/** What the routes of `router()` are, for the OpenAPI document of the listener they are mounted on. */
+export const RAFT_PEER_OPERATIONS: readonly OperationSpec[] = [
+  {
+    method: 'post',
+    path: `${RAFT_HTTP_BASE}/stream`,
+    summary: 'A long-lived stream of one-way Raft messages from a peer, newline-delimited JSON frames {channel, body}',
+    description: `${PEER_AUTH_NOTE} The cluster and the sender are named by the X-Baton-Cluster and X-Baton-From headers.`,
+    operationId: 'raftStream',
+    tags: ['internal'],
+    peer: true,
+    params: {
+      headers: [
+        { name: 'X-Baton-Cluster', description: 'The cluster id', required: true },
+        { name: 'X-Baton-From', description: 'The sending member (must be the authenticated one)' },
+      ],
+    },
+    responses: { 204: 'The sender ended the stream', ...PEER_REFUSALS },
+  },
+  {
+    method: 'post',
+    path: `${RAFT_HTTP_BASE}/messages`,
+    summary: 'A batch of one-way messages too large for a stream frame (snapshot chunks, large appends), read one at a time',
+    description: PEER_AUTH_NOTE,
+    operationId: 'raftMessages',
+    tags: ['internal'],
+    peer: true,
+    requestBody: batchSchema,
+    responses: { 204: 'Delivered to the member', ...PEER_REFUSALS },
+  },
+  {
+    method: 'post',
+    path: `${RAFT_HTTP_BASE}/requests`,
+    summary: "A request from a peer awaiting an answer (a follower forwarding a proposal or membership change to the leader)",
+    description: PEER_AUTH_NOTE,
+    operationId: 'raftRequest',
+    tags: ['internal'],
+    peer: true,
+    requestBody: requestSchema,
+    responses: {
+      200: { description: "The channel handler's answer" },
+      404: 'No handler for this channel',
+      500: 'The channel handler failed (the member keeps running)',
+      ...PEER_REFUSALS,
+    },
+  },
+];
 
 /** 503 with Retry-After: the member is fine, it is only at its bound for concurrent peer work. */
 function busy(detail: string): HttpProblem {

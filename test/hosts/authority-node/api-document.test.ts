@@ -3,6 +3,7 @@ import test from 'ava';
 import { StoreUnavailableError } from '../../../framework/contracts/errors.js';
 import { assertRoutesDocumented, undocumentedResponses, type AnsweredRequest } from '../../../framework/http/openapi-coverage.js';
 import type { ApiDocument } from '../../../framework/http/openapi.js';
+import { RAFT_PEER_ROUTER } from '../../../plugins/raft/transport-http.js';
 import { ADMIN, PEER, READER, WRITER, startNode, transfer } from './node-harness.js';
 
 type Node = Awaited<ReturnType<typeof startNode>>;
@@ -93,6 +94,9 @@ async function exercisePublic(n: Node): Promise<void> {
   await fetch(`${base}/livez`);
   await n.call('GET', '/availability/v1/cluster/member', { base, token: READER }); // 200
   await fetch(`${base}/readyz`);
+  for (const route of ['stream', 'messages', 'requests']) {
+    await fetch(`${base}/internal/raft/v1/${route}`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } }); // 401
+  }
 }
 
 test('every route of both listeners is documented, and every status the tests provoke is declared', async (t) => {
@@ -100,7 +104,8 @@ test('every route of both listeners is documented, and every status the tests pr
   const n = await startNode({ transfers: { budgetMs: 300 }, tracker: { suspectAfterMs: 1, deadAfterMs: 2 } });
   try {
     assertRoutesDocumented(n.node.controlApi.routers, n.node.controlApi.document);
-    assertRoutesDocumented(n.node.publicApi.routers, n.node.publicApi.document);
+    // The public server also carries the Raft transport's peer routes, documented as internal.
+    assertRoutesDocumented([...n.node.publicApi.routers, n.host.get(RAFT_PEER_ROUTER)], n.node.publicApi.document);
     await exerciseControl(n);
     // West is the home now (k3 committed) and has no running member to freeze a planned move
     // back: fail it over so east's public server takes writes.
