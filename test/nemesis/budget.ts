@@ -4,7 +4,8 @@
  * - NEMESIS_SEED=N      one seed (a replay), overriding the list;
  * - NEMESIS_SEEDS=N     N seeds from 1,000 on, after CI's fixed ones;
  * - NEMESIS_SECONDS=S   seconds of faults per seed (CI: `ciSeconds`);
- * - NEMESIS_MEMBERS=3|5 the cluster size (default: drawn from the seed, odd seeds 3, even 5).
+ * - NEMESIS_MEMBERS=3|5 the cluster size (default: drawn from the seed, odd seeds 3, even 5);
+ * - NEMESIS_RESULTS=F   appends each run's summary to F as one JSON line (for long runs' figures).
  */
 export interface NemesisBudget {
   seeds: number[];

@@ -58,6 +58,7 @@ function plantedWorkload(problems: string[]): Workload {
 // The runs root is read when run-nemesis loads: point it at a scratch directory first.
 const root = await mkdtemp(join(tmpdir(), 'nemesis-evidence-'));
 process.env.NEMESIS_DIR = root;
+process.env.NEMESIS_RESULTS = join(root, 'results.jsonl');
 const { runNemesis } = await import('./run-nemesis.js');
 test.after.always(() => rm(root, { recursive: true, force: true }));
 
@@ -92,7 +93,7 @@ test('a failing run keeps its history, faults, problems, summary, seed with the 
   t.true((await readFile(join(kept, 'm1', 'member.log'), 'utf8')).includes('idle member serving'));
 });
 
-test('a clean run removes its directory', async (t) => {
+test('a clean run removes its directory and appends its summary to the results file', async (t) => {
   t.timeout(120_000);
   const outcome = await runNemesis(plantedWorkload([]), {
     seed: 42,
@@ -104,4 +105,11 @@ test('a clean run removes its directory', async (t) => {
   t.is(outcome.keptAt, undefined);
   t.true(outcome.report.includes('evidence, seed 42, 1 members, 1 s: '));
   t.false((await readdir(root)).some((name) => name.startsWith('evidence-seed42')));
+  const results = (await readFile(join(root, 'results.jsonl'), 'utf8'))
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line));
+  const mine = results.find((r) => r.seed === 42);
+  t.like(mine, { workload: 'evidence', members: 1, seconds: 1, problems: 0 });
+  t.is(mine.counts.ops, mine.counts.ok);
 });

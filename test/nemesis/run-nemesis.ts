@@ -1,4 +1,4 @@
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SystemClock } from '../../framework/kernel/system-clock.js';
@@ -120,6 +120,11 @@ export async function runNemesis(
     );
   for (const w of windows)
     lines.push(`    ${(w.start / 1000).toFixed(1).padStart(6)} s  ${w.kind}: ${w.describe}`);
+  if (process.env.NEMESIS_RESULTS)
+    await appendFile(
+      process.env.NEMESIS_RESULTS,
+      `${JSON.stringify({ workload: workload.name, seed, members, seconds, problems: problems.length, ...summary, extra: workload.summaryLines?.(ctx, windows) ?? [] })}\n`,
+    );
   const replay = `NEMESIS_SEED=${seed} NEMESIS_SECONDS=${seconds} NEMESIS_MEMBERS=${members} npx ava ${workload.testFile}`;
   if (problems.length === 0 && !process.env.NEMESIS_KEEP) {
     await rm(dir, { recursive: true, force: true });
