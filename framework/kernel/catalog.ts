@@ -24,6 +24,11 @@ export class PluginCatalog {
     }
   }
 
+  /** The plugin with this id, if the catalog holds one. */
+  plugin(id: string): Plugin<any> | undefined {
+    return this.byId.get(id);
+  }
+
   ids(): string[] {
     return [...this.byId.keys()].sort();
   }

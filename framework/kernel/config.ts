@@ -21,6 +21,11 @@ export async function loadConfig<S extends z.ZodType>(
   schema: S,
   options: LoadConfigOptions = {},
 ): Promise<z.output<S>> {
+  return validateConfig(schema, await readConfig(options), options.file ?? 'config');
+}
+
+/** The config as written: the JSON file (or `{}`) with the environment overrides applied, unchecked. */
+export async function readConfig(options: LoadConfigOptions = {}): Promise<unknown> {
   let raw: unknown = {};
   if (options.file) {
     let text: string;
@@ -35,8 +40,7 @@ export async function loadConfig<S extends z.ZodType>(
       throw new ConfigError(`config file ${options.file} is not valid JSON: ${(error as Error).message}`);
     }
   }
-  raw = applyEnvOverrides(raw, options.env ?? process.env, options.envPrefix ?? 'BATON__');
-  return validateConfig(schema, raw, options.file ?? 'config');
+  return applyEnvOverrides(raw, options.env ?? process.env, options.envPrefix ?? 'BATON__');
 }
 
 export function validateConfig<S extends z.ZodType>(schema: S, raw: unknown, source: string): z.output<S> {

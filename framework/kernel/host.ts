@@ -47,14 +47,17 @@ export class HostBuilder {
     const chosen = this.choosePlugins();
     const registrations = new Map<symbol, { plugin: string; provider: Provider<unknown> }>();
     const providersOf = new Map<symbol, Plugin<unknown>>();
-    for (const { plugin, options, configPath } of chosen) {
-      const parsed = plugin.options.safeParse(options ?? {});
-      if (!parsed.success) {
-        const where = configPath ?? `options of plugin ${plugin.id}`;
-        throw new WiringError(
-          `invalid options for plugin ${plugin.id}:\n${formatIssues(parsed.error.issues, where)}`,
-        );
-      }
+    // Every plugin's options are checked before any registers, so all that are wrong are told at once.
+    const parsedOptions = chosen.map(({ plugin, options }) => plugin.options.safeParse(options ?? {}));
+    const invalid = chosen.flatMap(({ plugin, configPath }, i) => {
+      const parsed = parsedOptions[i];
+      if (parsed.success) return [];
+      const where = configPath ?? `options of plugin ${plugin.id}`;
+      return [`invalid options for plugin ${plugin.id}:\n${formatIssues(parsed.error.issues, where)}`];
+    });
+    if (invalid.length > 0) throw new WiringError(invalid.join('\n'));
+    for (const [i, { plugin }] of chosen.entries()) {
+      const parsed = parsedOptions[i] as { data: unknown };
       const declared = new Set<symbol>(plugin.provides);
       plugin.register({
         options: parsed.data,

@@ -6,7 +6,8 @@ import { metricsPlugin } from '../../framework/http/metrics-plugin.js';
 import { peerAuthPlugin } from '../../framework/http/peer-auth-plugin.js';
 import { LOGGER } from '../../framework/contracts/logger.js';
 import { warnIfReadableByOthers } from '../../framework/kernel/secret-files.js';
-import { loadConfig, validateConfig, type LoadConfigOptions } from '../../framework/kernel/config.js';
+import { validateConfig, type LoadConfigOptions } from '../../framework/kernel/config.js';
+import { checkHostConfig, loadHostConfig } from '../../framework/kernel/config-check.js';
 import { createHost, type Host, type HostBuilder } from '../../framework/kernel/host.js';
 import { pinoLoggerPlugin, systemDefaults } from '../../framework/kernel/system-plugins.js';
 import { fsAuditStorePlugin } from '../../plugins/fs/plugins.js';
@@ -34,6 +35,21 @@ export const authorityNodeCatalog = new PluginCatalog([
   ociIdentityPlugin,
 ]);
 
+/** What an authority node's config file holds, section by section: what checkHostConfig reads. */
+export function authorityNodeConfigShape(catalog = authorityNodeCatalog) {
+  return {
+    schema: authorityNodeHostConfig,
+    sections: { node: authorityNodeHaPlugin.options },
+    choices: ['consensus', 'peerTransport', 'auditStore', 'identity'],
+    catalog,
+  };
+}
+
+/** Reads an authority node's config file (and environment overrides), every problem of it reported at once. */
+export function loadAuthorityNodeConfig(options: LoadConfigOptions): Promise<AuthorityNodeHostConfig> {
+  return loadHostConfig(authorityNodeConfigShape(), options);
+}
+
 /**
  * The composition root of the authority-transfer variant: system defaults and metrics, then the
  * chosen identity, audit store and consensus, then the node for its mode. Unless the config
@@ -43,6 +59,8 @@ export const authorityNodeCatalog = new PluginCatalog([
  * (`.value(FRONTIER_PROBE, fake)`) before building.
  */
 export function authorityNodeHostBuilder(raw: unknown, catalog = authorityNodeCatalog): HostBuilder {
+  // Every problem of the file at once, before the first one stops the build.
+  checkHostConfig(authorityNodeConfigShape(catalog), raw, 'authority node config');
   const config: AuthorityNodeHostConfig = validateConfig(authorityNodeHostConfig, raw, 'authority node config');
   const mode = config.node.mode === 'dc' ? 'dc' : 'ha';
   const self = typeof config.node.self === 'string' ? config.node.self : undefined;
@@ -129,7 +147,7 @@ export async function startAuthorityNode(raw: unknown): Promise<{ host: Host; no
 
 /** Reads a config file (with BATON__ environment overrides) and starts the node it describes. */
 export async function startAuthorityNodeFromFile(options: LoadConfigOptions): Promise<{ host: Host; node: AuthorityNode }> {
-  const started = await startAuthorityNode(await loadConfig(authorityNodeHostConfig, options));
+  const started = await startAuthorityNode(await loadAuthorityNodeConfig(options));
   // The file holds tokens and the peer secret: say so when others can read it.
   if (options.file) warnIfReadableByOthers(options.file, 'config file', started.host.get(LOGGER));
   return started;

@@ -1,9 +1,7 @@
 #!/usr/bin/env node
 // The process entry point of an authority node: `node dist/hosts/authority-node/main.js CONFIG.json`.
-import { loadConfig } from '../../framework/kernel/config.js';
 import { runHostProcess, withDataDirLock } from '../../framework/kernel/host-process.js';
-import { authorityNodeHostConfig } from './config.js';
-import { startAuthorityNode } from './host.js';
+import { loadAuthorityNodeConfig, startAuthorityNode } from './host.js';
 
 await runHostProcess({
   name: 'authority node',
@@ -16,7 +14,7 @@ directory refuses to start.
 
 Exit codes: 0 stopped cleanly, 1 failed to start or to stop, 2 usage.`,
   start: async (file) => {
-    const config = await loadConfig(authorityNodeHostConfig, { file });
+    const config = await loadAuthorityNodeConfig({ file });
     return withDataDirLock(config.dataDir, 'authority node', async () => {
       const { host, node } = await startAuthorityNode(config);
       return {

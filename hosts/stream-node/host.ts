@@ -2,7 +2,8 @@ import { join } from 'node:path';
 import { PluginCatalog, type PluginChoice } from '../../framework/kernel/catalog.js';
 import { LOGGER } from '../../framework/contracts/logger.js';
 import { warnIfReadableByOthers } from '../../framework/kernel/secret-files.js';
-import { loadConfig, validateConfig, type LoadConfigOptions } from '../../framework/kernel/config.js';
+import { validateConfig, type LoadConfigOptions } from '../../framework/kernel/config.js';
+import { checkHostConfig, loadHostConfig } from '../../framework/kernel/config-check.js';
 import { ConfigError } from '../../framework/kernel/wiring-error.js';
 import { createHost, type Host, type HostBuilder } from '../../framework/kernel/host.js';
 import { metricsPlugin } from '../../framework/http/metrics-plugin.js';
@@ -28,12 +29,24 @@ export const streamNodeCatalog = new PluginCatalog([
   s3ObjectStorePlugin,
 ]);
 
+/** What a stream node's config file holds, section by section: what checkHostConfig reads. */
+export function streamNodeConfigShape(catalog = streamNodeCatalog) {
+  return { schema: streamNodeHostConfig, sections: { node: streamNodePlugin.options }, choices: ['consensus', 'peerTransport', 'objectStore'], catalog };
+}
+
+/** Reads a stream node's config file (and environment overrides), every problem of it reported at once. */
+export function loadStreamNodeConfig(options: LoadConfigOptions): Promise<StreamNodeHostConfig> {
+  return loadHostConfig(streamNodeConfigShape(), options);
+}
+
 /**
  * The composition root of the stream-transfer variant: system defaults, the stream state
  * machine, then the chosen object store and consensus, then the node. Returns the builder so a
  * test can override a token (e.g. `.value(METADATA_CONSENSUS, shared)`) before building.
  */
 export function streamNodeHostBuilder(raw: unknown, catalog = streamNodeCatalog): HostBuilder {
+  // Every problem of the file at once, before the first one stops the build.
+  checkHostConfig(streamNodeConfigShape(catalog), raw, 'stream node config');
   const config: StreamNodeHostConfig = validateConfig(streamNodeHostConfig, raw, 'stream node config');
   const self = config.node.self;
   if (typeof self !== 'string' || self === '') {
@@ -102,7 +115,7 @@ export async function startStreamNode(raw: unknown): Promise<{ host: Host; node:
 
 /** Reads a config file (with BATON__ environment overrides) and starts the node it describes. */
 export async function startStreamNodeFromFile(options: LoadConfigOptions): Promise<{ host: Host; node: StreamNodeService }> {
-  const started = await startStreamNode(await loadConfig(streamNodeHostConfig, options));
+  const started = await startStreamNode(await loadStreamNodeConfig(options));
   // The file holds tokens and the peer secret: say so when others can read it.
   if (options.file) warnIfReadableByOthers(options.file, 'config file', started.host.get(LOGGER));
   return started;

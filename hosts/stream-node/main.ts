@@ -1,9 +1,7 @@
 #!/usr/bin/env node
 // The process entry point of a stream node: `node dist/hosts/stream-node/main.js CONFIG.json`.
-import { loadConfig } from '../../framework/kernel/config.js';
 import { runHostProcess, withDataDirLock } from '../../framework/kernel/host-process.js';
-import { streamNodeHostConfig } from './config.js';
-import { startStreamNode } from './host.js';
+import { loadStreamNodeConfig, startStreamNode } from './host.js';
 
 await runHostProcess({
   name: 'stream node',
@@ -16,7 +14,7 @@ directory refuses to start.
 
 Exit codes: 0 stopped cleanly, 1 failed to start or to stop, 2 usage.`,
   start: async (file) => {
-    const config = await loadConfig(streamNodeHostConfig, { file });
+    const config = await loadStreamNodeConfig({ file });
     return withDataDirLock(config.dataDir, 'stream node', async () => {
       const { host, node } = await startStreamNode(config);
       return { host, listening: `stream node listening on ${node.url}` };

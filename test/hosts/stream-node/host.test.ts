@@ -122,7 +122,7 @@ test('a node with a file WAL recovers after a restart: records survive and the s
 });
 
 test('configuration mistakes fail at build with the path at fault', (t) => {
-  t.throws(() => streamNodeHostBuilder({ ...config('n1'), consensus: { use: 'zookeeper' } }), { message: /consensus\[0\]\.use: unknown plugin id "zookeeper"/ });
+  t.throws(() => streamNodeHostBuilder({ ...config('n1'), consensus: { use: 'zookeeper' } }), { message: /consensus\.use: unknown plugin id "zookeeper"/ });
   t.throws(() => streamNodeHostBuilder({ ...config('n1'), node: { http: { port: 0 } } }).build(), { message: /node\.self: give this node's id/ });
   t.throws(() => streamNodeHostBuilder({ ...config('n1'), node: { self: 'n1', wal: { kind: 'tape' } } }).build(), { message: /node\.wal/ });
   t.throws(() => streamNodeHostBuilder({ ...config('n1'), extra: 1 }), { message: /extra|unrecognized/i });
