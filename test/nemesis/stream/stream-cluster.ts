@@ -173,15 +173,21 @@ async function startNodes(ctx: RunContext, etcd: EtcdCluster | undefined): Promi
   return cluster;
 }
 
+/** One gauge of a node's /metrics (the first series of that name), or undefined. */
+export async function gauge(url: string, name: string): Promise<number | undefined> {
+  const r = await callJson(`${url}/metrics`, { timeoutMs: 1_000 });
+  if (r.kind !== 'answer' || r.status !== 200) return undefined;
+  const text = typeof r.body === 'object' && r.body?.detail ? String(r.body.detail) : '';
+  const match = new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text);
+  return match ? Number(match[1]) : undefined;
+}
+
 /** The leader as the nodes' metrics say (consensus leadership gauge), best effort. */
 async function leaderOf(urls: Record<string, string>): Promise<string | undefined> {
   const answers = await Promise.all(
-    Object.entries(urls).map(async ([id, url]) => {
-      const r = await callJson(`${url}/metrics`, { timeoutMs: 500 });
-      if (r.kind !== 'answer' || r.status !== 200) return undefined;
-      const text = typeof r.body === 'object' && r.body?.detail ? String(r.body.detail) : '';
-      return /^baton_consensus_is_leader(?:\{[^}]*\})? 1$/m.test(text) ? id : undefined;
-    }),
+    Object.entries(urls).map(async ([id, url]) =>
+      (await gauge(url, 'baton_consensus_is_leader')) === 1 ? id : undefined,
+    ),
   );
   return answers.find((id) => id !== undefined);
 }

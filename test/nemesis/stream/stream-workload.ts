@@ -20,6 +20,7 @@ import {
 } from './stream-checks.js';
 import { etcdFaults } from './etcd-faults.js';
 import {
+  gauge,
   startStreamCluster,
   type StreamCluster,
   type StreamMetadataStore,
@@ -128,6 +129,24 @@ export function streamWorkload(metadata: StreamMetadataStore = 'raft'): Workload
         problems.push(error.message);
         return undefined;
       });
+      // The same applied state: with the nodes' own Raft, every member at one applied index.
+      if (!c.etcd) {
+        let applied: Array<number | undefined> = [];
+        try {
+          await eventually(
+            async () => {
+              applied = await Promise.all(
+                Object.values(c.urls).map((url) => gauge(url, 'baton_consensus_applied_index')),
+              );
+              return applied[0] !== undefined && applied.every((a) => a === applied[0]);
+            },
+            'every member to apply the metadata log to the same index',
+            20_000,
+          );
+        } catch (error) {
+          problems.push(`${(error as Error).message}: ${JSON.stringify(applied)}`);
+        }
+      }
       const reads: Record<string, StreamRead> = {};
       for (const stream of streams) {
         try {
