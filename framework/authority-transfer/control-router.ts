@@ -19,6 +19,7 @@ import {
   transferStatusSchema,
 } from './api-schemas.js';
 import type { OwnershipConsensus } from './audit-projection.js';
+import { DEFAULT_AUTHORITY_PAGE, MAX_AUTHORITY_PAGE, authorityPage, authorityPageQuery, authorityPageSchema } from './authority-listing.js';
 import type { FailoverCommands } from './failover-command.js';
 import type { MemberTracker } from './member-tracker.js';
 import type { PlannedTransferEngine } from './planned-transfer-engine.js';
@@ -225,6 +226,27 @@ export function createControlRouter(deps: ControlRouterDeps, document: ApiDocume
         target: body.target,
         source: body.source,
       });
+    },
+  );
+
+  scopedRoute(
+    {
+      method: 'get',
+      path: '/authorities',
+      summary: `Authorities by id with their home and epoch, in pages (this member's applied view): at most \`limit\` (default ${DEFAULT_AUTHORITY_PAGE}, at most ${MAX_AUTHORITY_PAGE}); \`next\` is the \`after\` of the next page, null on the last`,
+      tags: ['authorities'],
+      scope: ADMIN_READ_SCOPE,
+      params: { query: authorityPageQuery },
+      responses: {
+        200: { description: 'One page of authorities', schema: authorityPageSchema },
+        400: 'Invalid cursor or limit',
+        503: UNAVAILABLE,
+      },
+    },
+    async (ctx) => {
+      const { consensus } = ha();
+      const { after, limit } = validate(authorityPageQuery, ctx.query, 'query');
+      ctx.body = authorityPage(consensus.view().state, after, limit);
     },
   );
 

@@ -54,6 +54,8 @@ async function exerciseControl(n: Node): Promise<void> {
   await post(transfer, 'k3'); // 200
   await n.call('DELETE', '/availability/v1/transfers/proj', { token: ADMIN }); // 409 committed
   await n.call('GET', '/availability/v1/authorities/proj', { token: READER }); // 200
+  await n.call('GET', '/availability/v1/authorities?limit=1', { token: READER }); // 200
+  await n.call('GET', '/availability/v1/authorities?limit=0', { token: READER }); // 400
   await n.call('GET', '/availability/v1/authorities/nobody', { token: READER }); // 404
   await n.call('GET', '/availability/v1/authorities/bad%07name', { token: READER }); // 400
   await n.call('GET', '/availability/v1/members', { token: READER }); // 200

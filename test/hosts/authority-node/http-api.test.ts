@@ -278,3 +278,27 @@ test("GET /availability/v1/authorities/{authority}/audit lists this member's sea
     n.audit.failWith(new StoreUnavailableError('audit', 'disk gone'));
     t.is((await n.call('GET', '/availability/v1/authorities/proj/audit', { token: READER })).status, 503);
   }, { tracker: { suspectAfterMs: 1, deadAfterMs: 2 } }));
+
+test('GET /availability/v1/authorities lists authorities by id in bounded pages with a cursor', (t) =>
+  withNode(async (n) => {
+    const names = ['proj', 'lib', 'constructor', 'app', 'zeta'];
+    for (const name of names) await establish(n, name, name === 'lib' ? 'west' : 'east');
+    const seen: { authority: string; home: string; epoch: number }[] = [];
+    let after: string | null = '';
+    let pages = 0;
+    while (after !== null) {
+      const res = await n.call('GET', `/availability/v1/authorities?limit=2&after=${encodeURIComponent(after)}`, { token: READER });
+      t.is(res.status, 200);
+      t.true(res.body.authorities.length <= 2);
+      t.is(res.body.total, 5);
+      seen.push(...res.body.authorities);
+      after = res.body.next;
+      pages++;
+    }
+    t.is(pages, 3);
+    t.deepEqual(seen.map((a) => a.authority), [...names].sort());
+    t.deepEqual(seen.find((a) => a.authority === 'lib'), { authority: 'lib', home: 'west', epoch: 1 });
+    t.is((await n.call('GET', '/availability/v1/authorities?limit=0', { token: READER })).status, 400);
+    t.is((await n.call('GET', '/availability/v1/authorities?limit=5000', { token: READER })).status, 400);
+    t.is((await n.call('GET', '/availability/v1/authorities')).status, 401);
+  }));
