@@ -12,6 +12,9 @@ export const controlPaths = {
   transfers: '/availability/v1/transfers',
   transfer: (authority: string) => `/availability/v1/transfers/${encodeURIComponent(authority)}`,
   authority: (authority: string) => `/availability/v1/authorities/${encodeURIComponent(authority)}`,
+  /** One page of authorities by id, after the cursor. */
+  authorities: (after: string | undefined, limit: number) =>
+    `/availability/v1/authorities?limit=${limit}${after === undefined ? '' : `&after=${encodeURIComponent(after)}`}`,
   audit: (authority: string, limit: number) =>
     `/availability/v1/authorities/${encodeURIComponent(authority)}/audit?limit=${limit}`,
   members: '/availability/v1/members',

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { registerAuthorityListCommand } from '../authority/list-command.js';
 import { registerAuthorityReadCommands } from '../authority/read-commands.js';
 import { registerAuthorityTransferCommands } from '../authority/transfer-commands.js';
 import { registerAuthorityWriteCommands } from '../authority/write-commands.js';
@@ -21,6 +22,7 @@ create, transfer or cancel, admin:read to read; "write" also needs authority:wri
 Examples:
   export BATON_URL=http://127.0.0.1:7601 BATON_TOKEN=$ADMIN_TOKEN
   baton authority members
+  baton authority list
   baton authority create docs --home west
   baton authority write proj "publish 1.0.0"
   baton authority transfer proj --from east --to west --reason "drain east"
@@ -31,4 +33,5 @@ Examples:
   registerAuthorityWriteCommands(authority, ctx);
   registerAuthorityTransferCommands(authority, ctx);
   registerAuthorityReadCommands(authority, ctx);
+  registerAuthorityListCommand(authority, ctx);
 }

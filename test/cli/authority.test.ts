@@ -506,3 +506,21 @@ test.serial(
     t.is(empty.code, ExitCode.Usage);
   },
 );
+
+test.serial('authority list shows authorities by id a page at a time and names the next page', async (t) => {
+  const n = await node(t);
+  for (const name of ['proj', 'docs', 'app']) await establish(n, name, name === 'docs' ? 'west' : 'east');
+  const first = await baton(n, ['list', '--limit', '2'], READER);
+  t.is(first.code, ExitCode.Ok, first.stderr);
+  const lines = first.stdout.trimEnd().split('\n');
+  t.regex(lines[0], /^AUTHORITY\s+HOME\s+EPOCH$/);
+  t.regex(lines[1], /^app\s+east\s+1$/);
+  t.regex(lines[2], /^docs\s+west\s+1$/);
+  t.is(lines[3], '2 shown of 3 authorities; next page: baton authority list --after docs');
+  const rest = await baton(n, ['list', '--after', 'docs', '--json'], READER);
+  t.is(rest.code, ExitCode.Ok, rest.stderr);
+  t.deepEqual(JSON.parse(rest.stdout), { authorities: [{ authority: 'proj', home: 'east', epoch: 1 }], next: null, total: 3 });
+  const bad = await baton(n, ['list', '--limit', '5000'], READER);
+  t.not(bad.code, ExitCode.Ok);
+  t.regex(bad.stderr, /limit/);
+});

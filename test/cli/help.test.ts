@@ -71,6 +71,7 @@ test('the program has the command groups the CLI documents', (t) => {
       'authority status',
       'authority audit',
       'authority members',
+      'authority list',
       'new',
       'new host',
       'new plugin',
