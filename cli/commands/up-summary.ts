@@ -11,8 +11,15 @@ type Output = ReturnType<typeof outputFor>;
 const stopHint = (command: string) =>
   `Ctrl-C stops the cluster (data is kept; "${command}" again resumes).`;
 
-/** What `baton up` prints once the stream nodes answer: where, the token, what to try. */
-export function printStreamCluster(output: Output, cluster: LocalStreamCluster): void {
+/** Said under the commands when they are not typed as plain `baton`. */
+const linkHint = (baton: string) =>
+  baton === 'baton' ? [] : ['  # "npm link" in the checkout once puts baton on your PATH'];
+
+/**
+ * What `baton up` prints once the stream nodes answer: where, the token, what to try. `baton`
+ * is how the person runs this CLI from where they are (see batonInvocation).
+ */
+export function printStreamCluster(output: Output, cluster: LocalStreamCluster, baton = 'baton'): void {
   const first = cluster.nodes[0].url;
   output.result(
     {
@@ -31,16 +38,17 @@ export function printStreamCluster(output: Output, cluster: LocalStreamCluster):
       '',
       'Try:',
       `  export BATON_URL=${first} BATON_TOKEN=${data.token}`,
-      '  baton status',
-      '  baton streams create events',
-      '  baton streams append events hello world',
-      '  baton streams read events',
-      '  baton streams transfer events --to n2',
-      '  baton streams nodes',
+      `  ${baton} status`,
+      `  ${baton} streams create events`,
+      `  ${baton} streams append events hello world`,
+      `  ${baton} streams read events`,
+      `  ${baton} streams transfer events --to n2`,
+      `  ${baton} streams nodes`,
+      ...linkHint(baton),
       `  curl -H "Authorization: Bearer ${data.token}" ${first}/v1/streams/events`,
       `  curl ${first}/metrics`,
       '',
-      stopHint('baton up'),
+      stopHint(`${baton} up`),
     ],
   );
 }
@@ -53,6 +61,7 @@ export function printStreamCluster(output: Output, cluster: LocalStreamCluster):
 export async function printAuthorityCluster(
   output: Output,
   cluster: LocalAuthorityCluster,
+  baton = 'baton',
 ): Promise<void> {
   const { token } = cluster.record;
   const first = cluster.nodes[0];
@@ -89,20 +98,21 @@ export async function printAuthorityCluster(
       '',
       'Try:',
       `  export BATON_URL=${first.url} BATON_TOKEN=${data.token}`,
-      '  baton status',
-      '  baton authority members',
-      `  baton authority write ${authority} "publish 1.0.0"`,
-      `  baton authority transfer ${authority} --from ${home} --to ${target} --reason "rebalance"`,
-      `  baton authority status ${authority}`,
-      `  baton authority audit ${authority}`,
+      `  ${baton} status`,
+      `  ${baton} authority members`,
+      `  ${baton} authority write ${authority} "publish 1.0.0"`,
+      `  ${baton} authority transfer ${authority} --from ${home} --to ${target} --reason "rebalance"`,
+      `  ${baton} authority status ${authority}`,
+      `  ${baton} authority audit ${authority}`,
       '  # south is no datacenter of the roster: it never catches up, so this transfer waits',
       '  # (the command stops waiting after 2 s, exit 3) until it is cancelled',
-      `  baton authority transfer ${authority} --from ${target} --to south --reason "try south" --timeout 2`,
-      `  baton authority cancel ${authority}`,
-      `  baton authority create docs --home ${target}`,
+      `  ${baton} authority transfer ${authority} --from ${target} --to south --reason "try south" --timeout 2`,
+      `  ${baton} authority cancel ${authority}`,
+      `  ${baton} authority create docs --home ${target}`,
+      ...linkHint(baton),
       `  curl ${first.url}/metrics`,
       '',
-      stopHint('baton up --variant authority'),
+      stopHint(`${baton} up --variant authority`),
     ],
   );
 }

@@ -9,6 +9,7 @@ import type { LocalCluster, LocalNodeConfig } from '../local-cluster/local-clust
 import { startLocalStreamCluster } from '../local-cluster/local-stream-cluster.js';
 import { StopSignals } from '../local-cluster/stop-signal.js';
 import { printAuthorityCluster, printStreamCluster } from './up-summary.js';
+import { batonInvocation } from '../invocation.js';
 
 type Output = ReturnType<typeof outputFor>;
 type Variant = 'stream' | 'authority';
@@ -80,12 +81,12 @@ Examples:
           if (options.variant === 'authority') {
             const cluster = await startLocalAuthorityCluster(start);
             await runUntilStopped(output, signals, cluster, () =>
-              printAuthorityCluster(output, cluster),
+              printAuthorityCluster(output, cluster, batonInvocation(ctx)),
             );
           } else {
             const cluster = await startLocalStreamCluster(start);
             await runUntilStopped(output, signals, cluster, () =>
-              printStreamCluster(output, cluster),
+              printStreamCluster(output, cluster, batonInvocation(ctx)),
             );
           }
         } finally {

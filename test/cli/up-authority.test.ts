@@ -5,14 +5,14 @@ import { ExitCode } from '../../cli/exit-codes.js';
 import { runBaton } from './run-baton.js';
 import { runShellSession, type ShellStep } from './shell-session.js';
 import { workDir } from './temp-project.js';
-import { printedBatonCommands, startUp, upAndReady } from './up-process.js';
+import { asBaton, printedBatonCommands, startUp, upAndReady } from './up-process.js';
 
 const MEMBER_LINE =
   /^\s+(\S+-1)\s+(\w+)\s+control (http:\/\/127\.0\.0\.1:\d+)\s+public (http:\/\/127\.0\.0\.1:\d+)/gm;
 
 /** The step whose command starts with `prefix`, failing the test when there is none. */
 function step(steps: readonly ShellStep[], prefix: string): ShellStep {
-  const found = steps.find((s) => s.command.startsWith(prefix));
+  const found = steps.find((s) => asBaton(s.command)?.startsWith(prefix));
   if (!found) throw new Error(`no printed command starts with "${prefix}"`);
   return found;
 }
@@ -43,7 +43,8 @@ test('baton up --variant authority: the printed commands move proj with a reason
 
   const commands = printedBatonCommands(printed);
   t.is(commands[0], `export BATON_URL=${members[0].control} BATON_TOKEN=${token}`);
-  const steps = await runShellSession(commands, { cwd });
+  // Where baton up ran (the checkout: it prints "npx baton", which works there).
+  const steps = await runShellSession(commands, { cwd: process.cwd() });
   const transcript = steps.map((s) => `$ ${s.command} [${s.code}]\n${s.output}`).join('\n');
 
   t.regex(

@@ -56,5 +56,14 @@ export function printedBatonCommands(stdout: string): string[] {
   return block
     .split('\n')
     .map((line) => line.trim())
-    .filter((line) => line.startsWith('baton ') || line.startsWith('export '));
+    .filter((line) => asBaton(line) !== undefined || line.startsWith('export '));
+}
+
+/**
+ * A printed command as `baton ...`, whichever way it was printed to run this CLI (`baton`,
+ * `npx baton`, or node with the entry point); undefined for any other line.
+ */
+export function asBaton(line: string): string | undefined {
+  const match = /^(?:baton|npx baton|node \S+\/dist\/cli\/main\.js)( .*)$/.exec(line);
+  return match ? `baton${match[1]}` : undefined;
 }

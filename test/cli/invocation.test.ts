@@ -1,0 +1,54 @@
+import { spawn } from 'node:child_process';
+import { symlink, writeFile, chmod } from 'node:fs/promises';
+import { join } from 'node:path';
+import test from 'ava';
+import { batonInvocation } from '../../cli/invocation.js';
+import { findBatonPackage } from '../../cli/scaffold/baton-package.js';
+import { makeTempDir } from '../../framework/testing/temp-dir.js';
+
+const pkg = findBatonPackage();
+const main = join(pkg.root, 'dist', 'cli', 'main.js');
+
+/** Runs `command` in a shell at `cwd`, as a person would type it. */
+function shell(command: string, cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('/bin/sh', ['-c', command], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+test('inside the checkout the command is "npx baton", and it runs this CLI', async (t) => {
+  const invocation = batonInvocation({ cwd: join(pkg.root, 'cli'), env: { PATH: '/usr/bin:/bin' }, pkg });
+  t.is(invocation, 'npx baton');
+  const run = await shell(`${invocation} --version`, pkg.root);
+  t.is(run.code, 0, run.stderr);
+  t.is(run.stdout.trim(), pkg.version);
+});
+
+test('elsewhere it is node with the entry point, which runs as typed', async (t) => {
+  const dir = await makeTempDir('baton-invocation');
+  t.teardown(() => dir.remove());
+  const invocation = batonInvocation({ cwd: dir.path, env: { PATH: '/usr/bin:/bin' }, pkg });
+  t.is(invocation, `node ${main}`);
+  const run = await shell(`${invocation} --version`, dir.path);
+  t.is(run.code, 0, run.stderr);
+  t.is(run.stdout.trim(), pkg.version);
+});
+
+test('a PATH whose first baton links to this CLI (npm link) gives plain "baton"; another baton does not', async (t) => {
+  const dir = await makeTempDir('baton-invocation-path');
+  t.teardown(() => dir.remove());
+  const linked = join(dir.path, 'linked');
+  const other = join(dir.path, 'other');
+  await shell(`mkdir -p ${linked} ${other}`, dir.path);
+  await symlink(main, join(linked, 'baton'));
+  await writeFile(join(other, 'baton'), '#!/bin/sh\necho another baton\n');
+  await chmod(join(other, 'baton'), 0o755);
+  t.is(batonInvocation({ cwd: dir.path, env: { PATH: `${linked}:/usr/bin` }, pkg }), 'baton');
+  t.is(batonInvocation({ cwd: dir.path, env: { PATH: `${other}:${linked}` }, pkg }), `node ${main}`);
+});
