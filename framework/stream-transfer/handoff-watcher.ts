@@ -178,9 +178,15 @@ export class HandoffWatcher {
         return this.step('close', () => this.propose({ type: 'close', node: node.self, ...closed }));
       }
       if (node.isOpening(streamId)) return NONE;
-      if (mustClose) {
+      if (mustClose && record.takeover === undefined) {
         // Never opened at this epoch here, so nothing was appended: close at the recorded tail.
         return this.step('close', () => this.propose(closeAsRecorded(record, node.self)));
+      }
+      // A taken-over stream's recorded tail is only where the lost owner's epoch began: its
+      // records past it are found (and the lost owner fenced) by opening with a claim, even when
+      // the stream is to move on at once; the close then records the tail the claim found.
+      if (mustClose) {
+        return this.step('claim', () => node.openSession(streamId, record.epoch, record.tail, record.producers, { claim: true }));
       }
       // Placed here and open in the metadata: open now (the pre-warm), before any request asks.
       return this.step('open', () =>

@@ -48,10 +48,36 @@ export class NodeLease {
       clock: Clock;
       logger: Logger;
       renewEveryMs: number;
+      /**
+       * The silence after which the metadata leader may declare this node Dead (and fail it
+       * over). Given, the lease bounds this node's acknowledgements (see `acknowledgeable`).
+       */
+      deadAfterMs?: number;
     },
   ) {}
 
+  /** When the last renewal that reached the store was sent (or this lease started). */
+  private heldSince?: number;
+
+  /**
+   * Whether this node may still acknowledge appends: the observer counts a node's silence from
+   * when it saw the node's last renewal, which is after that renewal was sent, so until
+   * `deadAfterMs` after the send no failover can have taken this node's streams. One renewal
+   * period is kept as margin for clocks that run at slightly different rates. A node that was
+   * paused (GC, SIGSTOP) or cut off from the metadata for longer than that refuses to
+   * acknowledge what it stored meanwhile: a failover may have happened, and an acknowledgement
+   * after the new owner's first one would break the one-writer-at-a-time promise in real time.
+   * The records stay stored below the new owner's fence, so a producer's retry finds them by
+   * its sequence number (duplicate), never appended twice.
+   */
+  acknowledgeable(): boolean {
+    const { deadAfterMs, renewEveryMs, clock } = this.deps;
+    if (deadAfterMs === undefined || this.heldSince === undefined) return true;
+    return clock.now() < this.heldSince + deadAfterMs - renewEveryMs;
+  }
+
   start(): void {
+    this.heldSince ??= this.deps.clock.now();
     this.stopped = false;
     void this.clearStale();
     this.tick();
@@ -79,8 +105,10 @@ export class NodeLease {
     this.outOfTouch = false;
     this.renewal += 1;
     const key = `${leasePrefix(self)}${boot}.${String(this.renewal).padStart(12, '0')}`;
+    const sent = this.deps.clock.now();
     try {
       await store.put(key, EMPTY);
+      this.heldSince = Math.max(this.heldSince ?? sent, sent);
     } catch (error) {
       logger.warn({ node: self, err: (error as Error).message }, 'lease renewal failed');
       return;

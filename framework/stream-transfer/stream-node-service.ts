@@ -94,8 +94,19 @@ export class StreamNodeService implements Lifecycle {
     this.readiness.start();
     this.recent = metrics ? new RecentTransfers(metrics, clock) : undefined;
     const liveness = options.liveness;
-    this.lease = new NodeLease({ self: options.self, boot: rng.hex(8), consensus, store, clock, logger: log, renewEveryMs: liveness.renewEveryMs });
-    this.lease.start();
+    const lease = new NodeLease({
+      self: options.self,
+      boot: rng.hex(8),
+      consensus,
+      store,
+      clock,
+      logger: log,
+      renewEveryMs: liveness.renewEveryMs,
+      deadAfterMs: liveness.deadAfterMs,
+    });
+    this.lease = lease;
+    this.engine.acknowledgeable = () => lease.acknowledgeable();
+    lease.start();
     this.observer = new LivenessObserver({
       self: options.self,
       consensus,

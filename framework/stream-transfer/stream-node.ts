@@ -99,6 +99,8 @@ export class StreamNode {
   private readQueued?: Promise<void>;
   /** Set by the host to count takeovers and fenced sessions. */
   events: StreamNodeEvents = {};
+  /** Set by the host to its NodeLease: while false, sessions acknowledge nothing. */
+  acknowledgeable?: () => boolean;
 
   constructor(
     readonly consensus: StreamConsensus,
@@ -369,6 +371,7 @@ export class StreamNode {
           logger: this.logger,
           node: this.self,
           onFenced: (fenced) => this.changed({ streams: [fenced] }),
+          acknowledgeable: () => this.acknowledgeable?.() ?? true,
         },
         {
           maxBufferedBytes: this.options.maxBufferedBytes,

@@ -42,6 +42,8 @@ export interface SessionDeps {
   node: NodeId;
   /** Told when the object store fenced the session, so the node stops serving it at once. */
   onFenced?: (stream: StreamId) => void;
+  /** False while the node's liveness lease has lapsed: nothing is acknowledged (NodeLease). */
+  acknowledgeable?: () => boolean;
 }
 
 interface Batch {
@@ -52,6 +54,8 @@ interface Batch {
   resolve(result: AppendResult): void;
   reject(error: unknown): void;
 }
+
+const LEASE_LAPSED = "this node's liveness lease lapsed (it was paused or cut off from the metadata), so it may have been failed over";
 
 /** Why a session stopped taking appends; the engine reroutes a request that meets it. */
 export class SessionNotWritableError extends Error {
@@ -145,6 +149,12 @@ export class StreamSession {
 
   append(bodies: string[], producer?: ProducerStamp): Promise<AppendResult> {
     if (this.status !== 'open') return Promise.reject(new SessionNotWritableError(this.stream, this.status));
+    if (this.deps.acknowledgeable?.() === false) {
+      // Refused before it is logged (it can never appear later), and a duplicate is not
+      // answered either: that too would be an acknowledgement. The client retries shortly,
+      // here once the lease is renewed, or on the node that took the stream over.
+      return Promise.reject(new AppendUnavailableError(this.stream, LEASE_LAPSED));
+    }
     if (producer) {
       const running = this.inFlight.get(producer.id);
       if (running && running.seq === producer.seq) return running.promise.then((r) => ({ ...r, duplicate: true }));
@@ -356,6 +366,12 @@ export class StreamSession {
     this.unflushed = undefined;
     this.pendingFlushedMark = { t: 'flushed', stream: this.stream, epoch: this.epoch, upTo: this.durable };
     this.release(batches);
+    if (this.deps.acknowledgeable?.() === false) {
+      // Stored, but this node may have been failed over while it waited: say nothing was
+      // acknowledged. A retry with the same producer sequence finds the records (duplicate).
+      for (const batch of batches) batch.reject(new AppendUnavailableError(this.stream, LEASE_LAPSED));
+      return;
+    }
     for (const batch of batches) {
       batch.resolve({ stream: this.stream, epoch: this.epoch, first: batch.first!, count: batch.bodies.length, duplicate: false });
     }

@@ -156,3 +156,21 @@ test('a second failover before the first new owner served fences both earlier ow
   t.deepEqual(await bodies(cluster, 'c'), ['p:0', 'p:1', 'p:2', 'b-0', 'c-0']);
   await cluster.stopAll();
 });
+
+test("a transfer from a taken-over stream's new owner before it opened closes at the tail found in the store, not the metadata's stale one", async (t) => {
+  const cluster = await streamOnA();
+  await cluster.addNode('c');
+  cluster.crash('a');
+  await cluster.must({ type: 'node-liveness', node: 'a', liveness: 'Dead' });
+  // Both land before b's watcher looks: b owns a takeover it never opened and must hand it on.
+  const failover = cluster.consensus.propose({ type: 'failover', node: 'a' });
+  const transfer = cluster.consensus.propose({ type: 'transfer', stream: 's', target: 'c' });
+  t.like((await failover).result, { ok: true, moved: 1 });
+  t.like((await transfer).result, { ok: true });
+  await cluster.until(() => cluster.state.stream('s')!.owner === 'c' && cluster.serving('s'), 's to reach c');
+  const c = cluster.node('c');
+  t.is(c.session('s')!.tail, 3, "the close recorded the tail b's claim found (the metadata said 0)");
+  t.like(await c.append('s', ['p:3'], { id: 'p', seq: 3 }), { first: 3, duplicate: false });
+  t.deepEqual(await bodies(cluster, 'c'), ['p:0', 'p:1', 'p:2', 'p:3']);
+  await cluster.stopAll();
+});

@@ -11,6 +11,11 @@ import { StreamStateMachine } from '../../../framework/stream-transfer/state-mac
 import { LocalConsensus } from '../../../framework/testing/fakes/local-consensus.js';
 import { VirtualClock } from '../../../framework/testing/sim/virtual-clock.js';
 import { MemoryObjectStore } from '../../../plugins/memory/memory-object-store.js';
+import { DiskWal } from '../../../framework/stream-transfer/disk-wal.js';
+import { AppendUnavailableError } from '../../../framework/stream-transfer/errors.js';
+import { MemoryWalDisk } from '../../../framework/stream-transfer/memory-wal-disk.js';
+import { SegmentReader } from '../../../framework/stream-transfer/segments.js';
+import { StreamSession } from '../../../framework/stream-transfer/stream-session.js';
 
 test('the tracker: Alive, then Suspect, then Dead as silence grows; a renewal makes a node Alive; the observer is always Alive', (t) => {
   const clock = new VirtualClock();
@@ -143,4 +148,42 @@ test('a node that lost the metadata leader stops renewing and is declared Dead, 
   lease.stop();
   c.observer.stop();
   for (const l of c.leases.values()) l.stop();
+});
+
+test("a node's lease bounds its acknowledgements: none once it has not renewed for the Dead threshold less one renewal period, again after a renewal", async (t) => {
+  const c = await cluster();
+  const lease = new NodeLease({ self: 'b', boot: 'bounded', consensus: c.consensus, store: c.store, clock: c.clock, logger: createSilentLogger(), renewEveryMs: OPTIONS.renewEveryMs, deadAfterMs: OPTIONS.deadAfterMs });
+  lease.start();
+  await c.run(300);
+  t.true(lease.acknowledgeable(), 'renewing: acknowledgements allowed');
+  // The store refuses renewals (as for a node whose renewals cannot get through): the lease runs out.
+  c.store.failWith(new StoreUnavailableError('memory', 'down'));
+  await c.run(OPTIONS.deadAfterMs - OPTIONS.renewEveryMs - 120);
+  t.true(lease.acknowledgeable(), 'still inside the bound');
+  await c.run(200);
+  t.false(lease.acknowledgeable(), 'past the bound the observer may have declared it Dead');
+  c.store.failWith(undefined);
+  await c.until(() => lease.acknowledgeable(), 'the next renewal to restore the lease');
+  lease.stop();
+});
+
+test('a session whose lease lapsed while its segment was being stored acknowledges nothing; the retry of the same producer sequence gets the stored offsets', async (t) => {
+  const clock = new VirtualClock();
+  const store = new MemoryObjectStore();
+  const wal = new DiskWal(new MemoryWalDisk());
+  let leaseHeld = true;
+  const deps = { wal, store, clock, logger: createSilentLogger(), node: 'a', acknowledgeable: () => leaseHeld };
+  const session = await StreamSession.open('s', 1, 0, {}, deps, { maxBufferedBytes: 1 << 20, maxSegmentRecords: 100, maxProducers: 10 });
+  t.like(await session.append(['one'], { id: 'p', seq: 0 }), { first: 0, duplicate: false });
+  // The process is frozen between storing the segment and answering: its lease runs out meanwhile.
+  const put = store.put.bind(store);
+  store.put = async (key, bytes, options) => {
+    await put(key, bytes, options);
+    leaseHeld = false;
+  };
+  await t.throwsAsync(session.append(['two'], { id: 'p', seq: 1 }), { instanceOf: AppendUnavailableError, message: /lease lapsed/ });
+  t.deepEqual((await new SegmentReader(store).read('s', 0, 10)).map((r) => r.body), ['one', 'two'], 'stored, below any fence a takeover writes next');
+  await t.throwsAsync(session.append(['two'], { id: 'p', seq: 1 }), { instanceOf: AppendUnavailableError }, 'not even a duplicate is answered while lapsed');
+  leaseHeld = true;
+  t.like(await session.append(['two'], { id: 'p', seq: 1 }), { first: 1, duplicate: true });
 });

@@ -20,23 +20,42 @@ export class LocalMetadataBackend implements StreamMetadataBackend {
     new StreamStateMachine(),
   );
   private readonly links = new Map<string, MetadataLink>();
+  /** Nodes whose process is down: they lead nothing. */
+  private readonly down = new Set<string>();
 
   constructor(private readonly rng: SeededRng) {}
 
   /** A node keeps its link across restarts, as it keeps its network address. */
   async connect(node: string): Promise<StreamConsensus> {
+    this.down.delete(node);
     let link = this.links.get(node);
     if (!link) {
-      link = new MetadataLink(this.consensus, this.rng.fork(node), {
-        dropProbability: 0.02,
-        lostAnswerProbability: 0.02,
-      });
+      link = new MetadataLink(
+        this.consensus,
+        this.rng.fork(node),
+        { dropProbability: 0.02, lostAnswerProbability: 0.02 },
+        node,
+        () => this.leaderNode(),
+      );
       this.links.set(node, link);
     }
     return link;
   }
 
-  async crash(): Promise<void> {}
+  async crash(node: string): Promise<void> {
+    this.down.add(node);
+  }
+
+  /** The first node (in start order) that is up and in touch leads: leadership moves on faults. */
+  private leaderNode(): string | undefined {
+    for (const [node, link] of this.links) if (!this.down.has(node) && !link.partitioned) return node;
+    return undefined;
+  }
+
+  /** A paused process is cut off as a partition would cut it off. */
+  isolate(node: string): Undo | undefined {
+    return this.partition(node);
+  }
 
   propose(command: StreamCommand, options?: ProposeOptions) {
     return this.consensus.propose(command, options);

@@ -38,6 +38,8 @@ export interface StreamMetadataBackend {
   onApplied(fn: AppliedListener): void;
   /** Cuts `node` off the metadata (its view lags, its proposals fail); undefined when there is no such fault now. */
   partition(node: string, rng: SeededRng): Undo | undefined;
+  /** `node` neither sends nor hears metadata traffic (its process is paused). */
+  isolate(node: string): Undo | undefined;
   /** The leader goes away for a while; undefined when there is no leader to lose. */
   loseLeader(rng: SeededRng): Undo | undefined;
   /** Ends every metadata fault still in force. */

@@ -36,6 +36,9 @@ export class MetadataLink implements StreamConsensus {
     private readonly inner: LocalConsensus<StreamMetadata, StreamCommand, StreamResult>,
     private readonly rng: SeededRng,
     private readonly faults: LinkFaults,
+    /** This node, and the node the backend says leads now (the one whose duties it runs). */
+    private readonly self: string,
+    private readonly leaderNode: () => string | undefined,
   ) {
     inner.watch((view, entry) => {
       if (this.frozen) return;
@@ -98,8 +101,15 @@ export class MetadataLink implements StreamConsensus {
     return () => void this.watchers.delete(subscription);
   }
 
+  /**
+   * One node at a time leads (runs the leader's duties, such as judging liveness); a node cut
+   * off from the metadata knows no leader, as a Raft follower that lost its leader does.
+   */
   leadership() {
-    return this.inner.leadership();
+    const inner = this.inner.leadership();
+    if (this.frozen || !inner.isLeader) return { self: this.self, isLeader: false, term: inner.term };
+    const leader = this.leaderNode();
+    return { self: this.self, isLeader: leader === this.self, leader, term: inner.term };
   }
 
   onLeadership(fn: Parameters<StreamConsensus['onLeadership']>[0]) {

@@ -101,6 +101,12 @@ export class RaftMetadataBackend implements StreamMetadataBackend {
     return () => fault.heal();
   }
 
+  /** A paused process: its member neither sends nor hears anything until it resumes. */
+  isolate(node: string): Undo | undefined {
+    const fault = this.cluster.isolate(node);
+    return () => fault.heal();
+  }
+
   loseLeader(): Undo | undefined {
     const fault = this.cluster.isolateLeader();
     return fault && (() => fault.heal());

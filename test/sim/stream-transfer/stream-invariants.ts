@@ -37,7 +37,70 @@ export class StreamInvariants {
   /** Log index -> what the first replica to apply it applied there. */
   private readonly appliedAt = new Map<number, string>();
 
+  /** stream -> the latest epoch that acknowledged an append, and its node. */
+  private readonly latestAck = new Map<string, { epoch: number; node: string }>();
+  /** Acknowledged appends not yet seen in the store by `checkReadable`. */
+  private unverified: Ack[] = [];
+  private stepReader?: SegmentReader;
+
   constructor(private readonly now: () => number) {}
+
+  /**
+   * After every step: each append acknowledged since the last check is readable at the offsets
+   * it was given. A store that cannot be read now (an outage) is read at a later step.
+   */
+  async checkReadable(store: ObjectStore): Promise<void> {
+    if (this.unverified.length === 0) return;
+    this.stepReader ??= new SegmentReader(store);
+    const pending = this.unverified;
+    this.unverified = [];
+    const byStream = new Map<string, Ack[]>();
+    for (const ack of pending) byStream.set(ack.stream, [...(byStream.get(ack.stream) ?? []), ack]);
+    for (const [stream, acks] of byStream) {
+      const from = Math.min(...acks.map((a) => a.first));
+      const to = Math.max(...acks.map((a) => a.first + a.bodies.length));
+      let records;
+      try {
+        records = await this.stepReader.read(stream, from, to - from);
+      } catch {
+        this.unverified.push(...acks);
+        continue;
+      }
+      const at = new Map(records.map((r) => [r.offset, r.body]));
+      for (const ack of acks) {
+        ack.bodies.forEach((body, i) => {
+          const found = at.get(ack.first + i);
+          if (found !== body) {
+            this.violate(
+              `acknowledged ${body} (by ${ack.node} at epoch ${ack.epoch}) should be readable at ${stream}/${ack.first + i}, but ${found ?? 'nothing'} is`,
+            );
+          }
+        });
+      }
+    }
+  }
+
+  /**
+   * Once healed: every stream has exactly one owner serving it (no other node holds a writable
+   * session of it), every node is back and Alive, and no pending transfer names a Dead node.
+   */
+  checkHealed(state: StreamMetadata, writableOn: (stream: string) => string[]): void {
+    for (const node of [...state.nodes()]) {
+      if ((node.liveness ?? 'Alive') !== 'Alive')
+        this.violate(`${node.id} is ${node.liveness} after the heal`);
+    }
+    for (const transfer of [...state.transfers()]) {
+      for (const end of [transfer.source, transfer.target]) {
+        if (state.node(end)?.liveness === 'Dead')
+          this.violate(`transfer of ${transfer.stream} names Dead ${end}`);
+      }
+    }
+    for (const stream of [...state.streams()]) {
+      const serving = writableOn(stream.id);
+      if (serving.length !== 1 || serving[0] !== stream.owner)
+        this.violate(`${stream.id} (owner ${stream.owner}) is writable on [${serving.join(', ')}]`);
+    }
+  }
 
   violate(message: string): void {
     this.violations.push(`t=${this.now()}: ${message}`);
@@ -45,6 +108,15 @@ export class StreamInvariants {
 
   recordAck(ack: Ack): void {
     this.acks.push(ack);
+    this.unverified.push(ack);
+    // In real time, one acknowledging node per stream: once a later epoch acknowledged, an
+    // earlier epoch's owner (a zombie: paused, or cut off from the metadata) must never again.
+    const latest = this.latestAck.get(ack.stream);
+    if (latest && latest.epoch > ack.epoch) {
+      this.violate(
+        `${ack.node} acknowledged ${ack.stream} at epoch ${ack.epoch} after ${latest.node} acknowledged it at epoch ${latest.epoch}`,
+      );
+    } else this.latestAck.set(ack.stream, { epoch: ack.epoch, node: ack.node });
     const key = `${ack.stream}@${ack.epoch}`;
     const other = this.acceptedAt.get(key);
     if (other !== undefined && other !== ack.node) {

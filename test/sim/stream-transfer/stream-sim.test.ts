@@ -6,7 +6,7 @@ import { StreamSimulation } from './stream-sim.js';
 // The metadata is one fault-injecting fake log here (dropped proposals, lost answers, frozen
 // views, leader loss as a flag); stream-raft-sim.test.ts runs the same workload over Raft.
 for (const seed of simSeeds([1, 2, 3, 4, 5, 6])) {
-  test(`stream transfers under faults keep every invariant (seed ${seed})`, async (t) => {
+  test.serial(`stream transfers under faults keep every invariant (seed ${seed})`, async (t) => {
     const sim = new StreamSimulation({
       seed,
       nodes: 4,

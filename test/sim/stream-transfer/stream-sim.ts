@@ -2,14 +2,23 @@ import { setImmediate as macrotask } from 'node:timers/promises';
 import { StoreUnavailableError } from '../../../framework/contracts/errors.js';
 import { createSilentLogger } from '../../../framework/kernel/pino-logger.js';
 import { DiskWal } from '../../../framework/stream-transfer/disk-wal.js';
-import { HandoffTimeoutError, NotOwnerError } from '../../../framework/stream-transfer/errors.js';
+import {
+  HandoffTimeoutError,
+  NotOwnerError,
+  StreamFencedError,
+} from '../../../framework/stream-transfer/errors.js';
 import type { StreamCommand } from '../../../framework/stream-transfer/commands.js';
 import { HandoffWatcher } from '../../../framework/stream-transfer/handoff-watcher.js';
+import { LivenessObserver } from '../../../framework/stream-transfer/liveness-observer.js';
+import { NodeLease } from '../../../framework/stream-transfer/node-lease.js';
+import { DEFAULT_NODE_LIVENESS_OPTIONS } from '../../../framework/stream-transfer/node-liveness.js';
 import { StreamNode } from '../../../framework/stream-transfer/stream-node.js';
 import { SimDisk } from '../../../framework/testing/sim/disk.js';
 import { SeededRng } from '../../../framework/testing/sim/seeded-rng.js';
 import { MemoryObjectStore } from '../../../plugins/memory/memory-object-store.js';
 import type { StreamMetadataBackend, Undo } from './metadata-backend.js';
+import { latentStore } from './latent-store.js';
+import { ProcessPause } from './process-pause.js';
 import { StreamInvariants } from './stream-invariants.js';
 
 export interface SimConfig {
@@ -29,11 +38,19 @@ interface SimMember {
   wal?: DiskWal;
   node?: StreamNode;
   watcher?: HandoffWatcher;
+  lease?: NodeLease;
+  observer?: LivenessObserver;
+  /** The process frozen (GC, SIGSTOP): its clock, store and metadata calls all go through this. */
+  pause: ProcessPause;
+  /** Each process gets its own lease boot id, as a real restart would. */
+  boots: number;
   /** A restart in progress (its metadata member may still be recovering). */
   starting?: Promise<void>;
 }
 
 const STEP_MS = 10;
+/** How long a client waits for an append's answer before it tries another node. */
+const CLIENT_TIMEOUT_MS = 1_500;
 
 /**
  * The stream-transfer simulation: one seed drives virtual time, the faults (metadata partitions
@@ -62,10 +79,18 @@ export class StreamSimulation {
     drains: 0,
     crashes: 0,
     partitions: 0,
+    pauses: 0,
+    operatorFailovers: 0,
+    automaticFailovers: 0,
+    forcedFailovers: 0,
+    takeovers: 0,
+    fencedSessions: 0,
+    fencedAppends: 0,
     leaderLosses: 0,
     outages: 0,
     hops: 0,
     parkedTimeouts: 0,
+    clientTimeouts: 0,
   };
 
   constructor(readonly config: SimConfig) {
@@ -79,7 +104,13 @@ export class StreamSimulation {
       if (!check) checkers.set(replica, (check = this.invariants.replica(replica)));
       check(state, entry);
     });
-    for (const id of ids) this.members.push({ id, disk: new SimDisk(this.rng.fork(`disk-${id}`)) });
+    for (const id of ids)
+      this.members.push({
+        id,
+        disk: new SimDisk(this.rng.fork(`disk-${id}`)),
+        pause: new ProcessPause(),
+        boots: 0,
+      });
   }
 
   get clock() {
@@ -111,6 +142,7 @@ export class StreamSimulation {
     const end = this.clock.now() + this.config.durationMs;
     while (this.clock.now() < end) {
       await this.step();
+      await this.invariants.checkReadable(this.store);
       this.inject(faultRng);
       if (this.violations.length > 0) break;
     }
@@ -125,6 +157,10 @@ export class StreamSimulation {
         `appenders did not stop within 20 virtual seconds: ${JSON.stringify(Object.fromEntries(this.appenderWaits))}`,
       );
     else await all;
+    await this.invariants.checkReadable(this.store);
+    this.invariants.checkHealed(this.metadata.view(), (stream) =>
+      this.members.filter((m) => m.node?.session(stream)?.writable).map((m) => m.id),
+    );
     await this.invariants.checkFinal(
       this.metadata.view(),
       this.store,
@@ -175,17 +211,47 @@ export class StreamSimulation {
 
   private start(member: SimMember): Promise<void> {
     member.starting ??= (async () => {
-      const consensus = await this.metadata.connect(member.id);
+      const { pause } = member;
+      const consensus = pause.consensus(await this.metadata.connect(member.id));
+      const clock = pause.clock(this.clock);
+      const store = pause.store(
+        latentStore(this.store, this.clock, this.rng.fork(`store-${member.id}`), 25),
+      );
       member.wal = new DiskWal(member.disk);
-      const node = new StreamNode(consensus, this.store, member.wal, this.clock, this.logger, {
+      const node = new StreamNode(consensus, store, member.wal, clock, this.logger, {
         node: member.id,
         parkPollMs: 20,
         walCompactionBytes: 2_048,
       });
+      node.events = {
+        takeover: (outcome) => {
+          if (outcome === 'claimed') this.stats.takeovers += 1;
+        },
+        fenced: () => (this.stats.fencedSessions += 1),
+      };
       await node.start();
       member.node = node;
       member.watcher = new HandoffWatcher(node);
       member.watcher.start();
+      // The default thresholds: Dead after 3 s of silence, failed over automatically 1 s later.
+      const liveness = DEFAULT_NODE_LIVENESS_OPTIONS;
+      const deps = { self: member.id, consensus, store, clock, logger: this.logger };
+      member.boots += 1;
+      member.lease = new NodeLease({
+        ...deps,
+        boot: `boot${member.boots}`,
+        renewEveryMs: liveness.renewEveryMs,
+        deadAfterMs: liveness.deadAfterMs,
+      });
+      const lease = member.lease;
+      node.acknowledgeable = () => lease.acknowledgeable();
+      lease.start();
+      member.observer = new LivenessObserver({
+        ...deps,
+        options: liveness,
+        events: { failover: () => (this.stats.automaticFailovers += 1) },
+      });
+      member.observer.start();
     })().finally(() => (member.starting = undefined));
     return member.starting;
   }
@@ -193,6 +259,10 @@ export class StreamSimulation {
   /** The node's process dies, its metadata member with it; unsynced WAL appends are torn. */
   private async crash(member: SimMember): Promise<void> {
     member.watcher?.stop();
+    member.lease?.stop();
+    member.observer?.stop();
+    // A paused process can be killed too; whatever it was waiting for dies with it.
+    member.pause.resume();
     member.node?.crash();
     member.wal?.kill();
     member.disk.crash({ tearUnsyncedAppends: true });
@@ -245,6 +315,38 @@ export class StreamSimulation {
       else this.metadata.propose({ type: 'undrain', node: draining[0].id }).catch(() => undefined);
     } else if (roll < 0.0175) {
       this.metadata.propose({ type: 'rebalance', maxInFlight: 2 }).catch(() => undefined);
+    } else if (roll < 0.0185) {
+      // A long pause (GC, SIGSTOP): often past the Dead threshold, so the node is failed over
+      // while frozen and comes back a zombie with appends in flight and a stale view.
+      if (member.node && !member.pause.paused) {
+        this.stats.pauses += 1;
+        member.pause.pause(this.clock.now());
+        const undo = this.metadata.isolate(member.id);
+        this.later(rng.int(8_000) + 200, () => {
+          undo?.();
+          member.pause.resume();
+          member.node?.changed();
+        });
+      }
+    } else if (roll < 0.0195) {
+      // Cut off from the metadata while its clients still reach it, long enough to be Dead.
+      const undo = this.metadata.partition(member.id, rng);
+      if (undo) {
+        this.stats.partitions += 1;
+        this.later(rng.int(6_000) + 3_000, () => this.undo(undo));
+      }
+    } else if (roll < 0.0205) {
+      // The operator fails over a node the metadata shows Dead.
+      const dead = [...state.nodes()].filter((n) => n.liveness === 'Dead');
+      if (dead.length > 0) {
+        this.stats.operatorFailovers += 1;
+        const node = rng.pick(dead).id;
+        this.metadata.propose({ type: 'failover', node }).catch(() => undefined);
+      }
+    } else if (roll < 0.0208) {
+      // A forced failover of a node that may be perfectly alive: only the fence stops it.
+      this.stats.forcedFailovers += 1;
+      this.metadata.propose({ type: 'failover', node: member.id, force: true }).catch(() => undefined);
     }
   }
 
@@ -269,6 +371,7 @@ export class StreamSimulation {
     // Let pending fault timers (restarts, heals) fire first, then force the healthy state.
     for (let i = 0; i < 600; i++) await this.step();
     this.store.failWith(undefined);
+    for (const member of this.members) member.pause.resume();
     this.undo(() => this.metadata.healAll());
     for (const member of this.members) if (!member.node) await this.start(member);
     for (const node of [...this.metadata.view().nodes()]) {
@@ -279,7 +382,7 @@ export class StreamSimulation {
       if (this.clock.now() > deadline) {
         const state = this.metadata.view();
         this.violate(
-          `not settled 60 s after heal: transfers ${JSON.stringify(state.toSnapshot().transfers)}; streams ${JSON.stringify(state.toSnapshot().streams)}; ` +
+          `not settled 60 s after heal: ${this.unsettledReport()}; transfers ${JSON.stringify(state.toSnapshot().transfers)}; streams ${JSON.stringify(state.toSnapshot().streams)}; ` +
             `metadata ${JSON.stringify(this.metadata.describe())}`,
         );
         return;
@@ -288,10 +391,32 @@ export class StreamSimulation {
     }
   }
 
+  /** What each node holds of the streams not yet served, for the report of a stuck heal. */
+  private unsettledReport(): string {
+    const state = this.metadata.view();
+    const out: string[] = [];
+    for (const stream of [...state.streams()]) {
+      const owner = this.member(stream.owner);
+      const session = owner?.node?.session(stream.id);
+      if (stream.state === 'open' && session?.epoch === stream.epoch && session.writable) continue;
+      const local = this.members.map((m) => {
+        const n = m.node;
+        if (!n) return `${m.id}: down`;
+        const se = n.session(stream.id);
+        const closed = n.closedSession(stream.id);
+        return `${m.id}: session ${se ? `${se.epoch}/${se.state}${se.fenced ? '/fenced' : ''}` : '-'} closed ${closed?.epoch ?? '-'} fencedAt ${n.fencedAt(stream.id) ?? '-'} opening ${n.isOpening(stream.id)}`;
+      });
+      out.push(`${stream.id}@${stream.epoch} on ${stream.owner} [${local.join('; ')}]`);
+    }
+    return out.join(' | ');
+  }
+
   private allSettled(): boolean {
     if (!this.metadata.settled()) return false;
     const state = this.metadata.view();
     if (state.transferCount > 0) return false;
+    // A node that was failed over rejoins: it renews again and is published Alive.
+    if ([...state.nodes()].some((n) => (n.liveness ?? 'Alive') !== 'Alive')) return false;
     return [...state.streams()].every((stream) => {
       const session = this.member(stream.owner)?.node?.session(stream.id);
       return stream.state === 'open' && session?.epoch === stream.epoch && session.writable;
@@ -316,17 +441,34 @@ export class StreamSimulation {
             producer,
             `append seq ${seq} to ${stream} on ${node} since t=${this.clock.now()}`,
           );
-          const result = await member.node.append(stream, bodies, { id: producer, seq });
-          this.stats.acks += 1;
-          this.invariants.recordAck({
-            stream,
-            producer,
-            seq,
-            first: result.first,
-            bodies,
-            epoch: result.epoch,
-            node,
-          });
+          const target = member.node;
+          const at = node;
+          // The node's answer is an acknowledgement whenever it comes, even to a client that
+          // stopped waiting for it: the invariants hold the node to it.
+          const answer = member.pause
+            .through(() => target.append(stream, bodies, { id: producer, seq }))
+            .then((result) => {
+              this.stats.acks += 1;
+              this.invariants.recordAck({
+                stream,
+                producer,
+                seq,
+                first: result.first,
+                bodies,
+                epoch: result.epoch,
+                node: at,
+              });
+              return result;
+            });
+          answer.catch(() => undefined);
+          // A client gives up on a node that does not answer (paused, say) and tries another
+          // with the same sequence number, while its request may still be in flight there.
+          const timedOut = this.clock.sleep(CLIENT_TIMEOUT_MS).then(() => 'timeout' as const);
+          if ((await Promise.race([answer, timedOut])) === 'timeout') {
+            this.stats.clientTimeouts += 1;
+            node = rng.pick(this.members).id;
+            continue;
+          }
           break;
         } catch (error) {
           if (error instanceof NotOwnerError) {
@@ -336,6 +478,7 @@ export class StreamSimulation {
             continue;
           }
           if (error instanceof HandoffTimeoutError) this.stats.parkedTimeouts += 1;
+          if (error instanceof StreamFencedError) this.stats.fencedAppends += 1;
           if (error instanceof Error && error.name === 'StaleProducerSequenceError') {
             this.violate(`producer ${producer} seq ${seq} refused as stale: ${error.message}`);
             return;
