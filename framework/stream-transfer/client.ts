@@ -225,7 +225,18 @@ export class StreamClient {
     let hops = 0;
     let waits = 0;
     for (;;) {
-      const answer = await this.send(method, base, path, body);
+      let answer;
+      try {
+        answer = await this.send(method, base, path, body);
+      } catch (error) {
+        // The believed owner cannot be reached (killed, its host gone): any other node knows
+        // where the stream went, or will once it is failed over.
+        if (this.options.nodes.length < 2 || ++waits > this.maxUnavailableRetries) throw error;
+        this.owners.delete(stream);
+        base = this.otherNode(base);
+        await this.clock.sleep(UNREACHABLE_RETRY_MS);
+        continue;
+      }
       if (answer.ok) {
         this.owners.set(stream, base);
         return answer.body;
@@ -285,6 +296,9 @@ export class StreamClient {
     return { ok: response.ok, status: response.status, body: parsed ?? {}, retryAfter: response.headers.get('retry-after') };
   }
 }
+
+/** The pause before asking another node when one could not be reached. */
+const UNREACHABLE_RETRY_MS = 200;
 
 function retryAfterMs(header: string | null): number {
   const seconds = Number(header);

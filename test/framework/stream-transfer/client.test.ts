@@ -46,3 +46,22 @@ test('admin calls without the right token fail with the problem', async (t) => {
   const unknown = await t.throwsAsync(new StreamClient({ nodes: [api.url('a')] }).read('ghost'), { instanceOf: StreamApiError });
   t.is(unknown?.status, 404);
 });
+
+test('a believed owner that cannot be reached is left for another node, which knows where the stream went', async (t) => {
+  const api = new ApiCluster();
+  t.teardown(() => api.stop());
+  for (const id of ['a', 'b']) await api.addNode(id);
+  let aReachable = true;
+  const unreachableA: typeof fetch = (input, init) =>
+    !aReachable && String(input).startsWith(api.url('a')) ? Promise.reject(new TypeError('fetch failed')) : fetch(input, init);
+  const client = new StreamClient({ nodes: [api.url('a'), api.url('b')], token: ADMIN_TOKEN, fetch: unreachableA });
+  await client.createStream('s', 'a');
+  await api.cluster.until(() => api.cluster.serving('s'), 's open on a');
+  t.like(await client.append('s', ['one'], { id: 'p', seq: 0 }), { node: 'a' });
+  // a's host is gone; the stream is failed over to b.
+  aReachable = false;
+  await api.cluster.must({ type: 'failover', node: 'a', force: true });
+  await api.cluster.until(() => api.cluster.serving('s'), 's taken over by b');
+  t.like(await client.append('s', ['two'], { id: 'p', seq: 1 }), { node: 'b', first: 1 });
+  t.is(client.ownerOf('s'), api.url('b'));
+});

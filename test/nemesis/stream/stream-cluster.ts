@@ -48,19 +48,25 @@ export type StreamMetadataStore = 'raft' | 'etcd';
  * and flush then fails until it is back.
  */
 export async function startStreamCluster(
-  ctx: RunContext,
+  ctx: Pick<RunContext, 'seed' | 'members' | 'dir'>,
   metadata: StreamMetadataStore = 'raft',
+  /** Node options over the ones below (other liveness thresholds, say). */
+  nodeOptions: Record<string, unknown> = {},
 ): Promise<StreamCluster> {
   const etcd = metadata === 'etcd' ? await EtcdCluster.start({ size: 3 }) : undefined;
   try {
-    return await startNodes(ctx, etcd);
+    return await startNodes(ctx, etcd, nodeOptions);
   } catch (error) {
     await etcd?.close();
     throw error;
   }
 }
 
-async function startNodes(ctx: RunContext, etcd: EtcdCluster | undefined): Promise<StreamCluster> {
+async function startNodes(
+  ctx: Pick<RunContext, 'seed' | 'members' | 'dir'>,
+  etcd: EtcdCluster | undefined,
+  nodeOptions: Record<string, unknown>,
+): Promise<StreamCluster> {
   const ids = Array.from({ length: ctx.members }, (_, i) => `n${i + 1}`);
   const ports = await freeLoopbackPorts(ids.length);
   const urls = Object.fromEntries(ids.map((id, i) => [id, `http://127.0.0.1:${ports[i]}`]));
@@ -93,6 +99,7 @@ async function startNodes(ctx: RunContext, etcd: EtcdCluster | undefined): Promi
             // Quicker than the defaults, so a run of seconds sees nodes turn Dead and fail
             // over; the operator's failover (on Dead) usually comes before the automatic one.
             liveness: LIVENESS,
+            ...nodeOptions,
           },
           dataDir: dir,
           ...(etcd

@@ -157,6 +157,9 @@ export class StreamSimulation {
         `appenders did not stop within 20 virtual seconds: ${JSON.stringify(Object.fromEntries(this.appenderWaits))}`,
       );
     else await all;
+    // Liveness may have moved meanwhile (a node isolated until the heal is judged by a new
+    // leader's fresh tracker): the cluster must settle again, every node Alive.
+    await this.settle();
     await this.invariants.checkReadable(this.store);
     this.invariants.checkHealed(this.metadata.view(), (stream) =>
       this.members.filter((m) => m.node?.session(stream)?.writable).map((m) => m.id),
@@ -377,13 +380,18 @@ export class StreamSimulation {
     for (const node of [...this.metadata.view().nodes()]) {
       if (node.draining) await this.must({ type: 'undrain', node: node.id });
     }
+    await this.settle();
+  }
+
+  /** Moves time until everything is settled; a violation after 60 virtual seconds. */
+  private async settle(): Promise<void> {
     const deadline = this.clock.now() + 60_000;
     while (!this.allSettled()) {
       if (this.clock.now() > deadline) {
         const state = this.metadata.view();
         this.violate(
           `not settled 60 s after heal: ${this.unsettledReport()}; transfers ${JSON.stringify(state.toSnapshot().transfers)}; streams ${JSON.stringify(state.toSnapshot().streams)}; ` +
-            `metadata ${JSON.stringify(this.metadata.describe())}`,
+            `nodes ${JSON.stringify([...state.nodes()])}; metadata ${JSON.stringify(this.metadata.describe())}`,
         );
         return;
       }
