@@ -87,14 +87,14 @@ const RUNS_ROOT = process.env.NEMESIS_DIR ?? fileURLToPath(new URL('../../../.ne
 async function cluster(t: import('ava').ExecutionContext, seed: number, liveness?: Record<string, unknown>): Promise<StreamCluster> {
   const dir = join(RUNS_ROOT, `failover-seed${seed}-${process.pid}`);
   await mkdir(dir, { recursive: true, mode: 0o755 });
-  let started: StreamCluster | undefined;
+  const running: { cluster?: StreamCluster } = {};
   t.teardown(async () => {
-    await started?.close();
+    await running.cluster?.close();
     if (t.passed) await rm(dir, { recursive: true, force: true });
     else t.log(`kept every member's log in ${dir}`);
   });
-  started = await startStreamCluster({ seed, members: 3, dir }, liveness ? { liveness } : {});
-  return started;
+  running.cluster = await startStreamCluster({ seed, members: 3, dir }, liveness ? { liveness } : {});
+  return running.cluster;
 }
 
 /** A node that is not the metadata leader (so the metadata keeps its leader when it goes). */
