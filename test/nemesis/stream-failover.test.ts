@@ -93,7 +93,8 @@ async function cluster(t: import('ava').ExecutionContext, seed: number, liveness
     if (t.passed) await rm(dir, { recursive: true, force: true });
     else t.log(`kept every member's log in ${dir}`);
   });
-  running.cluster = await startStreamCluster({ seed, members: 3, dir }, liveness ? { liveness } : {});
+  // The node's own liveness defaults, over the quicker ones the nemesis runs use.
+  running.cluster = await startStreamCluster({ seed, members: 3, dir }, 'raft', { liveness: liveness ?? {} });
   return running.cluster;
 }
 
