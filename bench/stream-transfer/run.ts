@@ -4,7 +4,8 @@
 //    client writing continuously through the handoff, p50/p99 over 100 transfers, for a quiet
 //    stream (one writer, one small record at a time) and a busy one (8 writers, 100 x 1 KiB);
 //  - time to drain a node that owns 1,000 streams;
-//  - appends/s and MB/s of one node.
+//  - appends/s and MB/s of one node;
+//  - time from a node's death to its 1,000 streams serving elsewhere (failover.ts).
 // Run: npm run build && node dist/bench/stream-transfer/run.js   (BENCH_QUICK=1 for a short run)
 // Prints a human table, then one JSON line per benchmark: {"bench":"stream-transfer", ...}.
 import { performance } from 'node:perf_hooks';
@@ -21,6 +22,7 @@ import { StreamStateMachine } from '../../framework/stream-transfer/state-machin
 import { StreamNode } from '../../framework/stream-transfer/stream-node.js';
 import { LocalConsensus } from '../../framework/testing/fakes/local-consensus.js';
 import { MemoryObjectStore } from '../../plugins/memory/memory-object-store.js';
+import { describeFailover, failoverAfterDeath } from './failover.js';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const TRANSFERS = QUICK ? 20 : 100;
@@ -228,6 +230,7 @@ const quiet = await unavailabilityWindow('quiet');
 const busy = await unavailabilityWindow('busy');
 const drained = await drain();
 const rate = await throughput();
+const failover = await failoverAfterDeath();
 
 console.log('stream-transfer benchmark (memory plugins, one process)');
 console.log('');
@@ -238,5 +241,6 @@ for (const w of [quiet, busy]) {
 console.log('');
 console.log(`drain of ${drained.streams} streams (in flight ${drained.maxInFlight}): owns nothing after ${drained.drainedMs} ms; all open on targets after ${drained.allOpenOnTargetsMs} ms`);
 console.log(`throughput of one node: ${rate.appendsPerSec} appends/s, ${rate.recordsPerSec} records/s, ${rate.mbPerSec} MB/s (${rate.concurrentWriters} writers, ${rate.recordsPerAppend} x ${rate.recordBytes} B per append)`);
+console.log(describeFailover(failover));
 console.log('');
-for (const line of [quiet, busy, drained, rate]) console.log(JSON.stringify(line));
+for (const line of [quiet, busy, drained, rate, failover]) console.log(JSON.stringify(line));

@@ -8,6 +8,8 @@ import { NodeLivenessTracker, type NodeLivenessOptions } from './node-liveness.j
 import type { StreamConsensus } from './stream-node.js';
 
 const RANK: Record<NodeLiveness, number> = { Alive: 0, Suspect: 1, Dead: 2 };
+/** Rounds never come closer than this, whatever falls due. */
+const MIN_ROUND_MS = 10;
 
 /** What the observer did, for metrics and logs. */
 export interface LivenessEvents {
@@ -72,11 +74,22 @@ export class LivenessObserver {
 
   private tick(): void {
     if (this.stopped) return;
+    this.nextVerdictInMs = Infinity;
     void this.round()
       .catch((error) => this.deps.logger.warn({ err: error }, 'liveness round failed'))
       .finally(() => {
-        if (!this.stopped) this.timer = this.deps.clock.setTimer(this.deps.options.renewEveryMs, () => this.tick());
+        // The next round comes early when a verdict (Dead, or an automatic failover) falls due
+        // before it, so a dead node's streams do not wait up to a round more than the thresholds say.
+        const wait = Math.max(MIN_ROUND_MS, Math.min(this.deps.options.renewEveryMs, this.nextVerdictInMs));
+        if (!this.stopped) this.timer = this.deps.clock.setTimer(wait, () => this.tick());
       });
+  }
+
+  /** Milliseconds until the earliest verdict due after this round (set by `round`). */
+  private nextVerdictInMs = Infinity;
+
+  private dueIn(silenceMs: number, thresholdMs: number): void {
+    if (silenceMs < thresholdMs) this.nextVerdictInMs = Math.min(this.nextVerdictInMs, thresholdMs - silenceMs);
   }
 
   private async round(): Promise<void> {
@@ -113,6 +126,8 @@ export class LivenessObserver {
       const published = livenessOf(record);
       const observed = tracker.state(record.id);
       if (published !== 'Dead') this.failedOver.delete(record.id);
+      const silence = tracker.silenceMs(record.id);
+      if (record.id !== self) this.dueIn(silence, observed === 'Dead' ? options.deadAfterMs + (options.autoFailoverAfterMs ?? Infinity) : options.deadAfterMs);
       if (observed !== published) {
         const better = RANK[observed] < RANK[published];
         const evidence = record.id === self || tracker.heardSinceStart(record.id);
