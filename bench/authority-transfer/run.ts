@@ -4,11 +4,16 @@
 // with the audit stores out of process (one Redis per member, spawned) when redis-server exists.
 // Run: npm run build && node --expose-gc dist/bench/authority-transfer/run.js
 //   BENCH_TRANSFERS=500000 for the full run (default 20,000), BENCH_QUICK=1 for a smoke run.
-// Prints a human table, then one JSON line: {"bench":"authority-transfer", ...}.
+// (4) the freeze window with a writer racing every transfer, on three in-process members each
+// with its own feed, fence and engine (freeze-window.ts), with that run's commit latency and
+// transfers/s: BENCH_FREEZE_TRANSFERS (default 500).
+// Prints a human table, then one JSON line per benchmark: {"bench":"authority-transfer", ...}
+// and {"bench":"authority-transfer-freeze", ...}.
 import { execFileSync } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { AuditProjection } from '../../framework/authority-transfer/audit-projection.js';
 import { ChangeFeed } from '../../framework/authority-transfer/change-feed.js';
+import { FreezeAcknowledger } from '../../framework/authority-transfer/freeze-acknowledger.js';
 import type { FrontierProbe } from '../../framework/authority-transfer/frontier-probe.js';
 import type { OwnershipCommand, OwnershipResult, OwnershipState } from '../../framework/authority-transfer/ownership.js';
 import { OwnershipStateMachine } from '../../framework/authority-transfer/ownership-state-machine.js';
@@ -22,6 +27,7 @@ import { LocalConsensus } from '../../framework/testing/fakes/local-consensus.js
 import { RedisServer } from '../../framework/testing/redis-server.js';
 import { SimNetwork } from '../../framework/testing/sim/network.js';
 import { SeededRng } from '../../framework/testing/sim/seeded-rng.js';
+import { benchFreezeWindow } from './freeze-window.js';
 import { MemoryAuditStore } from '../../plugins/memory/memory-audit-store.js';
 import { RaftConsensus } from '../../plugins/raft/driver/raft-consensus.js';
 import { MemoryRaftStorage } from '../../plugins/raft/storage/memory-storage.js';
@@ -35,6 +41,7 @@ const TRANSFERS = Number(process.env.BENCH_TRANSFERS ?? (QUICK ? 2_000 : 20_000)
 const CANCELS = QUICK ? 200 : 2_000;
 const COMMITS = QUICK ? 200 : 2_000;
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 256);
+const FREEZE_TRANSFERS = Number(process.env.BENCH_FREEZE_TRANSFERS ?? (QUICK ? 50 : 500));
 const MEMBERS = ['east-1', 'west-1', 'north-1'];
 const clock = new SystemClock();
 const log = createSilentLogger();
@@ -65,12 +72,15 @@ async function engineFor(consensus: Ownership, audit: AuditStore, probe: Frontie
   const feed = new ChangeFeed(consensus.leadership().self, { mintIncarnation: () => 'bench' });
   await feed.open();
   const engine = new PlannedTransferEngine({ consensus, audit, projection, probe, feed, clock, log });
-  return { engine, projection, feed };
+  // The barrier is this member's own feed (OwnFeedPosition): it records its final serial itself.
+  const freezes = new FreezeAcknowledger(consensus, feed, 'bench', clock, log);
+  freezes.start();
+  return { engine, projection, feed, freezes };
 }
 
 async function benchCancel() {
   const consensus = new LocalConsensus(new OwnershipStateMachine(), { self: 'east-1', clock });
-  const { engine, projection } = await engineFor(consensus, new MemoryAuditStore(), unresponsive(clock));
+  const { engine, projection, freezes } = await engineFor(consensus, new MemoryAuditStore(), unresponsive(clock));
   await consensus.propose({ type: 'transfer_authority', authority: 'proj', target: 'east' });
   const answer: number[] = [];
   const ended: number[] = [];
@@ -87,6 +97,7 @@ async function benchCancel() {
     ended.push((await settled) - t0);
   }
   projection.stop();
+  freezes.stop();
   return { cancelAnswer: summary(answer), runEnded: summary(ended) };
 }
 
@@ -203,7 +214,11 @@ async function benchCluster() {
       pendingAfter: leader.view().state.pending.size,
     };
   } finally {
-    for (const e of cluster.engines) e.projection.stop();
+    for (const e of cluster.engines) {
+      e.projection.stop();
+      e.freezes.stop();
+      e.engine.stop();
+    }
     for (const m of cluster.members) await m.stop();
     await audit.close();
   }
@@ -211,6 +226,7 @@ async function benchCluster() {
 
 const cancel = await benchCancel();
 const cluster = await benchCluster();
+const freeze = await benchFreezeWindow(FREEZE_TRANSFERS);
 const rows = [
   ['cancel answer while probe blocked', `p50 ${cancel.cancelAnswer.p50Ms} ms`, `p99 ${cancel.cancelAnswer.p99Ms} ms`, `n=${cancel.cancelAnswer.n}`],
   ['cancelled run ends', `p50 ${cancel.runEnded.p50Ms} ms`, `p99 ${cancel.runEnded.p99Ms} ms`, `n=${cancel.runEnded.n}`],
@@ -218,6 +234,11 @@ const rows = [
   ['transfers/s', String(cluster.transfersPerSec), `${cluster.transfers} transfers`, `concurrency ${cluster.concurrency}`],
   ['heap before/mid/after (MB)', `${cluster.heapBeforeMb} / ${cluster.heapMidMb}`, String(cluster.heapAfterMb), `registry ${cluster.registryAfter}, pending ${cluster.pendingAfter}`],
   ['audit store', cluster.auditStore, '', ''],
+  ['freeze window, writer racing', `p50 ${freeze.freezeWindow.p50Ms} ms`, `p99 ${freeze.freezeWindow.p99Ms} ms`, `n=${freeze.freezeWindow.n}`],
+  ['commit latency, writer racing', `p50 ${freeze.commitLatency.p50Ms} ms`, `p99 ${freeze.commitLatency.p99Ms} ms`, `n=${freeze.commitLatency.n}`],
+  ['transfers/s, writer racing', String(freeze.transfersPerSec), `${freeze.transfers} transfers`, 'one at a time'],
+  ['writes during those transfers', `${freeze.writes.acknowledged} acknowledged`, `${freeze.writes.refusedFrozen} refused frozen`, `${freeze.writes.refusedOther} other refusals`],
 ];
 for (const row of rows) console.log(row.map((c, i) => c.padEnd(i === 0 ? 36 : 22)).join(' '));
 console.log(JSON.stringify({ bench: 'authority-transfer', cancel, cluster }));
+console.log(JSON.stringify({ bench: 'authority-transfer-freeze', ...freeze }));
