@@ -1,12 +1,13 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type Koa from 'koa';
 import type { Clock } from '../contracts/clock.js';
 import { BatonError } from '../contracts/errors.js';
 import type { Logger } from '../contracts/logger.js';
 import type { Lifecycle } from '../kernel/plugin.js';
 import { readTlsMaterial, type ListenerTls } from './listener-tls.js';
+import { lingerOnClose } from './lingering-close.js';
 
 export interface HttpServerOptions {
   app: Koa<any, any>;
@@ -96,6 +97,8 @@ export class HttpServer implements Lifecycle {
       });
     });
     server.on('request', this.options.app.callback());
+    // An early answer that closes its connection (413, 401) reaches a client still sending.
+    server.on(tls ? 'secureConnection' : 'connection', (socket: Socket) => lingerOnClose(socket, this.options.clock));
     await new Promise<void>((resolve, reject) => {
       const onError = (error: unknown) => reject(new HttpListenError(this.name, host, this.options.port, error));
       server.once('error', onError);

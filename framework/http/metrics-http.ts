@@ -4,6 +4,8 @@ import type { Clock } from '../contracts/clock.js';
 import type { ApiDocument } from './openapi.js';
 import type { BatonMetrics } from './metrics.js';
 import { routeTemplateOf } from './routes.js';
+import { isPeerRouteRequest } from './peer-auth.js';
+import { PROBLEM_TYPE_PREFIX } from './problem.js';
 
 /**
  * Observes every request's duration under its route template (`/v1/streams/{stream}`), never
@@ -25,8 +27,19 @@ export function httpMetrics(metrics: BatonMetrics, clock: Clock, listener = 'htt
         { listener, method: ctx.method, route, status: String(status ?? 500) },
         (clock.now() - started) / 1000,
       );
+      const answered = status ?? 500;
+      if (isPeerRouteRequest(ctx) && ((answered >= 400 && answered < 500) || answered === 503)) {
+        metrics.peerRefusals.inc({ listener, route, reason: refusalReason(ctx.body, answered) });
+      }
     }
   };
+}
+
+/** The problem type of a refusal without its URN prefix (`json-limits`), else `http_<status>`. */
+function refusalReason(body: unknown, status: number): string {
+  const type = body && typeof body === 'object' ? (body as { type?: unknown }).type : undefined;
+  if (typeof type === 'string' && type.startsWith(PROBLEM_TYPE_PREFIX)) return type.slice(PROBLEM_TYPE_PREFIX.length).slice(0, 64);
+  return `http_${status}`;
 }
 
 /** `GET /metrics` in the Prometheus text format; documented in `document` when given. */

@@ -43,6 +43,8 @@ export class BatonMetrics {
   /** StoreUnavailableError raised by a store, by store and operation. */
   readonly storeErrors: Counter<'store' | 'operation'>;
   readonly httpRequestDuration: Histogram<'listener' | 'method' | 'route' | 'status'>;
+  /** Peer requests refused (4xx, 503), by listener, route template and problem type: what a hostile or broken peer tried. */
+  readonly peerRefusals: Counter<'listener' | 'route' | 'reason'>;
   readonly consensusTerm: Gauge;
   readonly consensusCommitIndex: Gauge;
   readonly consensusAppliedIndex: Gauge;
@@ -93,6 +95,12 @@ export class BatonMetrics {
       help: 'HTTP request duration, by listener, method, route template and status.',
       labelNames: ['listener', 'method', 'route', 'status'],
       buckets: REQUEST_BUCKETS,
+      registers,
+    });
+    this.peerRefusals = new Counter({
+      name: 'baton_peer_refusals_total',
+      help: 'Peer requests refused (4xx, 503), by listener, route template and reason (the problem type).',
+      labelNames: ['listener', 'route', 'reason'],
       registers,
     });
     const consensusGauge = (name: string, help: string, read: (r: ConsensusReading) => number | undefined) =>

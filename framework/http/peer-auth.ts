@@ -154,12 +154,21 @@ export function peerImpersonation(authenticated: string, claimed: string): HttpP
   });
 }
 
+/** Requests for a peer route, marked by requirePeer before it checks anything: metrics count their refusals. */
+const peerRouteRequests = new WeakSet<object>();
+
+/** Whether the request was for a peer route (it passed through requirePeer, refused or not). */
+export function isPeerRouteRequest(ctx: object): boolean {
+  return peerRouteRequests.has(ctx);
+}
+
 /**
  * Lets a request through only with a valid peer credential and places the peer in ctx.state;
  * `onRefused` sees every refusal (a transport counts them).
  */
 export function requirePeer(auth: PeerAuthenticator, onRefused?: (refusal: PeerRefusal) => void): Middleware {
   return async (ctx, next) => {
+    peerRouteRequests.add(ctx);
     const verdict = auth.verifyRequest(ctx);
     if (typeof verdict === 'string') {
       onRefused?.(verdict);

@@ -11,7 +11,9 @@ import { RaftConsensus } from './driver/raft-consensus.js';
 import { DirectoryFiles } from '../../framework/kernel/byte-files.js';
 import { FileRaftStorage } from './storage/file-storage.js';
 import { MemoryRaftStorage } from './storage/memory-storage.js';
-import { HttpPeerTransport, RAFT_PEER_ROUTER } from './transport-http.js';
+import { HttpPeerTransport, RAFT_HTTP_BASE, RAFT_PEER_ROUTER } from './transport-http.js';
+import { METRICS } from '../../framework/http/metrics.js';
+import { resolveOptional } from '../../framework/kernel/resolve-optional.js';
 
 const memberId = z.string().min(1).max(256).regex(/^[A-Za-z0-9._-]+$/, 'use letters, digits, ".", "_" and "-"');
 const positive = z.number().int().positive();
@@ -121,8 +123,9 @@ export const httpPeerTransportPlugin = definePlugin({
   register: (ctx) => {
     const o = ctx.options;
     let transport: HttpPeerTransport | undefined;
-    const make = (resolve: <T>(t: import('../../framework/contracts/token.js').Token<T>) => T) =>
-      (transport ??= new HttpPeerTransport({
+    const make = (resolve: <T>(t: import('../../framework/contracts/token.js').Token<T>) => T) => {
+      const metrics = resolveOptional(resolve, METRICS);
+      return (transport ??= new HttpPeerTransport({
         self: o.member,
         peers: Object.fromEntries(Object.entries(o.peers).filter(([id]) => id !== o.member)),
         cluster: o.cluster,
@@ -132,7 +135,10 @@ export const httpPeerTransportPlugin = definePlugin({
         maxConcurrentRequests: o.maxConcurrentRequests,
         clock: resolve(CLOCK),
         logger: resolve(LOGGER),
+        // Skipped frames are refusals the stream's answer cannot show: counted with the others.
+        onFrameRefused: (reason) => metrics?.peerRefusals.inc({ listener: 'peer-stream', route: `${RAFT_HTTP_BASE}/stream`, reason }),
       }));
+    };
     ctx.provide(PEER_TRANSPORT, { useFactory: make });
     ctx.provide(RAFT_PEER_ROUTER, { useFactory: (resolve) => make(resolve).router() });
   },

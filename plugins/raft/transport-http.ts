@@ -48,7 +48,15 @@ export interface HttpPeerTransportOptions {
   streamMaxAgeMs?: number;
   /** After a stream to a peer failed, messages to it are dropped this long before reconnecting. Default 100 ms. */
   reconnectMs?: number;
+  /**
+   * Told of every frame of a stream that is skipped (the stream goes on): the answer to the
+   * stream cannot say so, so a host counts these in its metrics.
+   */
+  onFrameRefused?: (reason: FrameRefusal) => void;
 }
+
+/** Why one frame of a peer stream was skipped. */
+export type FrameRefusal = 'frame-json-limits' | 'malformed-frame';
 
 /** What the HTTP side saw: drops by reason, for operators and tests. */
 export interface HttpTransportStats {
@@ -319,6 +327,7 @@ export class HttpPeerTransport implements PeerTransport {
     if (this.closed) return;
     if (jsonBoundsViolation(frame, this.bounds) !== undefined) {
       this.stats.rejectedMalformed++;
+      this.options.onFrameRefused?.('frame-json-limits');
       return;
     }
     let json: unknown;
@@ -329,6 +338,7 @@ export class HttpPeerTransport implements PeerTransport {
     }
     if (!isPeerMessage(json)) {
       this.stats.rejectedMalformed++;
+      this.options.onFrameRefused?.('malformed-frame');
       return;
     }
     this.deliver(from, { channel: json.channel, body: json.body });
@@ -368,7 +378,7 @@ export class HttpPeerTransport implements PeerTransport {
     };
     // Who speaks is settled on the headers, before a byte of the body is read. Part of each
     // route rather than router.use, so a refusal is counted under the route's own name.
-    const gate = [open, requirePeer(this.auth, () => this.stats.rejectedUnauthenticated++)];
+    const gate = [requirePeer(this.auth, () => this.stats.rejectedUnauthenticated++), open];
     router.post('/stream', ...gate, async (ctx) => {
       const from = this.admitStream(ctx);
       const open = this.inboundFrom.get(from) ?? 0;

@@ -9,17 +9,23 @@ export interface CallAnswer {
   type: string | null;
 }
 
+/** The problem type of an answer without its URN prefix (`json-limits`), when it is problem+json. */
+export function problemTypeOf(answer: CallAnswer): string | undefined {
+  const type = (answer.body as { type?: unknown } | undefined)?.type;
+  return answer.type === 'application/problem+json' && typeof type === 'string' ? type.replace('urn:baton:problem:', '') : undefined;
+}
+
 /**
  * One HTTP(S) exchange over node:http(s), trusting `caFile` for https (the test process has no
  * NODE_EXTRA_CA_CERTS, so fetch would not trust a cluster CA).
  */
 export function call(
   url: string,
-  options: { method?: string; headers?: Record<string, string>; body?: unknown; caFile?: string } = {},
+  options: { method?: string; headers?: Record<string, string>; body?: unknown; rawBody?: string; caFile?: string } = {},
 ): Promise<CallAnswer> {
   return new Promise((resolve, reject) => {
     const secure = url.startsWith('https:');
-    const payload = options.body === undefined ? undefined : Buffer.from(JSON.stringify(options.body));
+    const payload = options.rawBody !== undefined ? Buffer.from(options.rawBody) : options.body === undefined ? undefined : Buffer.from(JSON.stringify(options.body));
     const headers: Record<string, string> = { ...options.headers };
     if (payload) Object.assign(headers, { 'content-type': 'application/json', 'content-length': String(payload.length) });
     const req = (secure ? httpsRequest : httpRequest)(
