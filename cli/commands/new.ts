@@ -49,7 +49,7 @@ export function registerNew(program: Command, ctx: CliContext): void {
     .option('--dir <path>', 'directory to generate into (default: ./NAME)')
     .option(
       '--baton <spec>',
-      "how the generated package.json depends on Baton (default: file:<this Baton's directory>)",
+      "how the generated package.json depends on Baton (default: file: with the path from the project to this Baton, relative)",
     )
     .option('-y, --yes', 'take the defaults for every choice not given, without asking')
     .addHelpText(
@@ -78,6 +78,7 @@ Example:
             allSlots().map((slot) => [slot.key, options[slot.key] as string | undefined]),
           ),
           ask: prompt ? (questions) => prompt.ask(questions) : undefined,
+          takeDefaults: options.yes === true,
           dir: options.dir as string | undefined,
           batonDependency: options.baton as string | undefined,
           cwd: ctx.cwd,
@@ -109,7 +110,7 @@ Example:
     .option('--dir <path>', 'directory to generate into (default: ./NAME)')
     .option(
       '--baton <spec>',
-      "how the generated package.json depends on Baton (default: file:<this Baton's directory>)",
+      "how the generated package.json depends on Baton (default: file: with the path from the project to this Baton, relative)",
     )
     .addHelpText(
       'after',

@@ -16,6 +16,8 @@ export interface NewHostRequest {
   choices: Record<string, string | undefined>;
   /** Asks the user for what the flags left out; absent when stdin is not a terminal (defaults apply). */
   ask?: (questions: Question[]) => Promise<string[]>;
+  /** --yes: take the default the prompt would show for anything the flags left out, the variant too. */
+  takeDefaults?: boolean;
   dir?: string;
   batonDependency?: string;
   cwd: string;
@@ -46,7 +48,7 @@ export async function generateHost(
     log: { level: 'info' },
   };
   const values: Record<string, string> = {
-    ...dependencyVersions(pkg, request.batonDependency),
+    ...dependencyVersions(pkg, dir, request.batonDependency),
     name,
     className: pascalCase(name),
     variant: variant.name,
@@ -93,9 +95,13 @@ export async function generateHost(
 async function chooseVariant(request: NewHostRequest): Promise<HostVariant> {
   const names = HOST_VARIANTS.map((v) => v.name);
   let wanted = request.variant;
+  const defaultVariant = HOST_VARIANTS.find((v) => !v.unavailable)?.name ?? names[0];
+  if (wanted === undefined && request.takeDefaults) wanted = defaultVariant;
   if (wanted === undefined) {
     if (!request.ask)
-      throw new UsageError(`give the variant with --variant (${names.join(' or ')})`);
+      throw new UsageError(
+        `give the variant with --variant (${names.join(' or ')}), or --yes for the default (${defaultVariant})`,
+      );
     [wanted] = await request.ask([
       {
         label: 'variant',
@@ -103,7 +109,7 @@ async function chooseVariant(request: NewHostRequest): Promise<HostVariant> {
           key: v.name,
           summary: v.unavailable ? `${v.summary} (not available yet)` : v.summary,
         })),
-        defaultChoice: HOST_VARIANTS.find((v) => !v.unavailable)?.name ?? names[0],
+        defaultChoice: defaultVariant,
       },
     ]);
   }

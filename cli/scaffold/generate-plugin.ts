@@ -1,4 +1,4 @@
-import { join, relative, resolve } from 'node:path';
+import { join, relative, resolve, sep } from 'node:path';
 import { UsageError } from '../cli-errors.js';
 import type { BatonPackage } from './baton-package.js';
 import { camelCase, pascalCase, validateName } from './names.js';
@@ -13,7 +13,7 @@ export interface NewPluginRequest {
   example: boolean;
   /** Where to generate (default: ./NAME). */
   dir?: string;
-  /** How the generated package.json depends on Baton (default: `file:` this checkout). */
+  /** How the generated package.json depends on Baton (default: a relative `file:` path to this checkout). */
   batonDependency?: string;
   cwd: string;
 }
@@ -53,7 +53,7 @@ export async function generatePlugin(
   const fileName = kebabCase(className);
   const dir = resolve(request.cwd, request.dir ?? name);
   const values = {
-    ...dependencyVersions(pkg, request.batonDependency),
+    ...dependencyVersions(pkg, dir, request.batonDependency),
     name,
     pluginId: name,
     className,
@@ -85,13 +85,19 @@ export async function generatePlugin(
   };
 }
 
-/** The versions a generated package.json asks for: the ones this Baton is built and tested with. */
+/**
+ * The versions a generated package.json asks for: the ones this Baton is built and tested with.
+ * Baton itself is a `file:` path relative to the project (`file:../baton`), never this
+ * machine's absolute path, so the project and its Baton checkout move together to another
+ * machine or directory and still install.
+ */
 export function dependencyVersions(
   pkg: BatonPackage,
+  projectDir: string,
   batonDependency?: string,
 ): Record<string, string> {
   return {
-    batonDependency: batonDependency ?? `file:${pkg.root}`,
+    batonDependency: batonDependency ?? `file:${relative(projectDir, pkg.root).split(sep).join('/') || '.'}`,
     zodVersion: pkg.versionOf('zod'),
     avaVersion: pkg.versionOf('ava'),
     typescriptVersion: pkg.versionOf('typescript'),

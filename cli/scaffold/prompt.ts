@@ -19,7 +19,7 @@ export class TerminalPrompt {
   private readonly lines: AsyncIterator<string>;
 
   constructor(
-    input: NodeJS.ReadableStream,
+    private readonly input: NodeJS.ReadableStream,
     private readonly output: { write(text: string): unknown },
   ) {
     this.lines = createInterface({ input, terminal: false, crlfDelay: Infinity })[
@@ -38,9 +38,15 @@ export class TerminalPrompt {
     return answers;
   }
 
-  /** Stops reading the input, so the process can exit. */
+  /**
+   * Stops reading the input, so the process can exit. Closing the line reader is not enough on
+   * a terminal: the TTY handle would stay open and keep Node waiting for input nobody types, so
+   * it is paused and no longer holds the process up.
+   */
   async close(): Promise<void> {
     await this.lines.return?.();
+    this.input.pause();
+    (this.input as { unref?: () => void }).unref?.();
   }
 }
 

@@ -2,7 +2,9 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
 import { ExitCode } from '../../cli/exit-codes.js';
-import { runBaton, terminalTyping } from './run-baton.js';
+import { spawn } from 'node:child_process';
+import { eventually } from '../hosts/eventually.js';
+import { BATON_MAIN, runBaton, terminalTyping } from './run-baton.js';
 import { filesUnder, workDir } from './temp-project.js';
 
 test('new host with flags composes the chosen plugins into host.ts and the config', async (t) => {
@@ -109,11 +111,44 @@ test('--yes takes the defaults on a terminal without asking', async (t) => {
   t.is(run.stderr, '');
 });
 
+test('--yes without --variant takes the default variant the prompt shows (authority)', async (t) => {
+  const cwd = await workDir(t);
+  const run = await runBaton(['new', 'host', 'acme-node', '--yes', '--json'], { cwd, stdin: terminalTyping([]) });
+  t.is(run.code, ExitCode.Ok, run.stderr);
+  t.like(JSON.parse(run.stdout), { variant: 'authority' });
+  const shown = await runBaton(['new', 'host', 'other-node'], { cwd, stdin: terminalTyping(['', '', '', '']) });
+  t.regex(shown.stderr, /variant \[authority\]: /, 'the default the prompt shows is the one --yes takes');
+});
+
+test('on a real terminal, baton new host exits once its questions are answered, while the terminal stays open', async (t) => {
+  t.timeout(120_000);
+  const cwd = await workDir(t);
+  // script(1) gives the command a pseudo-terminal; the answers are typed into it and the input
+  // is left open, as a person's terminal is: the command must not wait for more.
+  const child = spawn('script', ['-qec', `${JSON.stringify(process.execPath)} ${JSON.stringify(BATON_MAIN)} new host my-host`, '/dev/null'], {
+    cwd,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+  t.teardown(() => {
+    child.stdin.destroy();
+    child.kill();
+  });
+  await eventually(() => output.includes('variant [authority]:'), 'the first question', 60_000);
+  child.stdin.write('\n\n\n\n');
+  t.is(await exited, 0, output);
+  t.regex(output, /The first "npm test" should pass\./);
+  const pkg = JSON.parse(await readFile(join(cwd, 'my-host', 'package.json'), 'utf8'));
+  t.is(pkg.name, 'my-host');
+});
+
 test('without a terminal the variant must be given', async (t) => {
   const cwd = await workDir(t);
   const run = await runBaton(['new', 'host', 'acme-node'], { cwd });
   t.is(run.code, ExitCode.Usage);
-  t.regex(run.stderr, /give the variant with --variant \(authority or stream\)/);
+  t.regex(run.stderr, /give the variant with --variant \(authority or stream\), or --yes for the default \(authority\)/);
 });
 
 /** `baton ...args` is a usage error whose message matches `message`, and it writes nothing. */

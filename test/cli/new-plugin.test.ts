@@ -1,5 +1,5 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import test from 'ava';
 import { ExitCode } from '../../cli/exit-codes.js';
 import { findBatonPackage } from '../../cli/scaffold/baton-package.js';
@@ -60,14 +60,17 @@ test('no placeholder is left in any generated file, for every contract and the e
   }
 });
 
-test('the generated package.json depends on this Baton by file: path and asks for the versions Baton uses', async (t) => {
+test('the generated package.json depends on this Baton by a relative file: path (no absolute path of this machine) and asks for the versions Baton uses', async (t) => {
   const cwd = await workDir(t);
   await runBaton(['new', 'plugin', 'acme', '--contract', 'audit-store'], { cwd });
   const pkg = JSON.parse(await readFile(join(cwd, 'acme', 'package.json'), 'utf8'));
   const baton = findBatonPackage();
   t.is(pkg.name, 'acme');
   t.is(pkg.type, 'module');
-  t.is(pkg.dependencies.baton, `file:${baton.root}`);
+  const dependency = pkg.dependencies.baton as string;
+  t.regex(dependency, /^file:\.\.?\//, 'relative to the project');
+  t.false(dependency.includes(cwd), 'no absolute path');
+  t.is(resolve(join(cwd, 'acme'), dependency.slice('file:'.length)), baton.root, 'and it leads to this checkout');
   t.is(pkg.dependencies.zod, baton.versionOf('zod'));
   t.is(pkg.devDependencies.typescript, baton.versionOf('typescript'));
   t.is(pkg.devDependencies.ava, baton.versionOf('ava'));
