@@ -11,6 +11,7 @@ export function emptyOwnershipState(): OwnershipState {
     transfersBySource: new Map(),
     transfersByTarget: new Map(),
     transfersByDriver: new Map(),
+    transfersById: new Map(),
   };
 }
 
@@ -38,6 +39,7 @@ export function putIntent(state: OwnershipState, intent: TransferIntent): void {
   add(state.transfersBySource, intent.source, intent.authority);
   add(state.transfersByTarget, intent.target, intent.authority);
   add(state.transfersByDriver, intent.driver, intent.authority);
+  state.transfersById.set(intent.id, intent.authority);
 }
 
 export function dropIntent(state: OwnershipState, authority: string): TransferIntent | undefined {
@@ -47,6 +49,7 @@ export function dropIntent(state: OwnershipState, authority: string): TransferIn
   remove(state.transfersBySource, intent.source, authority);
   remove(state.transfersByTarget, intent.target, authority);
   remove(state.transfersByDriver, intent.driver, authority);
+  if (state.transfersById.get(intent.id) === authority) state.transfersById.delete(intent.id);
   return intent;
 }
 

@@ -81,6 +81,8 @@ export interface OwnershipState {
   transfersByTarget: Map<string, Set<string>>;
   /** driving member -> authorities whose registered transfer it drives. */
   transfersByDriver: Map<string, Set<string>>;
+  /** transfer id -> the authority it is registered for (one key names one transfer). */
+  transfersById: Map<string, string>;
 }
 
 /**

@@ -75,6 +75,9 @@ export function applyTransferLifecycle(
 function register(state: OwnershipState, c: RegisterTransferCommand, ctx: ApplyContext): RegisterTransferResult {
   const sealed = state.pending.get(c.id);
   if (sealed) return { ok: false, reason: 'committed', record: { ...sealed.record } };
+  // One key names one transfer: registered for another authority, it is that transfer's key.
+  const elsewhere = state.transfersById.get(c.id);
+  if (elsewhere !== undefined && elsewhere !== c.authority) return { ok: false, reason: 'key_names_another_transfer', running: copy(state.transfers.get(elsewhere)!) };
   const running = state.transfers.get(c.authority);
   if (running) {
     if (running.id !== c.id) return { ok: false, reason: 'transfer_in_progress', running: running.id };

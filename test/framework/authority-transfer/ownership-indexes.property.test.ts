@@ -227,6 +227,7 @@ function recount(state: OwnershipState) {
     transfersBySource: group(intents.map((i) => [i.source, i.authority])),
     transfersByTarget: group(intents.map((i) => [i.target, i.authority])),
     transfersByDriver: group(intents.map((i) => [i.driver, i.authority])),
+    transfersById: Object.fromEntries(sorted(intents.map((i) => `${i.id}=${i.authority}`)).map((pair) => pair.split('='))),
   };
 }
 
@@ -236,6 +237,7 @@ function kept(state: OwnershipState) {
     transfersBySource: indexForm(state.transfersBySource),
     transfersByTarget: indexForm(state.transfersByTarget),
     transfersByDriver: indexForm(state.transfersByDriver),
+    transfersById: Object.fromEntries(sorted([...state.transfersById].map(([id, authority]) => `${id}=${authority}`)).map((pair) => pair.split('='))),
   };
 }
 

@@ -330,3 +330,16 @@ test('an unknown command changes nothing and is answered as a refusal', (t) => {
   t.deepEqual(machine.apply(state, { type: 'mystery' } as never, ctx(2)), { ok: false, reason: 'unknown_command' });
   t.deepEqual(snapshotOwnership(state), before);
 });
+
+test('one key names one transfer: a registration under a key registered for another authority is refused, and the key is free again once released', (t) => {
+  const state = established();
+  machine.apply(state, { type: 'transfer_authority', authority: 'lib', target: 'east' }, ctx(2));
+  t.like(machine.apply(state, registration(), ctx(3)), { ok: true, existing: false });
+  t.like(machine.apply(state, registration({ authority: 'lib' }), ctx(4)), { ok: false, reason: 'key_names_another_transfer', running: { id: 'k1', authority: 'proj' } });
+  t.false(state.transfers.has('lib'));
+  t.is(state.transfersById.get('k1'), 'proj');
+  machine.apply(state, { type: 'release_transfer', authority: 'proj', id: 'k1', why: 'cancelled' }, ctx(5));
+  t.false(state.transfersById.has('k1'));
+  t.like(machine.apply(state, registration({ authority: 'lib' }), ctx(6)), { ok: true, existing: false, intent: { authority: 'lib' } });
+  t.is(state.transfersById.get('k1'), 'lib');
+});
