@@ -10,14 +10,10 @@
 // `capture` copies its whole state at every snapshot, which at a million does not fit a run).
 import { performance } from 'node:perf_hooks';
 import type { StateMachine } from '../../framework/contracts/metadata-consensus.js';
-import { createSilentLogger } from '../../framework/kernel/pino-logger.js';
-import { SystemClock } from '../../framework/kernel/system-clock.js';
-import { SystemRng } from '../../framework/kernel/system-rng.js';
 import { OwnershipStateMachine } from '../../framework/authority-transfer/ownership-state-machine.js';
 import { StreamStateMachine } from '../../framework/stream-transfer/state-machine.js';
 import { RaftConsensus } from '../../plugins/raft/driver/raft-consensus.js';
-import { MemoryRaftStorage } from '../../plugins/raft/storage/memory-storage.js';
-import { InProcessNetwork } from '../consensus/in-process.js';
+import { startInProcessCluster } from '../consensus/in-process-cluster.js';
 import { waitUntil } from '../consensus/load.js';
 import { heapMb, largestSize, longestBlockMs, type ScaleRow } from './rows.js';
 
@@ -75,28 +71,9 @@ async function createThroughConsensus(
   n: number,
   after?: (leader: RaftConsensus<any, any, any>) => Promise<Record<string, number>>,
 ): Promise<ScaleRow> {
-  const ids = ['s1', 's2', 's3'];
-  const net = new InProcessNetwork();
-  const clock = new SystemClock();
-  const members = ids.map(
-    (id) =>
-      new RaftConsensus<any, any, any>({
-        self: id,
-        voters: ids,
-        machine,
-        storage: new MemoryRaftStorage(),
-        transport: net.transport(id),
-        clock,
-        rng: new SystemRng(),
-        logger: createSilentLogger(),
-        maxQueue: 100_000,
-      }),
-  );
-  for (const m of members) await m.start();
+  const { members, leader, stop } = await startInProcessCluster<any, any, any>({ ids: ['s1', 's2', 's3'], machine });
   let leadershipChanges = 0;
   try {
-    await waitUntil(() => members.some((m) => m.leadership().isLeader), 10_000, 'no in-process leader elected');
-    const leader = members.find((m) => m.leadership().isLeader)!;
     const termBefore = leader.leadership().term;
     for (const m of members) m.onLeadership(() => leadershipChanges++);
     for (const c of setup) await leader.propose(c);
@@ -141,7 +118,7 @@ async function createThroughConsensus(
       heapMb: heapMb(),
     };
   } finally {
-    for (const m of members) await m.stop();
+    await stop();
   }
 }
 
