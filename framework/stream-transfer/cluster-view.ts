@@ -8,6 +8,7 @@ import type { RecentTransfers } from '../cluster/recent-transfers.js';
 import type { ClusterStatus } from '../cluster/schemas.js';
 import type { ApiDocument } from '../http/openapi.js';
 import { ADMIN_SCOPE } from './admin-router.js';
+import { livenessOf, type NodeLiveness, type StreamMetadata } from './model.js';
 import { pendingTransfers } from './progress.js';
 import type { StreamNode } from './stream-node.js';
 
@@ -17,6 +18,16 @@ const OLDEST_TRANSFERS_SHOWN = 100;
 /** Where each stream node serves its own report, and the picture of the cluster. */
 export const STREAM_MEMBER_REPORT_PATH = '/v1/admin/cluster/member';
 export const STREAM_CLUSTER_PATH = '/v1/admin/cluster';
+
+/**
+ * A node's liveness as the metadata leader published it (the replicated record, the same on
+ * every member); null for a voter that registered no stream node. `baton status`, the
+ * dashboard (both from this picture) and /metrics (`baton_stream_node_liveness`) read it here.
+ */
+export function publishedLiveness(state: StreamMetadata, id: string): NodeLiveness | null {
+  const record = state.node(id);
+  return record ? livenessOf(record) : null;
+}
 
 /**
  * The stream variant's picture of its cluster: every voter and registered node, each asked for
@@ -40,8 +51,7 @@ export function streamClusterStatus(
     clock: node.clock,
     reportPath: STREAM_MEMBER_REPORT_PATH,
     authorization,
-    // Stream nodes keep no liveness verdict of their own yet: each member's reachability stands for it.
-    liveness: () => null,
+    liveness: (id) => publishedLiveness(state, id),
   }).then((members) =>
     clusterStatus({
       variant: 'stream',
