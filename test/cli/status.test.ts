@@ -45,7 +45,9 @@ test.serial('baton status on a stream cluster: three members, one leader, indexe
   t.is(human.code, 0, human.stderr);
   t.regex(human.stdout, new RegExp(`^stream cluster, seen from n1: leader ${healthy.leader}, term \\d+\\n`));
   t.regex(human.stdout, /\nMEMBER +ADDRESS +STATE +ROLE +TERM +COMMIT +APPLIED +LOOP DELAY +READY\n/);
-  t.regex(human.stdout, /\nn2 +http:\/\/127\.0\.0\.1:\d+ +up +(leader|follower) /);
+  // Beside reachability, the lease verdict the metadata leader published (as /metrics shows it).
+  t.true(healthy.members.every((m) => m.liveness === 'Alive'));
+  t.regex(human.stdout, /\nn2 +http:\/\/127\.0\.0\.1:\d+ +up \(Alive\) +(leader|follower) /);
   // --url and --token are global: given before the command, with nothing in the environment.
   const global = await spawnBaton(['--url', n1.url, '--token', cluster.token, 'status', '--json']);
   t.is(global.code, 0, global.stderr);
@@ -66,7 +68,9 @@ test.serial('baton status on a stream cluster: three members, one leader, indexe
   t.regex(down.error!, /connection refused/);
   t.true(degraded.members.filter((m) => m.id !== 'n3').every((m) => m.reachable));
   const table = await spawnBaton(['status'], { env });
-  t.regex(table.stdout, /\nn3 +http:\/\/127\.0\.0\.1:\d+ +down +- +- +- +- +- +connection refused\n/);
+  t.regex(table.stdout, /\nn3 +http:\/\/127\.0\.0\.1:\d+ +down \((Alive|Suspect|Dead)\) +- +- +- +- +- +connection refused\n/);
+  // Silent since it was killed, it is then published Dead.
+  await eventually(async () => (await status(env)).picture.members.find((m) => m.id === 'n3')?.liveness === 'Dead', 'n3 to be published Dead', 60_000);
 
   // The first address is down: the next one given answers.
   const fallback = await status({ BATON_TOKEN: cluster.token }, '--url', `${n3.url},${n1.url}`);
