@@ -73,10 +73,11 @@ export const HOST_VARIANTS: readonly HostVariant[] = [
         choices: [
           {
             key: 'single-member',
-            summary: 'one voter in memory, for development (not replicated, not durable)',
+            summary: 'one voter, its log under data/consensus (durable across restarts, not replicated)',
             importFrom: 'baton/hosts/authority-node/single-member-consensus.js',
             exportName: 'singleMemberConsensusPlugin',
-            config: { self: NODE_ID },
+            // On disk by default: ownership and epochs survive a restart of the generated host.
+            config: { self: NODE_ID, dataDir: 'data/consensus' },
             testOptions: `{ self: '${NODE_ID}' }`,
           },
         ],

@@ -48,7 +48,7 @@ test('new host with flags composes the chosen plugins into host.ts and the confi
   t.regex(host, /\.add\(npmIdentityPlugin, config\.identity, 'identity'\)/);
   const config = JSON.parse(files.get('config/host.json')!);
   t.deepEqual(config.auditStore, { url: 'redis://127.0.0.1:6379', keyPrefix: 'baton:' });
-  t.deepEqual(config.consensus, { self: 'east-1' });
+  t.deepEqual(config.consensus, { self: 'east-1', dataDir: 'data/consensus' }, 'ownership survives a restart');
   t.is(config.node.tokens.length, 1);
   t.regex(config.node.tokens[0].token, /^[A-Za-z0-9_-]{24}$/, 'a fresh admin token');
   t.regex(files.get('test/host.test.ts')!, /auditStore: \{ url: await redisUrl\(t\) \}/);
