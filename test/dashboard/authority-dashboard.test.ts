@@ -31,6 +31,11 @@ test('the authority dashboard: members and leader; a planned transfer with a rea
   await page.waitForFunction(() => /^leader \S+-1, term \d+$/.test(document.querySelector('[data-testid=leader]')?.textContent ?? ''));
   t.is(await members.locator('[data-field=state]:text-is("up (Alive)")').count(), 3);
 
+  // Every authority, listed a page at a time: proj in east at epoch 1.
+  const listed = page.getByTestId('authority-list').locator('tr[data-listed=proj]');
+  await listed.waitFor();
+  t.deepEqual(await listed.locator('td').allTextContents(), ['east', '1']);
+
   await page.getByLabel('Authority', { exact: true }).fill('proj');
   await page.getByLabel('From').selectOption('east');
   await page.getByLabel('To', { exact: true }).selectOption('west');
@@ -49,6 +54,9 @@ test('the authority dashboard: members and leader; a planned transfer with a rea
   await audit.waitFor();
   const row = (await audit.locator('tbody tr').first().locator('td').allTextContents()).slice(0, 4);
   t.deepEqual(row, ['east → west', '2', 'operator', 'drain east']);
+  // The listing follows the move on its next poll.
+  await page.waitForFunction(() => document.querySelector('[data-testid=authority-list] tr[data-listed=proj] [data-field=home]')?.textContent === 'west', undefined, { timeout: 30_000 });
+  t.deepEqual(await listed.locator('td').allTextContents(), ['west', '2']);
   await screenshot(page, 'dashboard-authority');
   t.deepEqual(pageErrors, [], 'no script error on the page');
 });

@@ -4,6 +4,7 @@ import type { z } from 'zod';
 import type { transferStatusSchema } from '../../authority-transfer/api-schemas.js';
 import type { AuditRecord } from '../../contracts/audit-store.js';
 import { api, describeError } from './api.js';
+import { AuthorityList } from './authority-list.js';
 import type { ConfirmRequest } from './confirm.js';
 import { usePolling } from './poll.js';
 import { ProgressBar } from './progress-bar.js';
@@ -118,6 +119,7 @@ export function AuthorityView({ token, picture, ask }: Props) {
         )}
       </section>
       <TransferForm datacenters={datacenters} ask={ask} onStart={start} />
+      <AuthorityList token={token} onPick={watch} />
       <section aria-labelledby="authorities-title">
         <h2 id="authorities-title">Authorities</h2>
         <form

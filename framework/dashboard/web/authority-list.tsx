@@ -1,0 +1,78 @@
+import { useState } from 'preact/hooks';
+import { api } from './api.js';
+import { usePolling } from './poll.js';
+
+/**
+ * One page of GET /availability/v1/authorities (authority-listing.ts on the server; declared here
+ * because that module pulls server code the browser bundle cannot compile).
+ */
+interface AuthorityPage {
+  authorities: { authority: string; home: string; epoch: number }[];
+  next: string | null;
+  total: number;
+}
+
+/** Rows per page: a screenful; the listing itself bounds a page at 1,000. */
+const PAGE = 25;
+
+/**
+ * Every authority with a home, a page at a time (GET /availability/v1/authorities): the member's
+ * applied view, so it costs the member one bounded page per poll however many authorities exist.
+ * Picking one looks it up (home, epoch and audit trail) in the view below.
+ */
+export function AuthorityList({ token, onPick }: { token: string; onPick: (authority: string) => void }) {
+  const [cursors, setCursors] = useState<string[]>([]);
+  const after = cursors[cursors.length - 1];
+  const page = usePolling(
+    () => api<AuthorityPage>(token, 'GET', `/availability/v1/authorities?limit=${PAGE}${after === undefined ? '' : `&after=${encodeURIComponent(after)}`}`),
+    5_000,
+    [token, after ?? ''],
+  );
+  const data = page.data;
+  return (
+    <section aria-labelledby="authority-list-title">
+      <h2 id="authority-list-title">
+        All authorities <span class="subtle">{data ? data.total : ''}</span>
+      </h2>
+      {page.error && <p class="error">{page.error}</p>}
+      {data && data.authorities.length === 0 ? (
+        <p class="subtle">No authority has a home yet.</p>
+      ) : (
+        <table data-testid="authority-list">
+          <thead>
+            <tr>
+              <th scope="col">Authority</th>
+              <th scope="col">Home</th>
+              <th scope="col">Epoch</th>
+            </tr>
+          </thead>
+          <tbody>
+            {(data?.authorities ?? []).map((a) => (
+              <tr key={a.authority} data-listed={a.authority}>
+                <th scope="row">
+                  <button type="button" class="link" onClick={() => onPick(a.authority)}>
+                    {a.authority}
+                  </button>
+                </th>
+                <td data-field="home">{a.home}</td>
+                <td data-field="epoch">{a.epoch}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <p class="inline-form">
+        {cursors.length > 0 && (
+          <button type="button" onClick={() => setCursors([])}>
+            First page
+          </button>
+        )}
+        {data?.next && (
+          <button type="button" onClick={() => setCursors([...cursors, data.next!])}>
+            Next page
+          </button>
+        )}
+      </p>
+    </section>
+  );
+}
