@@ -42,7 +42,9 @@ class Appenders {
     const recording: typeof fetch = async (input, init) => {
       const url = new URL(String(input));
       const call: Call | undefined =
-        init?.method === 'POST' && url.pathname.endsWith('/records') ? { origin: url.origin, sentIn: this.phase } : undefined;
+        init?.method === 'POST' && url.pathname.endsWith('/records')
+          ? { origin: url.origin, sentIn: this.phase }
+          : undefined;
       if (call) this.calls.push(call);
       try {
         const response = await fetch(input, init);
@@ -53,11 +55,16 @@ class Appenders {
         throw error;
       }
     };
-    this.running = STREAMS.map((stream) => this.produce(stream, new StreamClient({ nodes: urls, token, fetch: recording, maxUnavailableRetries: 5 })));
+    this.running = STREAMS.map((stream) =>
+      this.produce(
+        stream,
+        new StreamClient({ nodes: urls, token, fetch: recording, maxUnavailableRetries: 5 }),
+      ),
+    );
   }
 
   private async produce(stream: string, client: StreamClient): Promise<void> {
-    for (let seq = 0; !this.stopped; ) {
+    for (let seq = 0; !this.stopped;) {
       const body = `${stream}:${seq}`;
       try {
         const answer = await client.append(stream, [body], { id: `w-${stream}`, seq });
@@ -81,10 +88,15 @@ class Appenders {
 }
 
 /** Where the runs' directories go (as the nemesis runs'): members run under their own uids, so not a private temp dir. */
-const RUNS_ROOT = process.env.NEMESIS_DIR ?? fileURLToPath(new URL('../../../.nemesis/', import.meta.url));
+const RUNS_ROOT =
+  process.env.NEMESIS_DIR ?? fileURLToPath(new URL('../../../.nemesis/', import.meta.url));
 
 /** Three nodes; the run's directory (every member's log) is kept when the test fails. */
-async function cluster(t: import('ava').ExecutionContext, seed: number, liveness?: Record<string, unknown>): Promise<StreamCluster> {
+async function cluster(
+  t: import('ava').ExecutionContext,
+  seed: number,
+  liveness?: Record<string, unknown>,
+): Promise<StreamCluster> {
   const dir = join(RUNS_ROOT, `failover-seed${seed}-${process.pid}`);
   await mkdir(dir, { recursive: true, mode: 0o755 });
   const running: { cluster?: StreamCluster } = {};
@@ -94,7 +106,9 @@ async function cluster(t: import('ava').ExecutionContext, seed: number, liveness
     else t.log(`kept every member's log in ${dir}`);
   });
   // The node's own liveness defaults, over the quicker ones the nemesis runs use.
-  running.cluster = await startStreamCluster({ seed, members: 3, dir }, 'raft', { liveness: liveness ?? {} });
+  running.cluster = await startStreamCluster({ seed, members: 3, dir }, 'raft', {
+    liveness: liveness ?? {},
+  });
   return running.cluster;
 }
 
@@ -105,7 +119,12 @@ async function victimOf(c: StreamCluster): Promise<string> {
 }
 
 function admin(c: StreamCluster, except: string): StreamClient {
-  return new StreamClient({ nodes: Object.entries(c.urls).filter(([id]) => id !== except).map(([, url]) => url), token: c.token });
+  return new StreamClient({
+    nodes: Object.entries(c.urls)
+      .filter(([id]) => id !== except)
+      .map(([, url]) => url),
+    token: c.token,
+  });
 }
 
 async function livenessOf(client: StreamClient, node: string): Promise<string | undefined> {
@@ -113,7 +132,11 @@ async function livenessOf(client: StreamClient, node: string): Promise<string | 
 }
 
 /** Every acknowledged record is readable exactly once, at the offset it was given, with no gaps. */
-async function checkAcknowledged(t: import('ava').ExecutionContext, client: StreamClient, acks: Ack[]): Promise<void> {
+async function checkAcknowledged(
+  t: import('ava').ExecutionContext,
+  client: StreamClient,
+  acks: Ack[],
+): Promise<void> {
   for (const stream of STREAMS) {
     const records: { offset: number; body: string }[] = [];
     for (;;) {
@@ -126,9 +149,17 @@ async function checkAcknowledged(t: import('ava').ExecutionContext, client: Stre
       records.map((_, i) => i),
       `${stream}: offsets in order without gaps`,
     );
-    t.is(new Set(records.map((r) => r.body)).size, records.length, `${stream}: no record stored twice`);
+    t.is(
+      new Set(records.map((r) => r.body)).size,
+      records.length,
+      `${stream}: no record stored twice`,
+    );
     for (const ack of acks.filter((a) => a.stream === stream)) {
-      t.is(records[ack.first]?.body, ack.body, `${ack.body} acknowledged by ${ack.node} at ${stream}/${ack.first}`);
+      t.is(
+        records[ack.first]?.body,
+        ack.body,
+        `${ack.body} acknowledged by ${ack.node} at ${stream}/${ack.first}`,
+      );
     }
   }
 }
@@ -145,63 +176,100 @@ test.serial(
     const appenders = new Appenders(Object.values(c.urls), c.token);
     t.teardown(() => appenders.stop());
     await eventually(
-      () => STREAMS.every((s) => appenders.acks.filter((a) => a.stream === s && a.node === victim).length >= 5),
+      () =>
+        STREAMS.every(
+          (s) => appenders.acks.filter((a) => a.stream === s && a.node === victim).length >= 5,
+        ),
       `every stream to take appends on ${victim}`,
       DEADLINE_MS,
     );
     const victimProcess = c.members.find((m) => m.id === victim)!.process;
     appenders.phase = 'stopped';
     victimProcess.pause();
-    await eventually(async () => (await livenessOf(ops, victim)) === 'Dead', `${victim} to be published Dead`, DEADLINE_MS);
+    await eventually(
+      async () => (await livenessOf(ops, victim)) === 'Dead',
+      `${victim} to be published Dead`,
+      DEADLINE_MS,
+    );
     const failover = await ops.failover(victim);
     t.is(failover.moved, STREAMS.length, 'every stream of the frozen node moved');
-    const lostEpoch = Math.max(...appenders.acks.filter((a) => a.node === victim).map((a) => a.epoch));
+    const lostEpoch = Math.max(
+      ...appenders.acks.filter((a) => a.node === victim).map((a) => a.epoch),
+    );
     appenders.phase = 'resumed';
     victimProcess.resume();
     await eventually(
-      () => STREAMS.every((s) => appenders.ackedBy(s, (a) => a.node !== victim && a.epoch > lostEpoch)),
+      () =>
+        STREAMS.every((s) => appenders.ackedBy(s, (a) => a.node !== victim && a.epoch > lostEpoch)),
       'every producer to carry on at the new owner',
       DEADLINE_MS,
     );
     // The producers were waiting on the frozen node: their requests were answered once it resumed.
-    const inFlight = appenders.calls.filter((call) => call.origin === new URL(c.urls[victim]).origin && call.sentIn !== 'resumed' && call.answeredIn === 'resumed');
+    const inFlight = appenders.calls.filter(
+      (call) =>
+        call.origin === new URL(c.urls[victim]).origin &&
+        call.sentIn !== 'resumed' &&
+        call.answeredIn === 'resumed',
+    );
     t.true(inFlight.length >= 1, 'appends were in flight on the frozen node');
-    for (const call of inFlight) t.false(call.status !== undefined && call.status < 300, `an in-flight append was answered ${call.status}`);
+    for (const call of inFlight)
+      t.false(
+        call.status !== undefined && call.status < 300,
+        `an in-flight append was answered ${call.status}`,
+      );
     t.false(
       appenders.acks.some((a) => a.node === victim && a.epoch > lostEpoch),
       'the resumed node never served the streams again',
     );
     // It learns it lost them, and rejoins empty and Alive.
-    await eventually(async () => (await livenessOf(ops, victim)) === 'Alive', `${victim} to rejoin Alive`, DEADLINE_MS);
+    await eventually(
+      async () => (await livenessOf(ops, victim)) === 'Alive',
+      `${victim} to rejoin Alive`,
+      DEADLINE_MS,
+    );
     t.is((await ops.node(victim)).owned, 0);
     await appenders.stop();
     await checkAcknowledged(t, ops, appenders.acks);
   },
 );
 
-test.serial('a node killed for good (kill -9) has its streams moved by automatic failover, with the default thresholds', async (t) => {
-  t.timeout(6 * DEADLINE_MS);
-  const c = await cluster(t, 91_502);
-  const victim = await victimOf(c);
-  const ops = admin(c, victim);
-  for (const stream of STREAMS) await ops.createStream(stream, victim);
-  const appenders = new Appenders(Object.values(c.urls), c.token);
-  t.teardown(() => appenders.stop());
-  await eventually(() => STREAMS.every((s) => appenders.ackedBy(s, (a) => a.node === victim)), `every stream to take appends on ${victim}`, DEADLINE_MS);
-  await c.members.find((m) => m.id === victim)!.process.kill();
-  const ackedBeforeKill = appenders.acks.length;
-  await eventually(
-    async () => (await ops.streams()).streams.every((s) => s.owner !== victim),
-    `automatic failover to move every stream off ${victim}`,
-    DEADLINE_MS,
-  );
-  t.is(await livenessOf(ops, victim), 'Dead');
-  t.deepEqual(await ops.transfers(), { transfers: [] }, 'no transfer left waiting on the dead node');
-  await eventually(
-    () => STREAMS.every((s) => appenders.acks.slice(ackedBeforeKill).some((a) => a.stream === s && a.node !== victim)),
-    'every producer to carry on elsewhere',
-    DEADLINE_MS,
-  );
-  await appenders.stop();
-  await checkAcknowledged(t, ops, appenders.acks);
-});
+test.serial(
+  'a node killed for good (kill -9) has its streams moved by automatic failover, with the default thresholds',
+  async (t) => {
+    t.timeout(6 * DEADLINE_MS);
+    const c = await cluster(t, 91_502);
+    const victim = await victimOf(c);
+    const ops = admin(c, victim);
+    for (const stream of STREAMS) await ops.createStream(stream, victim);
+    const appenders = new Appenders(Object.values(c.urls), c.token);
+    t.teardown(() => appenders.stop());
+    await eventually(
+      () => STREAMS.every((s) => appenders.ackedBy(s, (a) => a.node === victim)),
+      `every stream to take appends on ${victim}`,
+      DEADLINE_MS,
+    );
+    await c.members.find((m) => m.id === victim)!.process.kill();
+    const ackedBeforeKill = appenders.acks.length;
+    await eventually(
+      async () => (await ops.streams()).streams.every((s) => s.owner !== victim),
+      `automatic failover to move every stream off ${victim}`,
+      DEADLINE_MS,
+    );
+    t.is(await livenessOf(ops, victim), 'Dead');
+    t.deepEqual(
+      await ops.transfers(),
+      { transfers: [] },
+      'no transfer left waiting on the dead node',
+    );
+    await eventually(
+      () =>
+        STREAMS.every((s) =>
+          appenders.acks.slice(ackedBeforeKill).some((a) => a.stream === s && a.node !== victim),
+        ),
+      'every producer to carry on elsewhere',
+      DEADLINE_MS,
+    );
+    await appenders.stop();
+    await checkAcknowledged(t, ops, appenders.acks);
+  },
+);

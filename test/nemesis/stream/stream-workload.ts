@@ -236,8 +236,8 @@ type AppendOutcome =
  * One attempt of a batch as the bundled client makes it: sent to the node believed to own the
  * stream, following 409 not-owner hints for a few hops. Ok when a node acknowledged; fail when
  * every answer was a refusal made before the batch was logged (not-owner, stale sequence, the
- * store or the handoff unavailable: the README promises such a batch never appears); unknown
- * when any hop went unanswered or failed otherwise.
+ * store down or the buffer full: the README promises such a batch never appears); unknown when
+ * any hop went unanswered or failed otherwise (a lapsed lease's 503 may follow the store).
  */
 async function appendFollowingHints(c: StreamCluster, input: AppendInput): Promise<AppendOutcome> {
   const ids = Object.keys(c.urls);
@@ -273,9 +273,19 @@ async function appendFollowingHints(c: StreamCluster, input: AppendInput): Promi
     }
     const type = String(body.type ?? '').replace('urn:baton:problem:', '');
     hops.push(`${node} ${answer.status} ${type}`);
+    // A 503 is a refusal only when it says so before logging (the store down, the buffer
+    // full); one whose lease lapsed may come after the batch was stored (a retry finds it as a
+    // duplicate), so it is unknown, like a stopped node's.
+    const refusedBeforeLogging =
+      answer.status !== 503 ||
+      /object store is unavailable|buffer is full/.test(String(body.detail ?? ''));
     const refusal =
-      (answer.status === 409 || answer.status === 404 || answer.status === 503) && type !== '';
+      (answer.status === 409 || answer.status === 404 || answer.status === 503) &&
+      type !== '' &&
+      refusedBeforeLogging;
     if (!refusal) {
+      if (answer.status === 503)
+        hops[hops.length - 1] += ` (${String(body.detail ?? '').slice(0, 80)})`;
       unknown = true;
       break;
     }
