@@ -182,10 +182,14 @@ export class PlannedTransferEngine {
         this.registry.abandon(plan);
         if (plan.registered) this.releaseInBackground(plan, 'cancelled');
         this.deps.log.info({ transfer: plan.id, authority }, 'transfer cancelled');
-        // A plan not registered yet is not the authority's transfer when another member's is:
-        // that one is what the cancel calls off, through the replicated state.
+        if (plan.registered) return;
+        // A plan not registered yet is the authority's transfer only once its own registration
+        // is applied (this member drives it, and the abandoned plan never proposes its commit).
+        // Anything else is called off through the replicated state: another member's transfer,
+        // the same key registered by the member it was sent to first, or one this member's view
+        // does not show yet (a linearizable read finds it).
         const other = this.deps.consensus.view().state.transfers.get(authority);
-        if (plan.registered || other === undefined || other.id === plan.id) return;
+        if (other?.id === plan.id && other.driver === this.self) return;
         return this.cancelElsewhere(authority);
       }
       if (plan.state === 'Committing' && !plan.unresolved) throw new TransferCommittingError(authority, plan.id);

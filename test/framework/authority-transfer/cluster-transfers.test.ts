@@ -253,3 +253,21 @@ test('a key reissued after its cancel is cancelled again by a repeated cancel: t
   await c.clock.advanceAsync(5_000);
   t.is(c.moves(), 0);
 });
+
+test('a cancel at a member that took the same key after another member registered it calls that transfer off: the 204 stands', async (t) => {
+  const c = await withProj();
+  await writes(c, 2);
+  const running = settle(c.members['east-1'].engine.start(toNorth({ id: 'sent-twice' })));
+  await c.clock.advanceAsync(50);
+  t.like(c.log.view().state.transfers.get('proj'), { id: 'sent-twice', driver: 'east-1' });
+  // The client got no answer in time and sent the same key to west-1; before west-1 joined the
+  // registration, the operator cancels there.
+  const retried = settle(c.members['west-1'].engine.start(toNorth({ id: 'sent-twice' })));
+  await c.members['west-1'].engine.cancel('proj');
+  c.holds('north', eastOrigin(c), 2);
+  await c.clock.advanceAsync(5_000);
+  t.is(c.moves(), 0, 'the 204 stands: nothing moved');
+  t.is(c.log.view().state.transfers.get('proj'), undefined, 'nothing left registered');
+  t.like(await running, { ok: false, error: { code: 'transfer_cancelled' } }, 'the driver run was called off');
+  t.like(await retried, { ok: false });
+});
