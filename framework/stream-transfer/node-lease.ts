@@ -58,6 +58,8 @@ export class NodeLease {
 
   /** When the last renewal that reached the store was sent (or this lease started). */
   private heldSince?: number;
+  /** When the renewal that ended the latest lapse was sent: the lease is unbroken only since then. */
+  private heldAgainSince?: number;
 
   /**
    * Whether this node may still acknowledge appends: the observer counts a node's silence from
@@ -70,9 +72,12 @@ export class NodeLease {
    * The records stay stored below the new owner's fence, so a producer's retry finds them by
    * its sequence number (duplicate), never appended twice.
    */
-  acknowledgeable(): boolean {
+  acknowledgeable(acceptedAt?: number): boolean {
     const { deadAfterMs, renewEveryMs, clock } = this.deps;
     if (deadAfterMs === undefined || this.heldSince === undefined) return true;
+    // Held again after a lapse does not cover what was accepted before it: the process may
+    // resume, renew and only then finish a write it began before the pause, after a failover.
+    if (acceptedAt !== undefined && this.heldAgainSince !== undefined && acceptedAt < this.heldAgainSince) return false;
     return clock.now() < this.heldSince + deadAfterMs - renewEveryMs;
   }
 
@@ -108,6 +113,9 @@ export class NodeLease {
     const sent = this.deps.clock.now();
     try {
       await store.put(key, EMPTY);
+      const { deadAfterMs, renewEveryMs } = this.deps;
+      const lapsedAt = this.heldSince === undefined || deadAfterMs === undefined ? undefined : this.heldSince + deadAfterMs - renewEveryMs;
+      if (lapsedAt !== undefined && sent >= lapsedAt) this.heldAgainSince = Math.max(this.heldAgainSince ?? sent, sent);
       this.heldSince = Math.max(this.heldSince ?? sent, sent);
     } catch (error) {
       logger.warn({ node: self, err: (error as Error).message }, 'lease renewal failed');

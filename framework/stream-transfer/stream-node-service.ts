@@ -105,7 +105,7 @@ export class StreamNodeService implements Lifecycle {
       deadAfterMs: liveness.deadAfterMs,
     });
     this.lease = lease;
-    this.engine.acknowledgeable = () => lease.acknowledgeable();
+    this.engine.acknowledgeable = (acceptedAt) => lease.acknowledgeable(acceptedAt);
     lease.start();
     this.observer = new LivenessObserver({
       self: options.self,

@@ -100,7 +100,7 @@ export class StreamNode {
   /** Set by the host to count takeovers and fenced sessions. */
   events: StreamNodeEvents = {};
   /** Set by the host to its NodeLease: while false, sessions acknowledge nothing. */
-  acknowledgeable?: () => boolean;
+  acknowledgeable?: (acceptedAt?: number) => boolean;
 
   constructor(
     readonly consensus: StreamConsensus,
@@ -371,7 +371,7 @@ export class StreamNode {
           logger: this.logger,
           node: this.self,
           onFenced: (fenced) => this.changed({ streams: [fenced] }),
-          acknowledgeable: () => this.acknowledgeable?.() ?? true,
+          acknowledgeable: (acceptedAt) => this.acknowledgeable?.(acceptedAt) ?? true,
         },
         {
           maxBufferedBytes: this.options.maxBufferedBytes,

@@ -42,8 +42,11 @@ export interface SessionDeps {
   node: NodeId;
   /** Told when the object store fenced the session, so the node stops serving it at once. */
   onFenced?: (stream: StreamId) => void;
-  /** False while the node's liveness lease has lapsed: nothing is acknowledged (NodeLease). */
-  acknowledgeable?: () => boolean;
+  /**
+   * False while the node's liveness lease has lapsed, or, given when a batch was accepted, when
+   * it lapsed since: nothing is acknowledged (NodeLease).
+   */
+  acknowledgeable?: (acceptedAt?: number) => boolean;
 }
 
 interface Batch {
@@ -51,6 +54,8 @@ interface Batch {
   bytes: number;
   producer?: ProducerStamp;
   first?: number;
+  /** When the session took it: a lease lapse since then forbids its acknowledgement. */
+  acceptedAt: number;
   resolve(result: AppendResult): void;
   reject(error: unknown): void;
 }
@@ -184,7 +189,7 @@ export class StreamSession {
       return Promise.reject(new AppendUnavailableError(this.stream, 'the node buffer is full while it flushes'));
     }
     const promise = new Promise<AppendResult>((resolve, reject) => {
-      this.queue.push({ bodies, bytes, producer, resolve, reject });
+      this.queue.push({ bodies, bytes, producer, acceptedAt: this.deps.clock.now(), resolve, reject });
     });
     this.bufferedBytes += bytes;
     if (producer) {
@@ -366,7 +371,8 @@ export class StreamSession {
     this.unflushed = undefined;
     this.pendingFlushedMark = { t: 'flushed', stream: this.stream, epoch: this.epoch, upTo: this.durable };
     this.release(batches);
-    if (this.deps.acknowledgeable?.() === false) {
+    const oldest = Math.min(...batches.map((b) => b.acceptedAt));
+    if (this.deps.acknowledgeable?.(oldest) === false) {
       // Stored, but this node may have been failed over while it waited: say nothing was
       // acknowledged. A retry with the same producer sequence finds the records (duplicate).
       for (const batch of batches) batch.reject(new AppendUnavailableError(this.stream, LEASE_LAPSED));

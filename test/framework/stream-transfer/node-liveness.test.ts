@@ -167,6 +167,23 @@ test("a node's lease bounds its acknowledgements: none once it has not renewed f
   lease.stop();
 });
 
+test('a lease held again after a lapse does not cover what was accepted before it: a write that straddled the lapse is never acknowledged', async (t) => {
+  const c = await cluster();
+  const lease = new NodeLease({ self: 'b', boot: 'straddled', consensus: c.consensus, store: c.store, clock: c.clock, logger: createSilentLogger(), renewEveryMs: OPTIONS.renewEveryMs, deadAfterMs: OPTIONS.deadAfterMs });
+  lease.start();
+  await c.run(300);
+  const acceptedBeforeLapse = c.clock.now();
+  t.true(lease.acknowledgeable(acceptedBeforeLapse), 'held since it was accepted');
+  // Renewals stop getting through past the bound (as for a paused process), then resume.
+  c.store.failWith(new StoreUnavailableError('memory', 'down'));
+  await c.run(OPTIONS.deadAfterMs + 200);
+  c.store.failWith(undefined);
+  await c.until(() => lease.acknowledgeable(), 'the next renewal to restore the lease');
+  t.false(lease.acknowledgeable(acceptedBeforeLapse), 'accepted before the lapse: a failover may have come between');
+  t.true(lease.acknowledgeable(c.clock.now()), 'accepted after the renewal: held throughout');
+  lease.stop();
+});
+
 test('a session whose lease lapsed while its segment was being stored acknowledges nothing; the retry of the same producer sequence gets the stored offsets', async (t) => {
   const clock = new VirtualClock();
   const store = new MemoryObjectStore();

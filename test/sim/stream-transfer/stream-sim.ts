@@ -247,7 +247,7 @@ export class StreamSimulation {
         deadAfterMs: liveness.deadAfterMs,
       });
       const lease = member.lease;
-      node.acknowledgeable = () => lease.acknowledgeable();
+      node.acknowledgeable = (acceptedAt) => lease.acknowledgeable(acceptedAt);
       lease.start();
       member.observer = new LivenessObserver({
         ...deps,
