@@ -11,8 +11,10 @@ const STATES: NodeLiveness[] = ['Alive', 'Suspect', 'Dead'];
  * The liveness and failover series of a stream node:
  * - `baton_stream_nodes{liveness}`: registered nodes by published liveness (the same on every
  *   member: it is read from the replicated metadata at scrape time);
- * - `baton_stream_node_liveness{node, liveness}`: 1 for each node's published state, 0 for the
- *   other two (the verdict `baton status` and the dashboard show, from the same record);
+ * - `baton_stream_node_liveness{stream_node, liveness}`: 1 for each node's published state, 0 for
+ *   the other two (the verdict `baton status` and the dashboard show, from the same record). The
+ *   node judged is `stream_node`: `node` is every series' label naming the member that answers
+ *   the scrape, which a second `node` would overwrite;
  * - `baton_stream_failovers_total{trigger}`: failovers this member proposed that moved streams,
  *   by `operator` or `automatic`, and `baton_stream_failover_streams_total` the streams moved;
  * - `baton_stream_takeovers_total{outcome}`: streams this member took over (`claimed`: tail
@@ -44,14 +46,14 @@ export class LivenessMetrics {
     new Gauge({
       name: 'baton_stream_node_liveness',
       help: 'Published liveness of each registered stream node: 1 for its state (Alive, Suspect, Dead), 0 for the others.',
-      labelNames: ['node', 'liveness'],
+      labelNames: ['stream_node', 'liveness'],
       registers,
       collect() {
         this.reset();
         const state = consensus.view().state;
         for (const node of state.nodes()) {
           const current = publishedLiveness(state, node.id);
-          for (const liveness of STATES) this.set({ node: node.id, liveness }, liveness === current ? 1 : 0);
+          for (const liveness of STATES) this.set({ stream_node: node.id, liveness }, liveness === current ? 1 : 0);
         }
       },
     });

@@ -24,9 +24,9 @@ test('baton status, the cluster picture and /metrics show the same published Ali
   new LivenessMetrics(metrics, api.cluster.node('a').consensus);
   const text = await metrics.registry.metrics();
   for (const [node, liveness] of Object.entries(expected)) {
-    t.regex(text, new RegExp(`^baton_stream_node_liveness\\{node="${node}",liveness="${liveness}"\\} 1$`, 'm'), `${node} is ${liveness} on /metrics`);
+    t.regex(text, new RegExp(`^baton_stream_node_liveness\\{stream_node="${node}",liveness="${liveness}"\\} 1$`, 'm'), `${node} is ${liveness} on /metrics`);
     for (const other of ['Alive', 'Suspect', 'Dead'].filter((l) => l !== liveness)) {
-      t.regex(text, new RegExp(`^baton_stream_node_liveness\\{node="${node}",liveness="${other}"\\} 0$`, 'm'));
+      t.regex(text, new RegExp(`^baton_stream_node_liveness\\{stream_node="${node}",liveness="${other}"\\} 0$`, 'm'));
     }
   }
 
@@ -34,5 +34,5 @@ test('baton status, the cluster picture and /metrics show the same published Ali
   await api.cluster.must({ type: 'node-liveness', node: 'c', liveness: 'Alive' });
   const again = await fetchClusterPicture([api.url('b')], ADMIN_TOKEN, 5_000);
   t.is(again.members.find((m) => m.id === 'c')!.liveness, 'Alive');
-  t.regex(await metrics.registry.metrics(), /^baton_stream_node_liveness\{node="c",liveness="Alive"\} 1$/m);
+  t.regex(await metrics.registry.metrics(), /^baton_stream_node_liveness\{stream_node="c",liveness="Alive"\} 1$/m);
 });
