@@ -46,6 +46,8 @@ test('a PATH whose first baton links to this CLI (npm link) gives plain "baton";
   const linked = join(dir.path, 'linked');
   const other = join(dir.path, 'other');
   await shell(`mkdir -p ${linked} ${other}`, dir.path);
+  // What npm link makes: a link on the PATH to the bin, which it marks executable (tsc does not).
+  await chmod(main, 0o755);
   await symlink(main, join(linked, 'baton'));
   await writeFile(join(other, 'baton'), '#!/bin/sh\necho another baton\n');
   await chmod(join(other, 'baton'), 0o755);
