@@ -175,11 +175,16 @@ test('a refused POST (wrong source) keeps the recently abandoned record: a repea
   // A committed move first, so a lost record would be answered with "already committed".
   const moved = await decided(cluster, 'east-1', { authority: 'proj', source: 'east', target: 'west', reason: 'first' }, 'committed-earlier');
   expectStatus(moved, 200, 'the first move');
-  const north = cluster.byId('north-1').member.process;
-  north.pause();
+  // The target is paused so the transfer waits. Not the Raft leader: with the leader paused the
+  // registration answers 503 (outcome unknown) until another is elected, and the retry of that
+  // 503 under the same key, coming after the cancel, would register the transfer anew.
+  const { leader } = (await cluster.control('west-1', 'GET', '/cluster', { timeoutMs: 10_000 })).body as { leader?: string };
+  const target = leader === 'north-1' ? 'east' : 'north';
+  const paused = cluster.byId(`${target}-1`).member.process;
+  paused.pause();
   let resumed = false;
   try {
-    const waiting = decided(cluster, 'west-1', { authority: 'proj', source: 'west', target: 'north', reason: 'waits' }, 'abandoned');
+    const waiting = decided(cluster, 'west-1', { authority: 'proj', source: 'west', target, reason: 'waits' }, 'abandoned');
     await eventually(async () => (await cluster.control('west-1', 'GET', '/transfers/proj')).status === 200, 'the transfer to be registered');
     expectStatus(await cluster.control('west-1', 'DELETE', '/transfers/proj'), 204, 'the cancel');
     t.is((await waiting).status, 409);
@@ -189,7 +194,7 @@ test('a refused POST (wrong source) keeps the recently abandoned record: a repea
     const again = await cluster.control('west-1', 'DELETE', '/transfers/proj');
     t.is(again.status, 204, `the repeated cancel: ${JSON.stringify(again.body)}`);
   } finally {
-    if (!resumed) north.resume();
+    if (!resumed) paused.resume();
     resumed = true;
   }
 });
