@@ -14,7 +14,7 @@ import { WiringError } from '../../../framework/kernel/wiring-error.js';
 import { EtcdCluster } from '../../../framework/testing/etcd-server.js';
 import { kvStateMachine } from '../../../framework/testing/fakes/kv-state-machine.js';
 import { SeededRng } from '../../../framework/testing/sim/seeded-rng.js';
-import { freeLoopbackPort } from '../../../framework/testing/redis-server.js';
+import { refusingPort } from '../../support/refusing-port.js';
 import { etcdConsensusPlugin } from '../../../plugins/etcd/plugin.js';
 import { freshPrefix } from './etcd-fixture.js';
 
@@ -84,13 +84,15 @@ test('invalid options fail the build with the option path and what is wrong', (t
 });
 
 test('start fails with advice when etcd cannot be reached', async (t) => {
-  const port = await freeLoopbackPort();
+  const port = await refusingPort(t);
   const built = host({
     endpoints: [`http://127.0.0.1:${port}`],
     memberId: 'a',
     proposeTimeoutMs: 1_500,
     requestTimeoutMs: 500,
   }).build();
+  // Should it start after all, it must not keep the test process alive.
+  t.teardown(() => built.stop().catch(() => undefined));
   const error = await t.throwsAsync(built.start());
   const cause = error instanceof AggregateError ? error.errors[0] : error;
   t.true(cause instanceof BatonError, String(cause));
