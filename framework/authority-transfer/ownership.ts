@@ -1,6 +1,7 @@
 import type { AuditRecord } from '../contracts/audit-store.js';
 import type { MemberId } from '../contracts/peer-transport.js';
 import type { SortedTree } from '../consensus/sorted-tree.js';
+import type { TransferRequest } from './transfer-plan.js';
 
 /** Where an authority lives: its home datacenter and the fencing epoch minted by its last move. */
 export interface Ownership {
@@ -36,13 +37,7 @@ export interface SourceCursor {
  * member that took the request drives it (`driver`); every member sees it, refuses a second
  * transfer of the authority, and, while `frozen`, the source members acknowledge no write to it.
  */
-export interface TransferIntent {
-  id: string;
-  authority: string;
-  source: string;
-  target: string;
-  actor: string;
-  reason: string;
+export interface TransferIntent extends TransferRequest {
   driver: MemberId;
   /** One cursor per member of the source datacenter. */
   sources: SourceCursor[];
@@ -99,14 +94,8 @@ export interface TransferAuthorityCommand {
 }
 
 /** Registers a planned transfer: refused while another one of the authority is registered. */
-export interface RegisterTransferCommand {
+export interface RegisterTransferCommand extends TransferRequest {
   type: 'register_transfer';
-  id: string;
-  authority: string;
-  source: string;
-  target: string;
-  actor: string;
-  reason: string;
   driver: MemberId;
   sources: { member: MemberId; incarnation: string; serial: number }[];
   deadline: number;

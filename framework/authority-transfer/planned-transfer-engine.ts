@@ -91,13 +91,7 @@ export interface PlannedTransferDeps {
 }
 
 /** What GET /availability/v1/transfers/{authority} shows of a transfer in flight. */
-export interface TransferStatus {
-  id: string;
-  authority: string;
-  source: string;
-  target: string;
-  actor: string;
-  reason: string;
+export interface TransferStatus extends TransferRequest {
   state: PlanState;
   barrier: number;
   frontier: number | null;
