@@ -60,8 +60,19 @@ const echoedKey = {
 const UNAVAILABLE =
   'Mode dc (no ownership consensus), or the metadata store or consensus cannot answer now';
 
+const MAX_AUDIT_PAGE = 1000;
 /** What the control listener serves; absent consensus pieces mean mode dc. */
-const auditQuery = z.object({ limit: z.coerce.number().int().min(1).max(1000).default(100) });
+// Strict like every listing query: a misspelt parameter is refused, not silently ignored.
+const auditQuery = z
+  .object({
+    limit: z.coerce
+      .number()
+      .int('limit must be an integer')
+      .min(1, 'limit must be >= 1')
+      .max(MAX_AUDIT_PAGE, `limit must be <= ${MAX_AUDIT_PAGE}`)
+      .default(100),
+  })
+  .strict();
 const auditListSchema = z.object({ authority: z.string(), records: z.array(auditRecordSchema) });
 
 /** What the control listener needs in mode ha only. */

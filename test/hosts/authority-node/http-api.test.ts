@@ -2,7 +2,7 @@ import { peerHeaders } from '../../support/peer-auth.js';
 import test from 'ava';
 import { StoreUnavailableError } from '../../../framework/contracts/errors.js';
 import { VirtualClock } from '../../../framework/testing/sim/virtual-clock.js';
-import { ADMIN, PEER, READER, WRITER, startNode, transfer } from './node-harness.js';
+import { ADMIN, PEER, READER, WRITER, startNode, transfer, waitFor } from './node-harness.js';
 
 type Node = Awaited<ReturnType<typeof startNode>>;
 
@@ -231,6 +231,37 @@ test('writes are accepted only at the home under its current epoch; a stale epoc
     t.is(n.node.feed.serial(), 1, 'rejected writes never reach the feed');
   }));
 
+test('a write to a frozen authority answers 503 problem+json with Retry-After naming the transfer, and gets no serial', (t) =>
+  withNode(
+    async (n) => {
+      await establish(n);
+      const write = (operation: string) =>
+        n.call('POST', '/availability/v1/authorities/proj/writes', { base: n.publicUrl, token: WRITER, body: { operation, epoch: 1 } });
+      t.is((await write('before')).status, 200);
+      n.probe.answer('west', 0);
+      const post = n.call('POST', '/availability/v1/transfers', { token: ADMIN, key: 'freeze-1', body: transfer });
+      await n.probe.whenProbed(1);
+      // Acknowledged while the transfer waits: past the barrier (1), so the freeze has a final serial to reach.
+      t.like((await write('while waiting')).body, { serial: 2, epoch: 1 });
+      n.probe.answer('west', 1);
+      await waitFor(() => n.consensus.view().state.transfers.get('proj')?.frozen === true, 'the source to freeze proj');
+      const frozen = await write('during the freeze');
+      t.is(frozen.status, 503);
+      t.is(frozen.headers.get('content-type'), 'application/problem+json');
+      t.truthy(frozen.headers.get('retry-after'), 'a frozen write says when to come back');
+      t.like(frozen.body, { status: 503, code: 'authority_frozen' });
+      t.regex(frozen.body.detail, /freeze-1/);
+      t.is(n.node.feed.serial(), 2, 'the refused write got no serial');
+      n.probe.answer('west', 2);
+      const committed = await post;
+      t.is(committed.status, 200, JSON.stringify(committed.body));
+      t.like(committed.body, { id: 'freeze-1', barrier: 2, epoch: 2 });
+      t.is((await write('at the old home')).status, 421, 'after the move the old home refuses rather than freezes');
+    },
+    // A freeze held past its budget is lifted: a budget no busy machine reaches keeps this one frozen.
+    { transfers: { freezeBudgetMs: 600_000 } },
+  ));
+
 test('the public server serves the change feed and applied serials to authenticated members only, each speaking for itself', (t) =>
   withNode(async (n) => {
     await establish(n);
@@ -274,6 +305,12 @@ test("GET /availability/v1/authorities/{authority}/audit lists this member's sea
     const limited = await n.call('GET', '/availability/v1/authorities/proj/audit?limit=1', { token: READER });
     t.deepEqual(limited.body.records, [second.body]);
     t.is((await n.call('GET', '/availability/v1/authorities/proj/audit?limit=0', { token: READER })).status, 400);
+    for (const query of ['limit=5000', 'limit=two', 'page=2', 'after=x']) {
+      const refused = await n.call('GET', `/availability/v1/authorities/proj/audit?${query}`, { token: READER });
+      t.is(refused.status, 400, `audit?${query}`);
+      t.is(refused.headers.get('content-type'), 'application/problem+json');
+      t.truthy(refused.body.invalid_fields?.length, `audit?${query} names the field`);
+    }
     t.is((await n.call('GET', '/availability/v1/authorities/proj/audit')).status, 401);
     n.audit.failWith(new StoreUnavailableError('audit', 'disk gone'));
     t.is((await n.call('GET', '/availability/v1/authorities/proj/audit', { token: READER })).status, 503);
