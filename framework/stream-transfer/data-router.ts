@@ -32,22 +32,25 @@ export const appendBody = z
   })
   .strict();
 
-export const readQuery = z.object({
-  from: z.coerce.number().int('from must be an integer offset').min(0, 'from must be >= 0').default(0),
-  limit: z.coerce
-    .number()
-    .int('limit must be an integer')
-    .min(1, 'limit must be >= 1')
-    .max(MAX_READ_LIMIT, `limit must be <= ${MAX_READ_LIMIT}`)
-    .default(100),
-  wait: z.coerce
-    .number()
-    .int('wait must be a whole number of seconds')
-    .min(0, 'wait must be >= 0')
-    .max(MAX_READ_WAIT_SECONDS, `wait must be <= ${MAX_READ_WAIT_SECONDS}`)
-    .default(0)
-    .describe('Seconds to wait for a first record when there is none at `from` yet (long poll; 0 answers at once)'),
-});
+export const readQuery = z
+  .object({
+    from: z.coerce.number().int('from must be an integer offset').min(0, 'from must be >= 0').default(0),
+    limit: z.coerce
+      .number()
+      .int('limit must be an integer')
+      .min(1, 'limit must be >= 1')
+      .max(MAX_READ_LIMIT, `limit must be <= ${MAX_READ_LIMIT}`)
+      .default(100),
+    wait: z.coerce
+      .number()
+      .int('wait must be a whole number of seconds')
+      .min(0, 'wait must be >= 0')
+      .max(MAX_READ_WAIT_SECONDS, `wait must be <= ${MAX_READ_WAIT_SECONDS}`)
+      .default(0)
+      .describe('Seconds to wait for a first record when there is none at `from` yet (long poll; 0 answers at once)'),
+  })
+  // A misspelt parameter (`offset` for `from`) would otherwise read from 0 without a word.
+  .strict();
 
 /**
  * The data API, served by every node (seed 000; issue 4 "API"). Appends are served by the

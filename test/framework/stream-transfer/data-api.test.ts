@@ -127,6 +127,7 @@ test('every invalid input answers 400 with a reason, never a 500', async (t) => 
     ['negative from', call(`${url}/v1/streams/s/records?from=-1`), /from must be >= 0/],
     ['zero limit', call(`${url}/v1/streams/s/records?limit=0`), /limit must be >= 1/],
     ['text limit', call(`${url}/v1/streams/s/records?limit=ten`), /limit/],
+    ['misspelt parameter', call(`${url}/v1/streams/s/records?offset=5`), /Unrecognized key: "offset"/],
     [
       'malformed JSON',
       call(`${url}/v1/streams/s/records`, { method: 'POST', body: '{"records":', headers: { 'Content-Type': 'application/json' } }),

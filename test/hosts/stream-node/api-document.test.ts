@@ -202,6 +202,11 @@ test('GET /metrics shows the handed-off transfer by outcome and duration, the co
   t.true((sample(text, 'baton_consensus_applied_index', { node: 'n1' }) ?? 0) >= 4, 'registrations, create, transfer, close, complete');
   t.is(sample(text, 'baton_consensus_is_leader', { node: 'n1' }), 1);
   t.regex(text, /# TYPE baton_store_errors_total counter/);
+  // The event loop's delay (perf_hooks monitorEventLoopDelay) is exported per quantile, the longest as 1.
+  for (const quantile of ['0.5', '0.99', '1']) {
+    const delay = sample(text, 'baton_event_loop_delay_seconds', { quantile, node: 'n1' });
+    t.true(delay !== undefined && Number.isFinite(delay) && delay >= 0, `event-loop delay quantile ${quantile}: ${delay}`);
+  }
   t.is(
     sample(text, 'baton_http_request_duration_seconds_count', { listener: 'streams', method: 'POST', route: '/v1/streams/{stream}/records', status: '200' }),
     1,
