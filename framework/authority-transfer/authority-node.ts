@@ -159,7 +159,7 @@ export class AuthorityNode implements Lifecycle {
       );
       this.fence = new WriteFence(consensus, this.feed, this.datacenter);
       this.freezes = new FreezeAcknowledger(consensus, this.feed, this.datacenter, clock, log, () => this.replicator.pullSoon());
-      ha = { engine: this.engine, failover: new FailoverCommands(consensus, this.tracker), consensus, audit };
+      ha = { engine: this.engine, failover: new FailoverCommands(consensus, this.tracker, this.roster), consensus, audit };
       const engine = this.engine;
       this.metrics.observeTransfersInFlight(() => engine.registry.size);
       this.metrics.observeConsensus(consensusReadingOf(consensus));

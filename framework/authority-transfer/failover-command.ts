@@ -2,6 +2,7 @@ import type { LogPosition } from '../contracts/metadata-consensus.js';
 import type { OwnershipConsensus } from './audit-projection.js';
 import type { MemberTracker } from './member-tracker.js';
 import type { TransferAuthorityResult } from './ownership.js';
+import type { Roster } from './roster.js';
 import { InvalidTransferRequestError, MoveRefusedError, SourceNotDeadError } from './transfer-errors.js';
 
 export interface RawTransferRequest {
@@ -27,18 +28,25 @@ export interface RawTransferOutcome {
  * The raw transfer_authority command (POST /availability/v1/commands): the unconditional move a
  * failover commits, with no catch-up gate and no audit. Guarded so it is not a back door around
  * the planned path: the source must be the current home and the tracker must call it Dead.
- * An authority without a home is established by it (no source).
+ * An authority without a home is established by it (no source). The target must be a
+ * datacenter of the roster: a home no member serves would take no write and hold no feed.
  */
 export class FailoverCommands {
   constructor(
     private readonly consensus: OwnershipConsensus,
     private readonly tracker: MemberTracker,
+    private readonly roster: Roster,
   ) {}
 
   async transfer(request: RawTransferRequest): Promise<RawTransferOutcome> {
     const current = this.consensus.view().state.authorities.get(request.authority);
     if (request.source === request.target) {
       throw new InvalidTransferRequestError(`source and target are both ${request.target}`);
+    }
+    if (this.roster.membersOf(request.target).length === 0) {
+      throw new InvalidTransferRequestError(
+        `${request.target} is no datacenter of the roster: choose ${this.roster.datacenters().join(', ')}`,
+      );
     }
     if (current && request.source === undefined && current.home !== request.target) {
       throw new InvalidTransferRequestError(

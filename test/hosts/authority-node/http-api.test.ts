@@ -212,6 +212,19 @@ test('the raw command moves a home only when the tracker calls the source Dead',
   );
 });
 
+test('the raw command refuses a target that is no datacenter of the roster: 400 naming the datacenters, nothing established', (t) =>
+  withNode(async (n) => {
+    const res = await n.call('POST', '/availability/v1/commands', {
+      token: ADMIN,
+      body: { type: 'transfer_authority', authority: 'docs', target: 'mars' },
+    });
+    t.is(res.status, 400, JSON.stringify(res.body));
+    t.is(res.headers.get('content-type'), 'application/problem+json');
+    t.like(res.body, { status: 400, code: 'invalid_request' });
+    t.regex(res.body.detail, /mars is no datacenter of the roster: choose east, west/);
+    t.is((await n.call('GET', '/availability/v1/authorities/docs', { token: READER })).status, 404, 'docs has no home');
+  }));
+
 test('writes are accepted only at the home under its current epoch; a stale epoch is rejected after a transfer', (t) =>
   withNode(async (n) => {
     await establish(n);
