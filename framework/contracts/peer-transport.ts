@@ -42,13 +42,20 @@ export interface PeerTransport {
 
 export const PEER_TRANSPORT = token<PeerTransport>('PeerTransport');
 
-/** A request got no answer: the peer is unknown, down, partitioned, or too slow. */
+/**
+ * A request got no answer: the peer is unknown, down, partitioned, or too slow. `notSent` says
+ * the request certainly never reached the peer (no connection could be made: nothing listens
+ * there, no route to it), so a caller may retry elsewhere without wondering whether it acted.
+ */
 export class PeerUnreachableError extends BatonError {
+  readonly notSent: boolean;
+
   constructor(
     readonly peer: MemberId,
     reason: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; notSent?: boolean },
   ) {
     super('peer_unreachable', `member ${peer} did not answer: ${reason}`, options);
+    this.notSent = options?.notSent ?? false;
   }
 }

@@ -262,7 +262,7 @@ export class HttpPeerTransport implements PeerTransport {
 
   async request(to: MemberId, message: PeerMessage, options: RequestOptions): Promise<PeerMessage> {
     const base = Object.hasOwn(this.options.peers, to) ? this.options.peers[to] : undefined;
-    if (!base) throw new PeerUnreachableError(to, 'not a configured peer');
+    if (!base) throw new PeerUnreachableError(to, 'not a configured peer', { notSent: true });
     const controller = new AbortController();
     const timer = this.options.clock.setTimer(options.timeoutMs, () =>
       controller.abort(new Error(`no answer within ${options.timeoutMs} ms`)),
@@ -282,7 +282,10 @@ export class HttpPeerTransport implements PeerTransport {
       if (!parsed.success) throw new Error('malformed response');
       return parsed.data;
     } catch (error) {
-      throw new PeerUnreachableError(to, (error as Error).message, { cause: error });
+      throw new PeerUnreachableError(to, (error as Error).message, {
+        cause: error,
+        notSent: isConnectFailure(error),
+      });
     } finally {
       timer.cancel();
       options.signal?.removeEventListener('abort', onAbort);
@@ -605,4 +608,15 @@ async function readBody(ctx: Context, limit: number): Promise<string> {
     chunks.push(chunk as Buffer);
   }
   return Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * Errors raised while connecting, before a byte of the request left: the peer never saw it. A
+ * reset or a timeout on an open connection may follow a delivered request, so they are not here.
+ */
+const CONNECT_FAILURES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+function isConnectFailure(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && CONNECT_FAILURES.has(code);
 }

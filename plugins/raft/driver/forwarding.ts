@@ -7,10 +7,11 @@ import {
   type OutcomeUnknownReason,
   type Receipt,
 } from '../../../framework/contracts/metadata-consensus.js';
-import type {
-  MemberId,
-  PeerMessage,
-  PeerTransport,
+import {
+  PeerUnreachableError,
+  type MemberId,
+  type PeerMessage,
+  type PeerTransport,
 } from '../../../framework/contracts/peer-transport.js';
 import { valueDepthExceeds } from '../../../framework/http/json-bounds.js';
 import { canonicalJson } from '../../../framework/consensus/canonical-json.js';
@@ -72,6 +73,11 @@ export class Forwarder {
       ]);
       return answer.body as ProposeResponse;
     } catch (error) {
+      // It never reached the member we took for the leader (it is down: nothing listens there):
+      // nothing was appended, so the caller waits for a new leader and asks it instead.
+      if (error instanceof PeerUnreachableError && error.notSent && !signal?.aborted && this.running()) {
+        return { ok: false, kind: 'not_appended', reason: 'no_leader', message: error.message };
+      }
       // It may have reached the leader and been appended: only a retry with the key can tell.
       const reason: OutcomeUnknownReason = !this.running()
         ? 'stopped'

@@ -56,6 +56,29 @@ test('three members over HTTP with file storage: replicate, read, then restart f
   });
 });
 
+test('a proposal forwarded to a leader whose process is gone (its port refuses connections) is not lost as "outcome unknown": it waits for the next leader and commits there', async (t) => {
+  await withCluster(async (c) => {
+    for (const id of c.ids) await c.start(id);
+    await c.until(() => c.leader() !== undefined, 10_000, 'a leader');
+    const old = c.leader()!;
+    const oldId = old.leadership().self;
+    const follower = [...c.members.values()].map((m) => m.raft).find((r) => r !== old)!;
+    await c.until(() => follower.leadership().leader === oldId, 10_000, 'the follower to know the leader');
+    // Nothing listens at the leader's port any more, and the follower still takes it for the
+    // leader when the proposal leaves (no tick ran in between).
+    const { server } = c.servers.get(oldId)!;
+    server.close();
+    server.closeAllConnections();
+    t.is(follower.leadership().leader, oldId);
+    const proposal = follower.propose({ op: 'put', key: 'after-loss', value: '1' }, { idempotencyKey: 'after-loss' });
+    await c.stop(oldId);
+    const receipt = await proposal;
+    t.false(receipt.replayed);
+    t.not(follower.leadership().leader, oldId, 'a new leader took it');
+    t.is((await follower.read()).state.data['after-loss'], '1');
+  });
+});
+
 test('HTTP peers: malformed, foreign and unknown-sender traffic is refused and counted; the member keeps working', async (t) => {
   await withCluster(async (c) => {
     for (const id of c.ids) await c.start(id);
