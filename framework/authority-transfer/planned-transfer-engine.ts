@@ -331,7 +331,13 @@ export class PlannedTransferEngine {
     plan.run = run;
     run.then(
       () => this.recordOutcome(plan, 'committed'),
-      (error) => this.recordOutcome(plan, outcomeOf(error)),
+      (error) => {
+        const outcome = outcomeOf(error);
+        // A run that answers "cancelled" says why in the log: an operator's cancel, or the
+        // replicated registration gone (released elsewhere, expired, a failover).
+        if (outcome === 'cancelled') this.deps.log.info({ transfer: plan.id, authority: plan.authority, why: plan.abandonedBecause ?? (error as Error).message }, 'transfer run ended: cancelled');
+        this.recordOutcome(plan, outcome);
+      },
     );
     return run;
   }
@@ -731,7 +737,7 @@ export class PlannedTransferEngine {
     this.noteOutcome(authority, entry);
     const plan = this.registry.get(authority);
     if (!plan || !plan.registered || plan.follower || intent?.id === plan.id) return;
-    if (plan.abandon('its registration was released in the replicated state')) {
+    if (plan.abandon(`its registration was released in the replicated state (${command.type} at index ${entry.position.index} left ${intent ? `transfer ${intent.id}` : 'no transfer'} registered)`)) {
       this.forgetExpiry(plan);
       this.registry.abandon(plan);
     }

@@ -108,6 +108,12 @@ export class TransferPlan {
     return this.controller.signal;
   }
 
+  /** Why the plan was abandoned (what the log says of a run that answered "cancelled"). */
+  get abandonedBecause(): string | undefined {
+    const reason: unknown = this.controller.signal.reason;
+    return reason instanceof Error ? reason.message : undefined;
+  }
+
   /**
    * Takes the registered transfer's cursors: barriers (or, frozen with every final recorded,
    * the finals). A frontier read in the same incarnation is kept; the check is monotonic.

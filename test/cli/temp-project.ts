@@ -6,7 +6,9 @@ import type { ExecutionContext } from 'ava';
 /** A fresh working directory for one test, removed after it. */
 export async function workDir(t: ExecutionContext): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'baton-cli-'));
-  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  // BATON_KEEP_TEST_DIRS=1 keeps the directory (the members' logs and data) to look at later.
+  if (process.env.BATON_KEEP_TEST_DIRS) t.log(`kept: ${dir}`);
+  else t.teardown(() => rm(dir, { recursive: true, force: true }));
   return dir;
 }
 
