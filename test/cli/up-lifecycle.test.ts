@@ -10,7 +10,7 @@ import { freeLoopbackPorts } from '../../cli/local-cluster/free-ports.js';
 import { runBaton } from './run-baton.js';
 import { eventually } from './stream-cluster.js';
 import { workDir } from './temp-project.js';
-import { startUp, upAndReady, type UpProcess } from './up-process.js';
+import { startUp, startUpOnFreshPorts, type UpProcess } from './up-process.js';
 
 const STREAM_MAIN = fileURLToPath(new URL('../../hosts/stream-node/main.js', import.meta.url));
 
@@ -28,22 +28,7 @@ async function nodeList(cwd: string, dataDir: string): Promise<ListedNode[]> {
 }
 
 async function upWithPids(t: Parameters<typeof startUp>[0]): Promise<{ up: UpProcess; cwd: string; dataDir: string; pids: number[]; token: string; urls: string[] }> {
-  let cwd = await workDir(t);
-  let dataDir = join(cwd, 'data');
-  let up = startUp(t, ['--data-dir', dataDir]);
-  try {
-    await upAndReady(up, /admin token: \S+/);
-  } catch (error) {
-    // baton up picks free ports and its nodes bind them a moment later: on a busy machine a
-    // server another test starts can take one in between. That is not what these tests are
-    // about, so once, a fresh cluster on fresh ports.
-    if (!/another process holds it/.test(String(error))) throw error;
-    t.log(`retried on fresh ports: ${String(error)}`);
-    cwd = await workDir(t);
-    dataDir = join(cwd, 'data');
-    up = startUp(t, ['--data-dir', dataDir]);
-    await upAndReady(up, /admin token: \S+/);
-  }
+  const { up, cwd, dataDir } = await startUpOnFreshPorts(t, [], /admin token: \S+/);
   const pids = (await nodeList(cwd, dataDir)).map((n) => n.pid!);
   const token = /admin token: (\S+)/.exec(up.stdout())![1];
   const urls = [...up.stdout().matchAll(/^\s+n[123]\s+(http:\/\/127\.0\.0\.1:\d+)/gm)].map((m) => m[1]);

@@ -1,7 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
 import type { ExecutionContext } from 'ava';
 import { BATON_MAIN } from './run-baton.js';
 import { eventually } from './stream-cluster.js';
+import { workDir } from './temp-project.js';
 
 export interface UpProcess {
   child: ChildProcess;
@@ -47,6 +49,33 @@ export async function upAndReady(up: UpProcess, marker: RegExp): Promise<void> {
     'baton up to print its endpoints',
     90_000,
   );
+}
+
+/**
+ * `baton up --data-dir <fresh dir>/data ...args`, ready once stdout matches `marker`. baton up
+ * picks free ports and its nodes bind them a moment later: on a busy machine a server another
+ * test starts can take one in between. That is not what these tests are about, so once, a
+ * fresh cluster on fresh ports.
+ */
+export async function startUpOnFreshPorts(
+  t: ExecutionContext,
+  args: readonly string[],
+  marker: RegExp,
+): Promise<{ up: UpProcess; cwd: string; dataDir: string }> {
+  const attempt = async () => {
+    const cwd = await workDir(t);
+    const dataDir = join(cwd, 'data');
+    const up = startUp(t, ['--data-dir', dataDir, ...args]);
+    await upAndReady(up, marker);
+    return { up, cwd, dataDir };
+  };
+  try {
+    return await attempt();
+  } catch (error) {
+    if (!/another process holds it/.test(String(error))) throw error;
+    t.log(`retried on fresh ports: ${String(error)}`);
+    return attempt();
+  }
 }
 
 /** The commands under "Try:" that baton up printed, without comments and curl. */
