@@ -20,11 +20,13 @@ export interface AdminResponse<T = unknown> {
  * The admin commands' one way to talk to a node. A connection that cannot be made becomes an
  * UnreachableError naming the address (exit code 3); an answer with a problem+json body
  * becomes a FailedError carrying the server's own explanation (exit code 1), so a refused
- * transfer says why in the server's words.
+ * transfer says why in the server's words. `send` is the global fetch unless the caller must
+ * trust a CA this process was not started with (`baton up --tls`).
  */
 export async function adminRequest<T = unknown>(
   base: string,
   request: AdminRequest,
+  send: typeof fetch = fetch,
 ): Promise<AdminResponse<T>> {
   const url = joinUrl(base, request.path);
   const headers: Record<string, string> = { accept: 'application/json, application/problem+json' };
@@ -34,7 +36,7 @@ export async function adminRequest<T = unknown>(
   const timeoutMs = request.timeoutMs ?? 10_000;
   let response: Response;
   try {
-    response = await fetch(url, {
+    response = await send(url, {
       method: request.method,
       headers,
       body: request.body === undefined ? undefined : JSON.stringify(request.body),

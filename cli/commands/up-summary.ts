@@ -11,6 +11,21 @@ type Output = ReturnType<typeof outputFor>;
 const stopHint = (command: string) =>
   `Ctrl-C stops the cluster (data is kept; "${command}" again resumes).`;
 
+/**
+ * How a person reaches members that serve TLS: the CA to trust, in the browser, for baton
+ * and node (NODE_EXTRA_CA_CERTS, read when a process starts) and for curl.
+ */
+function clusterTrust(caFile: string | undefined) {
+  return {
+    line: caFile ? [`TLS: the members serve HTTPS with certificates of the cluster CA ${caFile}`] : [],
+    dashboardHint: caFile
+      ? '(open it in a browser that trusts the cluster CA, and paste the admin token)'
+      : '(open it in a browser and paste the admin token)',
+    export: caFile ? [`  export NODE_EXTRA_CA_CERTS=${caFile}`] : [],
+    curl: caFile ? `curl --cacert ${caFile}` : 'curl',
+  };
+}
+
 /** Said under the commands when they are not typed as plain `baton`. */
 const linkHint = (baton: string) =>
   baton === 'baton' ? [] : ['  # "npm link" in the checkout once puts baton on your PATH'];
@@ -21,6 +36,8 @@ const linkHint = (baton: string) =>
  */
 export function printStreamCluster(output: Output, cluster: LocalStreamCluster, baton = 'baton'): void {
   const first = cluster.nodes[0].url;
+  const { caFile } = cluster.nodes[0];
+  const trust = clusterTrust(caFile);
   output.result(
     {
       variant: 'stream',
@@ -28,15 +45,18 @@ export function printStreamCluster(output: Output, cluster: LocalStreamCluster, 
       dataDir: cluster.dataDir,
       token: cluster.record.token,
       dashboard: `${first}/ui/`,
+      ...(caFile ? { caFile } : {}),
       nodes: cluster.nodes.map(({ id, url, logFile }) => ({ id, url, logFile })),
     },
     (data) => [
       `local stream cluster ${data.resumed ? 'resumed' : 'started'} (data: ${data.dataDir})`,
       ...data.nodes.map((node) => `  ${node.id}  ${node.url}   log: ${node.logFile}`),
       `admin token: ${data.token}`,
-      `dashboard: ${data.dashboard}  (open it in a browser and paste the admin token)`,
+      ...trust.line,
+      `dashboard: ${data.dashboard}  ${trust.dashboardHint}`,
       '',
       'Try:',
+      ...trust.export,
       `  export BATON_URL=${first} BATON_TOKEN=${data.token}`,
       `  ${baton} status`,
       `  ${baton} streams create events`,
@@ -45,8 +65,8 @@ export function printStreamCluster(output: Output, cluster: LocalStreamCluster, 
       `  ${baton} streams transfer events --to n2`,
       `  ${baton} streams nodes`,
       ...linkHint(baton),
-      `  curl -H "Authorization: Bearer ${data.token}" ${first}/v1/streams/events`,
-      `  curl ${first}/metrics`,
+      `  ${trust.curl} -H "Authorization: Bearer ${data.token}" ${first}/v1/streams/events`,
+      `  ${trust.curl} ${first}/metrics`,
       '',
       stopHint(`${baton} up`),
     ],
@@ -66,7 +86,9 @@ export async function printAuthorityCluster(
   const { token } = cluster.record;
   const first = cluster.nodes[0];
   const { authority } = cluster.record.placed ?? EXAMPLE_AUTHORITY;
-  const where = await homeOf(first.url, token, authority);
+  const where = await homeOf(first.url, token, authority, cluster.fetch);
+  const { caFile } = first;
+  const trust = clusterTrust(caFile);
   const datacenters = cluster.nodes.map((node) => node.datacenter);
   const home = where?.home ?? datacenters[0];
   const target = datacenters[(datacenters.indexOf(home) + 1) % datacenters.length];
@@ -77,6 +99,7 @@ export async function printAuthorityCluster(
       dataDir: cluster.dataDir,
       token,
       dashboard: `${first.url}/ui/`,
+      ...(caFile ? { caFile } : {}),
       nodes: cluster.nodes.map(({ id, datacenter, url, publicUrl, logFile }) => ({
         id,
         datacenter,
@@ -93,10 +116,12 @@ export async function printAuthorityCluster(
           `  ${node.id.padEnd(8)} ${node.datacenter.padEnd(6)} control ${node.control}  public ${node.public}   log: ${node.logFile}`,
       ),
       `admin token: ${data.token}`,
-      `dashboard: ${data.dashboard}  (open it in a browser and paste the admin token)`,
+      ...trust.line,
+      `dashboard: ${data.dashboard}  ${trust.dashboardHint}`,
       `authority ${authority}: home ${data.authority.home ?? 'none'}, epoch ${data.authority.epoch ?? '-'}`,
       '',
       'Try:',
+      ...trust.export,
       `  export BATON_URL=${first.url} BATON_TOKEN=${data.token}`,
       `  ${baton} status`,
       `  ${baton} authority members`,
@@ -110,7 +135,7 @@ export async function printAuthorityCluster(
       `  ${baton} authority cancel ${authority}`,
       `  ${baton} authority create docs --home ${target}`,
       ...linkHint(baton),
-      `  curl ${first.url}/metrics`,
+      `  ${trust.curl} ${first.url}/metrics`,
       '',
       stopHint(`${baton} up --variant authority`),
     ],

@@ -45,6 +45,11 @@ export function registerUp(program: Command, ctx: CliContext): void {
       '--base-port <port>',
       'first of the ports the nodes listen on, 3 for stream, 6 for authority (default: the ports recorded in the data dir, else free ports)',
     )
+    .option(
+      '--tls',
+      'serve every listener, clients and peers, over HTTPS with certificates of a cluster CA generated in the data dir (default: as recorded there, else plain HTTP)',
+    )
+    .option('--no-tls', 'serve plain HTTP (refused for a data dir whose cluster serves TLS)')
     .addHelpText(
       'after',
       `
@@ -59,14 +64,22 @@ listeners. A first start places the authority "proj" in east, so there is someth
 Each node logs to <node dir>/node.log. The ports and admin token are recorded in cluster.json
 in the variant's data dir, so a restart answers at the same addresses with the same token.
 
+--tls: every member serves its listeners over https:// with a certificate of a CA made for the
+cluster (openssl generates it once under tls/ in the variant's data dir, keys 0600; a restart
+keeps it, and keeps TLS). Clients trust that CA: the printed "export NODE_EXTRA_CA_CERTS=.../
+tls/ca.pem" does it for baton and node, curl takes --cacert. Peers still prove who they are with their own
+secrets. A data dir keeps the choice it was first started with: --tls on a plain cluster (or
+--no-tls on a TLS one) is refused.
+
 Examples:
   baton up
   baton up --data-dir /tmp/baton --base-port 7700
-  baton up --variant authority`,
+  baton up --variant authority
+  baton up --tls`,
     )
     .action(
       async (
-        options: { variant: Variant; dataDir: string; basePort?: string },
+        options: { variant: Variant; dataDir: string; basePort?: string; tls?: boolean },
         command: Command,
       ) => {
         const output = outputFor(ctx, command);
@@ -77,7 +90,7 @@ Examples:
         output.note(`starting 3 ${options.variant} nodes (data in ${dataDir}) ...`);
         const signals = new StopSignals();
         try {
-          const start = { dataDir, interrupted: signals.signal, basePort };
+          const start = { dataDir, interrupted: signals.signal, basePort, tls: options.tls };
           if (options.variant === 'authority') {
             const cluster = await startLocalAuthorityCluster(start);
             await runUntilStopped(output, signals, cluster, () =>

@@ -43,18 +43,22 @@ export function startLocalAuthorityCluster(options: StartOptions): Promise<Local
   return startLocalCluster(authorityClusterVariant, options);
 }
 
-/** Where an authority lives now, as the member at `url` has applied it; undefined without a home. */
+/**
+ * Where an authority lives now, as the member at `url` has applied it; undefined without a home.
+ * `send` reaches the member (the local cluster's fetch, which trusts its CA).
+ */
 export async function homeOf(
   url: string,
   token: string,
   authority: string,
+  send: typeof fetch = fetch,
 ): Promise<{ home: string; epoch: number } | undefined> {
   try {
-    const { body } = await adminRequest<{ home: string; epoch: number }>(url, {
-      method: 'GET',
-      path: controlPaths.authority(authority),
-      token,
-    });
+    const { body } = await adminRequest<{ home: string; epoch: number }>(
+      url,
+      { method: 'GET', path: controlPaths.authority(authority), token },
+      send,
+    );
     return body;
   } catch (error) {
     if (error instanceof HttpRefusal && error.status === 404) return undefined;
@@ -65,28 +69,29 @@ export async function homeOf(
 async function readyAndPlaced(
   nodes: readonly LocalAuthorityNodeConfig[],
   record: ClusterRecord,
+  send: typeof fetch,
 ): Promise<boolean | ClusterRecord> {
   for (const node of nodes) {
-    await adminRequest(node.url, {
-      method: 'GET',
-      path: controlPaths.members,
-      token: record.token,
-    });
+    await adminRequest(node.url, { method: 'GET', path: controlPaths.members, token: record.token }, send);
   }
   const placed = record.placed ?? EXAMPLE_AUTHORITY;
   if (!record.placed) {
     // A raw transfer_authority without a source establishes an authority that has no home:
     // it commits only once the Raft has a leader, which is what a planned transfer needs too.
-    await adminRequest(nodes[0].url, {
-      method: 'POST',
-      path: '/availability/v1/commands',
-      token: record.token,
-      idempotencyKey: PLACEMENT_KEY,
-      body: { type: 'transfer_authority', authority: placed.authority, target: placed.home },
-    });
+    await adminRequest(
+      nodes[0].url,
+      {
+        method: 'POST',
+        path: '/availability/v1/commands',
+        token: record.token,
+        idempotencyKey: PLACEMENT_KEY,
+        body: { type: 'transfer_authority', authority: placed.authority, target: placed.home },
+      },
+      send,
+    );
   }
   for (const node of nodes) {
-    if (!(await homeOf(node.url, record.token, placed.authority))) return false;
+    if (!(await homeOf(node.url, record.token, placed.authority, send))) return false;
   }
   return record.placed ? true : { ...record, placed };
 }

@@ -1,6 +1,6 @@
 import { memberIdsOf, withPeerSecrets } from './peer-credentials.js';
 import { SystemClock } from '../../framework/kernel/system-clock.js';
-import { FailedError } from '../cli-errors.js';
+import { FailedError, UsageError } from '../cli-errors.js';
 import {
   newAdminToken,
   readClusterRecord,
@@ -12,6 +12,7 @@ export type { NodeExit } from './node-supervisor.js';
 import { freeLoopbackPorts } from './free-ports.js';
 import { startControlServer } from './control-server.js';
 import { NodeSupervisor, type NodeExit } from './node-supervisor.js';
+import { fetchTrustingCa } from './fetch-trusting-ca.js';
 
 /** How long the nodes get to elect a leader and answer as ready. */
 const READY_TIMEOUT_MS = 60_000;
@@ -40,14 +41,20 @@ export interface LocalClusterVariant<N extends LocalNodeConfig> {
   writeConfigs(dataDir: string, record: ClusterRecord): Promise<N[]>;
   /**
    * True once the cluster can serve what `baton up` prints; false to be asked again. It may
-   * update the record (e.g. what it set up on a first start), which is then written.
+   * update the record (e.g. what it set up on a first start), which is then written. It calls
+   * the nodes through `fetch`, which trusts the cluster CA when they serve TLS.
    */
-  ready(nodes: readonly N[], record: ClusterRecord): Promise<boolean | ClusterRecord>;
+  ready(nodes: readonly N[], record: ClusterRecord, fetch: typeof globalThis.fetch): Promise<boolean | ClusterRecord>;
 }
 
 export interface StartOptions {
   dataDir: string;
   basePort?: number;
+  /**
+   * The members serve HTTPS (true) or plain HTTP (false); undefined keeps what the data dir's
+   * record says (plain for a fresh one). Asking the other way than the record is a usage error.
+   */
+  tls?: boolean;
   /** Aborted (Ctrl-C) while the nodes start: they are stopped and the start fails. */
   interrupted?: AbortSignal;
 }
@@ -58,6 +65,8 @@ export interface LocalCluster<N extends LocalNodeConfig> {
   dataDir: string;
   /** True when the data dir held a cluster already (its ports and token were reused). */
   resumed: boolean;
+  /** How this process reaches the nodes: trusting the cluster CA when they serve TLS. */
+  fetch: typeof fetch;
   /** The node processes: each can be stopped and started again on its own. */
   processes: NodeSupervisor;
   /** Calls `listener` whenever a node process ends without being asked to. */
@@ -97,8 +106,10 @@ async function startLocked<N extends LocalNodeConfig>(
       `${options.dataDir} holds a local ${previous.variant} cluster: run "baton up --variant ${previous.variant}", or choose another --data-dir`,
     );
   }
+  const tls = servesTls(options, previous);
   let record: ClusterRecord = {
     ...previous,
+    ...(tls ? { tls } : {}),
     variant: variant.variant,
     ports: await choosePorts(variant.portKeys, options.basePort, previous),
     token: previous?.token ?? newAdminToken(),
@@ -109,6 +120,8 @@ async function startLocked<N extends LocalNodeConfig>(
   };
   await writeClusterRecord(options.dataDir, record);
   const configs = await variant.writeConfigs(options.dataDir, record);
+  const caFile = configs[0]?.caFile;
+  const nodeFetch = caFile ? fetchTrustingCa(caFile) : fetch;
 
   const listeners = new Set<(exit: NodeExit) => void>();
   const processes = new NodeSupervisor(variant.entryPoint, configs, (exit) => {
@@ -127,7 +140,7 @@ async function startLocked<N extends LocalNodeConfig>(
   try {
     for (const id of processes.ids) void processes.start(id);
     const updated = await waitUntilReady(
-      () => variant.ready(configs, record),
+      () => variant.ready(configs, record, nodeFetch),
       configs,
       exitedWhileStarting,
       options.interrupted,
@@ -147,10 +160,22 @@ async function startLocked<N extends LocalNodeConfig>(
     record,
     dataDir: options.dataDir,
     resumed: previous !== undefined,
+    fetch: nodeFetch,
     processes,
     onNodeExit: (listener) => void listeners.add(listener),
     stop,
   };
+}
+
+/** Whether the members serve TLS: as asked, else as recorded; a change of a recorded cluster is refused. */
+function servesTls(options: StartOptions, previous: ClusterRecord | undefined): boolean {
+  const recorded = previous?.tls === true;
+  if (previous === undefined || options.tls === undefined || options.tls === recorded) return options.tls ?? recorded;
+  throw new UsageError(
+    recorded
+      ? `${options.dataDir} holds a local cluster whose members serve TLS: run baton up without --no-tls, or choose another --data-dir`
+      : `${options.dataDir} holds a local cluster whose members serve plain HTTP: run baton up without --tls, or choose another --data-dir (or remove it to start a TLS cluster)`,
+  );
 }
 
 async function choosePorts(

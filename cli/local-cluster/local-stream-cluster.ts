@@ -19,7 +19,7 @@ export const streamClusterVariant: LocalClusterVariant<LocalNodeConfig> = {
   portKeys: LOCAL_NODE_IDS,
   writeConfigs: writeStreamNodeConfigs,
   // Ready once every node answers and lists all three registered: any node then takes a create.
-  ready: (nodes, record) => allRegistered(nodes, record.token),
+  ready: (nodes, record, fetch) => allRegistered(nodes, record.token, fetch),
 };
 
 /**
@@ -30,11 +30,11 @@ export function startLocalStreamCluster(options: StartOptions): Promise<LocalStr
   return startLocalCluster(streamClusterVariant, options);
 }
 
-async function allRegistered(configs: readonly LocalNodeConfig[], token: string): Promise<boolean> {
+async function allRegistered(configs: readonly LocalNodeConfig[], token: string, fetch: typeof globalThis.fetch): Promise<boolean> {
   const ids = configs.map((config) => config.id);
   for (const config of configs) {
     try {
-      const { nodes } = await new StreamClient({ nodes: [config.url], token }).nodes();
+      const { nodes } = await new StreamClient({ nodes: [config.url], token, fetch }).nodes();
       if (!ids.every((id) => nodes.some((node) => node.id === id))) return false;
     } catch {
       // Not listening yet, or no leader yet: keep waiting.
