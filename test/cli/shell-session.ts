@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { BATON_MAIN } from './run-baton.js';
 
@@ -21,8 +22,16 @@ export async function runShellSession(
   commands: readonly string[],
   options: { cwd: string },
 ): Promise<ShellStep[]> {
-  const bin = join(options.cwd, '.bin');
-  await mkdir(bin, { recursive: true });
+  // Outside `cwd`, which may be the checkout: the shim names this worktree's entry point.
+  const bin = await mkdtemp(join(tmpdir(), 'baton-bin-'));
+  try {
+    return await runWithBatonAt(bin, commands, options.cwd);
+  } finally {
+    await rm(bin, { recursive: true, force: true });
+  }
+}
+
+async function runWithBatonAt(bin: string, commands: readonly string[], cwd: string): Promise<ShellStep[]> {
   const baton = join(bin, 'baton');
   await writeFile(baton, `#!/bin/sh\nexec ${quote(process.execPath)} ${quote(BATON_MAIN)} "$@"\n`);
   await chmod(baton, 0o755);
@@ -32,7 +41,7 @@ export async function runShellSession(
   ].join('\n');
   const output = await new Promise<string>((resolve, reject) => {
     const child = spawn('sh', ['-c', script], {
-      cwd: options.cwd,
+      cwd,
       env: {
         ...process.env,
         PATH: `${bin}${delimiter}${process.env.PATH ?? ''}`,
