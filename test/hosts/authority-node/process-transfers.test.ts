@@ -198,3 +198,54 @@ test('a refused POST (wrong source) keeps the recently abandoned record: a repea
     resumed = true;
   }
 });
+
+test('a registered transfer survives the restart of the member that took it: the others still hold it, the source takes writes, and its key resumes it there to one commit', async (t) => {
+  t.timeout(300_000);
+  const cluster = await startProcessCluster(t);
+  await cluster.establish('east');
+  await acknowledge(cluster, 1, 'before');
+  // The paused target is never the Raft leader (its pause would turn the registration into a
+  // 503); the member that takes the POST and restarts is the third one.
+  const { leader } = (await cluster.control('east-1', 'GET', '/cluster', { timeoutMs: 10_000 })).body as { leader?: string };
+  const target = leader === 'north-1' ? 'west' : 'north';
+  const taker = target === 'north' ? 'west-1' : 'north-1';
+  const body = { authority: 'proj', source: 'east', target, reason: 'survives a restart' };
+  const paused = cluster.byId(`${target}-1`).member.process;
+  paused.pause();
+  let resumed = false;
+  try {
+    const first = cluster.control(taker, 'POST', '/transfers', { body, key: 'survivor', timeoutMs: 240_000 }).catch((error: Error) => error);
+    await eventually(async () => (await cluster.control('east-1', 'GET', '/transfers/proj')).body?.id === 'survivor', 'east-1 to see the registered transfer');
+    const restarted = cluster.byId(taker).member.process;
+    await restarted.stop();
+    const answered = await first;
+    t.log(`the POST at ${taker} answered ${answered instanceof Error ? answered.message : `${answered.status} ${JSON.stringify(answered.body)}`} as it stopped`);
+    restarted.start();
+    // Back with east (the target still paused), the cluster has a quorum again: the registration is still there.
+    await eventually(async () => (await cluster.control(taker, 'GET', '/transfers/proj', { timeoutMs: 5_000 })).body?.id === 'survivor', `${taker} to show the registered transfer after its restart`, 90_000);
+    const status = await cluster.control('east-1', 'GET', '/transfers/proj');
+    t.like(status.body, { id: 'survivor', source: 'east', target, frozen: false });
+    const second = await cluster.control('east-1', 'POST', '/transfers', { body: { ...body, reason: 'another' }, key: 'second' });
+    t.is(second.status, 409, JSON.stringify(second.body));
+    t.like(second.body, { code: 'transfer_in_progress', running_id: 'survivor' });
+    let during = 0;
+    await eventually(async () => {
+      const res = await cluster.write('east-1', 'after the restart', 1);
+      if (res.status === 200) during = res.body.serial;
+      return res.status === 200;
+    }, 'east to take a write again (the restarted member froze nothing)');
+    paused.resume();
+    resumed = true;
+    const res = await decided(cluster, taker, body, 'survivor');
+    t.is(res.status, 200, JSON.stringify(res.body));
+    t.like(res.body, { id: 'survivor', source: 'east', target, epoch: 2 });
+    t.true(res.body.barrier >= during, `the barrier ${res.body.barrier} covers the write acknowledged after the restart (${during})`);
+    const applied = await cluster.applied(`${target}-1`, 'east-1');
+    t.true(applied.serial >= res.body.barrier, `${target}-1 applied east's feed through ${applied.serial}, the barrier is ${res.body.barrier}`);
+    const again = await decided(cluster, 'east-1', body, 'survivor');
+    t.deepEqual(again.body, res.body, 'the key names one move, wherever it is reissued');
+    t.like(await cluster.authority('east-1'), { home: target, epoch: 2 });
+  } finally {
+    if (!resumed) paused.resume();
+  }
+});
