@@ -74,6 +74,22 @@ export class EtcdMember {
     return this.stop('SIGKILL');
   }
 
+  get isPaused(): boolean {
+    return this.process?.isPaused ?? false;
+  }
+
+  /**
+   * SIGSTOP: the member keeps its sockets and its place in the cluster but answers nothing, as
+   * under a long stall; its peers elect another leader when it led. `resume` sends SIGCONT.
+   */
+  pause(): void {
+    this.process?.pause();
+  }
+
+  resume(): void {
+    this.process?.resume();
+  }
+
   /** Starts the member again on its ports and data directory, and waits until it serves clients. */
   async restart(): Promise<void> {
     await this.stop();

@@ -21,6 +21,7 @@ export class ServerProcess {
   private gone = false;
   private error?: Error;
   private readonly listeners = new Set<() => void>();
+  private stopped = false;
 
   /**
    * @param onExit called once the process has exited (or could not be spawned), before `exited`
@@ -76,6 +77,23 @@ export class ServerProcess {
     return !this.gone;
   }
 
+  get isPaused(): boolean {
+    return this.stopped;
+  }
+
+  /** SIGSTOP: the process keeps its sockets but runs no code, as under a long GC or VM stall. */
+  pause(): void {
+    if (this.gone || this.stopped) return;
+    this.child.kill('SIGSTOP');
+    this.stopped = true;
+  }
+
+  resume(): void {
+    if (this.gone || !this.stopped) return;
+    this.child.kill('SIGCONT');
+    this.stopped = false;
+  }
+
   /**
    * Waits until the output shows `ready`, the process exits, or `timeoutMs` passes on the clock.
    * Checked again on every output chunk and at exit.
@@ -106,11 +124,13 @@ export class ServerProcess {
   }
 
   /**
-   * SIGTERM asks for a clean exit; SIGKILL is a crash. A process that does not exit within the
+   * SIGTERM asks for a clean exit (a paused process is resumed first); SIGKILL is a crash. A process that does not exit within the
    * grace period is killed. Stopping an exited process does nothing.
    */
   async stop(signal: 'SIGTERM' | 'SIGKILL' = 'SIGTERM'): Promise<void> {
     if (this.gone) return;
+    // A stopped process handles no SIGTERM until it runs again.
+    if (signal === 'SIGTERM') this.resume();
     this.child.kill(signal);
     if (!(await settledWithin(this.clock, this.exited, STOP_GRACE_MS))) {
       this.child.kill('SIGKILL');
