@@ -12,6 +12,8 @@ export function nemesisTests(options: {
   workload: () => Workload;
   ciSeeds: readonly number[];
   mustSucceed: Record<string, string>;
+  /** Fault kinds every run begins with, so CI's short runs make them (see NemesisOptions). */
+  firstKinds?: readonly string[];
 }): void {
   const budget = nemesisBudget(options.ciSeeds, 20);
   for (const seed of budget.seeds) {
@@ -21,6 +23,7 @@ export function nemesisTests(options: {
         seed,
         seconds: budget.seconds,
         members: memberCount(seed),
+        nemesis: { firstKinds: options.firstKinds },
       });
       t.log(outcome.report);
       t.deepEqual(outcome.problems, [], outcome.report);

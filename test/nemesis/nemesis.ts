@@ -28,6 +28,11 @@ export interface NemesisOptions {
   quietMs?: [number, number];
   /** How long a fault lasts before it is healed, drawn per fault. */
   holdMs?: [number, number];
+  /**
+   * Kinds the first round begins with (in a drawn order), so a short run sees the faults its
+   * test is about before its time is up; kinds the cluster cannot make are left out.
+   */
+  firstKinds?: readonly FaultKind[];
 }
 
 /**
@@ -43,6 +48,7 @@ export class Nemesis {
   private readonly clock = new SystemClock();
   private readonly quietMs: [number, number];
   private readonly holdMs: [number, number];
+  private readonly firstKinds: readonly FaultKind[];
 
   constructor(
     private readonly cluster: NemesisCluster,
@@ -52,6 +58,7 @@ export class Nemesis {
   ) {
     this.quietMs = options.quietMs ?? [600, 1500];
     this.holdMs = options.holdMs ?? [800, 2500];
+    this.firstKinds = options.firstKinds ?? [];
     this.kinds = ['kill', 'pause'];
     if (cluster.firewall) this.kinds.push('partition');
     else this.skipped.push(`partitions: ${cluster.partitionsUnavailable ?? 'no firewall'}`);
@@ -62,7 +69,7 @@ export class Nemesis {
   /** Runs faults until `signal` aborts, then heals whatever is still broken. */
   async run(signal: AbortSignal): Promise<void> {
     try {
-      let round: FaultKind[] = [];
+      let round = this.firstRound();
       while (!signal.aborted) {
         await this.sleep(this.draw(this.quietMs), signal);
         if (signal.aborted) break;
@@ -73,6 +80,13 @@ export class Nemesis {
     } finally {
       await this.healAll();
     }
+  }
+
+  /** Every kind once, the ones asked for first (a round is taken from its end). */
+  private firstRound(): FaultKind[] {
+    const first = this.kinds.filter((k) => this.firstKinds.includes(k));
+    const rest = this.kinds.filter((k) => !first.includes(k));
+    return [...shuffle(this.rng, rest), ...shuffle(this.rng, first)];
   }
 
   private async fault(kind: FaultKind, signal: AbortSignal): Promise<void> {

@@ -18,7 +18,7 @@ import {
   type StreamRead,
   type TransferSample,
 } from './stream-checks.js';
-import { etcdFaults } from './etcd-faults.js';
+import { etcdFaults } from '../etcd-faults.js';
 import {
   gauge,
   startStreamCluster,
@@ -73,7 +73,9 @@ export function streamWorkload(metadata: StreamMetadataStore = 'raft'): Workload
       }
       cluster.faults = streamFaults(cluster, ctx.log, ctx.rng.fork('faults'), failovers);
       if (cluster.etcd)
-        cluster.faults.push(...etcdFaults(cluster, cluster.etcd, ctx.rng.fork('etcd')));
+        cluster.faults.push(
+          ...etcdFaults(cluster.members, cluster.firewall, cluster.etcd, ctx.rng.fork('etcd')),
+        );
       return cluster;
     },
 
