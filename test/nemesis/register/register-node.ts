@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // A test host for the consensus workload: `node dist/test/nemesis/register/register-node.js CONFIG.json`.
 import Router from '@koa/router';
+import type { Middleware } from 'koa';
 import { z } from 'zod';
 import { CLOCK } from '../../../framework/contracts/clock.js';
 import { LOGGER } from '../../../framework/contracts/logger.js';
@@ -31,12 +32,15 @@ import {
   type KvResult,
   type KvState,
 } from '../../../framework/testing/fakes/kv-state-machine.js';
+import { etcdConsensusPlugin } from '../../../plugins/etcd/plugin.js';
 import { httpPeerTransportPlugin, raftConsensusPlugin } from '../../../plugins/raft/plugin.js';
 import { RAFT_PEER_ROUTER } from '../../../plugins/raft/transport-http.js';
 
 /**
  * One member of a replicated register: the consensus conformance suite's key-value state
- * machine on plugins/raft over HTTP, file storage, and a small client API on the same listener:
+ * machine on plugins/raft over HTTP with file storage, or with `etcd` in the config on
+ * plugins/etcd (a log in an etcd cluster the members share, no traffic between members), and a
+ * small client API on the same listener:
  * - POST /kv {op, key, value?, expected?}: proposes the command; 200 with the result, 503
  *   `not_appended` when it certainly took no effect, 504 `unknown` when it may have;
  * - GET /state: the applied view (position, commands applied, the data), for convergence checks;
@@ -54,6 +58,13 @@ const registerNodeConfig = z
     token: z.string().min(16),
     /** Raft tick, election and proposal timing: short, so faults show within a short run. */
     raft: z.record(z.string(), z.unknown()).default({}),
+    /**
+     * Options of the etcd consensus (endpoints, prefix, timeouts; this member's id and the voters
+     * are filled in): with them the register lives in etcd instead of the members' own Raft.
+     */
+    etcd: z.record(z.string(), z.unknown()).optional(),
+    /** How long the client API waits for a proposal's decision. */
+    proposeTimeoutMs: z.number().int().positive().default(1500),
   })
   .strict();
 type RegisterNodeConfig = z.output<typeof registerNodeConfig>;
@@ -76,11 +87,24 @@ const commandSchema = z.discriminatedUnion('op', [
 ]);
 
 const REGISTER_API = token<HttpServer>('RegisterApi');
+/** What members send each other, served on the client listener: Raft's routes, none on etcd. */
+const PEER_ROUTES = token<Middleware[]>('RegisterPeerRoutes');
+
+const raftPeerRoutesPlugin = definePlugin({
+  id: 'register-raft-peer-routes',
+  provides: [PEER_ROUTES],
+  requires: [RAFT_PEER_ROUTER],
+  options: z.object({}).strict(),
+  register: (ctx) =>
+    ctx.provide(PEER_ROUTES, {
+      useFactory: (resolve) => [serveRouter(resolve(RAFT_PEER_ROUTER))],
+    }),
+});
 
 const registerApiPlugin = definePlugin({
   id: 'register-api',
   provides: [REGISTER_API],
-  requires: [METADATA_CONSENSUS, RAFT_PEER_ROUTER, CLOCK, RNG, LOGGER],
+  requires: [METADATA_CONSENSUS, PEER_ROUTES, CLOCK, RNG, LOGGER],
   options: z.object({
     port: z.number().int().positive(),
     token: z.string().min(16),
@@ -100,7 +124,7 @@ const registerApiPlugin = definePlugin({
             { token: ctx.options.token, principal: 'client', scopes: ['register'] },
           ]),
         });
-        app.use(serveRouter(resolve(RAFT_PEER_ROUTER)));
+        for (const routes of resolve(PEER_ROUTES)) app.use(routes);
         app.use(serveRouter(clientRouter(register, ctx.options.proposeTimeoutMs)));
         return new HttpServer({ app, port: ctx.options.port, clock, logger, name: 'register' });
       },
@@ -136,28 +160,41 @@ function clientRouter(register: Register, timeoutMs: number): Router {
 }
 
 async function startRegisterNode(config: RegisterNodeConfig) {
-  const raft = {
-    tickMs: 10,
-    electionTicks: 20,
-    heartbeatTicks: 3,
-    proposeTimeoutMs: 1500,
-    ...config.raft,
-  };
-  const host = createHost(systemDefaults)
+  const builder = createHost(systemDefaults)
     .add(pinoLoggerPlugin, { level: 'info', pretty: false })
-    .value(STATE_MACHINE, kvStateMachine)
-    .add(peerAuthPlugin, { self: config.member, peers: config.voters, peerAuth: config.peerAuth })
-    .add(httpPeerTransportPlugin, { member: config.member, peers: config.peers })
-    .add(raftConsensusPlugin, {
-      member: config.member,
-      voters: config.voters,
-      dataDir: config.dataDir,
-      ...raft,
-    })
+    .value(STATE_MACHINE, kvStateMachine);
+  if (config.etcd)
+    builder
+      .add(etcdConsensusPlugin, {
+        memberId: config.member,
+        initialVoters: config.voters,
+        ...config.etcd,
+      })
+      .value(PEER_ROUTES, []);
+  else
+    builder
+      .add(peerAuthPlugin, {
+        self: config.member,
+        peers: config.voters,
+        peerAuth: config.peerAuth,
+      })
+      .add(httpPeerTransportPlugin, { member: config.member, peers: config.peers })
+      .add(raftConsensusPlugin, {
+        member: config.member,
+        voters: config.voters,
+        dataDir: config.dataDir,
+        tickMs: 10,
+        electionTicks: 20,
+        heartbeatTicks: 3,
+        proposeTimeoutMs: config.proposeTimeoutMs,
+        ...config.raft,
+      })
+      .add(raftPeerRoutesPlugin);
+  const host = builder
     .add(registerApiPlugin, {
       port: config.port,
       token: config.token,
-      proposeTimeoutMs: raft.proposeTimeoutMs as number,
+      proposeTimeoutMs: config.proposeTimeoutMs,
     })
     .build();
   await host.start();

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freeLoopbackPorts } from '../../../cli/local-cluster/free-ports.js';
 import { SystemClock } from '../../../framework/kernel/system-clock.js';
+import { EtcdCluster } from '../../../framework/testing/etcd-server.js';
 import type { KvCommand, KvResult } from '../../../framework/testing/fakes/kv-state-machine.js';
 import {
   checkLinearizability,
@@ -12,12 +13,14 @@ import {
 import { kvRegisterModel } from '../../../framework/testing/linearizability/kv-register-model.js';
 import type { SeededRng } from '../../../framework/testing/sim/seeded-rng.js';
 import { eventually } from '../../hosts/eventually.js';
+import { FAST } from '../../plugins/etcd/etcd-fixture.js';
 import {
   READY_TIMEOUT_MS,
   prepareMember,
   type ClusterMember,
   type NemesisCluster,
 } from '../cluster.js';
+import { etcdFaults } from '../etcd-faults.js';
 import { firewallFor, type Firewall } from '../firewall.js';
 import { callJson } from '../http-json.js';
 import { memberIdentities } from '../member-identity.js';
@@ -39,16 +42,23 @@ interface StateAnswer {
   data: Record<string, string>;
 }
 
+/** What the register is replicated by: the members' own Raft, or a log in a real 3-member etcd. */
+export type RegisterConsensus = 'raft' | 'etcd';
+
 /**
  * The consensus workload: clients put, get and compare-and-set registers through random members
  * of a Raft over HTTP (real processes, file storage, snapshots every few hundred entries), while
- * the nemesis kills, pauses and partitions them. Checked: the history (with a final read of every
- * key after healing) is linearizable for the register model, and every member applies the same
- * state.
+ * the nemesis kills, pauses and partitions them. On etcd the members keep the register in a log
+ * in a real 3-member etcd instead and never talk to each other: partitions between them cut
+ * nothing, so the nemesis kills and pauses them and the etcd faults take their place (an etcd
+ * member killed or paused, a member cut off from etcd). Checked: the history (with a final read
+ * of every key after healing) is linearizable for the register model, and every member applies
+ * the same state.
  */
-export function registerWorkload(): Workload {
+export function registerWorkload(consensus: RegisterConsensus = 'raft'): Workload {
   let members: ClusterMember[] = [];
   let firewall: Firewall | undefined;
+  let etcd: EtcdCluster | undefined;
   const token = randomBytes(16).toString('hex');
   let urls: Record<string, string> = {};
   const keys = new KeyRotation();
@@ -59,8 +69,11 @@ export function registerWorkload(): Workload {
   };
 
   return {
-    name: 'register',
-    testFile: 'dist/test/nemesis/register.test.js',
+    name: consensus === 'etcd' ? 'register-etcd' : 'register',
+    testFile:
+      consensus === 'etcd'
+        ? 'dist/test/nemesis/register-etcd.test.js'
+        : 'dist/test/nemesis/register.test.js',
     progressOps: ['put', 'cas', 'get'],
 
     async start(ctx) {
@@ -69,6 +82,7 @@ export function registerWorkload(): Workload {
       urls = Object.fromEntries(ids.map((id, i) => [id, `http://127.0.0.1:${ports[i]}`]));
       const identities = memberIdentities(ids.length);
       const peerAuth = peerCredentials(ids);
+      if (consensus === 'etcd') etcd = await EtcdCluster.start({ size: 3 });
       members = await Promise.all(
         ids.map((id, i) =>
           prepareMember({
@@ -87,6 +101,16 @@ export function registerWorkload(): Workload {
               token,
               // Snapshots every few hundred entries, so restarts and lagging followers go through them.
               raft: { snapshotInterval: 200, snapshotRetain: 20 },
+              ...(etcd && {
+                etcd: {
+                  endpoints: etcd.endpoints,
+                  prefix: `register-${ctx.seed}/`,
+                  // A lost leader is replaced after its 2 s lease; snapshots as often as on Raft.
+                  ...FAST,
+                  snapshotEveryEntries: 200,
+                  retainEntriesAfterSnapshot: 20,
+                },
+              }),
             },
           }),
         ),
@@ -96,9 +120,13 @@ export function registerWorkload(): Workload {
       for (const member of members) member.process.start();
       const cluster: NemesisCluster = {
         members,
-        firewall,
-        partitionsUnavailable: opened.partitionsUnavailable,
+        // On etcd the members never talk to each other: only a cut from etcd (below) parts them.
+        firewall: etcd ? undefined : firewall,
+        partitionsUnavailable: etcd
+          ? 'the members talk to etcd alone (etcd-cut cuts one off from it instead)'
+          : opened.partitionsUnavailable,
         storeOutages: [],
+        faults: etcd ? etcdFaults(members, firewall, etcd, ctx.rng.fork('etcd')) : undefined,
         leader: () => leaderOf(urls, token),
         waitReady: (id) =>
           eventually(
@@ -173,6 +201,7 @@ export function registerWorkload(): Workload {
     async stop() {
       await firewall?.heal();
       await Promise.all(members.map((m) => m.process.stop()));
+      await etcd?.close();
     },
   };
 }
