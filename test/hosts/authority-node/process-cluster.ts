@@ -1,25 +1,14 @@
-import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { ExecutionContext } from 'ava';
-import { freeLoopbackPorts } from '../../../cli/local-cluster/free-ports.js';
-import { PEER_MEMBER_HEADER, PEER_SECRET_HEADER } from '../../../framework/http/peer-auth.js';
 import { makeTempDir } from '../../../framework/testing/temp-dir.js';
-import { prepareMember, type ClusterMember } from '../../nemesis/cluster.js';
+import type { ClusterMember } from '../../nemesis/cluster.js';
+import { prepareAuthorityMembers, type AuthorityMember } from '../../nemesis/authority/authority-members.js';
 import { callJson, type CallResult } from '../../nemesis/http-json.js';
-import { peerCredentials } from '../../nemesis/peer-credentials.js';
 import { eventually } from '../eventually.js';
 
-const ENTRY = fileURLToPath(new URL('../../../hosts/authority-node/main.js', import.meta.url));
-const DATACENTERS = ['east', 'west', 'north'] as const;
 /** A node process on a loaded machine takes seconds to load: generous, never a blind sleep. */
 const READY_MS = 90_000;
 
-export interface ProcessMember {
-  id: string;
-  datacenter: string;
-  control: string;
-  public: string;
+export interface ProcessMember extends AuthorityMember {
   member: ClusterMember;
 }
 
@@ -37,44 +26,14 @@ export interface Answer {
  */
 export async function startProcessCluster(t: ExecutionContext, transfers: Record<string, number> = {}) {
   const dir = await makeTempDir('authority-processes');
-  const ports = await freeLoopbackPorts(2 * DATACENTERS.length);
-  const nodes = DATACENTERS.map((datacenter, i) => ({
-    id: `${datacenter}-1`,
-    datacenter,
-    public: `http://127.0.0.1:${ports[2 * i]}`,
-    control: `http://127.0.0.1:${ports[2 * i + 1]}`,
-  }));
-  const ids = nodes.map((n) => n.id);
-  const token = randomBytes(16).toString('hex');
-  const peerAuth = peerCredentials(ids);
-  const roster = Object.fromEntries(nodes.map((n) => [n.datacenter, { members: { [n.id]: { public: n.public } } }]));
-  const members: ProcessMember[] = [];
-  for (const [i, node] of nodes.entries()) {
-    const memberDir = join(dir.path, node.id);
-    const member = await prepareMember({
-      id: node.id,
-      dir: memberDir,
-      ports: [ports[2 * i], ports[2 * i + 1]],
-      entryPoint: ENTRY,
-      config: {
-        node: {
-          self: node.id,
-          mode: 'ha',
-          roster,
-          public: { port: ports[2 * i], host: '127.0.0.1' },
-          control: { port: ports[2 * i + 1], host: '127.0.0.1' },
-          tokens: [{ token, principal: 'operator', scopes: ['admin:write', 'admin:read', 'authority:write'] }],
-          feed: { pullIntervalMs: 50 },
-          transfers: { reprobeMaxDelayMs: 200, probeTimeoutMs: 1_000, ...transfers },
-        },
-        dataDir: memberDir,
-        consensus: { use: 'raft', options: { member: node.id, voters: ids } },
-        peerAuth: peerAuth(node.id),
-        log: { level: 'info', pretty: false },
-      },
-    });
-    members.push({ ...node, member });
-  }
+  const prepared = await prepareAuthorityMembers({
+    dir: dir.path,
+    count: 3,
+    feed: { pullIntervalMs: 50 },
+    transfers: { reprobeMaxDelayMs: 200, probeTimeoutMs: 1_000, ...transfers },
+  });
+  const { token, peerHeaders } = prepared;
+  const members: ProcessMember[] = prepared.nodes.map((node, i) => ({ ...node, member: prepared.members[i] }));
   t.teardown(async () => {
     await Promise.all(members.map((m) => m.member.process.stop()));
     if (t.passed) await dir.remove();
@@ -109,11 +68,10 @@ export async function startProcessCluster(t: ExecutionContext, transfers: Record
     },
     /** How far `at` has applied `origin`'s feed, read as a peer would (the barrier probe's route). */
     async applied(at: string, origin: string): Promise<{ serial: number; incarnation: string | null }> {
-      const secret = String(peerAuth('east-1').secret);
       const r = await callJson(`${byId(at).public}/availability/v1/feeds/${origin}/applied`, {
         token,
         timeoutMs: 10_000,
-        headers: { [PEER_MEMBER_HEADER]: 'east-1', [PEER_SECRET_HEADER]: secret },
+        headers: peerHeaders('east-1'),
       });
       const a = answer(r, `applied at ${at}`);
       if (a.status !== 200) throw new Error(`applied at ${at} answered ${a.status}: ${JSON.stringify(a.body)}`);
