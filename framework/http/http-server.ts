@@ -6,6 +6,7 @@ import type { Clock } from '../contracts/clock.js';
 import { BatonError } from '../contracts/errors.js';
 import type { Logger } from '../contracts/logger.js';
 import type { Lifecycle } from '../kernel/plugin.js';
+import { answerClientError } from './client-error.js';
 import { readTlsMaterial, type ListenerTls } from './listener-tls.js';
 import { lingerOnClose } from './lingering-close.js';
 
@@ -97,6 +98,8 @@ export class HttpServer implements Lifecycle {
       });
     });
     server.on('request', this.options.app.callback());
+    // A request the parser refuses (431, 400) is answered as problem+json like every other refusal.
+    server.on('clientError', answerClientError);
     // An early answer that closes its connection (413, 401) reaches a client still sending.
     server.on(tls ? 'secureConnection' : 'connection', (socket: Socket) => lingerOnClose(socket, this.options.clock));
     await new Promise<void>((resolve, reject) => {

@@ -1,5 +1,5 @@
 import { Agent, request } from 'node:http';
-import { createServer } from 'node:net';
+import { connect, createServer } from 'node:net';
 import Koa from 'koa';
 import test from 'ava';
 import { createHttpServer, HttpListenError } from '../../../framework/http/http-server.js';
@@ -123,4 +123,36 @@ test('a request still running at the drain deadline has its connection cut', asy
   clock.advance(1_000);
   await stopping;
   await t.throwsAsync(response, { message: /socket hang up|ECONNRESET/ });
+});
+
+/** Sends raw bytes and resolves with everything the server wrote before it closed the connection. */
+function rawExchange(port: number, bytes: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.end(bytes));
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk) => chunks.push(chunk));
+    socket.on('close', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    socket.on('error', reject);
+  });
+}
+
+test('a request the HTTP parser refuses is answered as problem+json: 431 for oversized headers, 400 for a malformed request', async (t) => {
+  const server = createHttpServer({ app: helloApp(), port: 0, clock: new SystemClock() });
+  const { port, url } = await server.listen();
+  t.teardown(() => server.stop());
+  const cases = [
+    { name: 'a 20 KB URL', bytes: `GET /?after=${'x'.repeat(20_000)} HTTP/1.1\r\nHost: a\r\n\r\n`, status: 431, type: 'urn:baton:problem:headers-too-large' },
+    { name: 'a bad method', bytes: 'B@D / HTTP/1.1\r\nHost: a\r\n\r\n', status: 400, type: 'urn:baton:problem:malformed-request' },
+    { name: 'a control byte in a header', bytes: 'GET / HTTP/1.1\r\nHost: a\r\nIdempotency-Key: a\x01b\r\n\r\n', status: 400, type: 'urn:baton:problem:malformed-request' },
+  ];
+  for (const { name, bytes, status, type } of cases) {
+    const answer = await rawExchange(port, bytes);
+    const [head, body] = answer.split('\r\n\r\n');
+    t.regex(head, new RegExp(`^HTTP/1.1 ${status} `), name);
+    t.regex(head, /\r\nContent-Type: application\/problem\+json\r\n/i, name);
+    t.regex(head, /\r\nConnection: close(\r\n|$)/i, name);
+    t.like(JSON.parse(body), { type, status }, name);
+    t.true(typeof JSON.parse(body).detail === 'string', `${name}: the problem says what to do`);
+  }
+  t.deepEqual(await (await fetch(url)).json(), { hello: 'world' }, 'the listener still serves');
 });
