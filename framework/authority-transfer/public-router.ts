@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { IdentitySupplier } from '../contracts/identity-supplier.js';
 import type { Middleware } from 'koa';
 import { requireScope } from '../http/auth.js';
-import { assertPeerSender, requirePeer, type PeerAuthenticator } from '../http/peer-auth.js';
+import { assertPeerSender, markPeerRoute, requirePeer, type PeerAuthenticator } from '../http/peer-auth.js';
 import { peekState } from '../http/state.js';
 import { readValidBody } from '../http/json-body.js';
 import type { ApiDocument } from '../http/openapi.js';
@@ -54,7 +54,8 @@ export interface PublicRouterDeps {
 export function createPublicRouter(deps: PublicRouterDeps, document: ApiDocument): Router {
   const router = new Router({ prefix: '/availability/v1' });
   const secure = deps.peerAuth !== undefined && !deps.peerAuth.insecure;
-  const peerGate: Middleware = secure ? requirePeer(deps.peerAuth!) : requireScope(PEER_SCOPE);
+  // Either gate marks the request as a peer route's: its refusals are counted as peer refusals.
+  const peerGate: Middleware[] = secure ? [requirePeer(deps.peerAuth!)] : [markPeerRoute, requireScope(PEER_SCOPE)];
   const peerSecurity = secure ? { peer: true as const } : { scope: PEER_SCOPE };
 
   route(
@@ -69,7 +70,7 @@ export function createPublicRouter(deps: PublicRouterDeps, document: ApiDocument
       params: { query: feedQuery },
       responses: { 200: { description: 'A page of the feed', schema: feedPageSchema }, 400: 'Invalid query' },
     },
-    peerGate,
+    ...peerGate,
     async (ctx) => {
       const { after, limit, incarnation, from } = validate(feedQuery, ctx.query, 'query');
       // A member's progress trims the feed: only that member, authenticated, may report it.
@@ -95,7 +96,7 @@ export function createPublicRouter(deps: PublicRouterDeps, document: ApiDocument
       params: { path: originParam },
       responses: { 200: { description: 'The applied serial, in the incarnation it counts in', schema: appliedSerialSchema } },
     },
-    peerGate,
+    ...peerGate,
     async (ctx) => {
       const origin = ctx.params.origin;
       const position =

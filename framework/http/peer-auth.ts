@@ -163,6 +163,16 @@ export function isPeerRouteRequest(ctx: object): boolean {
 }
 
 /**
+ * Marks a request as one for a peer route, so its refusals count as peer refusals whatever
+ * gate refuses it. requirePeer marks its requests itself; a peer route gated another way (the
+ * bearer scope `peer` of the authority feeds under `insecure: true`) puts this in front.
+ */
+export const markPeerRoute: Middleware = async (ctx, next) => {
+  peerRouteRequests.add(ctx);
+  await next();
+};
+
+/**
  * Lets a request through only with a valid peer credential and places the peer in ctx.state;
  * `onRefused` sees every refusal (a transport counts them).
  */
