@@ -17,6 +17,7 @@ import { OwnershipStateMachine } from '../../framework/authority-transfer/owners
 import { PlannedTransferEngine } from '../../framework/authority-transfer/planned-transfer-engine.js';
 import type { SourcePositions } from '../../framework/authority-transfer/source-positions.js';
 import { AuthorityFrozenError } from '../../framework/authority-transfer/transfer-errors.js';
+import { HomeCatchUp } from '../../framework/authority-transfer/home-catch-up.js';
 import { WriteFence } from '../../framework/authority-transfer/write-fence.js';
 import { createSilentLogger } from '../../framework/kernel/pino-logger.js';
 import { SystemClock } from '../../framework/kernel/system-clock.js';
@@ -84,7 +85,7 @@ export async function benchFreezeWindow(transfers: number) {
     await feed.open();
     const replicas = new FeedReplicas(id);
     await replicas.open(IDS);
-    members.push({ id, datacenter: MEMBERS[id], raft, feed, replicas, fence: new WriteFence(raft, feed, MEMBERS[id]) });
+    members.push({ id, datacenter: MEMBERS[id], raft, feed, replicas, fence: new WriteFence(raft, feed, MEMBERS[id], new HomeCatchUp(id, replicas, raft, log)) });
   }
   const byDc = (dc: string) => members.filter((m) => m.datacenter === dc);
   let pulling = true;

@@ -29,6 +29,7 @@ import { DirectoryFiles } from '../kernel/byte-files.js';
 import { FeedReplicas } from './feed-replicas.js';
 import { FeedReplicator } from './feed-replicator.js';
 import { FreezeAcknowledger } from './freeze-acknowledger.js';
+import { HomeCatchUp } from './home-catch-up.js';
 import { RosterSourcePositions } from './source-positions.js';
 import type { FrontierProbe } from './frontier-probe.js';
 import { HttpFrontierProbe } from './http-frontier-probe.js';
@@ -157,7 +158,12 @@ export class AuthorityNode implements Lifecycle {
           resolution: options.resolution,
         },
       );
-      this.fence = new WriteFence(consensus, this.feed, this.datacenter);
+      const catchUp = new HomeCatchUp(options.self, this.replicas, consensus, log, {
+        onBehind: () => this.replicator.pullSoon(),
+        onRefused: () => this.metrics.homeCatchUpRefusals.inc(),
+      });
+      this.metrics.observeHomesCatchingUp(() => catchUp.catchingUp);
+      this.fence = new WriteFence(consensus, this.feed, this.datacenter, catchUp);
       this.freezes = new FreezeAcknowledger(consensus, this.feed, this.datacenter, clock, log, () => this.replicator.pullSoon());
       ha = { engine: this.engine, failover: new FailoverCommands(consensus, this.tracker, this.roster), consensus, audit };
       const engine = this.engine;

@@ -67,7 +67,7 @@ export function assembleOwnership(): StateAssembly<OwnershipState> {
             if (!Array.isArray(entry) || typeof entry[0] !== 'string' || !entry[1] || typeof entry[1] !== 'object') {
               throw malformed('an authority entry is not [id, {home, epoch}]');
             }
-            state.authorities.set(entry[0], { home: entry[1].home, epoch: entry[1].epoch });
+            state.authorities.set(entry[0], entry[1].catchUp ? { home: entry[1].home, epoch: entry[1].epoch, catchUp: structuredClone(entry[1].catchUp) } : { home: entry[1].home, epoch: entry[1].epoch });
           }
           return;
         case 'pending':

@@ -1,5 +1,5 @@
 import { sortedTree } from '../consensus/sorted-tree.js';
-import type { OwnershipState, PendingAudit, TransferIntent } from './ownership.js';
+import type { Ownership, OwnershipState, PendingAudit, TransferIntent } from './ownership.js';
 
 /** An empty ownership state, indexes included. */
 export function emptyOwnershipState(): OwnershipState {
@@ -83,7 +83,7 @@ export function intentsOf(state: OwnershipState, index: Map<string, Set<string>>
 
 /** What snapshots carry: the primary maps as entry arrays (plain JSON); indexes are rebuilt. */
 export interface OwnershipSnapshot {
-  authorities: [string, { home: string; epoch: number }][];
+  authorities: [string, Ownership][];
   pending: [string, PendingAudit][];
   transfers: [string, TransferIntent][];
 }
@@ -109,7 +109,7 @@ export function restoreOwnership(snapshot: unknown): OwnershipState {
     Array.isArray(value) ? (value as [string, T][]) : Object.entries((value ?? {}) as Record<string, T>);
   const copy = structuredClone(s);
   const state = emptyOwnershipState();
-  for (const [authority, ownership] of entries<{ home: string; epoch: number }>(copy.authorities)) state.authorities.set(authority, ownership);
+  for (const [authority, ownership] of entries<Ownership>(copy.authorities)) state.authorities.set(authority, ownership);
   for (const [, pending] of entries<PendingAudit>(copy.pending)) putPending(state, pending);
   for (const [, intent] of entries<TransferIntent>(copy.transfers)) putIntent(state, intent);
   return state;

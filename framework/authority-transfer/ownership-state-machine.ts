@@ -7,10 +7,12 @@ import type {
   OwnershipCommand,
   OwnershipResult,
   OwnershipState,
+  SettleCatchUpCommand,
+  SettleCatchUpResult,
   TransferAuthorityCommand,
   TransferAuthorityResult,
 } from './ownership.js';
-import { finalBarrier, finalsComplete } from './ownership.js';
+import { catchUpAfter, finalBarrier, finalsComplete, MAX_SETTLED_MEMBERS } from './ownership.js';
 import { dropIntent, dropPending, emptyOwnershipState, putPending, restoreOwnership, snapshotOwnership } from './ownership-index.js';
 import { applyTransferLifecycle } from './transfer-lifecycle.js';
 import { assembleOwnership, captureOwnership } from './ownership-capture.js';
@@ -35,6 +37,8 @@ export class OwnershipStateMachine implements StateMachine<OwnershipState, Owner
         return this.commitPlannedTransfer(state, command, ctx);
       case 'ack_audit':
         return this.ackAudit(state, command);
+      case 'settle_catch_up':
+        return this.settleCatchUp(state, command);
       case 'register_transfer':
       case 'freeze_transfer':
       case 'record_final':
@@ -114,7 +118,10 @@ export class OwnershipStateMachine implements StateMachine<OwnershipState, Owner
     }
     if (!finalsComplete(intent)) return { ok: false, reason: 'not_frozen', home: current.home, epoch: current.epoch };
     const epoch = current.epoch + 1;
-    state.authorities.set(c.authority, { home: intent.target, epoch });
+    // The target was seen at the finals before this apply, not at it: the new home checks its
+    // own replica against them before it acknowledges a write under this epoch.
+    const catchUp = catchUpAfter(intent);
+    state.authorities.set(c.authority, catchUp ? { home: intent.target, epoch, catchUp } : { home: intent.target, epoch });
     dropIntent(state, c.authority);
     const record = {
       id: intent.id,
@@ -130,6 +137,22 @@ export class OwnershipStateMachine implements StateMachine<OwnershipState, Owner
     };
     if (ctx.voters.length > 0) putPending(state, { record, awaiting: [...ctx.voters] });
     return { ok: true, record: { ...record } };
+  }
+
+  /** Records that `member` of the home held every final of the move that minted `epoch`. */
+  private settleCatchUp(state: OwnershipState, c: SettleCatchUpCommand): SettleCatchUpResult {
+    const current = state.authorities.get(c.authority);
+    if (!current) return { ok: false, reason: 'unknown_authority' };
+    if (current.epoch !== c.epoch) return { ok: false, reason: 'stale_epoch' };
+    const catchUp = current.catchUp;
+    if (!catchUp) return { ok: true, settled: [] };
+    if (typeof c.member !== 'string' || catchUp.settled.includes(c.member) || catchUp.settled.length >= MAX_SETTLED_MEMBERS) {
+      return { ok: true, settled: [...catchUp.settled] };
+    }
+    // Replaced, not changed in place: a capture in progress may share the record.
+    const settled = [...catchUp.settled, c.member];
+    state.authorities.set(c.authority, { home: current.home, epoch: current.epoch, catchUp: { finals: catchUp.finals, settled } });
+    return { ok: true, settled: [...settled] };
   }
 
   private ackAudit(state: OwnershipState, c: AckAuditCommand): AckAuditResult {

@@ -3,11 +3,41 @@ import type { MemberId } from '../contracts/peer-transport.js';
 import type { SortedTree } from '../consensus/sorted-tree.js';
 import type { TransferRequest } from './transfer-plan.js';
 
-/** Where an authority lives: its home datacenter and the fencing epoch minted by its last move. */
+/**
+ * Where an authority lives: its home datacenter and the fencing epoch minted by its last move.
+ * A planned move also names what the new home must hold before it acknowledges a write under
+ * that epoch (`catchUp`).
+ */
 export interface Ownership {
   home: string;
   epoch: number;
+  catchUp?: HomeCatchUpRequirement;
 }
+
+/** One source member's final serial, in the incarnation of its feed the serial counts in. */
+export interface FinalSerial {
+  member: MemberId;
+  incarnation: string;
+  serial: number;
+}
+
+/**
+ * What a planned commit leaves for the new home: the source members' final serials. The driver
+ * saw the target reach them, but the target can lose its replica between that reading and the
+ * commit's apply; so each member of the new home checks its own replica against them before it
+ * acknowledges a write under the new epoch (see HomeCatchUp), and once it holds them says so
+ * (`settle_catch_up`): from then on it checks no more, so a source feed that later starts a new
+ * incarnation (its member lost its disk) cannot block the home's writes.
+ */
+export interface HomeCatchUpRequirement {
+  /** Source members whose final serial was above 0. */
+  finals: FinalSerial[];
+  /** Members of the home that held every final once. */
+  settled: MemberId[];
+}
+
+/** At most this many members settle one requirement (a datacenter's members, with room to spare). */
+export const MAX_SETTLED_MEMBERS = 64;
 
 /**
  * A sealed audit record not yet stored by every voter present at its commit. `awaiting` holds
@@ -153,6 +183,15 @@ export interface CommitPlannedTransferCommand {
   barrier: number;
 }
 
+/** A member of the authority's home holds every final serial of the move that made it home. */
+export interface SettleCatchUpCommand {
+  type: 'settle_catch_up';
+  authority: string;
+  /** The epoch the move minted: a settle of an earlier move changes nothing. */
+  epoch: number;
+  member: MemberId;
+}
+
 /**
  * A member's acknowledgement that its durable audit store holds the sealed records `ids`. One
  * command carries a batch, so projection costs one consensus entry per member per batch rather
@@ -175,6 +214,7 @@ export type OwnershipCommand =
   | TransferAuthorityCommand
   | CommitPlannedTransferCommand
   | AckAuditCommand
+  | SettleCatchUpCommand
   | TransferLifecycleCommand;
 
 export type MoveRefusal = 'source_not_home' | 'unknown_authority' | 'already_home';
@@ -199,6 +239,10 @@ export type TransferLifecycleResult =
   | { ok: true; intent: TransferIntent }
   | { ok: false; reason: 'not_registered' | 'not_frozen' | 'not_a_source' };
 
+export type SettleCatchUpResult =
+  | { ok: true; settled: MemberId[] }
+  | { ok: false; reason: 'unknown_authority' | 'stale_epoch' };
+
 /** `released`: records that left the state with this ack; `unknown`: ids not pending (already released). */
 export type AckAuditResult = { ok: true; released: string[]; unknown: string[] };
 
@@ -208,6 +252,7 @@ export type OwnershipResult =
   | RegisterTransferResult
   | TransferLifecycleResult
   | AckAuditResult
+  | SettleCatchUpResult
   | { ok: false; reason: 'unknown_command' };
 
 /** The record's barrier: the highest final serial of the source members (their only one, usually). */
@@ -215,6 +260,16 @@ export function finalBarrier(intent: TransferIntent): number {
   let barrier = 0;
   for (const cursor of intent.sources) barrier = Math.max(barrier, cursor.final ?? cursor.barrier);
   return barrier;
+}
+
+/** What the new home must hold after the commit of `intent` (undefined: nothing was written). */
+export function catchUpAfter(intent: TransferIntent): HomeCatchUpRequirement | undefined {
+  const finals: FinalSerial[] = [];
+  for (const cursor of intent.sources) {
+    const serial = cursor.final ?? cursor.barrier;
+    if (serial > 0) finals.push({ member: cursor.member, incarnation: cursor.incarnation, serial });
+  }
+  return finals.length > 0 ? { finals, settled: [] } : undefined;
 }
 
 /** Every source member recorded its final serial. */

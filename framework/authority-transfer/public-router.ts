@@ -122,7 +122,7 @@ export function createPublicRouter(deps: PublicRouterDeps, document: ApiDocument
         200: { description: 'The write is durable in this member\'s feed', schema: writeResultSchema },
         409: 'The epoch is stale: the authority moved; the write is rejected and never finalised',
         421: 'This datacenter is not the authority\'s home',
-        503: 'Mode dc, the ownership consensus or the feed is unavailable',
+        503: 'Mode dc, the ownership consensus or the feed is unavailable, the authority is frozen by a transfer, or this new home has not yet caught up on the final serials its move recorded (Retry-After)',
       },
     },
     requireScope(AUTHORITY_WRITE_SCOPE),

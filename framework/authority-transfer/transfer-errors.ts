@@ -209,3 +209,26 @@ export class TransferReleasedError extends TransferError {
     super('transfer_released', `transfer ${id} of ${authority} ended without a move (${why}); nothing moved: reissue it to try again`);
   }
 }
+
+/**
+ * This member is the authority's new home, but its replica of a source member's feed is short of
+ * the final serial the move recorded (it lost or reset its replica after the barrier was read):
+ * it acknowledges no write until it caught up, which it does from the source's feed meanwhile.
+ */
+export class HomeCatchingUpError extends TransferError {
+  readonly status = 503;
+  constructor(
+    readonly authority: string,
+    readonly epoch: number,
+    readonly source: string,
+    /** The serial of the source member's feed the home must hold. */
+    readonly barrier: number,
+    /** What it holds of it now. */
+    readonly frontier: number,
+  ) {
+    super(
+      'home_catching_up',
+      `this member became the home of ${authority} at epoch ${epoch} but holds ${source}'s feed only through ${frontier}, short of the final serial ${barrier} the move recorded: the write was not accepted; retry after the Retry-After delay`,
+    );
+  }
+}

@@ -1,5 +1,6 @@
 import type { OwnershipConsensus } from './audit-projection.js';
 import type { ChangeFeed, FeedEntry } from './change-feed.js';
+import type { HomeCatchUp } from './home-catch-up.js';
 import type { OwnershipState } from './ownership.js';
 import { AuthorityFrozenError, NotHomeError, StaleEpochError } from './transfer-errors.js';
 
@@ -23,6 +24,10 @@ export interface AdmittedWrite {
  * write it ever acknowledged there under the old epoch. A frozen authority answers 503 with
  * Retry-After (the write is refused, not held): the freeze lasts until the move commits (the
  * client then learns the new home: 421) or is lifted.
+ *
+ * At the new home, a write under the epoch a planned move minted is also refused (503) until this
+ * member's replicas hold the final serials the move recorded (see HomeCatchUp): the barrier holds
+ * even if the target lost its replica after the driver last read it.
  */
 export class WriteFence {
   constructor(
@@ -30,9 +35,11 @@ export class WriteFence {
     private readonly feed: ChangeFeed,
     /** The datacenter this member serves. */
     private readonly datacenter: string,
+    /** What this member must hold of the source feeds before it writes as a new home. */
+    private readonly catchUp: HomeCatchUp,
   ) {}
 
-  /** Checks the write against the local view; throws NotHomeError, StaleEpochError or AuthorityFrozenError. */
+  /** Checks the write against the local view; throws NotHomeError, StaleEpochError, AuthorityFrozenError or HomeCatchingUpError. */
   admit(authority: string, epoch: number): AdmittedWrite {
     this.check(this.consensus.view().state, authority, epoch);
     return { authority, epoch };
@@ -59,5 +66,6 @@ export class WriteFence {
     if (ownership.epoch !== epoch) throw new StaleEpochError(authority, epoch, ownership.epoch);
     const intent = state.transfers.get(authority);
     if (intent?.frozen) throw new AuthorityFrozenError(authority, intent.id, intent.target);
+    this.catchUp.assertHolds(authority, ownership);
   }
 }

@@ -45,6 +45,10 @@ export class BatonMetrics {
   readonly httpRequestDuration: Histogram<'listener' | 'method' | 'route' | 'status'>;
   /** Peer requests refused (4xx, 503), by listener, route template and problem type: what a hostile or broken peer tried. */
   readonly peerRefusals: Counter<'listener' | 'route' | 'reason'>;
+  /** Writes a new home refused because its replica was short of the final serials its move recorded. */
+  readonly homeCatchUpRefusals: Counter;
+  /** Authorities this member is the new home of, refused a write for, and has not caught up on. */
+  readonly homesCatchingUp: Gauge;
   readonly consensusTerm: Gauge;
   readonly consensusCommitIndex: Gauge;
   readonly consensusAppliedIndex: Gauge;
@@ -54,6 +58,7 @@ export class BatonMetrics {
   private inFlightSource?: () => number;
   private readonly transferListeners = new Set<(outcome: string, durationMs: number) => void>();
   private consensusSource?: () => ConsensusReading;
+  private catchingUpSource?: () => number;
 
   constructor(options: BatonMetricsOptions = {}) {
     const registers = [this.registry];
@@ -102,6 +107,19 @@ export class BatonMetrics {
       help: 'Peer requests refused (4xx, 503), by listener, route template and reason (the problem type).',
       labelNames: ['listener', 'route', 'reason'],
       registers,
+    });
+    this.homeCatchUpRefusals = new Counter({
+      name: 'baton_home_catch_up_refusals_total',
+      help: 'Writes refused (503) by a new home whose replica was short of the final serials its move recorded.',
+      registers,
+    });
+    this.homesCatchingUp = new Gauge({
+      name: 'baton_homes_catching_up',
+      help: 'Authorities this member became home of and refused a write for, still short of their final serials.',
+      registers,
+      collect() {
+        if (metrics.catchingUpSource) this.set(metrics.catchingUpSource());
+      },
     });
     const consensusGauge = (name: string, help: string, read: (r: ConsensusReading) => number | undefined) =>
       new Gauge({
@@ -165,6 +183,11 @@ export class BatonMetrics {
   /** The in-flight gauge reads this at every scrape. */
   observeTransfersInFlight(source: () => number): void {
     this.inFlightSource = source;
+  }
+
+  /** The homes-catching-up gauge reads this at every scrape. */
+  observeHomesCatchingUp(source: () => number): void {
+    this.catchingUpSource = source;
   }
 
   /** The consensus gauges read this at every scrape. */

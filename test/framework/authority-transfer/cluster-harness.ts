@@ -5,6 +5,7 @@ import type { FrontierProbe, ProbeOptions } from '../../../framework/authority-t
 import { OwnershipStateMachine } from '../../../framework/authority-transfer/ownership-state-machine.js';
 import { PlannedTransferEngine, type PlannedTransferOptions } from '../../../framework/authority-transfer/planned-transfer-engine.js';
 import type { SourcePositions } from '../../../framework/authority-transfer/source-positions.js';
+import { HomeCatchUp } from '../../../framework/authority-transfer/home-catch-up.js';
 import { WriteFence } from '../../../framework/authority-transfer/write-fence.js';
 import { createSilentLogger } from '../../../framework/kernel/pino-logger.js';
 import { LocalConsensus } from '../../../framework/testing/fakes/local-consensus.js';
@@ -53,7 +54,13 @@ export async function clusterHarness(options: { engine?: Partial<PlannedTransfer
     const freezes = new FreezeAcknowledger(consensus, feed, CLUSTER_MEMBERS[id], clock, silent);
     freezes.start();
     projection.start();
-    const m = { id, datacenter: CLUSTER_MEMBERS[id], consensus, feed, audit, fence: new WriteFence(consensus, feed, CLUSTER_MEMBERS[id]), engine: boot(), freezes };
+    // What this member holds of a peer's feed is what the test set for its datacenter.
+    const replicas = {
+      appliedSerial: (origin: FeedOrigin) => held.get(key(CLUSTER_MEMBERS[id], origin)) ?? 0,
+      applied: () => ({ incarnation: undefined, serial: 0, storage: undefined }),
+    };
+    const fence = new WriteFence(consensus, feed, CLUSTER_MEMBERS[id], new HomeCatchUp(id, replicas, consensus, silent));
+    const m = { id, datacenter: CLUSTER_MEMBERS[id], consensus, feed, audit, fence, engine: boot(), freezes };
     return Object.assign(m, {
       /** The process restarts: plans in memory are lost, the replicated state is not. */
       restart() {

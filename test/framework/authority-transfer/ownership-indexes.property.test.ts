@@ -24,6 +24,7 @@ type Step =
   | { kind: 'release'; authority: number }
   | { kind: 'commit'; authority: number }
   | { kind: 'ack'; member: number; all: boolean }
+  | { kind: 'settle'; authority: number; member: number }
   | { kind: 'voters'; keep: number }
   | { kind: 'snapshot-restore' }
   | { kind: 'capture-assemble' }
@@ -47,6 +48,7 @@ const step: fc.Arbitrary<Step> = fc.oneof(
   fc.record({ kind: fc.constant('register' as const), id: fc.nat({ max: TRANSFER_IDS.length - 1 }), authority: a, target: dc, driver: member, sources: fc.integer({ min: 1, max: 2 }) }),
   fc.record({ kind: fc.constant('ack' as const), member, all: fc.boolean() }),
   fc.record({ kind: fc.constant('ack' as const), member, all: fc.boolean() }),
+  fc.record({ kind: fc.constant('settle' as const), authority: a, member }),
   fc.record({ kind: fc.constant('voters' as const), keep: fc.nat({ max: 15 }) }),
   fc.constant({ kind: 'snapshot-restore' as const }),
   fc.constant({ kind: 'capture-assemble' as const }),
@@ -179,6 +181,13 @@ function run(log: Log, s: Step): void {
       const ids = s.all ? [...pending.map((p) => p.record.id), 'unknown-id'] : [pending[0].record.id];
       const result = log.apply({ type: 'ack_audit', member: who, ids });
       if (result.ok && 'released' in result && result.released.length > 0) reached.acksReleasing += 1;
+      return;
+    }
+    case 'settle': {
+      // A member of the new home held the finals its move recorded (a record a capture may share).
+      const current = state.authorities.get(authorityOf(s.authority));
+      if (!current) return;
+      log.apply({ type: 'settle_catch_up', authority: authorityOf(s.authority), epoch: current.epoch, member: MEMBERS[s.member] });
       return;
     }
     case 'voters': {

@@ -110,7 +110,11 @@ test('a planned commit seals the registered request with the post-mutation epoch
       commit_index: 9043,
     },
   });
-  t.deepEqual(state.authorities.get('proj'), { home: 'west', epoch: 2 });
+  t.deepEqual(
+    state.authorities.get('proj'),
+    { home: 'west', epoch: 2, catchUp: { finals: [{ member: 'east-1', incarnation: 'i1', serial: 4821 }], settled: [] } },
+    'the new home is told the final serial it must hold before it writes under epoch 2',
+  );
   t.false(state.transfers.has('proj'), 'the registration leaves with the commit');
 });
 
@@ -132,7 +136,11 @@ test('a planned commit is refused unless its transfer is registered, frozen and 
   t.like(machine.apply(state, commit({ id: 'other' }), ctx(8)), { ok: false, reason: 'not_registered' });
   machine.apply(state, { type: 'record_final', id: 'k1', authority: 'proj', member: 'east-2', incarnation: 'j1', serial: 9, freeze: 1 }, ctx(9));
   t.like(machine.apply(state, commit(), ctx(10)), { ok: true, record: { barrier: 9, epoch: 2 } });
-  t.deepEqual(state.authorities.get('proj'), { home: 'west', epoch: 2 });
+  t.deepEqual(state.authorities.get('proj')!.catchUp?.finals, [
+    { member: 'east-1', incarnation: 'i1', serial: 5 },
+    { member: 'east-2', incarnation: 'j1', serial: 9 },
+  ], 'one final per source member, each in its own incarnation');
+  t.like(state.authorities.get('proj'), { home: 'west', epoch: 2 });
 });
 
 test('a planned commit from a datacenter that is not the home is refused and changes nothing', (t) => {
@@ -236,7 +244,7 @@ test('the same transfer applied twice while pending answers its sealed record, n
   const first = machine.apply(state, commit(), ctx(5));
   const again = machine.apply(state, commit({ source: 'west', target: 'east' }), ctx(6));
   t.deepEqual(again, first);
-  t.deepEqual(state.authorities.get('proj'), { home: 'west', epoch: 2 });
+  t.like(state.authorities.get('proj'), { home: 'west', epoch: 2 });
 });
 
 /** Commits k1 (east -> west) and then k2 (west -> east) of proj. */
@@ -319,10 +327,36 @@ for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'v
     readyToCommit(state, { authority: name });
     t.like(machine.apply(state, commit({ authority: name }), ctx(5)), { ok: true, record: { authority: name, epoch: 2 } });
     const restored = machine.restore(JSON.parse(JSON.stringify(machine.snapshot(state))));
-    t.deepEqual(restored.authorities.get(name), { home: 'west', epoch: 2 });
+    t.deepEqual(restored.authorities.get(name), state.authorities.get(name));
+    t.like(restored.authorities.get(name), { home: 'west', epoch: 2, catchUp: { settled: [] } });
     t.deepEqual([...restored.pendingByAuthority.get(name)!], ['k1']);
   });
 }
+
+test('a member of the new home settles the catch-up of the epoch its move minted, once; a settle of another epoch changes nothing', (t) => {
+  const state = established();
+  readyToCommit(state);
+  machine.apply(state, commit(), ctx(5));
+  const settle = (member: string, epoch = 2) => machine.apply(state, { type: 'settle_catch_up', authority: 'proj', epoch, member }, ctx(6));
+  t.deepEqual(settle('west-1', 1), { ok: false, reason: 'stale_epoch' });
+  t.deepEqual(state.authorities.get('proj')!.catchUp!.settled, []);
+  const before = state.authorities.get('proj');
+  t.deepEqual(settle('west-1'), { ok: true, settled: ['west-1'] });
+  t.deepEqual(settle('west-1'), { ok: true, settled: ['west-1'] }, 'a repeated settle is idempotent');
+  t.deepEqual(settle('west-2'), { ok: true, settled: ['west-1', 'west-2'] });
+  t.deepEqual(before!.catchUp!.settled, [], 'the record is replaced, not changed in place (a capture may share it)');
+  const restored = machine.restore(JSON.parse(JSON.stringify(machine.snapshot(state))));
+  t.deepEqual(restored.authorities.get('proj')!.catchUp!.settled, ['west-1', 'west-2'], 'carried by snapshots');
+  t.deepEqual(machine.apply(state, { type: 'settle_catch_up', authority: 'ghost', epoch: 1, member: 'west-1' }, ctx(7)), { ok: false, reason: 'unknown_authority' });
+});
+
+test('a failover move leaves no catch-up requirement behind: it promises no barrier', (t) => {
+  const state = established();
+  readyToCommit(state);
+  machine.apply(state, commit(), ctx(5));
+  machine.apply(state, { type: 'transfer_authority', authority: 'proj', target: 'north' }, ctx(6));
+  t.deepEqual(state.authorities.get('proj'), { home: 'north', epoch: 3 });
+});
 
 test('an unknown command changes nothing and is answered as a refusal', (t) => {
   const state = established();

@@ -1,12 +1,18 @@
 import test from 'ava';
 import { NotHomeError, StaleEpochError } from '../../../framework/authority-transfer/transfer-errors.js';
+import { FeedReplicas } from '../../../framework/authority-transfer/feed-replicas.js';
+import { HomeCatchUp } from '../../../framework/authority-transfer/home-catch-up.js';
 import { WriteFence } from '../../../framework/authority-transfer/write-fence.js';
 import { engineHarness, establish, request } from './harness.js';
+
+type Harness = Awaited<ReturnType<typeof engineHarness>>;
+const fenceAt = (h: Harness, datacenter: string, member = `${datacenter}-1`) =>
+  new WriteFence(h.consensus, h.feed, datacenter, new HomeCatchUp(member, new FeedReplicas(member), h.consensus, h.log));
 
 test('a write in flight under the previous epoch is rejected after the transfer and never finalised', async (t) => {
   const h = await engineHarness();
   await establish(h.consensus, 'proj', 'east');
-  const fence = new WriteFence(h.consensus, h.feed, 'east');
+  const fence = fenceAt(h, 'east');
   const inFlight = fence.admit('proj', 1);
   h.probe.answer('west', 0);
   await h.engine.start(request());
@@ -19,7 +25,7 @@ test('the new home accepts writes only under the minted epoch', async (t) => {
   await establish(h.consensus, 'proj', 'east');
   h.probe.answer('west', 0);
   await h.engine.start(request());
-  const west = new WriteFence(h.consensus, h.feed, 'west');
+  const west = fenceAt(h, 'west');
   await t.throwsAsync(west.write('proj', 1, 'old epoch'), { instanceOf: StaleEpochError });
   const entry = await west.write('proj', 2, 'new epoch');
   t.like(entry, { serial: 1, epoch: 2, authority: 'proj' });
@@ -27,6 +33,6 @@ test('the new home accepts writes only under the minted epoch', async (t) => {
 
 test('a write to an authority without home is refused', async (t) => {
   const h = await engineHarness();
-  const fence = new WriteFence(h.consensus, h.feed, 'east');
+  const fence = fenceAt(h, 'east');
   t.throws(() => fence.admit('ghost', 1), { instanceOf: NotHomeError, message: /no home yet/ });
 });

@@ -21,6 +21,7 @@ import { FreezeAcknowledger } from '../../../framework/authority-transfer/freeze
 import { PlannedTransferEngine } from '../../../framework/authority-transfer/planned-transfer-engine.js';
 import type { FeedPosition, SourcePositions } from '../../../framework/authority-transfer/source-positions.js';
 import { Roster } from '../../../framework/authority-transfer/roster.js';
+import { HomeCatchUp } from '../../../framework/authority-transfer/home-catch-up.js';
 import { WriteFence } from '../../../framework/authority-transfer/write-fence.js';
 import {
   NotAppendedError,
@@ -325,8 +326,8 @@ export class SimMember {
       },
     });
     await this.replicas.open([...MEMBERS]);
-    this.fence = new WriteFence(this.consensus, this.feed, this.datacenter);
     const log = createSilentLogger();
+    this.fence = new WriteFence(this.consensus, this.feed, this.datacenter, new HomeCatchUp(this.id, this.replicas, this.consensus, log));
     const { clock } = this.cluster;
     this.projection = new AuditProjection(this.consensus, this.audit, clock, log, {
       retryDelayMs: 200,

@@ -1,0 +1,104 @@
+import type { Logger } from '../contracts/logger.js';
+import type { MemberId } from '../contracts/peer-transport.js';
+import type { OwnershipConsensus } from './audit-projection.js';
+import type { FeedReplicas } from './feed-replicas.js';
+import type { FinalSerial, Ownership } from './ownership.js';
+import { HomeCatchingUpError } from './transfer-errors.js';
+
+/** Authorities followed at once (waiting to catch up, or settling): past it, the oldest are forgotten. */
+const MAX_FOLLOWED = 10_000;
+
+export interface HomeCatchUpOptions {
+  /** A write was refused: the replicas should pull now rather than at their next round. */
+  onBehind?: () => void;
+  /** Counts each refused write (the /metrics counter). */
+  onRefused?: () => void;
+}
+
+/**
+ * The new home's side of a planned move's barrier. The driver commits once it read the target at
+ * the source members' final serials, but the target can lose its replica between that reading
+ * and the commit's apply; the commit therefore records the finals in the ownership record, and
+ * this member, once home, acknowledges no write under the new epoch until its own replica holds
+ * every one of them (the fence calls `assertHolds` in the step that assigns a write's serial).
+ * The check is one replica lookup per source member, against the replicated record and the
+ * durable replica, so it holds across this member's restart. Once it holds, this member settles
+ * the requirement by a consensus command and checks no more: the home owns the data from then
+ * on, and a source feed that later starts a new incarnation (its member lost its disk) must not
+ * block the home's writes.
+ */
+export class HomeCatchUp {
+  /** authority@epoch this member refused a write for and has not caught up on (logged once). */
+  private readonly behind = new Set<string>();
+  /** authority@epoch whose settle proposal is in flight. */
+  private readonly settling = new Set<string>();
+  private refusals = 0;
+
+  constructor(
+    private readonly self: MemberId,
+    private readonly replicas: Pick<FeedReplicas, 'applied' | 'appliedSerial'>,
+    private readonly consensus: OwnershipConsensus,
+    private readonly log: Logger,
+    private readonly options: HomeCatchUpOptions = {},
+  ) {}
+
+  /** Authorities this member is home of and refused a write for, still short of their finals. */
+  get catchingUp(): number {
+    return this.behind.size;
+  }
+
+  /** Writes refused so far because this member had not caught up. */
+  get refused(): number {
+    return this.refusals;
+  }
+
+  /** Throws HomeCatchingUpError while this member's replicas hold less than the move's finals. */
+  assertHolds(authority: string, ownership: Ownership): void {
+    const catchUp = ownership.catchUp;
+    if (!catchUp || catchUp.settled.includes(this.self)) return;
+    const key = `${authority}@${ownership.epoch}`;
+    for (const final of catchUp.finals) {
+      if (final.member === this.self) continue; // its own feed: everything in it is here
+      const held = this.replicas.appliedSerial(final);
+      if (held < final.serial) this.refuse(key, authority, ownership.epoch, final, held);
+    }
+    this.settle(key, authority, ownership.epoch);
+  }
+
+  private refuse(key: string, authority: string, epoch: number, final: FinalSerial, held: number): never {
+    this.refusals += 1;
+    this.options.onRefused?.();
+    if (!this.behind.has(key)) {
+      this.forgetOldestIfFull(this.behind);
+      this.behind.add(key);
+      const position = this.replicas.applied(final.member);
+      this.log.warn(
+        { authority, epoch, source: final.member, incarnation: final.incarnation, final: final.serial, held, replicaIncarnation: position.incarnation ?? null },
+        position.incarnation !== undefined && position.incarnation !== final.incarnation
+          ? 'new home holds another incarnation of the source feed than the move recorded: the source lost its feed; writes stay refused until an operator moves the authority'
+          : 'new home is short of the final serial the move recorded (its replica was lost or reset after the barrier was read): writes are refused with 503 until it caught up',
+      );
+    }
+    this.options.onBehind?.();
+    throw new HomeCatchingUpError(authority, epoch, final.member, final.serial, held);
+  }
+
+  /** Says once (per authority and epoch, while not settled) that this member holds every final. */
+  private settle(key: string, authority: string, epoch: number): void {
+    if (this.settling.has(key)) return;
+    if (this.behind.delete(key)) this.log.info({ authority, epoch }, 'new home caught up on the final serials the move recorded: writes are accepted');
+    this.forgetOldestIfFull(this.settling);
+    this.settling.add(key);
+    // A failed proposal is retried by the next write, which finds the requirement unsettled.
+    this.consensus
+      .propose({ type: 'settle_catch_up', authority, epoch, member: this.self })
+      .catch((error: unknown) => this.log.debug({ authority, epoch, err: (error as Error).message }, 'settling the catch-up failed; the next write retries'))
+      .finally(() => this.settling.delete(key));
+  }
+
+  private forgetOldestIfFull(collection: Set<string>): void {
+    if (collection.size < MAX_FOLLOWED) return;
+    const oldest = collection.keys().next();
+    if (!oldest.done) collection.delete(oldest.value);
+  }
+}
