@@ -44,7 +44,9 @@ interface AcknowledgedWrite {
 
 /**
  * Everything observed during one run, and the invariants over it: at every commit, the target
- * has applied every write any member acknowledged for that authority under the old epoch; one
+ * has applied every write any member acknowledged for that authority under the old epoch (a
+ * target member that lost its disk after the last probe excepted), and a new home acknowledges
+ * no write under the new epoch before it holds all of them; one
  * home per (authority, epoch) and epochs only grow; one key one move; a cancelled or timed-out
  * transfer moves nothing and writes no audit (a transfer released by a cancel at any member
  * never commits); and every committed audit reaches every voter present at commit (or it left).
@@ -82,6 +84,16 @@ export class Observer {
   readonly homes = new Map<string, Map<number, string>>();
   readonly lastEpoch = new Map<string, number>();
   readonly removedVoters = new Set<string>();
+  /** `${transfer}|${member}`: a member of the target lost its disk after the last probe, before the commit. */
+  readonly lostBeforeCommit = new Set<string>();
+  /** Commits whose target had a member lose its disk after the last probe (checked at its writes instead). */
+  commitsAfterDiskLoss = 0;
+  /** `${authority}@${epoch}` -> the planned commit that minted the epoch. */
+  private readonly plannedEpochs = new Map<string, AuditRecord>();
+  /** `${authority}@${epoch}|${member}`: the member held every old-epoch write at a write it acknowledged. */
+  private readonly heldAtHome = new Set<string>();
+  /** Writes a new home acknowledged, checked against every write acknowledged under the old epoch. */
+  checkedHomeWrites = 0;
 
   constructor(private readonly cluster: ObservedCluster) {
     cluster.watchLog((view, entry) => {
@@ -110,6 +122,7 @@ export class Observer {
           this.cancelThenCommit += 1;
           this.record(`${record.id} committed after a cancel at ${this.cancelledWhileRegistered.get(record.id)} answered 204 while it was registered`);
         }
+        this.plannedEpochs.set(`${record.authority}@${record.epoch}`, record);
         this.checkCovered(record);
         this.committed.set(record.id, {
           record,
@@ -129,8 +142,27 @@ export class Observer {
     this.cancelledWhileRegistered.set(registered, member);
   }
 
-  /** Records a write a member acknowledged (its fence resolved with the feed entry). */
+  /** A member of `transfer`'s target lost its disk after the last probe and before the commit applied. */
+  diskLostBeforeCommit(transfer: string, member: string): void {
+    this.lostBeforeCommit.add(`${transfer}|${member}`);
+  }
+
+  /**
+   * Records a write a member acknowledged (its fence resolved with the feed entry). A write under
+   * an epoch a planned move minted is acknowledged only by a member holding every write
+   * acknowledged under the old epoch: the barrier holds at the new home even when its replica
+   * was lost after the driver's last probe. Once it held them at a write, the home owns the
+   * data: a disk it loses later is its own loss, not the transfer's.
+   */
   acknowledgedWrite(member: SimMember, entry: FeedEntry): void {
+    const planned = this.plannedEpochs.get(`${entry.authority}@${entry.epoch}`);
+    const home = `${entry.authority}@${entry.epoch}|${member.id}`;
+    if (planned && !this.heldAtHome.has(home)) {
+      this.checkedHomeWrites += 1;
+      const short = this.missingAt(member.id, entry.authority, entry.epoch - 1);
+      if (short) this.record(`${member.id} acknowledged a write to ${entry.authority} under epoch ${entry.epoch} (moved by ${planned.id}) while ${short}`);
+      this.heldAtHome.add(home);
+    }
     const list = this.acknowledged.get(entry.authority) ?? [];
     list.push({ member: member.id, origin: member.feed.origin(), serial: entry.serial, epoch: entry.epoch });
     this.acknowledged.set(entry.authority, list);
@@ -138,26 +170,40 @@ export class Observer {
 
   /**
    * Every write acknowledged to the authority under the epoch the commit ends is held by every
-   * member of the target. A write acknowledged in a feed incarnation its member has since lost
-   * (its disk was lost with it) is no longer anywhere to be held: the simulation's disk loss,
-   * not the transfer, lost it.
+   * member of the target, but one that lost its disk after the last probe.
    */
   private checkCovered(record: AuditRecord): void {
     this.checkedCommits += 1;
-    const oldEpoch = record.epoch - 1;
-    for (const write of this.acknowledged.get(record.authority) ?? []) {
-      if (write.epoch !== oldEpoch) continue;
+    let lost = false;
+    for (const m of this.cluster.roster.membersOf(record.target)) {
+      // Lost after the last probe: no commit can see it; its writes are checked at the home instead.
+      if (this.lostBeforeCommit.has(`${record.id}|${m.id}`)) {
+        lost = true;
+        continue;
+      }
+      const short = this.missingAt(m.id, record.authority, record.epoch - 1);
+      if (short) this.record(`${record.id} committed ${record.authority} at epoch ${record.epoch} while ${short}`);
+    }
+    if (lost) this.commitsAfterDiskLoss += 1;
+  }
+
+  /**
+   * What `member` lacks of the writes acknowledged to `authority` under `epoch` (undefined: it
+   * holds them all). A write acknowledged in a feed incarnation its member has since lost (its
+   * disk was lost with it) is no longer anywhere to be held: the simulation's disk loss, not
+   * the transfer, lost it.
+   */
+  private missingAt(member: string, authority: string, epoch: number): string | undefined {
+    for (const write of this.acknowledged.get(authority) ?? []) {
+      if (write.epoch !== epoch) continue;
       const writer = this.cluster.members.get(write.member)!;
       if (writer.feed.incarnation !== write.origin.incarnation) continue;
-      for (const m of this.cluster.roster.membersOf(record.target)) {
-        const held = this.cluster.members.get(m.id)!.holds(write.origin);
-        if (held < write.serial) {
-          this.record(
-            `${record.id} committed ${record.authority} at epoch ${record.epoch} while ${m.id} held ${write.member}'s feed through ${held}, short of the write it acknowledged at serial ${write.serial} under epoch ${oldEpoch}`,
-          );
-        }
+      const held = this.cluster.members.get(member)!.holds(write.origin);
+      if (held < write.serial) {
+        return `${member} held ${write.member}'s feed through ${held}, short of the write it acknowledged at serial ${write.serial} under epoch ${epoch}`;
       }
     }
+    return undefined;
   }
 
   private epochMinted(authority: string, epoch: number, home: string): void {

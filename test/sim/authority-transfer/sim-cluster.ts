@@ -87,6 +87,11 @@ export class SimCluster implements MemberEnv {
   term = 1;
   readonly partitions = new Set<string>();
   readonly members = new Map<string, SimMember>();
+  /**
+   * Runs before a member's proposal reaches the log (a fault a test injects at that moment: a
+   * target that loses its disk between the driver's last probe and the commit, for instance).
+   */
+  beforePropose: ((command: OwnershipCommand, proposer: string) => Promise<void>) | undefined;
   private readonly machine = new OwnershipStateMachine();
   private readonly watchers = new Set<Watcher>();
   private unwatch: () => void = () => undefined;
@@ -175,6 +180,7 @@ export class SimConsensus implements MetadataConsensus<
   ) {}
 
   async propose(command: OwnershipCommand, options?: ProposeOptions) {
+    await this.cluster.beforePropose?.(command, this.self);
     if (!this.cluster.reachesLeader(this.self)) {
       throw this.cluster.rng.chance(0.5)
         ? new NotAppendedError('no_leader', `${this.self} reaches no leader`)

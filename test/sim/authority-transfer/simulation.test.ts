@@ -1,6 +1,7 @@
 import test from 'ava';
 import { StoreUnavailableError } from '../../../framework/contracts/errors.js';
 import { OutcomeUnknownError } from '../../../framework/contracts/metadata-consensus.js';
+import { HomeCatchingUpError } from '../../../framework/authority-transfer/transfer-errors.js';
 import type { AdmittedWrite } from '../../../framework/authority-transfer/write-fence.js';
 import { SeededRng } from '../../../framework/testing/sim/seeded-rng.js';
 import { VirtualClock } from '../../../framework/testing/sim/virtual-clock.js';
@@ -12,7 +13,7 @@ const AUTHORITIES = ['proj', 'lib', 'app', 'tool'];
 const STEPS = 250;
 const BUDGET_MS = 60_000;
 
-async function runSeed(seed: number): Promise<{ commits: number; abandoned: number; checkedCommits: number; cancelsElsewhere: number; crossMemberCancels: number; refusedWhileFrozen: number; cancelsOfRegistered: number; cancelThenCommit: number }> {
+async function runSeed(seed: number): Promise<{ commits: number; abandoned: number; checkedCommits: number; cancelsElsewhere: number; crossMemberCancels: number; refusedWhileFrozen: number; cancelsOfRegistered: number; cancelThenCommit: number; commitsAfterDiskLoss: number; refusedCatchingUp: number; checkedHomeWrites: number }> {
   const rng = new SeededRng(seed);
   const clock = new VirtualClock();
   const cluster = new SimCluster(clock, rng.fork('cluster'), BUDGET_MS);
@@ -25,6 +26,7 @@ async function runSeed(seed: number): Promise<{ commits: number; abandoned: numb
   const cancelledKeys = new Set<string>();
   let cancelsElsewhere = 0;
   let refusedWhileFrozen = 0;
+  let refusedCatchingUp = 0;
 
   for (const authority of AUTHORITIES) {
     await cluster.log.propose({
@@ -33,6 +35,18 @@ async function runSeed(seed: number): Promise<{ commits: number; abandoned: numb
       target: rng.pick(DATACENTERS),
     });
   }
+
+  // A target member loses its disk after the probe that readied the plan, before the commit
+  // applies: no probe can see it, so the new home must refuse writes until it caught up again.
+  const faults = rng.fork('disk-loss-after-probe');
+  cluster.beforePropose = async (command, proposer) => {
+    if (command.type !== 'commit_planned_transfer' || !faults.chance(0.3)) return;
+    const target = members.find((m) => m.datacenter === command.target && m.id !== proposer);
+    if (!target) return;
+    for (const run of runs.values()) if (run.member === target && !run.done) run.crashed = true;
+    observer.diskLostBeforeCommit(command.id, target.id);
+    await target.crashAndRestart({ loseDisk: true });
+  };
 
   const track = (id: string, member: SimMember, authority: string, run: Promise<unknown>) => {
     const entry = { member, authority, done: false, crashed: false };
@@ -77,8 +91,9 @@ async function runSeed(seed: number): Promise<{ commits: number; abandoned: numb
       let write: AdmittedWrite;
       try {
         write = home.fence.admit(authority, own.epoch);
-      } catch {
-        refusedWhileFrozen++;
+      } catch (error) {
+        if (error instanceof HomeCatchingUpError) refusedCatchingUp++;
+        else refusedWhileFrozen++;
         await clock.advanceAsync(rng.int(3_000));
         await observer.checkStep();
         continue;
@@ -194,16 +209,21 @@ async function runSeed(seed: number): Promise<{ commits: number; abandoned: numb
     refusedWhileFrozen,
     cancelsOfRegistered: observer.cancelsOfRegistered,
     cancelThenCommit: observer.cancelThenCommit,
+    commitsAfterDiskLoss: observer.commitsAfterDiskLoss,
+    refusedCatchingUp,
+    checkedHomeWrites: observer.checkedHomeWrites,
   };
 }
 
 test('planned transfers keep their invariants under partitions, leader loss, store failures and restarts', async (t) => {
   const ran = await runSeeds(t, 'simulation.test.js', runSeed);
   if (!ran) return;
-  const { commits, abandoned, checkedCommits, cancelsElsewhere, crossMemberCancels, refusedWhileFrozen, cancelsOfRegistered, cancelThenCommit } = ran.totals;
+  const { commits, abandoned, checkedCommits, cancelsElsewhere, crossMemberCancels, refusedWhileFrozen, cancelsOfRegistered, cancelThenCommit, commitsAfterDiskLoss, refusedCatchingUp, checkedHomeWrites } = ran.totals;
   t.log(
-    `${ran.seeds} seeds: ${commits} commits (${checkedCommits} checked against every write acknowledged under the old epoch), ${abandoned} cancelled or timed out, ${cancelsElsewhere} cancels at a member not running the transfer, ${crossMemberCancels} runs of a key in doubt elsewhere cancelled (none moved), ${cancelsOfRegistered} cancels answered 204 for a registered transfer, ${cancelThenCommit} of them later committed, ${refusedWhileFrozen} writes refused (frozen or not home)`,
+    `${ran.seeds} seeds: ${commits} commits (${checkedCommits} checked against every write acknowledged under the old epoch), ${abandoned} cancelled or timed out, ${cancelsElsewhere} cancels at a member not running the transfer, ${crossMemberCancels} runs of a key in doubt elsewhere cancelled (none moved), ${cancelsOfRegistered} cancels answered 204 for a registered transfer, ${cancelThenCommit} of them later committed, ${refusedWhileFrozen} writes refused (frozen or not home), ${commitsAfterDiskLoss} commits to a target that lost its disk after the last probe, ${refusedCatchingUp} writes a new home refused while catching up, ${checkedHomeWrites} first writes at a new home checked against the old epoch's writes`,
   );
+  t.true(commitsAfterDiskLoss > 0, 'targets lost their disk between the last probe and the commit');
+  t.true(checkedHomeWrites > 0, 'new homes wrote under the epochs planned moves minted');
   t.is(cancelThenCommit, 0, 'no cancel answered 204 for a transfer that later committed');
   t.true(checkedCommits >= commits, 'every commit was checked');
   t.true(commits > 0, 'the runs committed transfers');

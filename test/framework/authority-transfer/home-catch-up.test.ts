@@ -1,0 +1,89 @@
+import test from 'ava';
+import type { OwnershipConsensus } from '../../../framework/authority-transfer/audit-projection.js';
+import type { FeedOrigin } from '../../../framework/authority-transfer/change-feed.js';
+import { HomeCatchUp } from '../../../framework/authority-transfer/home-catch-up.js';
+import type { Ownership, OwnershipCommand } from '../../../framework/authority-transfer/ownership.js';
+import { HomeCatchingUpError } from '../../../framework/authority-transfer/transfer-errors.js';
+import type { Logger } from '../../../framework/contracts/logger.js';
+
+/** north-1 became home of proj at epoch 2; east-1 recorded its final serial 5 in incarnation i1. */
+const moved = (settled: string[] = []): Ownership => ({
+  home: 'north',
+  epoch: 2,
+  catchUp: { finals: [{ member: 'east-1', incarnation: 'i1', serial: 5 }], settled },
+});
+
+function setup() {
+  const held = new Map<string, number>();
+  const replicas = {
+    appliedSerial: (origin: FeedOrigin) => held.get(`${origin.member}|${origin.incarnation}`) ?? 0,
+    applied: () => ({ incarnation: 'i1', serial: 0, storage: 's1' }),
+  };
+  const proposed: OwnershipCommand[] = [];
+  let failNext = false;
+  const pending: (() => void)[] = [];
+  const consensus = {
+    propose: (command: OwnershipCommand) => {
+      proposed.push(command);
+      const fail = failNext;
+      failNext = false;
+      return new Promise((resolve, reject) => pending.push(() => (fail ? reject(new Error('no leader')) : resolve({}))));
+    },
+  } as unknown as OwnershipConsensus;
+  const logged: { level: string; msg: string }[] = [];
+  const record = (level: string) => (fields: unknown, msg?: string) => void logged.push({ level, msg: typeof fields === 'string' ? fields : msg ?? '' });
+  const log = { debug: record('debug'), info: record('info'), warn: record('warn'), error: record('error') } as unknown as Logger;
+  log.child = () => log;
+  let refusals = 0;
+  let pulls = 0;
+  const catchUp = new HomeCatchUp('north-1', replicas, consensus, log, { onRefused: () => (refusals += 1), onBehind: () => (pulls += 1) });
+  const answerProposals = async () => {
+    for (const answer of pending.splice(0)) answer();
+    await new Promise((resolve) => setImmediate(resolve));
+  };
+  return {
+    catchUp,
+    held: (serial: number) => held.set('east-1|i1', serial),
+    proposed,
+    failNextProposal: () => (failNext = true),
+    answerProposals,
+    logged,
+    counts: () => ({ refusals, pulls }),
+  };
+}
+
+test('a home short of a final serial refuses with 503 naming the source, asks for a pull, counts it and warns once', (t) => {
+  const s = setup();
+  s.held(3);
+  const error = t.throws(() => s.catchUp.assertHolds('proj', moved()), { instanceOf: HomeCatchingUpError });
+  t.like(error, { status: 503, authority: 'proj', epoch: 2, source: 'east-1', barrier: 5, frontier: 3 });
+  t.throws(() => s.catchUp.assertHolds('proj', moved()), { instanceOf: HomeCatchingUpError });
+  t.deepEqual(s.counts(), { refusals: 2, pulls: 2 });
+  t.is(s.catchUp.catchingUp, 1);
+  t.is(s.logged.filter((l) => l.level === 'warn').length, 1, 'one warning per authority and epoch, not one per write');
+  t.deepEqual(s.proposed, [], 'nothing is settled while short');
+});
+
+test('a home that holds every final accepts, settles once while the settle is in flight, and retries a failed settle on a later write', async (t) => {
+  const s = setup();
+  s.held(3);
+  t.throws(() => s.catchUp.assertHolds('proj', moved()));
+  s.held(5);
+  s.failNextProposal();
+  t.notThrows(() => s.catchUp.assertHolds('proj', moved()));
+  t.notThrows(() => s.catchUp.assertHolds('proj', moved()));
+  t.deepEqual(s.proposed, [{ type: 'settle_catch_up', authority: 'proj', epoch: 2, member: 'north-1' }], 'one settle in flight');
+  t.is(s.catchUp.catchingUp, 0);
+  t.true(s.logged.some((l) => l.level === 'info' && /caught up/.test(l.msg)), 'the catch-up is logged');
+  await s.answerProposals();
+  t.notThrows(() => s.catchUp.assertHolds('proj', moved()));
+  t.is(s.proposed.length, 2, 'the failed settle is proposed again');
+});
+
+test('a settled home and an authority a failover moved are not checked', (t) => {
+  const s = setup();
+  t.notThrows(() => s.catchUp.assertHolds('proj', moved(['north-1'])), 'north-1 settled: its replica no longer matters');
+  t.notThrows(() => s.catchUp.assertHolds('proj', { home: 'north', epoch: 3 }));
+  t.throws(() => s.catchUp.assertHolds('proj', moved(['north-2'])), { instanceOf: HomeCatchingUpError }, 'another member settling says nothing of this one');
+  t.deepEqual(s.proposed, []);
+});
