@@ -1,0 +1,96 @@
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import test from 'ava';
+import { METADATA_CONSENSUS } from '../../../framework/contracts/metadata-consensus.js';
+import type { OwnershipConsensus } from '../../../framework/authority-transfer/audit-projection.js';
+import { makeTempDir } from '../../../framework/testing/temp-dir.js';
+import { startAuthorityNode } from '../../../hosts/authority-node/host.js';
+import { testPeerAuth } from '../../support/peer-auth.js';
+import { call } from './http-call.js';
+import { loopbackMembers, waitForLeader } from './loopback-members.js';
+import { ADMIN, WRITER, transfer, waitFor } from './node-harness.js';
+
+// Three members on Raft over HTTP, each with its own data dir. east -> west commits; west then
+// loses its replica of east's feed (restarted with that directory gone) while east is away, before
+// it wrote anything as the new home. West must answer writes 503 home-catching-up (problem+json,
+// Retry-After) and count them, and accept them once it pulled east's feed through the final again.
+
+test('a new home that lost its replica of the source feed refuses writes with 503 and Retry-After until it pulled the final serials again', async (t) => {
+  const dirs = await Promise.all([0, 1, 2].map((i) => makeTempDir(`home-catch-up-${i}`)));
+  t.teardown(() => Promise.all(dirs.map((d) => d.remove())).then(() => undefined));
+  const members = await loopbackMembers(['east', 'west', 'north']);
+  const { ids, peers } = members;
+  const roster = members.roster();
+  const start = (i: number) =>
+    startAuthorityNode({
+      node: members.node(i, roster),
+      consensus: { use: 'raft', options: { member: ids[i], voters: ids } },
+      peerTransport: { use: 'raft-http-transport', options: { member: ids[i], peers } },
+      peerAuth: testPeerAuth(ids[i], ids),
+      auditStore: { use: 'memory-audit-store' },
+      dataDir: dirs[i].path,
+      log: { level: 'silent' },
+    });
+  const nodes = [await start(0), await start(1), await start(2)];
+  const running = new Set(nodes);
+  try {
+    const consensus = () => nodes.map((n) => n.host.get(METADATA_CONSENSUS) as OwnershipConsensus);
+    await waitForLeader(consensus());
+    const east = nodes[0].node;
+    await call(east.controlAddress.url, 'POST', '/availability/v1/commands', { token: ADMIN, body: { type: 'transfer_authority', authority: 'proj', target: 'east' } });
+    for (let i = 0; i < 3; i++) {
+      const write = await call(east.publicAddress.url, 'POST', '/availability/v1/authorities/proj/writes', { token: WRITER, body: { operation: `op${i}`, epoch: 1 } });
+      t.is(write.status, 200, JSON.stringify(write.body));
+    }
+    const moved = await call(east.controlAddress.url, 'POST', '/availability/v1/transfers', { token: ADMIN, body: transfer, key: 'lost-replica' });
+    t.is(moved.status, 200, JSON.stringify(moved.body));
+    t.like(moved.body, { barrier: 3, epoch: 2, target: 'west' });
+    const origin = east.feed.origin();
+
+    // East goes away; west restarts without its replica of east's feed (that directory lost).
+    await nodes[0].host.stop();
+    running.delete(nodes[0]);
+    await nodes[1].host.stop();
+    running.delete(nodes[1]);
+    await rm(join(dirs[1].path, 'feed', 'replicas'), { recursive: true, force: true });
+    nodes[1] = await start(1);
+    running.add(nodes[1]);
+    const restarted = nodes[1].node;
+    t.is(restarted.replicas.appliedSerial(origin), 0, 'the new home holds none of east writes');
+    await waitForLeader([nodes[1], nodes[2]].map((n) => n.host.get(METADATA_CONSENSUS) as OwnershipConsensus), 'west and north to elect a leader', 30_000);
+
+    const writeAtWest = () =>
+      fetch(`${restarted.publicAddress.url}/availability/v1/authorities/proj/writes`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${WRITER}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ operation: 'at the new home', epoch: 2 }),
+      });
+    await waitFor(() => restarted.fence !== undefined && (nodes[1].host.get(METADATA_CONSENSUS) as OwnershipConsensus).view().state.authorities.get('proj')?.home === 'west', 'west to apply the move again', 30_000);
+    // Right after the election a linearizable read can still fail (503 ownership unavailable):
+    // ask again until the answer is the fence's own, within a deadline.
+    let refused = await writeAtWest();
+    const deadline = performance.now() + 15_000;
+    while (refused.status === 503 && ((await refused.clone().json()) as { code?: string }).code !== 'home_catching_up' && performance.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      refused = await writeAtWest();
+    }
+    t.is(refused.status, 503);
+    t.regex(refused.headers.get('content-type') ?? '', /application\/problem\+json/);
+    t.truthy(refused.headers.get('retry-after'), 'the refusal says when to retry');
+    t.like(await refused.json(), { code: 'home_catching_up', authority: 'proj', barrier: 3, frontier: 0 });
+    const metrics = await (await fetch(`${restarted.controlAddress.url}/metrics`)).text();
+    t.regex(metrics, /^baton_home_catch_up_refusals_total\{[^}]*\} [1-9]\d*$/m, 'the refusals are counted');
+    t.regex(metrics, /^baton_homes_catching_up\{[^}]*\} 1$/m);
+    t.is(restarted.feed.serial(), 0, 'the refused write got no serial');
+
+    // East is back: west pulls its feed through the final serial and then accepts the write.
+    nodes[0] = await start(0);
+    running.add(nodes[0]);
+    await waitFor(() => restarted.replicas.appliedSerial(origin) >= 3, 'west to pull east feed again', 30_000);
+    const accepted = await writeAtWest();
+    t.is(accepted.status, 200, await accepted.clone().text());
+    t.like(await accepted.json(), { epoch: 2 });
+  } finally {
+    for (const n of [...running].reverse()) await n.host.stop();
+  }
+});
