@@ -119,7 +119,7 @@ async function transferThroughFault(
   for (const m of group.members) {
     t.deepEqual(await m.audit.byId('move-f'), settled.body, `${m.id} stored the audit`);
     t.deepEqual(
-      Object.fromEntries(m.consensus.view().state.authorities),
+      Object.fromEntries([...m.consensus.view().state.authorities].map(([authority, { home, epoch }]) => [authority, { home, epoch }])),
       { proj: { home: 'west', epoch: 2 } },
       `${m.id} sees west at epoch 2`,
     );

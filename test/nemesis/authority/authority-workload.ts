@@ -160,11 +160,12 @@ async function writer(
       },
     );
     // The freeze of a planned transfer refuses writes (503 authority frozen, before a serial is
-    // handed out): a refusal, which checkRefusalsTookNoSerial holds it to.
+    // handed out), and so does a new home still short of its move's final serials (503 home
+    // catching up): refusals, which checkRefusalsTookNoSerial holds them to.
     const frozen =
       answer.kind === 'answer' &&
       answer.status === 503 &&
-      /frozen/.test(String(answer.body?.type ?? ''));
+      /frozen|home-catching-up/.test(String(answer.body?.type ?? ''));
     const outcome = settle(
       pending,
       answer,
