@@ -1,26 +1,40 @@
 import type { Command } from 'commander';
 import { adminRequest } from '../admin-client.js';
-import { integerAtLeast } from '../arguments.js';
 import { connectionOf, withConnectionOptions } from '../connection.js';
 import { outputFor, type CliContext } from '../context.js';
-import { table } from '../table.js';
+import { pageLines, withPageOptions, type PagedListing } from '../paged-listing.js';
 import { AUTHORITY_CONTROL, controlPaths } from './control-api.js';
 
 /** Authorities per page at most, as the control listener bounds it. */
 const MAX_PAGE = 1_000;
 
+interface ListedAuthority {
+  authority: string;
+  home: string;
+  epoch: number;
+}
+
 interface AuthorityPage {
-  authorities: { authority: string; home: string; epoch: number }[];
+  authorities: ListedAuthority[];
   next: string | null;
   total: number;
 }
 
+const authorityListing: PagedListing<ListedAuthority> = {
+  command: 'baton authority list',
+  plural: 'authorities',
+  nothing: 'no authority has a home yet',
+  counted: (total) => `${total} authorit${total === 1 ? 'y' : 'ies'}`,
+  columns: ['AUTHORITY', 'HOME', 'EPOCH'],
+  row: (a) => [a.authority, a.home, String(a.epoch)],
+};
+
 /** `baton authority list`: one page of authorities by id, and how to ask for the next. */
 export function registerAuthorityListCommand(authority: Command, ctx: CliContext): void {
-  withConnectionOptions(authority.command('list'), AUTHORITY_CONTROL)
-    .description('list authorities by id, a page at a time: home datacenter and epoch')
-    .option('--after <authority>', 'start after this authority (the "next" of the previous page)')
-    .option('--limit <n>', `authorities per page (at most ${MAX_PAGE})`, integerAtLeast(1), 100)
+  const command = withConnectionOptions(authority.command('list'), AUTHORITY_CONTROL).description(
+    'list authorities by id, a page at a time: home datacenter and epoch',
+  );
+  withPageOptions(command, { placeholder: 'authority', after: 'authority', perPage: 'authorities', maxPage: MAX_PAGE })
     .addHelpText(
       'after',
       `
@@ -40,17 +54,6 @@ Examples:
         path: controlPaths.authorities(options.after, options.limit),
         token: connection.token,
       });
-      output.result(page, (p) => {
-        if (p.authorities.length === 0) return options.after ? `no authorities after ${options.after}` : 'no authority has a home yet';
-        const rows = table(
-          ['AUTHORITY', 'HOME', 'EPOCH'],
-          p.authorities.map((a) => [a.authority, a.home, String(a.epoch)]),
-        );
-        const footer =
-          p.next === null
-            ? `${p.authorities.length} shown of ${p.total} authorit${p.total === 1 ? 'y' : 'ies'}`
-            : `${p.authorities.length} shown of ${p.total} authorities; next page: baton authority list --after ${p.next}`;
-        return [...rows, footer];
-      });
+      output.result(page, (p) => pageLines(authorityListing, { items: p.authorities, next: p.next, total: p.total }, options.after));
     });
 }

@@ -1,17 +1,32 @@
 import type { Command } from 'commander';
-import { integerAtLeast } from '../arguments.js';
 import { connectionOf, withConnectionOptions } from '../connection.js';
 import { outputFor, type CliContext } from '../context.js';
-import { table } from '../table.js';
-import { MAX_PAGE_LIMIT } from '../../framework/stream-transfer/listing.js';
+import { pageLines, withPageOptions, type PagedListing } from '../paged-listing.js';
+import { MAX_PAGE_LIMIT, type StreamSummary } from '../../framework/stream-transfer/listing.js';
 import { STREAM_API, streamCall, streamClient } from './stream-api.js';
+
+const streamListing: PagedListing<StreamSummary> = {
+  command: 'baton streams list',
+  plural: 'streams',
+  nothing: 'no streams exist',
+  counted: (total) => `${total} stream(s)`,
+  columns: ['STREAM', 'OWNER', 'EPOCH', 'STATE', 'TAIL', 'TRANSFER'],
+  row: (s) => [
+    s.stream,
+    s.owner,
+    String(s.epoch),
+    s.state,
+    String(s.tail),
+    s.transfer ? `${s.transfer.source} -> ${s.transfer.target} (${s.transfer.reason})` : '-',
+  ],
+};
 
 /** `baton streams list`: one page of streams by id, and how to ask for the next. */
 export function registerListCommand(streams: Command, ctx: CliContext): void {
-  withConnectionOptions(streams.command('list'), STREAM_API)
-    .description('list streams by id, a page at a time: owner, epoch, state, tail, transfer')
-    .option('--after <stream>', 'start after this stream id (the "next" of the previous page)')
-    .option('--limit <n>', `streams per page (at most ${MAX_PAGE_LIMIT})`, integerAtLeast(1), 100)
+  const command = withConnectionOptions(streams.command('list'), STREAM_API).description(
+    'list streams by id, a page at a time: owner, epoch, state, tail, transfer',
+  );
+  withPageOptions(command, { placeholder: 'stream', after: 'stream id', perPage: 'streams', maxPage: MAX_PAGE_LIMIT })
     .addHelpText(
       'after',
       `
@@ -27,24 +42,6 @@ Examples:
       const output = outputFor(ctx, command);
       const client = streamClient(connectionOf(ctx, command, STREAM_API));
       const page = await streamCall(() => client.streams({ after: options.after, limit: options.limit }));
-      output.result(page, (p) => {
-        if (p.streams.length === 0) return options.after ? `no streams after ${options.after}` : 'no streams exist';
-        const rows = table(
-          ['STREAM', 'OWNER', 'EPOCH', 'STATE', 'TAIL', 'TRANSFER'],
-          p.streams.map((s) => [
-            s.stream,
-            s.owner,
-            String(s.epoch),
-            s.state,
-            String(s.tail),
-            s.transfer ? `${s.transfer.source} -> ${s.transfer.target} (${s.transfer.reason})` : '-',
-          ]),
-        );
-        const footer =
-          p.next === null
-            ? `${p.streams.length} shown of ${p.total} stream(s)`
-            : `${p.streams.length} shown of ${p.total} stream(s); next page: baton streams list --after ${p.next}`;
-        return [...rows, footer];
-      });
+      output.result(page, (p) => pageLines(streamListing, { items: p.streams, next: p.next, total: p.total }, options.after));
     });
 }
