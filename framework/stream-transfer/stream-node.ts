@@ -2,6 +2,7 @@ import type { Clock, Timer } from '../contracts/clock.js';
 import type { Logger } from '../contracts/logger.js';
 import type { MetadataConsensus } from '../contracts/metadata-consensus.js';
 import type { ObjectStore } from '../contracts/object-store.js';
+import { SharedCatchUp } from '../consensus/shared-catch-up.js';
 import { EVERYTHING, streamsTouchedBy, type Change } from './changed-streams.js';
 import type { StreamCommand, StreamResult } from './commands.js';
 import { HandoffTimeoutError, NotOwnerError, StreamFencedError, StreamNotFoundError } from './errors.js';
@@ -95,8 +96,8 @@ export class StreamNode {
   /** Index of the last applied entry seen, to tell a contiguous entry from a jump. */
   private lastSeen?: number;
   private stopped = false;
-  private readInFlight?: Promise<void>;
-  private readQueued?: Promise<void>;
+  /** Read-your-writes: a stream not known here is looked up again after one shared catch-up read. */
+  private readonly reads = new SharedCatchUp(() => this.consensus.read());
   /** Set by the host to count takeovers and fenced sessions. */
   events: StreamNodeEvents = {};
   /** Set by the host to its NodeLease: while false, sessions acknowledge nothing. */
@@ -284,31 +285,8 @@ export class StreamNode {
    */
   private async knowsAfterCatchingUp(stream: StreamId): Promise<boolean> {
     if (this.metadata().stream(stream)) return true;
-    await this.catchUp();
+    await this.reads.catchUp();
     return this.metadata().stream(stream) !== undefined;
-  }
-
-  /**
-   * One linearizable read at a time, shared by every request that needs one. A read already under
-   * way may have taken its index before the caller's write committed, so a caller arriving then
-   * waits for the next read, which all such callers share.
-   */
-  private catchUp(): Promise<void> {
-    if (!this.readInFlight) {
-      this.readInFlight = this.consensus.read().then(() => undefined);
-      const clear = () => {
-        this.readInFlight = undefined;
-      };
-      this.readInFlight.then(clear, clear);
-      return this.readInFlight;
-    }
-    this.readQueued ??= this.readInFlight
-      .catch(() => undefined)
-      .then(() => {
-        this.readQueued = undefined;
-        return this.catchUp();
-      });
-    return this.readQueued;
   }
 
   // ---- what the watcher drives ----------------------------------------------------------------
