@@ -11,6 +11,7 @@ import type { ApiDocument, OperationSpec } from '../http/openapi.js';
 import { route } from '../http/openapi-routes.js';
 import { problems } from '../http/problem.js';
 import { principalOf } from '../http/state.js';
+import { SharedCatchUp } from '../consensus/shared-catch-up.js';
 import {
   auditRecordSchema,
   membersSchema,
@@ -105,6 +106,15 @@ export function createControlRouter(deps: ControlRouterDeps, document: ApiDocume
     }
     return deps.ha;
   };
+  // A member that has not applied a commit yet (it just restarted, or another member took the
+  // request) reads again before its 404, so "not there" is never only "not applied here yet".
+  const reads = deps.ha ? new SharedCatchUp(() => deps.ha!.consensus.read()) : undefined;
+  const afterCatchingUp = async <T>(lookup: () => T | undefined): Promise<T | undefined> => {
+    const found = lookup();
+    if (found !== undefined || !reads) return found;
+    await reads.catchUp();
+    return lookup();
+  };
   /** Routes one operation, documented, and refused to a token without the scope it declares. */
   const scopedRoute = (spec: OperationSpec & { scope: string }, handler: Middleware<any, any>) =>
     route(router, document, spec, requireScope(spec.scope), handler);
@@ -195,11 +205,11 @@ export function createControlRouter(deps: ControlRouterDeps, document: ApiDocume
       scope: ADMIN_READ_SCOPE,
       responses: {
         200: { description: 'The transfer in flight', schema: transferStatusSchema },
-        404: 'No transfer of this authority is in flight',
+        404: 'No transfer of this authority is in flight (checked after catching up with the leader)',
       },
     },
-    (ctx, authority, { engine }) => {
-      const status = engine.status(authority);
+    async (ctx, authority, { engine }) => {
+      const status = await afterCatchingUp(() => engine.status(authority));
       if (!status)
         throw problems.notFound(`no transfer of ${authority} is in flight`, { authority });
       ctx.body = status;
@@ -265,16 +275,16 @@ export function createControlRouter(deps: ControlRouterDeps, document: ApiDocume
     {
       method: 'get',
       path: '/authorities/{authority}',
-      summary: "An authority's home datacenter and fencing epoch (this member's applied view)",
+      summary: "An authority's home datacenter and fencing epoch (this member's applied view; an authority it does not know is looked up again after catching up with the leader)",
       tags: ['authorities'],
       scope: ADMIN_READ_SCOPE,
       responses: {
         200: { description: 'Home and epoch', schema: ownershipSchema },
-        404: 'The authority has no home',
+        404: 'The authority has no home (checked after catching up with the leader)',
       },
     },
-    (ctx, authority, { consensus }) => {
-      const ownership = consensus.view().state.authorities.get(authority);
+    async (ctx, authority, { consensus }) => {
+      const ownership = await afterCatchingUp(() => consensus.view().state.authorities.get(authority));
       if (!ownership) throw problems.notFound(`${authority} has no home`, { authority });
       ctx.body = { authority, home: ownership.home, epoch: ownership.epoch };
     },
