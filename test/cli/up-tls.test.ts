@@ -68,6 +68,26 @@ test('baton up --tls serves every node over https with keys 0600; the printed ex
   t.is(await again.exited, 0, again.stderr());
 });
 
+test('baton up --variant authority --tls: control and public listeners on https, the printed exports reach the members, proj placed over TLS', async (t) => {
+  t.timeout(240_000);
+  const { up, dataDir } = await startUpOnFreshPorts(t, ['--variant', 'authority', '--tls'], /Ctrl-C stops the cluster/);
+  const printed = up.stdout();
+  const listeners = [...printed.matchAll(/^\s+\S+-1\s+\w+\s+control (\S+)\s+public (\S+)/gm)].flatMap((m) => [m[1], m[2]]);
+  t.is(listeners.length, 6);
+  for (const url of listeners) t.regex(url, /^https:\/\/127\.0\.0\.1:\d+$/);
+  // Read over TLS by baton up itself, which trusts the CA it generated.
+  t.regex(printed, /authority proj: home east, epoch 1/);
+  const caFile = join(dataDir, 'authority', 'tls', 'ca.pem');
+  const commands = printedBatonCommands(printed);
+  t.is(commands[0], `export NODE_EXTRA_CA_CERTS=${caFile}`);
+  const members = commands.find((c) => asBaton(c) === 'baton authority members')!;
+  const steps = await runShellSession([...commands.slice(0, 2), members], { cwd: process.cwd() });
+  t.is(steps[2].code, ExitCode.Ok, steps[2].output);
+  t.regex(steps[2].output, /east-1\s+east[\s\S]*west-1\s+west[\s\S]*north-1\s+north/);
+  up.child.kill('SIGTERM');
+  t.is(await up.exited, 0, up.stderr());
+});
+
 test('baton up --tls on a data dir whose cluster serves plain HTTP is a usage error, before any node starts', async (t) => {
   const cwd = await workDir(t);
   const dataDir = join(cwd, 'data');
