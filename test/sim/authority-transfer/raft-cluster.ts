@@ -53,6 +53,10 @@ export class RaftAuthorityCluster implements MemberEnv, ObservedCluster {
   readonly link: LinkConditions;
   private readonly cuts = new Map<string, NetworkFault>();
   private readonly faults: NetworkFault[] = [];
+  /** Runs before a member's proposal reaches its Raft (a fault injected at that moment, see SimCluster). */
+  beforePropose: ((command: OwnershipCommand, proposer: string) => Promise<void>) | undefined;
+  /** Each Raft member object as its SimMember sees it: `propose` passes through `beforePropose`. */
+  private readonly hooked = new WeakMap<OwnershipRaft, OwnershipRaft>();
 
   constructor(
     seed: number,
@@ -80,7 +84,26 @@ export class RaftAuthorityCluster implements MemberEnv, ObservedCluster {
       },
     });
     for (const id of MEMBERS)
-      this.members.set(id, new SimMember(this, id, () => this.raft.get(id)));
+      this.members.set(id, new SimMember(this, id, () => this.withHook(id, this.raft.get(id))));
+  }
+
+  private withHook(id: string, member: OwnershipRaft): OwnershipRaft {
+    let hooked = this.hooked.get(member);
+    if (!hooked) {
+      const propose: OwnershipRaft['propose'] = async (command, options) => {
+        await this.beforePropose?.(command, id);
+        return member.propose(command, options);
+      };
+      hooked = new Proxy(member, {
+        get: (target, property) => {
+          if (property === 'propose') return propose;
+          const value = Reflect.get(target, property, target);
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      });
+      this.hooked.set(member, hooked);
+    }
+    return hooked;
   }
 
   get clock() {

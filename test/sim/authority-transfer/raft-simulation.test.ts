@@ -17,7 +17,7 @@ const BUDGET_MS = 60_000;
 
 async function runSeed(
   seed: number,
-): Promise<{ commits: number; abandoned: number; faults: number; crossMemberCancels: number; cancelsElsewhere: number; checkedCommits: number; acknowledged: number; cancelsOfRegistered: number; cancelThenCommit: number }> {
+): Promise<{ commits: number; abandoned: number; faults: number; crossMemberCancels: number; cancelsElsewhere: number; checkedCommits: number; acknowledged: number; cancelsOfRegistered: number; cancelThenCommit: number; commitsAfterDiskLoss: number; checkedHomeWrites: number }> {
   const rng = new SeededRng(seed);
   const cluster = new RaftAuthorityCluster(seed, rng.fork('cluster'), BUDGET_MS);
   const { clock, raft } = cluster;
@@ -74,6 +74,19 @@ async function runSeed(
         if (!entry.crashed) observer.runEnded(id, error, member.id);
       },
     );
+  };
+
+  // A target member loses its disk after the probe that readied the plan, before the commit
+  // applies: the new home must refuse writes until it caught up again (authority-invariants.ts).
+  const diskLoss = rng.fork('disk-loss-after-probe');
+  cluster.beforePropose = async (command, proposer) => {
+    if (command.type !== 'commit_planned_transfer' || !diskLoss.chance(0.3)) return;
+    const target = members.find((m) => m.datacenter === command.target && m.id !== proposer);
+    if (!target) return;
+    faults++;
+    for (const run of runs.values()) if (run.member === target && !run.done) run.crashed = true;
+    observer.diskLostBeforeCommit(command.id, target.id);
+    await cluster.crashAndRestart(target, { loseDisk: true });
   };
 
   for (let step = 0; step < STEPS; step++) {
@@ -176,16 +189,20 @@ async function runSeed(
     acknowledged,
     cancelsOfRegistered: observer.cancelsOfRegistered,
     cancelThenCommit: observer.cancelThenCommit,
+    commitsAfterDiskLoss: observer.commitsAfterDiskLoss,
+    checkedHomeWrites: observer.checkedHomeWrites,
   };
 }
 
 test('planned transfers over Raft keep their invariants under partitions, leader loss, store failures and crashes', async (t) => {
   const ran = await runSeeds(t, 'raft-simulation.test.js', runSeed);
   if (!ran) return;
-  const { commits, abandoned, faults, crossMemberCancels, cancelsElsewhere, checkedCommits, acknowledged, cancelsOfRegistered, cancelThenCommit } = ran.totals;
+  const { commits, abandoned, faults, crossMemberCancels, cancelsElsewhere, checkedCommits, acknowledged, cancelsOfRegistered, cancelThenCommit, commitsAfterDiskLoss, checkedHomeWrites } = ran.totals;
   t.log(
-    `${ran.seeds} seeds: ${commits} commits (${checkedCommits} checked against the ${acknowledged} acknowledged writes), ${abandoned} cancelled or timed out, ${faults} network faults and crashes, ${cancelsElsewhere} cancels at a member not running the transfer, ${crossMemberCancels} runs of a key in doubt elsewhere cancelled (none moved), ${cancelsOfRegistered} cancels answered 204 for a registered transfer, ${cancelThenCommit} of them later committed`,
+    `${ran.seeds} seeds: ${commits} commits (${checkedCommits} checked against the ${acknowledged} acknowledged writes), ${abandoned} cancelled or timed out, ${faults} network faults and crashes, ${cancelsElsewhere} cancels at a member not running the transfer, ${crossMemberCancels} runs of a key in doubt elsewhere cancelled (none moved), ${cancelsOfRegistered} cancels answered 204 for a registered transfer, ${cancelThenCommit} of them later committed, ${commitsAfterDiskLoss} commits to a target that lost its disk after the last probe, ${checkedHomeWrites} first writes at a new home checked against the old epoch's writes`,
   );
+  t.true(commitsAfterDiskLoss > 0, 'targets lost their disk between the last probe and the commit');
+  t.true(checkedHomeWrites > 0, 'new homes wrote under the epochs planned moves minted');
   t.is(cancelThenCommit, 0, 'no cancel answered 204 for a transfer that later committed');
   t.true(checkedCommits >= commits, 'every commit was checked');
   t.true(commits > 0, 'the runs committed transfers');
