@@ -4,6 +4,7 @@ import type {
   AckAuditCommand,
   CommitPlannedTransferCommand,
   CommitPlannedTransferResult,
+  Ownership,
   OwnershipCommand,
   OwnershipResult,
   OwnershipState,
@@ -16,6 +17,7 @@ import { catchUpAfter, finalBarrier, finalsComplete, MAX_SETTLED_MEMBERS } from 
 import { dropIntent, dropPending, emptyOwnershipState, putPending, restoreOwnership, snapshotOwnership } from './ownership-index.js';
 import { applyTransferLifecycle } from './transfer-lifecycle.js';
 import { assembleOwnership, captureOwnership } from './ownership-capture.js';
+import { updateValue } from '../consensus/sorted-tree.js';
 
 /**
  * The replicated ownership state machine: authority -> home datacenter + fencing epoch, the
@@ -79,21 +81,29 @@ export class OwnershipStateMachine implements StateMachine<OwnershipState, Owner
   }
 
   private transferAuthority(state: OwnershipState, c: TransferAuthorityCommand): TransferAuthorityResult {
-    const current = state.authorities.get(c.authority);
-    if (c.expectedSource !== undefined && current?.home !== c.expectedSource) {
-      return current
-        ? { ok: false, reason: 'source_not_home', home: current.home, epoch: current.epoch }
-        : { ok: false, reason: 'unknown_authority' };
+    // A known authority is checked and moved in one descent of the tree (the common command at
+    // scale); only an authority the state has never seen takes a second one, to be inserted.
+    let refusal: TransferAuthorityResult | undefined;
+    let source: string | undefined;
+    const moved = updateValue(state.authorities, c.authority, (current) => {
+      refusal = refusalOf(c, current);
+      if (refusal) return undefined;
+      source = current.home;
+      return { home: c.target, epoch: current.epoch + 1 };
+    });
+    if (refusal) return refusal;
+    let epoch: number;
+    if (moved) epoch = moved.epoch;
+    else {
+      const unknown = refusalOf(c, undefined);
+      if (unknown) return unknown;
+      epoch = 1;
+      state.authorities.set(c.authority, { home: c.target, epoch });
     }
-    if (current?.home === c.target) {
-      return { ok: false, reason: 'already_home', home: current.home, epoch: current.epoch };
-    }
-    const epoch = (current?.epoch ?? 0) + 1;
-    state.authorities.set(c.authority, { home: c.target, epoch });
     // A failover moves the home under a registered planned transfer: that transfer can no
     // longer commit (its source is not the home), and its freeze must not outlive the move.
     dropIntent(state, c.authority);
-    return { ok: true, authority: c.authority, source: current?.home, home: c.target, epoch };
+    return { ok: true, authority: c.authority, source, home: c.target, epoch };
   }
 
   private commitPlannedTransfer(
@@ -175,4 +185,13 @@ export class OwnershipStateMachine implements StateMachine<OwnershipState, Owner
     }
     return { ok: true, released, unknown };
   }
+}
+
+/** Why `c` must not move the authority from `current` (undefined: never seen), if it must not. */
+function refusalOf(c: TransferAuthorityCommand, current: Ownership | undefined): TransferAuthorityResult | undefined {
+  if (c.expectedSource !== undefined && current?.home !== c.expectedSource) {
+    return current ? { ok: false, reason: 'source_not_home', home: current.home, epoch: current.epoch } : { ok: false, reason: 'unknown_authority' };
+  }
+  if (current?.home === c.target) return { ok: false, reason: 'already_home', home: current.home, epoch: current.epoch };
+  return undefined;
 }

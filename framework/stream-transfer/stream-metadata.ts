@@ -8,7 +8,7 @@ import {
   type StreamRecord,
   type TransferReason,
 } from './model.js';
-import { keysAfter, sortedTree, valuesAfter, type SortedTree } from '../consensus/sorted-tree.js';
+import { keysAfter, sortedTree, updateValue, valuesAfter, type SortedTree } from '../consensus/sorted-tree.js';
 
 /** A rebalance in progress as operators see it: the moves still waiting, and the tallies. */
 export interface RebalanceRun {
@@ -256,8 +256,14 @@ export class StreamMetadata {
 
   /** Adds a stream or replaces its record, moving it between owners' indexes if the owner changed. */
   putStream(record: StreamRecord): void {
-    const previous = this.#streams.get(record.id);
-    this.#streams.set(record.id, record);
+    // A known stream is replaced in one descent of the tree (close, complete, every transfer's
+    // settling); only a new one takes a second, to be inserted.
+    let previous: StreamRecord | undefined;
+    const replaced = updateValue(this.#streams, record.id, (current) => {
+      previous = current;
+      return record;
+    });
+    if (replaced === undefined) this.#streams.set(record.id, record);
     if (previous && previous.owner === record.owner) return;
     const pending = this.#transfers.has(record.id);
     if (previous) {
