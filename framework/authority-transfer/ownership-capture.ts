@@ -1,6 +1,7 @@
 import type { StateAssembly, StateCapture } from '../contracts/metadata-consensus.js';
 import type { OwnershipState, PendingAudit, TransferIntent, Ownership } from './ownership.js';
 import { emptyOwnershipState, putIntent, putPending } from './ownership-index.js';
+import { readPieces, recordPieces, type RecordsPiece } from '../consensus/record-pieces.js';
 
 /** About this many records travel in one piece (an authority is ~60 bytes of JSON, an intent ~400). */
 export const OWNERSHIP_RECORDS_PER_PIECE = 1_000;
@@ -8,9 +9,9 @@ export const OWNERSHIP_RECORDS_PER_PIECE = 1_000;
 /** One piece of a captured ownership state: a run of one kind of record, in key order. */
 type Piece =
   | { kind: 'head'; format: 1 }
-  | { kind: 'authorities'; records: [string, Ownership][] }
-  | { kind: 'pending'; records: PendingAudit[] }
-  | { kind: 'transfers'; records: TransferIntent[] };
+  | RecordsPiece<'authorities', [string, Ownership]>
+  | RecordsPiece<'pending', PendingAudit>
+  | RecordsPiece<'transfers', TransferIntent>;
 
 /**
  * A frozen copy of the state, taken now in O(1) (copy-on-write clones of the three primary
@@ -24,23 +25,11 @@ export function captureOwnership(state: OwnershipState): StateCapture {
   return {
     *pieces(): IterableIterator<Piece> {
       yield { kind: 'head', format: 1 };
-      yield* chunked('authorities', authorities.entries());
-      yield* chunked('pending', pending.values());
-      yield* chunked('transfers', transfers.values());
+      yield* recordPieces('authorities', authorities.entries(), OWNERSHIP_RECORDS_PER_PIECE);
+      yield* recordPieces('pending', pending.values(), OWNERSHIP_RECORDS_PER_PIECE);
+      yield* recordPieces('transfers', transfers.values(), OWNERSHIP_RECORDS_PER_PIECE);
     },
   };
-}
-
-function* chunked<K extends Exclude<Piece['kind'], 'head'>, T>(kind: K, records: Iterable<T>): IterableIterator<Piece> {
-  let batch: T[] = [];
-  for (const record of records) {
-    batch.push(record);
-    if (batch.length >= OWNERSHIP_RECORDS_PER_PIECE) {
-      yield { kind, records: batch } as Piece;
-      batch = [];
-    }
-  }
-  if (batch.length > 0) yield { kind, records: batch } as Piece;
 }
 
 /**
@@ -49,44 +38,25 @@ function* chunked<K extends Exclude<Piece['kind'], 'head'>, T>(kind: K, records:
  */
 export function assembleOwnership(): StateAssembly<OwnershipState> {
   const state = emptyOwnershipState();
-  let headSeen = false;
-  return {
-    add(raw) {
-      const piece = raw as Piece;
-      if (!piece || typeof piece !== 'object' || typeof piece.kind !== 'string') throw malformed('a piece is not an object with a kind');
-      if (piece.kind === 'head') {
-        if (piece.format !== 1) throw malformed(`unknown piece format ${String(piece.format)}`);
-        headSeen = true;
-        return;
-      }
-      if (!headSeen) throw malformed('records arrived before the head piece');
-      if (!Array.isArray(piece.records)) throw malformed(`a ${piece.kind} piece has no records`);
-      switch (piece.kind) {
-        case 'authorities':
-          for (const entry of piece.records) {
-            if (!Array.isArray(entry) || typeof entry[0] !== 'string' || !entry[1] || typeof entry[1] !== 'object') {
-              throw malformed('an authority entry is not [id, {home, epoch}]');
-            }
-            state.authorities.set(entry[0], entry[1].catchUp ? { home: entry[1].home, epoch: entry[1].epoch, catchUp: structuredClone(entry[1].catchUp) } : { home: entry[1].home, epoch: entry[1].epoch });
+  return readPieces<OwnershipState, Extract<Piece, { kind: 'head' }>>({
+    what: 'ownership snapshot',
+    format: 1,
+    records: {
+      authorities(records) {
+        for (const entry of records as [string, Ownership][]) {
+          if (!Array.isArray(entry) || typeof entry[0] !== 'string' || !entry[1] || typeof entry[1] !== 'object') {
+            throw new Error('ownership snapshot is malformed: an authority entry is not [id, {home, epoch}]');
           }
-          return;
-        case 'pending':
-          for (const pending of piece.records) putPending(state, structuredClone(pending));
-          return;
-        case 'transfers':
-          for (const intent of piece.records) putIntent(state, structuredClone(intent));
-          return;
-        default:
-          throw malformed(`unknown piece kind ${String((piece as { kind: unknown }).kind)}`);
-      }
+          state.authorities.set(entry[0], entry[1].catchUp ? { home: entry[1].home, epoch: entry[1].epoch, catchUp: structuredClone(entry[1].catchUp) } : { home: entry[1].home, epoch: entry[1].epoch });
+        }
+      },
+      pending(records) {
+        for (const pending of records as PendingAudit[]) putPending(state, structuredClone(pending));
+      },
+      transfers(records) {
+        for (const intent of records as TransferIntent[]) putIntent(state, structuredClone(intent));
+      },
     },
-    finish() {
-      if (!headSeen) throw malformed('no head piece');
-      return state;
-    },
-  };
-}
-
-function malformed(why: string): Error {
-  return new Error(`ownership snapshot is malformed: ${why}`);
+    finish: () => state,
+  });
 }

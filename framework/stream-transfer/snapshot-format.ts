@@ -1,6 +1,7 @@
 import type { StateAssembly, StateCapture } from '../contracts/metadata-consensus.js';
 import type { NodeRecord, PendingTransfer, PlannedMove, StreamRecord } from './model.js';
 import { StreamMetadata, type RebalanceRun, type StreamMetadataSnapshot } from './stream-metadata.js';
+import { readPieces, recordPieces, type RecordsPiece } from '../consensus/record-pieces.js';
 
 /**
  * Reads a stream metadata snapshot: the current form (`format: 2`, records in id-sorted arrays)
@@ -46,12 +47,13 @@ function malformed(why: string): Error {
 export const RECORDS_PER_PIECE = 1_000;
 
 /** One piece of a captured state: a run of one kind of record, in id order. */
+type HeadPiece = { kind: 'head'; format: 2; rebalance?: Omit<RebalanceRun, 'queue'> };
 type Piece =
-  | { kind: 'head'; format: 2; rebalance?: Omit<RebalanceRun, 'queue'> }
-  | { kind: 'nodes'; records: NodeRecord[] }
-  | { kind: 'streams'; records: StreamRecord[] }
-  | { kind: 'transfers'; records: PendingTransfer[] }
-  | { kind: 'moves'; records: PlannedMove[] };
+  | HeadPiece
+  | RecordsPiece<'nodes', NodeRecord>
+  | RecordsPiece<'streams', StreamRecord>
+  | RecordsPiece<'transfers', PendingTransfer>
+  | RecordsPiece<'moves', PlannedMove>;
 
 /**
  * A frozen copy of the state (a copy-on-write clone: O(nodes) now), read later as pieces of about
@@ -65,63 +67,36 @@ export function captureMetadata(state: StreamMetadata): StateCapture {
 function* piecesOf(state: StreamMetadata): IterableIterator<Piece> {
   const rebalance = state.rebalanceParts();
   yield { kind: 'head', format: 2, ...(rebalance ? { rebalance: rebalance.tallies } : {}) };
-  yield* chunked('nodes', state.nodes(), () => 1);
-  yield* chunked('streams', state.streams(), (s) => 1 + Object.keys(s.producers).length);
-  yield* chunked('transfers', state.transfers(), () => 1);
-  if (rebalance) yield* chunked('moves', rebalance.moves.slice(rebalance.next).values(), () => 1);
-}
-
-function* chunked<K extends Piece['kind'], T>(kind: K, records: Iterable<T>, weight: (record: T) => number): IterableIterator<Piece> {
-  let batch: T[] = [];
-  let size = 0;
-  for (const record of records) {
-    batch.push(record);
-    size += weight(record);
-    if (size >= RECORDS_PER_PIECE) {
-      yield { kind, records: batch } as Piece;
-      batch = [];
-      size = 0;
-    }
-  }
-  if (batch.length > 0) yield { kind, records: batch } as Piece;
+  yield* recordPieces('nodes', state.nodes(), RECORDS_PER_PIECE);
+  // A stream's producer marks make its JSON longer: each counts as one more record.
+  yield* recordPieces('streams', state.streams(), RECORDS_PER_PIECE, (s) => 1 + Object.keys(s.producers).length);
+  yield* recordPieces('transfers', state.transfers(), RECORDS_PER_PIECE);
+  if (rebalance) yield* recordPieces('moves', rebalance.moves.slice(rebalance.next).values(), RECORDS_PER_PIECE);
 }
 
 /** Rebuilds a state piece by piece, indexes included, from the pieces of `captureMetadata`. */
 export function assembleMetadata(): StateAssembly<StreamMetadata> {
   const state = new StreamMetadata();
-  let headSeen = false;
-  return {
-    add(raw) {
-      const piece = raw as Piece;
-      if (!piece || typeof piece !== 'object' || typeof piece.kind !== 'string') throw malformed('a piece is not an object with a kind');
-      if (piece.kind === 'head') {
-        if (piece.format !== 2) throw malformed(`unknown piece format ${String(piece.format)}`);
-        headSeen = true;
-        if (piece.rebalance) state.restoreRebalance(piece.rebalance);
-        return;
-      }
-      if (!headSeen) throw malformed('records arrived before the head piece');
-      if (!Array.isArray(piece.records)) throw malformed(`a ${piece.kind} piece has no records`);
-      switch (piece.kind) {
-        case 'nodes':
-          for (const node of piece.records) state.putNode({ ...node });
-          return;
-        case 'streams':
-          for (const stream of piece.records) state.putStream({ ...stream, producers: { ...stream.producers } });
-          return;
-        case 'transfers':
-          for (const transfer of piece.records) state.addTransfer({ ...transfer });
-          return;
-        case 'moves':
-          state.appendRebalanceMoves(piece.records);
-          return;
-        default:
-          throw malformed(`unknown piece kind ${String((piece as { kind: unknown }).kind)}`);
-      }
+  return readPieces<StreamMetadata, HeadPiece>({
+    what: 'stream metadata snapshot',
+    format: 2,
+    head(head) {
+      if (head.rebalance) state.restoreRebalance(head.rebalance);
     },
-    finish() {
-      if (!headSeen) throw malformed('no head piece');
-      return state;
+    records: {
+      nodes(records) {
+        for (const node of records as NodeRecord[]) state.putNode({ ...node });
+      },
+      streams(records) {
+        for (const stream of records as StreamRecord[]) state.putStream({ ...stream, producers: { ...stream.producers } });
+      },
+      transfers(records) {
+        for (const transfer of records as PendingTransfer[]) state.addTransfer({ ...transfer });
+      },
+      moves(records) {
+        state.appendRebalanceMoves(records as PlannedMove[]);
+      },
     },
-  };
+    finish: () => state,
+  });
 }
