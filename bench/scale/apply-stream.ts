@@ -12,6 +12,9 @@
 // drain, the work a drain of 10,000 streams repeats 10,000 times), undrain.
 // Authorities: N established, then establish (a new one), move (transfer_authority of a known
 // one), and the planned-transfer steps register, freeze, record_final, commit, ack_audit.
+// Baseline: `move`'s access pattern (read an authority's home, then replace its record) on a plain
+// Map of N records behind the same apply call and timing: what any map pays from 1k to 1M
+// (cache and TLB misses of a larger heap), so the ratio of `move` can be read against it.
 import { performance } from 'node:perf_hooks';
 import type { ApplyContext, StateMachine } from '../../framework/contracts/metadata-consensus.js';
 import { OwnershipStateMachine } from '../../framework/authority-transfer/ownership-state-machine.js';
@@ -110,6 +113,29 @@ function authoritiesOf(n: number): Applier<OwnershipState, OwnershipCommand> {
   return a;
 }
 
+/** A state machine of a plain Map doing what `move` does, nothing else (see the baseline above). */
+const mapBaseline = {
+  initial: () => new Map<string, { home: string; epoch: number }>(),
+  apply(state: Map<string, { home: string; epoch: number }>, c: { authority: string; target: string }) {
+    const current = state.get(c.authority);
+    const epoch = (current?.epoch ?? 0) + 1;
+    state.set(c.authority, { home: c.target, epoch });
+    return { ok: true, authority: c.authority, source: current?.home, home: c.target, epoch };
+  },
+} as unknown as StateMachine<Map<string, { home: string; epoch: number }>, { authority: string; target: string }, unknown>;
+
+function measureMapBaseline(n: number): Map<string, { cpu: number[]; wall: number[] }> {
+  const a = new Applier(mapBaseline, mapBaseline.initial());
+  for (let i = 0; i < n; i++) a.apply({ authority: `authority-${i}`, target: `dc-${i % 3}` });
+  const stride = Math.max(1, Math.floor(n / SAMPLES));
+  for (let i = 0; i < SAMPLES; i++) {
+    const authority = `authority-${(i * stride) % n}`;
+    const home = a.state.get(authority)!.home;
+    a.timed('move', { authority, target: home === 'dc-0' ? 'dc-1' : 'dc-0' });
+  }
+  return a.timings;
+}
+
 function measureAuthorities(n: number): Map<string, { cpu: number[]; wall: number[] }> {
   const a = authoritiesOf(n);
   const stride = Math.max(1, Math.floor(n / SAMPLES));
@@ -187,9 +213,11 @@ export async function run(): Promise<ScaleRow[]> {
   // A warm-up at the smallest size, discarded: the first figures would otherwise include compiling.
   measureStreams(sizes[0]);
   measureAuthorities(sizes[0]);
+  measureMapBaseline(sizes[0]);
   for (const [subject, measure] of [
     ['streams', measureStreams],
     ['authorities', measureAuthorities],
+    ['baseline map', measureMapBaseline],
   ] as const) {
     const bySize = new Map<number, ScaleRow[]>();
     for (const n of sizes) {

@@ -1,5 +1,5 @@
 // The rows every bench/scale part returns: one JSON line each, and one human table per part.
-import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
+import { monitorEventLoopDelay, PerformanceObserver, type IntervalHistogram } from 'node:perf_hooks';
 
 export interface ScaleRow {
   part: string;
@@ -36,11 +36,17 @@ function format(v: number): string {
  * sharing this loop (its ticks, heartbeats, HTTP) would have waited at worst. Beside it, the most
  * CPU time the process used between two turns of that timer (`longestCpuBlockMs`): on a shared
  * machine the wall figure also counts the time the process was descheduled, the CPU one does
- * not (it counts garbage collection, on any thread).
+ * not (it counts garbage collection, on any thread). And the longest garbage collection pause
+ * meanwhile (`longestGcMs`, wall time): what part of a block the collector took, not the work.
  */
-export async function longestBlockMs<T>(work: () => Promise<T>): Promise<{ value: T; longestBlockMs: number; longestCpuBlockMs: number }> {
+export async function longestBlockMs<T>(work: () => Promise<T>): Promise<{ value: T; longestBlockMs: number; longestCpuBlockMs: number; longestGcMs: number }> {
   const h: IntervalHistogram = monitorEventLoopDelay({ resolution: 1 });
   h.enable();
+  let gcMax = 0;
+  const gcs = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) gcMax = Math.max(gcMax, entry.duration);
+  });
+  gcs.observe({ entryTypes: ['gc'] });
   let cpuMax = 0;
   let last = process.cpuUsage();
   const timer = setInterval(() => {
@@ -52,8 +58,9 @@ export async function longestBlockMs<T>(work: () => Promise<T>): Promise<{ value
     const value = await work();
     // Let the monitor see the end of the last block.
     await new Promise((resolve) => setTimeout(resolve, 5));
-    return { value, longestBlockMs: Math.max(0, h.max / 1e6 - 1), longestCpuBlockMs: cpuMax };
+    return { value, longestBlockMs: Math.max(0, h.max / 1e6 - 1), longestCpuBlockMs: cpuMax, longestGcMs: gcMax };
   } finally {
+    gcs.disconnect();
     clearInterval(timer);
     h.disable();
   }

@@ -3,7 +3,8 @@
 // built by applying commands; then
 //   capture        the synchronous part of taking a snapshot (ReplicatedState.capture);
 //   write          the file storage writing it (background, awaited appends): total time and the
-//                  longest the event loop could not run a 1 ms timer meanwhile;
+//                  longest the event loop could not run a 1 ms timer meanwhile (CPU time beside it,
+//                  and the longest garbage collection pause, to tell the collector from the work);
 //   install        a follower taking it piece by piece, each piece through JSON as off the wire
 //                  and one piece per event-loop turn as chunks arrive: longest block, total time;
 //   whole          for comparison, the state machine's whole snapshot() plus JSON.stringify of it
@@ -115,9 +116,11 @@ async function measure(subject: Subject, n: number): Promise<ScaleRow> {
       writeS: Number(writeS.toFixed(2)),
       writeLongestBlockMs: Number(write.longestBlockMs.toFixed(1)),
       writeLongestCpuBlockMs: Number(write.longestCpuBlockMs.toFixed(1)),
+      writeLongestGcMs: Number(write.longestGcMs.toFixed(1)),
       installS: Number(installS.toFixed(2)),
       installLongestBlockMs: Number(install.longestBlockMs.toFixed(1)),
       installLongestCpuBlockMs: Number(install.longestCpuBlockMs.toFixed(1)),
+      installLongestGcMs: Number(install.longestGcMs.toFixed(1)),
       installFinishMs: Number(install.value.finishMs.toFixed(1)),
       wholeSnapshotMs: Number(wholeMs.toFixed(0)),
       wholeSnapshotMb: Number((wholeBytes / 1e6).toFixed(1)),
