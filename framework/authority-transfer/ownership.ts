@@ -163,6 +163,11 @@ export interface ReleaseTransferCommand {
   type: 'release_transfer';
   authority: string;
   id?: string;
+  /**
+   * Release only if this member drives the registration: the driver ending its own run never
+   * releases the same key registered since by another member (a retry there).
+   */
+  driver?: string;
   why: 'cancelled' | 'timed_out' | 'expired' | 'abandoned';
 }
 

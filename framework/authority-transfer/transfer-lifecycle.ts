@@ -28,6 +28,7 @@ export function applyTransferLifecycle(
     return { ok: false, reason: 'not_registered' };
   }
   if (c.type === 'release_transfer') {
+    if (c.driver !== undefined && registered.driver !== c.driver) return { ok: false, reason: 'not_registered' };
     dropIntent(state, c.authority);
     return { ok: true, intent: copy(registered) };
   }

@@ -199,6 +199,10 @@ test('a release unregisters the transfer (lifting its freeze); a commit after it
   const state = established();
   readyToCommit(state);
   t.like(machine.apply(state, { type: 'release_transfer', authority: 'proj', id: 'other', why: 'cancelled' }, ctx(5)), { ok: false, reason: 'not_registered' });
+  // A driver ending its own run releases only a registration it drives.
+  const driver = state.transfers.get('proj')!.driver;
+  t.like(machine.apply(state, { type: 'release_transfer', authority: 'proj', id: 'k1', driver: `not-${driver}`, why: 'abandoned' }, ctx(5)), { ok: false, reason: 'not_registered' });
+  t.true(state.transfers.has('proj'));
   t.like(machine.apply(state, { type: 'release_transfer', authority: 'proj', why: 'cancelled' }, ctx(6)), { ok: true, intent: { id: 'k1' } });
   t.false(state.transfers.has('proj'));
   t.like(machine.apply(state, commit(), ctx(7)), { ok: false, reason: 'not_registered' });
