@@ -7,7 +7,7 @@ import type { AuditProjection, OwnershipConsensus } from './audit-projection.js'
 import { awaitCatchUp } from './catch-up.js';
 import type { ChangeFeed } from './change-feed.js';
 import type { FrontierProbe } from './frontier-probe.js';
-import { waitForIntent } from './intent-wait.js';
+import { waitForApplied, waitForIntent } from './intent-wait.js';
 import type {
   CommitPlannedTransferResult,
   OwnershipCommand,
@@ -323,7 +323,13 @@ export class PlannedTransferEngine {
   private launch(plan: TransferPlan, fresh = false): Promise<AuditRecord> {
     this.forgetExpiry(plan);
     this.forgetResolution(plan);
-    const run = (fresh ? this.admit(plan) : this.drive(plan)).finally(() => {
+    const run = (fresh ? this.admit(plan) : this.drive(plan)).catch((error: unknown) => {
+      // Cut short by this member's shutdown, not cancelled: its registration stays replicated.
+      if (this.stopped && error instanceof TransferCancelledError) {
+        throw new OwnershipUnavailableError(`member ${this.self} is shutting down; transfer ${plan.id} stays registered: retry with Idempotency-Key ${plan.id} once it is back (it resumes there), or cancel it`);
+      }
+      throw error;
+    }).finally(() => {
       if (plan.run === run) plan.run = undefined;
       this.armExpiry(plan);
       this.armResolution(plan);
@@ -406,6 +412,7 @@ export class PlannedTransferEngine {
       }
     }
     let result: RegisterTransferResult;
+    let appliedAt: number;
     try {
       const receipt = await this.deps.consensus.propose({
         type: 'register_transfer',
@@ -415,6 +422,7 @@ export class PlannedTransferEngine {
         deadline: plan.deadline,
       });
       result = receipt.result as RegisterTransferResult;
+      appliedAt = receipt.position.index;
     } catch (error) {
       if (plan.abandon('the registration did not complete')) this.registry.resolve(plan);
       if (error instanceof NotAppendedError) throw new OwnershipUnavailableError(`transfer ${plan.id} was not registered (${error.reason}): nothing runs; retry with Idempotency-Key ${plan.id}`);
@@ -436,8 +444,20 @@ export class PlannedTransferEngine {
           throw new MoveRefusedError(request.authority, result.reason, `the ownership state refused the transfer (${result.reason}, home ${result.home ?? 'none'})`);
       }
     }
+    // Answered by the leader, maybe before this member applied it: what follows reads this
+    // member's view, which must show the registration first.
+    try {
+      await this.untilAppliedHere(plan, appliedAt);
+    } catch (error) {
+      // Cancelled meanwhile: a cancel that found this member's view showing the registration
+      // left its release to this run, as below.
+      if (result.intent.driver === this.self) this.releaseInBackground(plan, 'cancelled');
+      throw error;
+    }
     if (result.intent.driver !== this.self) return this.follow(plan, result.intent);
     plan.registered = true;
+    plan.registeredAt = result.intent.registered;
+    if (result.existing) plan.joinDeadline(result.intent.deadline);
     plan.follow(result.intent);
     // The abandoned window keeps its record: a cancel that abandoned this plan while its
     // registration was in flight answered 204 from it, and a repeat must answer the same.
@@ -552,8 +572,9 @@ export class PlannedTransferEngine {
   private async freeze(plan: TransferPlan): Promise<void> {
     const intent = this.deps.consensus.view().state.transfers.get(plan.authority);
     if (!(intent?.id === plan.id && intent.frozen)) {
-      const frozen = await this.proposeForPlan(plan, { type: 'freeze_transfer', id: plan.id, authority: plan.authority, thawBy: this.deps.clock.now() + this.options.freezeBudgetMs });
+      const { result: frozen, index } = await this.proposeForPlan(plan, { type: 'freeze_transfer', id: plan.id, authority: plan.authority, thawBy: this.deps.clock.now() + this.options.freezeBudgetMs });
       if (!frozen.ok) return this.lost(plan, frozen.reason);
+      await this.untilAppliedHere(plan, index);
     }
     plan.frozenSince = this.deps.clock.now();
     const outcome = await waitForIntent(
@@ -581,10 +602,20 @@ export class PlannedTransferEngine {
   }
 
   private async thaw(plan: TransferPlan): Promise<void> {
-    const thawed = await this.proposeForPlan(plan, { type: 'thaw_transfer', id: plan.id, authority: plan.authority });
+    const { result: thawed } = await this.proposeForPlan(plan, { type: 'thaw_transfer', id: plan.id, authority: plan.authority });
     if (!thawed.ok && thawed.reason === 'not_registered') return this.lost(plan, 'not_registered');
     plan.frozenSince = undefined;
     if (thawed.ok) plan.follow(thawed.intent);
+  }
+
+  /**
+   * Waits until this member applied the log through `index` (a proposal the leader answered),
+   * within the plan's deadline; a cancel ends the wait with 409. Past the deadline the run goes
+   * on and the view it then reads decides, as before.
+   */
+  private async untilAppliedHere(plan: TransferPlan, index: number): Promise<void> {
+    const outcome = await waitForApplied(this.deps.consensus, this.deps.clock, index, { until: plan.deadline, signal: plan.signal });
+    if (outcome === 'aborted' || plan.isAbandoned()) throw new TransferCancelledError(plan.id, plan.authority);
   }
 
   /** The registration is gone (cancelled at another member, expired, a failover): the run ends with 409. */
@@ -598,10 +629,11 @@ export class PlannedTransferEngine {
    * at once and the plan stays Ready (not claimed: cancellable, resumable under its key); a
    * freeze that may have applied regardless is lifted behind it (see sweep).
    */
-  private async proposeForPlan(plan: TransferPlan, command: OwnershipCommand): Promise<TransferLifecycleResult> {
+  private async proposeForPlan(plan: TransferPlan, command: OwnershipCommand): Promise<{ result: TransferLifecycleResult; index: number }> {
     if (plan.isAbandoned()) throw new TransferCancelledError(plan.id, plan.authority);
     try {
-      return (await this.deps.consensus.propose(command)).result as TransferLifecycleResult;
+      const receipt = await this.deps.consensus.propose(command);
+      return { result: receipt.result as TransferLifecycleResult, index: receipt.position.index };
     } catch (error) {
       if (plan.isAbandoned()) throw new TransferCancelledError(plan.id, plan.authority);
       if (plan.state === 'AwaitingCatchUp') plan.state = 'Ready';
@@ -709,9 +741,12 @@ export class PlannedTransferEngine {
     const previous = this.settling.get(authority) ?? Promise.resolve();
     const work = previous.then(async () => {
       for (let attempt = 0; attempt < 40 && !this.stopped; attempt++) {
-        if (this.deps.consensus.view().state.transfers.get(authority)?.id !== plan.id && attempt > 0) return;
         try {
-          await this.propose({ type: 'release_transfer', authority, id: plan.id, why });
+          // Gone for the cluster, not only from this member's view, which may lag the leader's.
+          if (attempt > 0 && (await this.deps.consensus.read()).state.transfers.get(authority)?.id !== plan.id) return;
+          // Only a registration this member drives: the same key registered by another member
+          // (a retry there after this one's outcome was unknown) is that member's to end.
+          await this.propose({ type: 'release_transfer', authority, id: plan.id, driver: this.self, why });
           return;
         } catch (error) {
           this.deps.log.debug({ transfer: plan.id, err: (error as Error).message }, 'release not applied yet; retrying');
@@ -737,7 +772,10 @@ export class PlannedTransferEngine {
     this.noteOutcome(authority, entry);
     const plan = this.registry.get(authority);
     if (!plan || !plan.registered || plan.follower || intent?.id === plan.id) return;
-    if (plan.abandon(`its registration was released in the replicated state (${command.type} at index ${entry.position.index} left ${intent ? `transfer ${intent.id}` : 'no transfer'} registered)`)) {
+    // Applied here late, from before the registration: it cannot have released it.
+    if (entry.position.index < plan.registeredAt) return;
+    const what = command.type === 'release_transfer' ? `release_transfer (${command.why})` : command.type;
+    if (plan.abandon(`its registration was released in the replicated state (${what} at index ${entry.position.index} left ${intent ? `transfer ${intent.id}` : 'no transfer'} registered)`)) {
       this.forgetExpiry(plan);
       this.registry.abandon(plan);
     }

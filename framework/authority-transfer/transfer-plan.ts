@@ -44,6 +44,11 @@ export class TransferPlan {
   lastReadingAt: number | undefined;
   /** The registration reached the replicated state (this member drives it). */
   registered = false;
+  /**
+   * The log index of that registration: an entry before it, applied here late, never speaks of
+   * it (its absence there does not mean the registration was released).
+   */
+  registeredAt = 0;
   /** The replicated freeze this plan holds (its generation), once every final serial is in. */
   frozenAt: number | undefined;
   /** When the current freeze was committed (this member's clock), for the freeze window. */
@@ -71,8 +76,21 @@ export class TransferPlan {
   constructor(
     readonly request: TransferRequest,
     readonly createdAt: number,
-    readonly deadline: number,
-  ) {}
+    deadline: number,
+  ) {
+    this.deadline = deadline;
+  }
+
+  /** When the run gives up (504); the registered transfer's own deadline once it joins one. */
+  deadline: number;
+
+  /**
+   * The plan drives a registration made earlier under its key (by a run before a restart): that
+   * registration's deadline is the one every member expires it by, so the run keeps it too.
+   */
+  joinDeadline(registered: number): void {
+    this.deadline = Math.min(this.deadline, registered);
+  }
 
   get id(): string {
     return this.request.id;

@@ -28,6 +28,13 @@ export interface FakeClusterOptions {
   /** Default wait for a proposal stranded on an isolated leader (default 5,000 ms). */
   proposalTimeoutMs?: number;
   idempotencyWindow?: number;
+  /**
+   * How much later than the leader a follower applies each entry (default 0), as a Raft
+   * follower learns the commit index only from the leader's next message. When set, a
+   * follower's proposal is answered once the leader applied it, as forwarding does: the answer
+   * can then arrive before the follower's own view shows the entry.
+   */
+  followerApplyLagMs?: number;
 }
 
 type LogEntry<C> =
@@ -48,6 +55,7 @@ export class FakeCluster<S, C, R> {
   private readonly delayMs: number;
   private readonly electionTimeoutMs: number;
   readonly proposalTimeoutMs: number;
+  readonly followerApplyLagMs: number;
   private readonly log: Array<LogEntry<C>> = [];
   private readonly window: IdempotencyWindow<R>;
   /** The committed state, kept by the cluster to decide results and idempotency at commit. */
@@ -70,6 +78,7 @@ export class FakeCluster<S, C, R> {
     this.delayMs = options.delayMs ?? 1;
     this.electionTimeoutMs = options.electionTimeoutMs ?? 100;
     this.proposalTimeoutMs = options.proposalTimeoutMs ?? 5_000;
+    this.followerApplyLagMs = options.followerApplyLagMs ?? 0;
     this.window = new IdempotencyWindow<R>(options.idempotencyWindow ?? 10_000);
     this.leaderId = this.voters[0];
     this.committed = machine.initial();
@@ -205,7 +214,7 @@ export class FakeCluster<S, C, R> {
   }
 
   private replicateTo(member: FakeMember<S, C, R>): void {
-    this.after(() => {
+    this.clock.setTimer(this.delayMs + this.followerApplyLagMs, () => {
       if (!this.isolated.has(member.self)) member.catchUp();
     });
   }
@@ -286,6 +295,11 @@ export class FakeMember<S, C, R> implements MetadataConsensus<S, C, R> {
         const decision = this.cluster.commit(command, options.idempotencyKey);
         if ('refused' in decision) return reject(decision.refused);
         if ('receipt' in decision) return resolve(decision.receipt);
+        if (this.cluster.followerApplyLagMs > 0 && this.cluster.leaderId !== this.self) {
+          // Answered from the leader, which applied it at commit; this member applies it later.
+          const index = decision.index;
+          return resolve({ position: { ...this.cluster.entry(index).position }, result: this.cluster.resultAt(index), replayed: false });
+        }
         this.waitForApply(decision.index, resolve);
       };
       if (this.cluster.leaderId === this.self) submit();

@@ -8,6 +8,7 @@ import type { SourcePositions } from '../../../framework/authority-transfer/sour
 import { HomeCatchUp } from '../../../framework/authority-transfer/home-catch-up.js';
 import { WriteFence } from '../../../framework/authority-transfer/write-fence.js';
 import { createSilentLogger } from '../../../framework/kernel/pino-logger.js';
+import { FakeCluster } from '../../../framework/testing/fakes/fake-cluster.js';
 import { LocalConsensus } from '../../../framework/testing/fakes/local-consensus.js';
 import { VirtualClock } from '../../../framework/testing/sim/virtual-clock.js';
 import { MemoryAuditStore } from '../../../plugins/memory/memory-audit-store.js';
@@ -21,9 +22,15 @@ export type ClusterMemberId = keyof typeof CLUSTER_MEMBERS;
  * fence, freeze acknowledger and engine; barriers are read from the source member's own feed.
  * What a target holds of a feed is set by the test (`holds`), and the probe reads it.
  */
-export async function clusterHarness(options: { engine?: Partial<PlannedTransferOptions> } = {}) {
+export async function clusterHarness(options: { engine?: Partial<PlannedTransferOptions>; followerApplyLagMs?: number } = {}) {
   const clock = new VirtualClock();
   const log = new LocalConsensus(new OwnershipStateMachine(), { self: 'east-1', voters: Object.keys(CLUSTER_MEMBERS), clock }) as OwnershipLocalConsensus;
+  // With a lag, the members are those of a FakeCluster led by east-1 whose followers apply each
+  // entry that much later than the leader, and are answered before they applied their own.
+  const lagging =
+    options.followerApplyLagMs === undefined
+      ? undefined
+      : new FakeCluster(new OwnershipStateMachine(), { members: Object.keys(CLUSTER_MEMBERS), clock, followerApplyLagMs: options.followerApplyLagMs });
   const held = new Map<string, number>();
   const key = (datacenter: string, origin: FeedOrigin) => `${datacenter}|${origin.member}|${origin.incarnation}`;
   const probe: FrontierProbe = {
@@ -41,8 +48,8 @@ export async function clusterHarness(options: { engine?: Partial<PlannedTransfer
     },
   };
   const member = async (id: ClusterMemberId) => {
-    const consensus = Object.create(log) as OwnershipLocalConsensus;
-    consensus.leadership = () => ({ ...log.leadership(), self: id });
+    const consensus = (lagging?.member(id) ?? Object.create(log)) as OwnershipLocalConsensus;
+    if (!lagging) consensus.leadership = () => ({ ...log.leadership(), self: id });
     const feed = new ChangeFeed(id, { mintIncarnation: () => `${id}-inc` });
     await feed.open();
     feeds.set(id, feed);
@@ -74,14 +81,19 @@ export async function clusterHarness(options: { engine?: Partial<PlannedTransfer
     'west-1': await member('west-1'),
     'north-1': await member('north-1'),
   };
+  let lagMoves = 0;
+  lagging?.member('east-1').watch((_view, entry) => {
+    if (entry.command.type === 'commit_planned_transfer' && entry.result.ok) lagMoves++;
+  });
   return {
     clock,
-    log,
+    /** The log (with a lag: its leader, east-1, which applies each entry at commit). */
+    log: lagging ? (lagging.member('east-1') as unknown as OwnershipLocalConsensus) : log,
     members,
     /** The target datacenter now holds `origin`'s feed through `serial`. */
     holds(datacenter: string, origin: FeedOrigin, serial: number) {
       held.set(key(datacenter, origin), serial);
     },
-    moves: () => log.log().filter((e) => e.command.type === 'commit_planned_transfer' && e.result.ok).length,
+    moves: () => (lagging ? lagMoves : log.log().filter((e) => e.command.type === 'commit_planned_transfer' && e.result.ok).length),
   };
 }

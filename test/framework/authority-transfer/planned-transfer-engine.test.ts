@@ -1,5 +1,6 @@
 import test from 'ava';
 import {
+  OwnershipUnavailableError,
   AuditProjectionError,
   CatchUpTimeoutError,
   CommitRefusedError,
@@ -168,6 +169,16 @@ test('a cancel of a committed transfer answers 409 from the durable audit, also 
   const restarted = engineHarnessOver(h);
   const again = await settle(restarted.cancel('proj'));
   t.true(!again.ok && again.error instanceof TransferCommittedError);
+});
+
+test('a run cut short by its member shutting down answers 503, not "cancelled": the registration stays for a retry under the key', async (t) => {
+  const h = await ready();
+  const run = settle(h.engine.start(request())); // west has applied nothing: it waits
+  await h.clock.advanceAsync(100);
+  h.engine.stop();
+  const outcome = await run;
+  t.true(!outcome.ok && outcome.error instanceof OwnershipUnavailableError, String(!outcome.ok && outcome.error));
+  t.like(h.consensus.view().state.transfers.get('proj'), { id: '5f0c-drain-proj' }, 'still registered');
 });
 
 test('a cancel for an authority with no transfer answers 404', async (t) => {
@@ -490,6 +501,10 @@ function countingConsensus(h: Awaited<ReturnType<typeof ready>>) {
   let reads = 0;
   let staleView: ReturnType<typeof h.consensus.view> | undefined;
   const consensus = Object.create(h.consensus) as typeof h.consensus;
+  // Every call runs on the one log itself, so what it applies (and its applied index) is the
+  // one this wrapper's view shows, never a copy of the index shadowing it.
+  consensus.propose = h.consensus.propose.bind(h.consensus);
+  consensus.watch = h.consensus.watch.bind(h.consensus);
   consensus.read = async () => {
     reads++;
     staleView = undefined;
