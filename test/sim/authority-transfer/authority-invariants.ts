@@ -51,6 +51,12 @@ interface AcknowledgedWrite {
  * transfer moves nothing and writes no audit (a transfer released by a cancel at any member
  * never commits); and every committed audit reaches every voter present at commit (or it left).
  */
+/** What a run's end is checked against: the cancels sent for its authority before it started. */
+export interface RunStart {
+  authority: string;
+  cancelsBefore: number;
+}
+
 export class Observer {
   /** authority -> the writes acknowledged to it. */
   readonly acknowledged = new Map<string, AcknowledgedWrite[]>();
@@ -217,6 +223,25 @@ export class Observer {
     this.homes.set(authority, byEpoch);
   }
 
+  /** Cancels sent per authority so far (whatever they answered). */
+  private readonly cancelsSent = new Map<string, number>();
+  /** Runs answering "cancelled" with no cancel sent since they started (must stay 0). */
+  unexplainedCancels = 0;
+
+  private cancelsOf(authority: string): number {
+    return this.cancelsSent.get(authority) ?? 0;
+  }
+
+  /** A run of `authority` starts: what its end is checked against. */
+  runStarted(authority: string): RunStart {
+    return { authority, cancelsBefore: this.cancelsOf(authority) };
+  }
+
+  /** A cancel of `authority` is sent (before its answer). */
+  cancelSent(authority: string): void {
+    this.cancelsSent.set(authority, this.cancelsOf(authority) + 1);
+  }
+
   /** Violations seen inside a consensus watcher, where throwing would only reach the log. */
   private readonly violations: string[] = [];
 
@@ -233,7 +258,13 @@ export class Observer {
    * (no audit either) — unless an earlier run of it is in doubt: plans are per member, so
    * another member's cancel cannot stop that member's background resolution.
    */
-  runEnded(id: string, error: unknown, member: string): void {
+  runEnded(id: string, error: unknown, member: string, started?: RunStart): void {
+    // "Cancelled" is the answer to a cancel: with none sent for the authority since the run
+    // started, the run mistook something else (a lagging view, say) for one.
+    if (error instanceof TransferCancelledError && started && this.cancelsOf(started.authority) === started.cancelsBefore) {
+      this.unexplainedCancels += 1;
+      this.record(`${id} answered "cancelled" at ${member} with no cancel sent for ${started.authority} since it started`);
+    }
     if (error instanceof TransferOutcomeUnknownError && !this.inDoubt.has(id)) this.inDoubt.set(id, member);
     const ended = error instanceof TransferCancelledError || error instanceof CatchUpTimeoutError || error instanceof TransferReleasedError;
     if (!ended || this.moves.has(id)) return;

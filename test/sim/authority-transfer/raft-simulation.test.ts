@@ -65,13 +65,14 @@ async function runSeed(
   ) => {
     requests.set(id, { authority, source, target });
     const entry = { member, authority, done: false, crashed: false };
+    const started = observer.runStarted(authority);
     runs.set(id, entry);
     member.engine.start({ id, authority, source, target, actor: 'sim', reason: `sim ${id}` }).then(
       () => void (entry.done = true),
       (error) => {
         entry.done = true;
         // A run its member's crash ended answers no client: the key is the operator's to reissue.
-        if (!entry.crashed) observer.runEnded(id, error, member.id);
+        if (!entry.crashed) observer.runEnded(id, error, member.id, started);
       },
     );
   };
@@ -127,6 +128,7 @@ async function runSeed(
         const run = rng.pick(live);
         const at = rng.chance(0.5) ? run.member : member;
         if (at !== run.member) cancelsElsewhere++;
+        observer.cancelSent(run.authority);
         const registered = cluster.state().transfers.get(run.authority)?.id;
         const liveThere = [...runs.entries()].filter(([, r]) => !r.done && r.authority === run.authority).map(([id]) => id);
         await settle(

@@ -50,13 +50,14 @@ async function runSeed(seed: number): Promise<{ commits: number; abandoned: numb
 
   const track = (id: string, member: SimMember, authority: string, run: Promise<unknown>) => {
     const entry = { member, authority, done: false, crashed: false };
+    const started = observer.runStarted(authority);
     runs.set(id, entry);
     run.then(
       () => void (entry.done = true),
       (error) => {
         entry.done = true;
         // A run its member's crash ended answers no client: the key is the operator's to reissue.
-        if (!entry.crashed) observer.runEnded(id, error, member.id);
+        if (!entry.crashed) observer.runEnded(id, error, member.id, started);
       },
     );
   };
@@ -139,6 +140,7 @@ async function runSeed(seed: number): Promise<{ commits: number; abandoned: numb
         const run = rng.pick(live);
         const at = rng.chance(0.5) ? run.member : member;
         if (at !== run.member) cancelsElsewhere++;
+        observer.cancelSent(run.authority);
         const registered = cluster.log.view().state.transfers.get(run.authority)?.id;
         const liveThere = [...runs.entries()].filter(([, r]) => !r.done && r.authority === run.authority).map(([id]) => id);
         await at.engine.cancel(run.authority).then(
