@@ -85,7 +85,7 @@ export async function benchFreezeWindow(transfers: number) {
     await feed.open();
     const replicas = new FeedReplicas(id);
     await replicas.open(IDS);
-    members.push({ id, datacenter: MEMBERS[id], raft, feed, replicas, fence: new WriteFence(raft, feed, MEMBERS[id], new HomeCatchUp(id, replicas, raft, log)) });
+    members.push({ id, datacenter: MEMBERS[id], raft, feed, replicas, fence: new WriteFence(raft, feed, MEMBERS[id], new HomeCatchUp(id, MEMBERS[id], replicas, raft, clock, log)) });
   }
   const byDc = (dc: string) => members.filter((m) => m.datacenter === dc);
   let pulling = true;

@@ -85,6 +85,8 @@ export class AuthorityNode implements Lifecycle {
   readonly engine?: PlannedTransferEngine;
   readonly projection?: AuditProjection;
   readonly fence?: WriteFence;
+  /** The new home's side of a planned move's barrier (mode ha). */
+  readonly catchUp?: HomeCatchUp;
   readonly freezes?: FreezeAcknowledger;
   readonly replicator: FeedReplicator;
   readonly metrics: BatonMetrics;
@@ -158,10 +160,11 @@ export class AuthorityNode implements Lifecycle {
           resolution: options.resolution,
         },
       );
-      const catchUp = new HomeCatchUp(options.self, this.replicas, consensus, log, {
+      const catchUp = new HomeCatchUp(options.self, this.datacenter, this.replicas, consensus, clock, log, {
         onBehind: () => this.replicator.pullSoon(),
         onRefused: () => this.metrics.homeCatchUpRefusals.inc(),
       });
+      this.catchUp = catchUp;
       this.metrics.observeHomesCatchingUp(() => catchUp.catchingUp);
       this.fence = new WriteFence(consensus, this.feed, this.datacenter, catchUp);
       this.freezes = new FreezeAcknowledger(consensus, this.feed, this.datacenter, clock, log, () => this.replicator.pullSoon());
@@ -237,6 +240,7 @@ export class AuthorityNode implements Lifecycle {
     await this.control.start();
     this.projection?.start();
     this.freezes?.start();
+    this.catchUp?.start();
     this.replicator.start();
     this.consensusReadiness?.start();
   }
@@ -247,6 +251,7 @@ export class AuthorityNode implements Lifecycle {
     this.replicator.stop();
     this.engine?.stop();
     this.freezes?.stop();
+    this.catchUp?.stop();
     this.projection?.stop();
     await this.control.stop();
     await this.publicServer.stop();

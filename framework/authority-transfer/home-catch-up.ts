@@ -1,3 +1,4 @@
+import type { Clock, Timer } from '../contracts/clock.js';
 import type { Logger } from '../contracts/logger.js';
 import type { MemberId } from '../contracts/peer-transport.js';
 import type { OwnershipConsensus } from './audit-projection.js';
@@ -9,6 +10,8 @@ import { HomeCatchingUpError } from './transfer-errors.js';
 const MAX_FOLLOWED = 10_000;
 
 export interface HomeCatchUpOptions {
+  /** How often the moves to this datacenter not yet settled are looked over (default 500 ms). */
+  sweepIntervalMs?: number;
   /** A write was refused: the replicas should pull now rather than at their next round. */
   onBehind?: () => void;
   /** Counts each refused write (the /metrics counter). */
@@ -25,22 +28,57 @@ export interface HomeCatchUpOptions {
  * durable replica, so it holds across this member's restart. Once it holds, this member settles
  * the requirement by a consensus command and checks no more: the home owns the data from then
  * on, and a source feed that later starts a new incarnation (its member lost its disk) must not
- * block the home's writes.
+ * block the home's writes. It settles as soon as it holds them, not only at the first write: a
+ * move applied while this member runs is followed (bounded) and settled once its replicas reach
+ * the finals, so an authority that gets no write for a while is not left unsettled until its
+ * source's feed is gone. After a restart, the first write settles what was left.
  */
 export class HomeCatchUp {
   /** authority@epoch this member refused a write for and has not caught up on (logged once). */
   private readonly behind = new Set<string>();
   /** authority@epoch whose settle proposal is in flight. */
   private readonly settling = new Set<string>();
+  /** authority@epoch -> a move to this datacenter applied since start, not yet settled by this member. */
+  private readonly following = new Map<string, { authority: string; epoch: number }>();
   private refusals = 0;
+  private unsubscribe: (() => void) | undefined;
+  private timer: Timer | undefined;
 
   constructor(
     private readonly self: MemberId,
+    /** The datacenter this member serves. */
+    private readonly datacenter: string,
     private readonly replicas: Pick<FeedReplicas, 'applied' | 'appliedSerial'>,
     private readonly consensus: OwnershipConsensus,
+    private readonly clock: Clock,
     private readonly log: Logger,
     private readonly options: HomeCatchUpOptions = {},
   ) {}
+
+  /** Follows the planned moves to this datacenter as they apply, and settles each once held. */
+  start(): void {
+    if (this.unsubscribe) return;
+    this.unsubscribe = this.consensus.watch((view, entry) => {
+      const { command, result } = entry;
+      if (command.type !== 'commit_planned_transfer' || !result.ok || !('record' in result)) return;
+      const { record } = result;
+      // A replay answered from the sealed record moved nothing.
+      if (record.target !== this.datacenter || record.commit_index !== entry.position.index) return;
+      if (!view.state.authorities.get(record.authority)?.catchUp) return;
+      const key = `${record.authority}@${record.epoch}`;
+      this.forgetOldestIfFull(this.following);
+      this.following.set(key, { authority: record.authority, epoch: record.epoch });
+      this.settleIfHeld(key);
+    });
+    this.schedule();
+  }
+
+  stop(): void {
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+    this.timer?.cancel();
+    this.timer = undefined;
+  }
 
   /** Authorities this member is home of and refused a write for, still short of their finals. */
   get catchingUp(): number {
@@ -63,6 +101,30 @@ export class HomeCatchUp {
       if (held < final.serial) this.refuse(key, authority, ownership.epoch, final, held);
     }
     this.settle(key, authority, ownership.epoch);
+  }
+
+  /** Settles a followed move if this member holds its finals; forgets it once settled or moved on. */
+  private settleIfHeld(key: string): void {
+    const followed = this.following.get(key);
+    if (!followed) return;
+    const ownership = this.consensus.view().state.authorities.get(followed.authority);
+    const catchUp = ownership?.catchUp;
+    if (!ownership || ownership.epoch !== followed.epoch || ownership.home !== this.datacenter || !catchUp || catchUp.settled.includes(this.self)) {
+      this.following.delete(key);
+      return;
+    }
+    for (const final of catchUp.finals) {
+      if (final.member !== this.self && this.replicas.appliedSerial(final) < final.serial) return;
+    }
+    this.settle(key, followed.authority, followed.epoch);
+  }
+
+  private schedule(): void {
+    this.timer = this.clock.setTimer(this.options.sweepIntervalMs ?? 500, () => {
+      if (!this.unsubscribe) return;
+      for (const key of [...this.following.keys()]) this.settleIfHeld(key);
+      this.schedule();
+    });
   }
 
   private refuse(key: string, authority: string, epoch: number, final: FinalSerial, held: number): never {
@@ -96,7 +158,7 @@ export class HomeCatchUp {
       .finally(() => this.settling.delete(key));
   }
 
-  private forgetOldestIfFull(collection: Set<string>): void {
+  private forgetOldestIfFull(collection: { size: number; keys(): IterableIterator<string>; delete(key: string): boolean }): void {
     if (collection.size < MAX_FOLLOWED) return;
     const oldest = collection.keys().next();
     if (!oldest.done) collection.delete(oldest.value);

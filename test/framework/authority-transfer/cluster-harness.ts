@@ -66,7 +66,7 @@ export async function clusterHarness(options: { engine?: Partial<PlannedTransfer
       appliedSerial: (origin: FeedOrigin) => held.get(key(CLUSTER_MEMBERS[id], origin)) ?? 0,
       applied: () => ({ incarnation: undefined, serial: 0, storage: undefined }),
     };
-    const fence = new WriteFence(consensus, feed, CLUSTER_MEMBERS[id], new HomeCatchUp(id, replicas, consensus, silent));
+    const fence = new WriteFence(consensus, feed, CLUSTER_MEMBERS[id], new HomeCatchUp(id, CLUSTER_MEMBERS[id], replicas, consensus, clock, silent));
     const m = { id, datacenter: CLUSTER_MEMBERS[id], consensus, feed, audit, fence, engine: boot(), freezes };
     return Object.assign(m, {
       /** The process restarts: plans in memory are lost, the replicated state is not. */

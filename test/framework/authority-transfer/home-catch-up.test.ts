@@ -5,6 +5,7 @@ import { HomeCatchUp } from '../../../framework/authority-transfer/home-catch-up
 import type { Ownership, OwnershipCommand } from '../../../framework/authority-transfer/ownership.js';
 import { HomeCatchingUpError } from '../../../framework/authority-transfer/transfer-errors.js';
 import type { Logger } from '../../../framework/contracts/logger.js';
+import { VirtualClock } from '../../../framework/testing/sim/virtual-clock.js';
 
 /** north-1 became home of proj at epoch 2; east-1 recorded its final serial 5 in incarnation i1. */
 const moved = (settled: string[] = []): Ownership => ({
@@ -36,7 +37,7 @@ function setup() {
   log.child = () => log;
   let refusals = 0;
   let pulls = 0;
-  const catchUp = new HomeCatchUp('north-1', replicas, consensus, log, { onRefused: () => (refusals += 1), onBehind: () => (pulls += 1) });
+  const catchUp = new HomeCatchUp('north-1', 'north', replicas, consensus, new VirtualClock(), log, { onRefused: () => (refusals += 1), onBehind: () => (pulls += 1) });
   const answerProposals = async () => {
     for (const answer of pending.splice(0)) answer();
     await new Promise((resolve) => setImmediate(resolve));

@@ -7,7 +7,7 @@ import { engineHarness, establish, request } from './harness.js';
 
 type Harness = Awaited<ReturnType<typeof engineHarness>>;
 const fenceAt = (h: Harness, datacenter: string, member = `${datacenter}-1`) =>
-  new WriteFence(h.consensus, h.feed, datacenter, new HomeCatchUp(member, new FeedReplicas(member), h.consensus, h.log));
+  new WriteFence(h.consensus, h.feed, datacenter, new HomeCatchUp(member, datacenter, new FeedReplicas(member), h.consensus, h.clock, h.log));
 
 test('a write in flight under the previous epoch is rejected after the transfer and never finalised', async (t) => {
   const h = await engineHarness();

@@ -96,10 +96,15 @@ export class Observer {
   commitsAfterDiskLoss = 0;
   /** `${authority}@${epoch}` -> the planned commit that minted the epoch. */
   private readonly plannedEpochs = new Map<string, AuditRecord>();
-  /** `${authority}@${epoch}|${member}`: the member held every old-epoch write at a write it acknowledged. */
-  private readonly heldAtHome = new Set<string>();
-  /** Writes a new home acknowledged, checked against every write acknowledged under the old epoch. */
+  /**
+   * `${authority}@${epoch}|${member}` -> the member's boots when the move applied; gone once
+   * its settle applied: from then on the home owns the data (a disk it loses later is its own).
+   */
+  private readonly unsettledAtHome = new Map<string, number>();
+  /** Writes a new home acknowledged before it settled, checked against every write acknowledged under the old epoch. */
   checkedHomeWrites = 0;
+  /** Settles checked the same way (those of a member that restarted since the move are not: it may have settled before). */
+  checkedSettles = 0;
 
   constructor(private readonly cluster: ObservedCluster) {
     cluster.watchLog((view, entry) => {
@@ -115,6 +120,7 @@ export class Observer {
       if (command.type === 'release_transfer' && command.why === 'cancelled' && result.ok && 'intent' in result) {
         this.releasedByCancel.add(result.intent.id);
       }
+      if (command.type === 'settle_catch_up' && result.ok) this.settled(command.authority, command.epoch, command.member);
       if (command.type === 'commit_planned_transfer' && result.ok && 'record' in result) {
         const record = result.record;
         if (record.commit_index !== entry.position.index) return; // answered from the sealed record, no move
@@ -129,6 +135,9 @@ export class Observer {
           this.record(`${record.id} committed after a cancel at ${this.cancelledWhileRegistered.get(record.id)} answered 204 while it was registered`);
         }
         this.plannedEpochs.set(`${record.authority}@${record.epoch}`, record);
+        for (const m of this.cluster.roster.membersOf(record.target)) {
+          this.unsettledAtHome.set(`${record.authority}@${record.epoch}|${m.id}`, this.cluster.members.get(m.id)!.boots);
+        }
         this.checkCovered(record);
         this.committed.set(record.id, {
           record,
@@ -154,20 +163,33 @@ export class Observer {
   }
 
   /**
-   * Records a write a member acknowledged (its fence resolved with the feed entry). A write under
-   * an epoch a planned move minted is acknowledged only by a member holding every write
-   * acknowledged under the old epoch: the barrier holds at the new home even when its replica
-   * was lost after the driver's last probe. Once it held them at a write, the home owns the
-   * data: a disk it loses later is its own loss, not the transfer's.
+   * A member of the new home settled the move's catch-up: it must hold every write acknowledged
+   * under the old epoch. Checked at the apply, which comes after the member proposed it: valid
+   * only if the member did not restart since the move (its replicas only grew meanwhile).
+   */
+  private settled(authority: string, epoch: number, member: string): void {
+    const key = `${authority}@${epoch}|${member}`;
+    const boots = this.unsettledAtHome.get(key);
+    if (boots === undefined) return;
+    this.unsettledAtHome.delete(key);
+    if (this.cluster.members.get(member)?.boots !== boots) return;
+    this.checkedSettles += 1;
+    const short = this.missingAt(member, authority, epoch - 1);
+    if (short) this.record(`${member} settled the catch-up of ${authority} at epoch ${epoch} while ${short}`);
+  }
+
+  /**
+   * Records a write a member acknowledged (its fence resolved with the feed entry). Until it
+   * settled, a new home acknowledges a write under the epoch a planned move minted only while it
+   * holds every write acknowledged under the old epoch: the barrier holds at the new home even
+   * when its replica was lost after the driver's last probe.
    */
   acknowledgedWrite(member: SimMember, entry: FeedEntry): void {
     const planned = this.plannedEpochs.get(`${entry.authority}@${entry.epoch}`);
-    const home = `${entry.authority}@${entry.epoch}|${member.id}`;
-    if (planned && !this.heldAtHome.has(home)) {
+    if (planned && this.unsettledAtHome.has(`${entry.authority}@${entry.epoch}|${member.id}`)) {
       this.checkedHomeWrites += 1;
       const short = this.missingAt(member.id, entry.authority, entry.epoch - 1);
       if (short) this.record(`${member.id} acknowledged a write to ${entry.authority} under epoch ${entry.epoch} (moved by ${planned.id}) while ${short}`);
-      this.heldAtHome.add(home);
     }
     const list = this.acknowledged.get(entry.authority) ?? [];
     list.push({ member: member.id, origin: member.feed.origin(), serial: entry.serial, epoch: entry.epoch });

@@ -78,3 +78,29 @@ test('the new home refuses across its own restart while short, and once it held 
   await north.crashAndRestart();
   t.like(await north.fence.write('proj', 2, 'after the source lost its feed'), { epoch: 2 });
 });
+
+test('a new home that holds the finals settles them without waiting for a write: its source losing its feed later does not block the first write', async (t) => {
+  const clock = new VirtualClock();
+  const cluster = new SimCluster(clock, new SeededRng(11), 60_000);
+  await cluster.open();
+  const east = cluster.members.get('east-1')!;
+  const north = cluster.members.get('north-1')!;
+  await cluster.log.propose({ type: 'transfer_authority', authority: 'proj', target: 'east' });
+  for (let i = 0; i < 3; i++) await east.fence.write('proj', 1, `op${i}`);
+  await north.pull(east);
+  let done = false;
+  void east.engine
+    .start({ id: 'k-quiet', authority: 'proj', source: 'east', target: 'north', actor: 'olivia', reason: 'drain east' })
+    .finally(() => (done = true));
+  for (let i = 0; i < 200 && !done; i++) await clock.advanceAsync(50);
+  const settled = () => cluster.log.view().state.authorities.get('proj')?.catchUp?.settled ?? [];
+  for (let i = 0; i < 20 && !settled().includes('north-1'); i++) await clock.advanceAsync(100);
+  t.like(cluster.log.view().state.authorities.get('proj'), { home: 'north', epoch: 2 });
+  t.deepEqual(settled(), ['north-1'], 'settled with no write at north');
+
+  // East loses its disk before any write reaches north: north's replica follows it to 0.
+  await east.crashAndRestart({ loseDisk: true });
+  await north.pull(east);
+  t.is(north.replicas.applied('east-1').serial, 0);
+  t.like(await north.fence.write('proj', 2, 'first write at the new home'), { epoch: 2 });
+});

@@ -298,6 +298,9 @@ export class SimMember {
   replicas!: FeedReplicas;
   readonly audit = new MemoryAuditStore();
   fence!: WriteFence;
+  catchUp!: HomeCatchUp;
+  /** How many times this member booted (a restart makes what it held before say nothing of now). */
+  boots = 0;
   engine!: PlannedTransferEngine;
   projection!: AuditProjection;
   freezes!: FreezeAcknowledger;
@@ -320,6 +323,7 @@ export class SimMember {
 
   /** Recovers the feed and replicas from this member's disk and starts a fresh engine. */
   async boot(): Promise<void> {
+    this.boots += 1;
     this.feed = new ChangeFeed(this.id, {
       files: this.feedFiles,
       mintIncarnation: () => this.cluster.rng.hex(4),
@@ -333,7 +337,8 @@ export class SimMember {
     });
     await this.replicas.open([...MEMBERS]);
     const log = createSilentLogger();
-    this.fence = new WriteFence(this.consensus, this.feed, this.datacenter, new HomeCatchUp(this.id, this.replicas, this.consensus, log));
+    this.catchUp = new HomeCatchUp(this.id, this.datacenter, this.replicas, this.consensus, this.cluster.clock, log);
+    this.fence = new WriteFence(this.consensus, this.feed, this.datacenter, this.catchUp);
     const { clock } = this.cluster;
     this.projection = new AuditProjection(this.consensus, this.audit, clock, log, {
       retryDelayMs: 200,
@@ -355,6 +360,7 @@ export class SimMember {
     this.freezes = new FreezeAcknowledger(this.consensus, this.feed, this.datacenter, clock, log);
     this.projection.start();
     this.freezes.start();
+    this.catchUp.start();
   }
 
   /** Loses every plan in memory (and with `loseDisk`, the feed and replicas), then boots again. */
@@ -368,6 +374,7 @@ export class SimMember {
     this.engine.stop();
     this.projection.stop();
     this.freezes.stop();
+    this.catchUp.stop();
     if (options.loseDisk) {
       this.feedFiles = new MemoryFiles();
       this.replicaFiles = new Map();
