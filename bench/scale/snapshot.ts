@@ -68,6 +68,11 @@ function build(subject: Subject, n: number): ReplicatedState<any, any, any> {
 async function measure(subject: Subject, n: number): Promise<ScaleRow> {
   const rs = build(subject, n);
   const heap = heapMb();
+  // heapMb forced a full collection of everything the build dropped; the collector sweeps those
+  // pages on background threads for a while after it, and a loop that allocates meanwhile waits
+  // for them (28–52 ms blocks on two cores, with no GC pause over 5 ms). An idle second lets that
+  // finish, so what follows measures the snapshot, not the bench's own collection.
+  await new Promise((resolve) => setTimeout(resolve, 1_000));
   const meta = { index: rs.applied.index, term: 1, voters: rs.voters };
 
   let t = performance.now();
