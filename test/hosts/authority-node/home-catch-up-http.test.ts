@@ -3,17 +3,24 @@ import { join } from 'node:path';
 import test from 'ava';
 import { METADATA_CONSENSUS } from '../../../framework/contracts/metadata-consensus.js';
 import type { OwnershipConsensus } from '../../../framework/authority-transfer/audit-projection.js';
+import type { FeedOrigin } from '../../../framework/authority-transfer/change-feed.js';
+import { FRONTIER_PROBE, type FrontierProbe } from '../../../framework/authority-transfer/frontier-probe.js';
+import { AUTHORITY_NODE } from '../../../framework/authority-transfer/plugins.js';
+import type { Host } from '../../../framework/kernel/host.js';
 import { makeTempDir } from '../../../framework/testing/temp-dir.js';
-import { startAuthorityNode } from '../../../hosts/authority-node/host.js';
+import type { AuthorityNode } from '../../../framework/authority-transfer/authority-node.js';
+import { authorityNodeHostBuilder } from '../../../hosts/authority-node/host.js';
 import { testPeerAuth } from '../../support/peer-auth.js';
 import { call } from './http-call.js';
 import { loopbackMembers, waitForLeader } from './loopback-members.js';
 import { ADMIN, WRITER, transfer, waitFor } from './node-harness.js';
 
-// Three members on Raft over HTTP, each with its own data dir. east -> west commits; west then
-// loses its replica of east's feed (restarted with that directory gone) while east is away, before
-// it wrote anything as the new home. West must answer writes 503 home-catching-up (problem+json,
-// Retry-After) and count them, and accept them once it pulled east's feed through the final again.
+// Three members on Raft over HTTP, each with its own data dir. east drives east -> west; its probe
+// reads west's replica in this process, and the reading that readies the commit (frozen, every
+// final in) is taken just before west goes down and loses its replica of east's feed. The move
+// commits on east and north. With east away, west comes back as the new home without the writes:
+// it must answer writes 503 home-catching-up (problem+json, Retry-After) and count them, and
+// accept them once it pulled east's feed through the final again.
 
 test('a new home that lost its replica of the source feed refuses writes with 503 and Retry-After until it pulled the final serials again', async (t) => {
   const dirs = await Promise.all([0, 1, 2].map((i) => makeTempDir(`home-catch-up-${i}`)));
@@ -21,8 +28,28 @@ test('a new home that lost its replica of the source feed refuses writes with 50
   const members = await loopbackMembers(['east', 'west', 'north']);
   const { ids, peers } = members;
   const roster = members.roster();
-  const start = (i: number) =>
-    startAuthorityNode({
+  const nodes: { host: Host; node: AuthorityNode }[] = [];
+  const running = new Set<{ host: Host }>();
+  let wiped = false;
+  // East's probe: west's replica as it is, in this process. The reading that readies the commit
+  // is the last one before west loses its replica.
+  const probe: FrontierProbe = {
+    async probe(_target: string, origin: FeedOrigin) {
+      const position = nodes[1].node.replicas.applied(origin.member);
+      const reading = { serial: position.incarnation === origin.incarnation ? position.serial : 0, replica: `west-1=${position.storage ?? 'none'}` };
+      const intent = (nodes[0].host.get(METADATA_CONSENSUS) as OwnershipConsensus).view().state.transfers.get('proj');
+      const finals = intent?.frozen ? intent.sources.map((s) => s.final) : [];
+      if (!wiped && finals.length > 0 && finals.every((f) => f !== undefined && reading.serial >= f)) {
+        wiped = true;
+        await nodes[1].host.stop();
+        running.delete(nodes[1]);
+        await rm(join(dirs[1].path, 'feed', 'replicas'), { recursive: true, force: true });
+      }
+      return reading;
+    },
+  };
+  const start = async (i: number) => {
+    const builder = authorityNodeHostBuilder({
       node: members.node(i, roster),
       consensus: { use: 'raft', options: { member: ids[i], voters: ids } },
       peerTransport: { use: 'raft-http-transport', options: { member: ids[i], peers } },
@@ -31,8 +58,13 @@ test('a new home that lost its replica of the source feed refuses writes with 50
       dataDir: dirs[i].path,
       log: { level: 'silent' },
     });
-  const nodes = [await start(0), await start(1), await start(2)];
-  const running = new Set(nodes);
+    if (i === 0) builder.value(FRONTIER_PROBE, probe);
+    const host = builder.build();
+    await host.start();
+    nodes[i] = { host, node: host.get(AUTHORITY_NODE) };
+    running.add(nodes[i]);
+  };
+  for (let i = 0; i < 3; i++) await start(i);
   try {
     const consensus = () => nodes.map((n) => n.host.get(METADATA_CONSENSUS) as OwnershipConsensus);
     await waitForLeader(consensus());
@@ -45,16 +77,13 @@ test('a new home that lost its replica of the source feed refuses writes with 50
     const moved = await call(east.controlAddress.url, 'POST', '/availability/v1/transfers', { token: ADMIN, body: transfer, key: 'lost-replica' });
     t.is(moved.status, 200, JSON.stringify(moved.body));
     t.like(moved.body, { barrier: 3, epoch: 2, target: 'west' });
+    t.true(wiped, 'west lost its replica after the reading that readied the commit');
     const origin = east.feed.origin();
 
-    // East goes away; west restarts without its replica of east's feed (that directory lost).
+    // East goes away; west comes back without its replica of east's feed.
     await nodes[0].host.stop();
     running.delete(nodes[0]);
-    await nodes[1].host.stop();
-    running.delete(nodes[1]);
-    await rm(join(dirs[1].path, 'feed', 'replicas'), { recursive: true, force: true });
-    nodes[1] = await start(1);
-    running.add(nodes[1]);
+    await start(1);
     const restarted = nodes[1].node;
     t.is(restarted.replicas.appliedSerial(origin), 0, 'the new home holds none of east writes');
     await waitForLeader([nodes[1], nodes[2]].map((n) => n.host.get(METADATA_CONSENSUS) as OwnershipConsensus), 'west and north to elect a leader', 30_000);
@@ -84,8 +113,7 @@ test('a new home that lost its replica of the source feed refuses writes with 50
     t.is(restarted.feed.serial(), 0, 'the refused write got no serial');
 
     // East is back: west pulls its feed through the final serial and then accepts the write.
-    nodes[0] = await start(0);
-    running.add(nodes[0]);
+    await start(0);
     await waitFor(() => restarted.replicas.appliedSerial(origin) >= 3, 'west to pull east feed again', 30_000);
     const accepted = await writeAtWest();
     t.is(accepted.status, 200, await accepted.clone().text());
