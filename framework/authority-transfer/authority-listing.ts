@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { decimalQuery } from '../http/query-number.js';
 import { keysAfter } from '../consensus/sorted-tree.js';
 import type { OwnershipState } from './ownership.js';
 import { ownershipSchema } from './api-schemas.js';
@@ -11,12 +12,12 @@ export const MAX_AUTHORITY_PAGE = 1_000;
 export const authorityPageQuery = z
   .object({
     after: z.preprocess((value) => (value === '' ? undefined : value), z.string().max(1024, 'after must be the next cursor of the previous page').optional()),
-    limit: z.coerce
-      .number()
-      .int('limit must be an integer')
-      .min(1, 'limit must be >= 1')
-      .max(MAX_AUTHORITY_PAGE, `limit must be <= ${MAX_AUTHORITY_PAGE}`)
-      .default(DEFAULT_AUTHORITY_PAGE),
+    limit: decimalQuery('limit', (n) =>
+      n
+        .int('limit must be an integer')
+        .min(1, 'limit must be >= 1')
+        .max(MAX_AUTHORITY_PAGE, `limit must be <= ${MAX_AUTHORITY_PAGE}`),
+    ).default(DEFAULT_AUTHORITY_PAGE),
   })
   .strict();
 

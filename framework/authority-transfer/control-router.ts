@@ -1,6 +1,7 @@
 import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import { z } from 'zod';
+import { decimalQuery } from '../http/query-number.js';
 import type { AuditStore } from '../contracts/audit-store.js';
 import type { AuthorityId, IdentitySupplier } from '../contracts/identity-supplier.js';
 import { requireScope } from '../http/auth.js';
@@ -66,12 +67,12 @@ const MAX_AUDIT_PAGE = 1000;
 // Strict like every listing query: a misspelt parameter is refused, not silently ignored.
 const auditQuery = z
   .object({
-    limit: z.coerce
-      .number()
-      .int('limit must be an integer')
-      .min(1, 'limit must be >= 1')
-      .max(MAX_AUDIT_PAGE, `limit must be <= ${MAX_AUDIT_PAGE}`)
-      .default(100),
+    limit: decimalQuery('limit', (n) =>
+      n
+        .int('limit must be an integer')
+        .min(1, 'limit must be >= 1')
+        .max(MAX_AUDIT_PAGE, `limit must be <= ${MAX_AUDIT_PAGE}`),
+    ).default(100),
   })
   .strict();
 const auditListSchema = z.object({ authority: z.string(), records: z.array(auditRecordSchema) });

@@ -1,5 +1,6 @@
 import Router from '@koa/router';
 import { z } from 'zod';
+import { decimalQuery } from '../http/query-number.js';
 import type { IdentitySupplier } from '../contracts/identity-supplier.js';
 import type { Middleware } from 'koa';
 import { requireScope } from '../http/auth.js';
@@ -21,8 +22,8 @@ export const PEER_SCOPE = 'peer';
 export const AUTHORITY_WRITE_SCOPE = 'authority:write';
 
 const feedQuery = z.object({
-  after: z.coerce.number().int().min(0).default(0).describe('Serial the caller holds through'),
-  limit: z.coerce.number().int().min(1).max(10_000).default(1_000),
+  after: decimalQuery('after', (n) => n.int().min(0)).default(0).describe('Serial the caller holds through'),
+  limit: decimalQuery('limit', (n) => n.int().min(1).max(10_000)).default(1_000),
   incarnation: z.string().min(1).optional().describe('The incarnation `after` counts in'),
   from: z.string().min(1).optional().describe('The pulling member: its progress lets this feed trim what every peer holds'),
 });

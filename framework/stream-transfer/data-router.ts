@@ -1,5 +1,6 @@
 import Router from '@koa/router';
 import { z } from 'zod';
+import { decimalQuery } from '../http/query-number.js';
 import { readValidBody } from '../http/json-body.js';
 import { validate } from '../http/validate.js';
 import { ID_PATTERN } from './model.js';
@@ -34,18 +35,19 @@ export const appendBody = z
 
 export const readQuery = z
   .object({
-    from: z.coerce.number().int('from must be an integer offset').min(0, 'from must be >= 0').default(0),
-    limit: z.coerce
-      .number()
-      .int('limit must be an integer')
-      .min(1, 'limit must be >= 1')
-      .max(MAX_READ_LIMIT, `limit must be <= ${MAX_READ_LIMIT}`)
-      .default(100),
-    wait: z.coerce
-      .number()
-      .int('wait must be a whole number of seconds')
-      .min(0, 'wait must be >= 0')
-      .max(MAX_READ_WAIT_SECONDS, `wait must be <= ${MAX_READ_WAIT_SECONDS}`)
+    from: decimalQuery('from', (n) => n.int('from must be an integer offset').min(0, 'from must be >= 0')).default(0),
+    limit: decimalQuery('limit', (n) =>
+      n
+        .int('limit must be an integer')
+        .min(1, 'limit must be >= 1')
+        .max(MAX_READ_LIMIT, `limit must be <= ${MAX_READ_LIMIT}`),
+    ).default(100),
+    wait: decimalQuery('wait', (n) =>
+      n
+        .int('wait must be a whole number of seconds')
+        .min(0, 'wait must be >= 0')
+        .max(MAX_READ_WAIT_SECONDS, `wait must be <= ${MAX_READ_WAIT_SECONDS}`),
+    )
       .default(0)
       .describe('Seconds to wait for a first record when there is none at `from` yet (long poll; 0 answers at once)'),
   })

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { decimalQuery } from '../http/query-number.js';
 import { ID_PATTERN, type PendingTransfer, type StreamMetadata } from './model.js';
 import { allNodeStatus, type NodeStatus, type RenewalAge } from './progress.js';
 
@@ -15,12 +16,12 @@ const cursor = z.preprocess(
     .optional(),
 );
 
-export const pageLimit = z.coerce
-  .number()
-  .int('limit must be an integer')
-  .min(1, 'limit must be >= 1')
-  .max(MAX_PAGE_LIMIT, `limit must be <= ${MAX_PAGE_LIMIT}`)
-  .default(DEFAULT_PAGE_LIMIT);
+export const pageLimit = decimalQuery('limit', (n) =>
+  n
+    .int('limit must be an integer')
+    .min(1, 'limit must be >= 1')
+    .max(MAX_PAGE_LIMIT, `limit must be <= ${MAX_PAGE_LIMIT}`),
+).default(DEFAULT_PAGE_LIMIT);
 
 export const pageQuery = z.object({ after: cursor, limit: pageLimit }).strict();
 

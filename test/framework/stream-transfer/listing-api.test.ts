@@ -46,7 +46,8 @@ test('GET /v1/admin/streams pages by id with a next cursor until null; ids named
 test('listing routes refuse bad paging parameters with a 400 problem naming the field', async (t) => {
   const api = await started(t, ['a']);
   for (const route of ['streams', 'nodes', 'transfers']) {
-    for (const query of ['limit=0', 'limit=1001', 'limit=two', 'after=-bad', 'after=x&page=2']) {
+    // A count is decimal digits: "1e3", "0x10", " 5" and "" are not read as 1000, 16, 5 or 0.
+    for (const query of ['limit=0', 'limit=1001', 'limit=two', 'limit=1e3', 'limit=0x10', 'limit=%205', 'limit=', 'limit=2.5', 'after=-bad', 'after=x&page=2']) {
       const answer = await call(`${api.url('a')}/v1/admin/${route}?${query}`, { token: ADMIN_TOKEN });
       t.is(answer.status, 400, `${route}?${query}`);
       t.is(answer.headers.get('content-type')?.split(';')[0], 'application/problem+json');
