@@ -6,7 +6,7 @@ import { HttpProblem, problems } from '../http/problem.js';
 import { validate } from '../http/validate.js';
 import type { StreamCommand, StreamResult } from './commands.js';
 import { CommandRejectedError } from './errors.js';
-import { ID_PATTERN } from './model.js';
+import { ID_PATTERN, MAX_NODE_SLOTS } from './model.js';
 import { planRebalance } from './placement.js';
 import { nodePage, pageQuery, streamPage, transferPage, transferPageQuery } from './listing.js';
 import { drainProgress, nodeStatus, type RenewalAge } from './progress.js';
@@ -23,7 +23,7 @@ export const registerNodeBody = z
   .object({
     id: id('a node id'),
     address: z.url({ protocol: /^https?$/, error: 'address must be an http(s) URL' }),
-    slots: z.number().int('slots must be an integer').positive('slots must be >= 1'),
+    slots: z.number().int('slots must be an integer').positive('slots must be >= 1').max(MAX_NODE_SLOTS, `slots must be <= ${MAX_NODE_SLOTS}`),
   })
   .strict();
 export const createStreamBody = z.object({ stream: id('a stream id'), node: id('a node id').optional() }).strict();

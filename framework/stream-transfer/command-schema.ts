@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ID_PATTERN } from './model.js';
+import { ID_PATTERN, MAX_NODE_SLOTS } from './model.js';
 import type { StreamCommand } from './commands.js';
 
 /**
@@ -16,7 +16,7 @@ export const streamCommandSchema = z.discriminatedUnion('type', [
     type: z.literal('register-node'),
     node: id,
     address: z.string().min(1).max(2048),
-    slots: z.number().int().positive(),
+    slots: z.number().int().positive().max(MAX_NODE_SLOTS),
   }),
   z.object({ type: z.literal('create-stream'), stream: id, node: id.optional() }),
   z.object({

@@ -11,6 +11,9 @@ export type StreamId = string;
 /** Stream, node and producer ids: short, printable, safe inside object keys and URLs. */
 export const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
+/** The most streams one node may be given room for: ten times the million a cluster is sized for. */
+export const MAX_NODE_SLOTS = 10_000_000;
+
 export interface NodeRecord {
   id: NodeId;
   /** Base URL of the node's HTTP API, handed to clients in 409 hints. */

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { bearerTokensSchema } from '../http/auth.js';
 import { listenerTlsSchema } from '../http/listener-tls.js';
-import { ID_PATTERN } from './model.js';
+import { ID_PATTERN, MAX_NODE_SLOTS } from './model.js';
 import { DEFAULT_NODE_LIVENESS_OPTIONS as LIVENESS } from './node-liveness.js';
 
 /** Lease renewals, the Alive / Suspect / Dead thresholds, and automatic failover (node-liveness.ts). */
@@ -25,7 +25,7 @@ export const streamNodeOptions = z
     /** The URL clients are sent to in 409 hints; defaults to the bound listener's URL. */
     address: z.url({ protocol: /^https?$/, error: 'address must be an http(s) URL' }).optional(),
     /** How many streams this node may own. */
-    slots: z.number().int().positive().default(1_000),
+    slots: z.number().int().positive().max(MAX_NODE_SLOTS).default(1_000),
     http: z
       .object({
         port: z.number().int().min(0).max(65535).default(7700),

@@ -29,7 +29,7 @@ test('POST /v1/admin/nodes registers (201), repeats as a no-op (200), validates 
   t.is(created.status, 201);
   t.like(created.body.node, { id: 'd', slots: 3, owned: 0, draining: false });
   t.is((await admin(url, 'POST', { id: 'd', address: 'http://d.example:8080', slots: 3 })).status, 200);
-  for (const bad of [{ id: 'd', address: 'not a url', slots: 1 }, { id: 'd', address: 'http://d', slots: 0 }, { id: '-x', address: 'http://x', slots: 1 }, {}]) {
+  for (const bad of [{ id: 'd', address: 'not a url', slots: 1 }, { id: 'd', address: 'http://d', slots: 0 }, { id: 'd', address: 'http://d', slots: 1e12 }, { id: '-x', address: 'http://x', slots: 1 }, {}]) {
     const answer = await admin(url, 'POST', bad);
     t.is(answer.status, 400, JSON.stringify(bad));
     t.truthy(answer.body.invalid_fields?.length);
