@@ -34,6 +34,7 @@ export class FeedReplicas {
   /** One apply or reset at a time per origin. */
   private readonly chains = new Map<MemberId, Promise<unknown>>();
   private readonly retain: number;
+  private readonly listeners = new Set<(origin: MemberId) => void>();
 
   constructor(
     readonly self: MemberId,
@@ -83,8 +84,10 @@ export class FeedReplicas {
       } catch (error) {
         // The file may hold part of the run: recover from disk, which keeps whatever was whole.
         await log.open().catch(() => undefined);
+        this.announce(origin);
         throw error;
       }
+      if (run.length > 0) this.announce(origin);
       await log.trimThrough(log.last - this.retain);
       return log.last;
     });
@@ -92,7 +95,20 @@ export class FeedReplicas {
 
   /** `origin` came back under a new incarnation: forget its old history and start at 0. */
   reset(origin: MemberId, incarnation: string): Promise<void> {
-    return this.serialise(origin, () => this.log(origin).reset(incarnation));
+    return this.serialise(origin, async () => {
+      await this.log(origin).reset(incarnation);
+      this.announce(origin);
+    });
+  }
+
+  /**
+   * `listener` hears the origin whose replica moved, right after the entries are on disk (before
+   * older segments are trimmed) or after a reset; returns the unsubscribe. A waiting frontier
+   * probe is answered from it (see AppliedWaits).
+   */
+  onApplied(listener: (origin: MemberId) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
   }
 
   async close(): Promise<void> {
@@ -104,6 +120,10 @@ export class FeedReplicas {
     const log = this.logs.get(origin);
     if (!log) throw new Error(`no replica of ${origin}: it is not in the roster this member opened with`);
     return log;
+  }
+
+  private announce(origin: MemberId): void {
+    for (const listener of this.listeners) listener(origin);
   }
 
   private serialise<T>(origin: MemberId, work: () => Promise<T>): Promise<T> {
