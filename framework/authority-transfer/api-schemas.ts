@@ -79,6 +79,13 @@ export const appliedSerialSchema = z.object({
     .string()
     .nullable()
     .describe("Names this member's replica files; a new value means they were wiped or reset (a lost disk) and the serial may have gone backwards (null: nothing stored yet)"),
+  wait: z
+    .object({
+      atLeast: serial,
+      reached: z.boolean().describe('The replica holds the feed through atLeast in the asked incarnation; false: the wait ran out first'),
+    })
+    .optional()
+    .describe('Present when this member held the answer for the asked serial (absent: it answered at once, as members without waiting probes do)'),
 });
 
 export const writeResultSchema = z.object({ authority: z.string(), epoch: z.number().int(), serial: z.number().int().min(1) });

@@ -26,6 +26,7 @@ import { authorityClusterRouter, authorityMemberReportRouter, type AuthorityClus
 import { createControlRouter } from './control-router.js';
 import { FailoverCommands } from './failover-command.js';
 import { DirectoryFiles } from '../kernel/byte-files.js';
+import { AppliedWaits } from './applied-waits.js';
 import { FeedReplicas } from './feed-replicas.js';
 import { FeedReplicator } from './feed-replicator.js';
 import { FreezeAcknowledger } from './freeze-acknowledger.js';
@@ -81,6 +82,8 @@ export class AuthorityNode implements Lifecycle {
   readonly datacenter: string;
   readonly feed: ChangeFeed;
   readonly replicas: FeedReplicas;
+  /** The waiting probes parked on this member's replicas (answered on their apply). */
+  readonly appliedWaits: AppliedWaits;
   readonly tracker: MemberTracker;
   readonly engine?: PlannedTransferEngine;
   readonly projection?: AuditProjection;
@@ -119,6 +122,7 @@ export class AuthorityNode implements Lifecycle {
       retain: options.feed.replicaRetain,
       segmentEntries: options.feed.segmentEntries,
     });
+    this.appliedWaits = new AppliedWaits(this.replicas, clock);
     this.tracker = new MemberTracker(clock, this.roster, options.self, options.tracker);
     this.replicator = new FeedReplicator(options.self, this.replicas, this.roster, this.tracker, clock, log, {
       intervalMs: options.feed.pullIntervalMs,
@@ -210,7 +214,7 @@ export class AuthorityNode implements Lifecycle {
     const publicRouters = [
       healthRouter(options.self, this.readiness, publicDocument),
       ...(cluster ? [authorityMemberReportRouter(cluster, publicDocument)] : []),
-      createPublicRouter({ feed: this.feed, replicas: this.replicas, identity: deps.identity, fence: this.fence, peerAuth: deps.peerAuth }, publicDocument),
+      createPublicRouter({ feed: this.feed, replicas: this.replicas, waits: this.appliedWaits, identity: deps.identity, fence: this.fence, peerAuth: deps.peerAuth }, publicDocument),
       openApiRouter(publicDocument),
     ];
     this.publicApi = { document: publicDocument, routers: publicRouters };
@@ -253,6 +257,8 @@ export class AuthorityNode implements Lifecycle {
     this.freezes?.stop();
     this.catchUp?.stop();
     this.projection?.stop();
+    // Parked probes answer now rather than hold the public listener's drain.
+    this.appliedWaits.close();
     await this.control.stop();
     await this.publicServer.stop();
     await this.replicas.close();

@@ -6,6 +6,13 @@ export interface ProbeOptions {
   signal: AbortSignal;
   /** Gives up after this long and reads as no frontier (seed 003: ten seconds). */
   timeoutMs: number;
+  /**
+   * Ask the target to hold its answer until it has applied the feed through `serial`, or for
+   * `waitMs` (shorter than the timeout) with what it has then: the reading arrives on the
+   * target's apply instead of at the next re-probe. A target that does not know waiting probes
+   * answers at once.
+   */
+  waitFor?: { serial: number; waitMs: number };
 }
 
 /**
@@ -17,6 +24,12 @@ export interface ProbeOptions {
 export interface FrontierReading {
   serial: number;
   replica: string;
+  /**
+   * Every member held its answer for `waitFor` (answered on reaching the serial, or once the wait
+   * ran out): the caller may ask again without backing off first. Absent when any member answered
+   * at once (no wait asked, or a member that does not know waiting probes).
+   */
+  waited?: boolean;
 }
 
 /**
@@ -37,6 +50,8 @@ export interface MemberReading {
   member: string;
   serial: number;
   replica: string | undefined;
+  /** The member held its answer for the asked serial (see FrontierReading.waited). */
+  waited?: boolean;
 }
 
 /**
@@ -54,5 +69,7 @@ export function datacenterFrontier(readings: readonly (MemberReading | undefined
     min = Math.min(min, reading.serial);
     replicas.push(`${reading.member}=${reading.replica ?? 'none'}`);
   }
-  return { serial: min, replica: replicas.sort().join(',') };
+  const reading: FrontierReading = { serial: min, replica: replicas.sort().join(',') };
+  if (readings.every((r) => r!.waited === true)) reading.waited = true;
+  return reading;
 }

@@ -11,7 +11,8 @@ import type { Roster } from './roster.js';
  * answers nonsense, has no reading, and then neither has the datacenter. A member that applied
  * another incarnation of the origin's feed (the origin lost its disk since) holds none of this
  * one: it reads 0, whatever its serial there. Each answer carries the storage id of the member's
- * replica, so a member that lost its disk since the last reading shows as a new replica.
+ * replica, so a member that lost its disk since the last reading shows as a new replica. Asked
+ * to wait (ProbeOptions.waitFor), each member holds its answer until it has the serial.
  */
 export class HttpFrontierProbe implements FrontierProbe {
   constructor(
@@ -26,13 +27,16 @@ export class HttpFrontierProbe implements FrontierProbe {
       members.map(async (member): Promise<MemberReading | undefined> => {
         try {
           const body = (await fetchPeerJson(
-            `${member.publicUrl}/availability/v1/feeds/${encodeURIComponent(origin.member)}/applied`,
+            `${member.publicUrl}/availability/v1/feeds/${encodeURIComponent(origin.member)}/applied${waitQuery(origin, options)}`,
             { clock: this.clock, timeoutMs: options.timeoutMs, signal: options.signal, token: this.options.token, headers: this.options.headers },
-          )) as { serial?: unknown; incarnation?: unknown; storage?: unknown };
+          )) as { serial?: unknown; incarnation?: unknown; storage?: unknown; wait?: { atLeast?: unknown } };
           this.options.tracker?.heard(member.id);
           if (!Number.isSafeInteger(body?.serial) || (body.serial as number) < 0) return undefined;
           const replica = typeof body.storage === 'string' ? body.storage : undefined;
-          return { member: member.id, serial: body.incarnation === origin.incarnation ? (body.serial as number) : 0, replica };
+          const serial = body.incarnation === origin.incarnation ? (body.serial as number) : 0;
+          // A member that does not know waiting probes ignores the query and sends no `wait`.
+          const waited = options.waitFor !== undefined && body.wait?.atLeast === options.waitFor.serial;
+          return { member: member.id, serial, replica, ...(waited ? { waited } : {}) };
         } catch {
           return undefined;
         }
@@ -41,4 +45,10 @@ export class HttpFrontierProbe implements FrontierProbe {
     options.signal.throwIfAborted();
     return datacenterFrontier(readings);
   }
+}
+
+function waitQuery(origin: FeedOrigin, options: ProbeOptions): string {
+  if (!options.waitFor) return '';
+  const { serial, waitMs } = options.waitFor;
+  return `?incarnation=${encodeURIComponent(origin.incarnation)}&atLeast=${serial}&waitMs=${waitMs}`;
 }

@@ -2,16 +2,18 @@ import Router from '@koa/router';
 import { z } from 'zod';
 import { decimalQuery } from '../http/query-number.js';
 import type { IdentitySupplier } from '../contracts/identity-supplier.js';
-import type { Middleware } from 'koa';
+import type { Context, Middleware } from 'koa';
 import { requireScope } from '../http/auth.js';
 import { assertPeerSender, markPeerRoute, requirePeer, type PeerAuthenticator } from '../http/peer-auth.js';
 import { peekState } from '../http/state.js';
+import { HttpProblem, problems, retryAfter } from '../http/problem.js';
 import { readValidBody } from '../http/json-body.js';
 import type { ApiDocument } from '../http/openapi.js';
 import { route } from '../http/openapi-routes.js';
 import { validate } from '../http/validate.js';
 import { appliedSerialSchema, feedPageSchema, writeResultSchema } from './api-schemas.js';
-import type { ChangeFeed } from './change-feed.js';
+import type { ChangeFeed, FeedOrigin } from './change-feed.js';
+import { AppliedWaitRefusedError, DEFAULT_APPLIED_WAIT_LIMITS, type AppliedWaits } from './applied-waits.js';
 import type { FeedReplicas } from './feed-replicas.js';
 import type { WriteFence } from './write-fence.js';
 import { OwnershipUnavailableError } from './transfer-errors.js';
@@ -29,6 +31,13 @@ const feedQuery = z.object({
 });
 
 const originParam = z.object({ origin: z.string().min(1) });
+
+const appliedQueryOf = (maxWaitMs: number) =>
+  z.object({
+    incarnation: z.string().min(1).max(200).optional().describe('With atLeast: the incarnation of the origin feed the serial counts in'),
+    atLeast: z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional().describe('Answer once this member holds the feed through this serial (a waiting probe)'),
+    waitMs: z.coerce.number().int().min(1).max(maxWaitMs).optional().describe('With atLeast: answer after this long with what this member holds'),
+  });
 const authorityParam = z.object({ authority: z.string().min(1) });
 
 const writeBody = z
@@ -41,6 +50,8 @@ const writeBody = z
 export interface PublicRouterDeps {
   feed: ChangeFeed;
   replicas: FeedReplicas;
+  /** Answers the waiting probes (?atLeast=&waitMs=); without it the route answers at once, as members did before them. */
+  waits?: AppliedWaits;
   identity: IdentitySupplier;
   /** Present in mode ha: writes are fenced by the ownership consensus. */
   fence?: WriteFence;
@@ -58,6 +69,7 @@ export function createPublicRouter(deps: PublicRouterDeps, document: ApiDocument
   // Either gate marks the request as a peer route's: its refusals are counted as peer refusals.
   const peerGate: Middleware[] = secure ? [requirePeer(deps.peerAuth!)] : [markPeerRoute, requireScope(PEER_SCOPE)];
   const peerSecurity = secure ? { peer: true as const } : { scope: PEER_SCOPE };
+  const appliedQuery = appliedQueryOf(deps.waits?.limits.maxWaitMs ?? DEFAULT_APPLIED_WAIT_LIMITS.maxWaitMs);
 
   route(
     router,
@@ -91,20 +103,33 @@ export function createPublicRouter(deps: PublicRouterDeps, document: ApiDocument
     {
       method: 'get',
       path: '/feeds/{origin}/applied',
-      summary: "How far this member has applied a member's feed (what a barrier probe reads)",
+      summary: "How far this member has applied a member's feed (what a barrier probe reads), at once or once it holds a serial",
       tags: ['peers', 'internal'],
       ...peerSecurity,
-      params: { path: originParam },
-      responses: { 200: { description: 'The applied serial, in the incarnation it counts in', schema: appliedSerialSchema } },
+      params: { path: originParam, query: appliedQuery },
+      responses: {
+        200: { description: 'The applied serial, in the incarnation it counts in; `wait` echoes a wait this member held', schema: appliedSerialSchema },
+        400: 'Invalid query (a wait longer than this member holds one, a negative serial)',
+        422: 'A wait that does not name the serial, the incarnation and how long',
+        429: 'Too many waits parked here already (by this requester or in all): read again later',
+      },
     },
     ...peerGate,
     async (ctx) => {
       const origin = ctx.params.origin;
+      const query = validate(appliedQuery, ctx.query, 'query');
+      const asked = waitOf(query);
+      const own = origin === deps.feed.self;
+      // A probe never waits on the target's own feed (the target is another datacenter): that answers at once.
+      const wait = own || !deps.waits ? undefined : asked;
       const position =
-        origin === deps.feed.self
+        own
           ? { incarnation: deps.feed.incarnation, serial: deps.feed.serial(), storage: deps.feed.incarnation }
-          : deps.replicas.applied(origin);
-      ctx.body = { member: deps.feed.self, origin, incarnation: position.incarnation ?? null, serial: position.serial, storage: position.storage ?? null };
+          : wait
+            ? await parkedWait(ctx, deps.waits!, { member: origin, incarnation: wait.incarnation }, wait)
+            : deps.replicas.applied(origin);
+      const held = wait ? { wait: { atLeast: wait.atLeast, reached: position.incarnation === wait.incarnation && position.serial >= wait.atLeast } } : {};
+      ctx.body = { member: deps.feed.self, origin, incarnation: position.incarnation ?? null, serial: position.serial, storage: position.storage ?? null, ...held };
     },
   );
 
@@ -139,4 +164,44 @@ export function createPublicRouter(deps: PublicRouterDeps, document: ApiDocument
   );
 
   return router;
+}
+
+interface AppliedWait {
+  incarnation: string;
+  atLeast: number;
+  waitMs: number;
+}
+
+/** The wait a query asks for, if any: all three of atLeast, waitMs and incarnation, or none. */
+function waitOf(query: { incarnation?: string; atLeast?: number; waitMs?: number }): AppliedWait | undefined {
+  const { incarnation, atLeast, waitMs } = query;
+  if (atLeast === undefined && waitMs === undefined) return undefined;
+  if (atLeast === undefined || waitMs === undefined || incarnation === undefined) {
+    throw problems.unprocessable('a waiting probe names atLeast (the serial), waitMs (how long at most) and incarnation (the history the serial counts in)');
+  }
+  return { incarnation, atLeast, waitMs };
+}
+
+/**
+ * Holds the answer until the replica has the serial or the wait runs out; the caller hanging up
+ * ends it at once (its place is freed). Keyed by the authenticated member, or the bearer token's
+ * principal, so one requester cannot take every place.
+ */
+async function parkedWait(ctx: Context, waits: AppliedWaits, origin: FeedOrigin, wait: AppliedWait) {
+  const requester = peekState(ctx, 'peer')?.member ?? peekState(ctx, 'principal')?.name ?? 'anonymous';
+  const hungUp = new AbortController();
+  const onClose = () => {
+    if (!ctx.res.writableFinished) hungUp.abort(new Error('the prober hung up'));
+  };
+  ctx.res.once('close', onClose);
+  try {
+    return await waits.wait(origin, wait.atLeast, wait.waitMs, { requester, signal: hungUp.signal });
+  } catch (error) {
+    if (error instanceof AppliedWaitRefusedError) {
+      throw new HttpProblem({ status: 429, type: 'too-many-waits', detail: error.message, headers: retryAfter(1) });
+    }
+    throw error;
+  } finally {
+    ctx.res.off('close', onClose);
+  }
 }
