@@ -48,6 +48,11 @@ export interface PlannedTransferOptions {
   /** Re-probes while the authority is frozen: tight, since writes are refused meanwhile. */
   freezeSchedule: ReprobeSchedule;
   /**
+   * How long a probe asks the target to hold its answer until it has applied the barrier (or
+   * the final serials), so the plan learns of the apply at once; 0 for probes that answer at once.
+   */
+  frontierWaitMs: number;
+  /**
    * How long a freeze may hold before it is lifted (the target then catches up on the final
    * serials unfrozen, and the transfer freezes again).
    */
@@ -69,6 +74,7 @@ export const DEFAULT_PLANNED_TRANSFER_OPTIONS: PlannedTransferOptions = {
   probeTimeoutMs: 10_000,
   schedule: DEFAULT_REPROBE_SCHEDULE,
   freezeSchedule: { initialDelayMs: 2, maxDelayMs: 50 },
+  frontierWaitMs: 2_000,
   freezeBudgetMs: 5_000,
   abandonedWindow: 256,
   resolution: { initialDelayMs: 500, maxDelayMs: 30_000 },
@@ -535,6 +541,7 @@ export class PlannedTransferEngine {
           probe: this.deps.probe,
           probeTimeoutMs: this.options.probeTimeoutMs,
           schedule: plan.frozen ? this.options.freezeSchedule : this.options.schedule,
+          waitMs: this.options.frontierWaitMs,
           until,
         });
         if (outcome === 'abandoned') throw new TransferCancelledError(plan.id, plan.authority);

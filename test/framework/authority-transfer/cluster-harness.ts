@@ -1,3 +1,4 @@
+import { AppliedWaits } from '../../../framework/authority-transfer/applied-waits.js';
 import { AuditProjection } from '../../../framework/authority-transfer/audit-projection.js';
 import { ChangeFeed, type FeedOrigin } from '../../../framework/authority-transfer/change-feed.js';
 import { FreezeAcknowledger } from '../../../framework/authority-transfer/freeze-acknowledger.js';
@@ -22,7 +23,7 @@ export type ClusterMemberId = keyof typeof CLUSTER_MEMBERS;
  * fence, freeze acknowledger and engine; barriers are read from the source member's own feed.
  * What a target holds of a feed is set by the test (`holds`), and the probe reads it.
  */
-export async function clusterHarness(options: { engine?: Partial<PlannedTransferOptions>; followerApplyLagMs?: number } = {}) {
+export async function clusterHarness(options: { engine?: Partial<PlannedTransferOptions>; followerApplyLagMs?: number; waitingProbes?: boolean } = {}) {
   const clock = new VirtualClock();
   const log = new LocalConsensus(new OwnershipStateMachine(), { self: 'east-1', voters: Object.keys(CLUSTER_MEMBERS), clock }) as OwnershipLocalConsensus;
   // With a lag, the members are those of a FakeCluster led by east-1 whose followers apply each
@@ -33,10 +34,34 @@ export async function clusterHarness(options: { engine?: Partial<PlannedTransfer
       : new FakeCluster(new OwnershipStateMachine(), { members: Object.keys(CLUSTER_MEMBERS), clock, followerApplyLagMs: options.followerApplyLagMs });
   const held = new Map<string, number>();
   const key = (datacenter: string, origin: FeedOrigin) => `${datacenter}|${origin.member}|${origin.incarnation}`;
+  // With waitingProbes, each target datacenter holds a probe asking for a wait (ProbeOptions.waitFor)
+  // until `holds` reaches its serial, as a member's replica apply answers it.
+  const latest = new Map<string, { incarnation: string; serial: number }>();
+  const announced = new Map<string, (origin: string) => void>();
+  const waits = new Map<string, AppliedWaits>(
+    Object.values(CLUSTER_MEMBERS).map((dc): [string, AppliedWaits] => [
+      dc,
+      new AppliedWaits(
+        {
+          applied: (member) => {
+            const at = latest.get(`${dc}|${member}`);
+            return { incarnation: at?.incarnation, serial: at?.serial ?? 0, storage: dc };
+          },
+          onApplied: (listener) => {
+            announced.set(dc, listener);
+            return () => announced.delete(dc);
+          },
+        },
+        clock,
+      ),
+    ]),
+  );
   const probe: FrontierProbe = {
     async probe(target: string, origin: FeedOrigin, probeOptions: ProbeOptions) {
       await clock.sleep(1, probeOptions.signal);
-      return { serial: held.get(key(target, origin)) ?? 0, replica: target };
+      const wait = options.waitingProbes ? probeOptions.waitFor : undefined;
+      if (wait) await waits.get(target)!.wait(origin, wait.serial, wait.waitMs, { requester: 'probe', signal: probeOptions.signal });
+      return { serial: held.get(key(target, origin)) ?? 0, replica: target, ...(wait ? { waited: true } : {}) };
     },
   };
   const feeds = new Map<string, ChangeFeed>();
@@ -93,7 +118,11 @@ export async function clusterHarness(options: { engine?: Partial<PlannedTransfer
     /** The target datacenter now holds `origin`'s feed through `serial`. */
     holds(datacenter: string, origin: FeedOrigin, serial: number) {
       held.set(key(datacenter, origin), serial);
+      latest.set(`${datacenter}|${origin.member}`, { incarnation: origin.incarnation, serial });
+      announced.get(datacenter)?.(origin.member);
     },
+    /** The waiting probes parked at `datacenter` (with waitingProbes). */
+    parkedAt: (datacenter: string) => waits.get(datacenter)!.size,
     moves: () => (lagging ? lagMoves : log.log().filter((e) => e.command.type === 'commit_planned_transfer' && e.result.ok).length),
   };
 }

@@ -4,6 +4,7 @@ import {
 } from '../../../framework/authority-transfer/audit-projection.js';
 import { ChangeFeed, type FeedOrigin } from '../../../framework/authority-transfer/change-feed.js';
 import { MemoryFiles } from '../../../framework/kernel/byte-files.js';
+import { AppliedWaits } from '../../../framework/authority-transfer/applied-waits.js';
 import { FeedReplicas } from '../../../framework/authority-transfer/feed-replicas.js';
 import {
   datacenterFrontier,
@@ -255,11 +256,17 @@ class SimProbe implements FrontierProbe {
       return undefined;
     }
     await clock.sleep(1 + rng.int(30), options.signal);
+    // A waiting probe is held at each target member until its replica applies the serial (or
+    // the wait runs out), as the applied route holds it.
+    const wait = options.waitFor;
     return datacenterFrontier(
-      members.map((m) => {
-        const member = this.cluster.members.get(m.id)!;
-        return { member: m.id, serial: member.holds(origin), replica: member.replicas.applied(origin.member).storage };
-      }),
+      await Promise.all(
+        members.map(async (m) => {
+          const member = this.cluster.members.get(m.id)!;
+          if (wait) await member.waits.wait(origin, wait.serial, wait.waitMs, { requester: this.from, signal: options.signal });
+          return { member: m.id, serial: member.holds(origin), replica: member.replicas.applied(origin.member).storage, ...(wait ? { waited: true } : {}) };
+        }),
+      ),
     );
   }
 }
@@ -296,6 +303,8 @@ class SimSourcePositions implements SourcePositions {
 export class SimMember {
   feed!: ChangeFeed;
   replicas!: FeedReplicas;
+  /** The waiting probes parked on this member's replicas. */
+  waits!: AppliedWaits;
   readonly audit = new MemoryAuditStore();
   fence!: WriteFence;
   catchUp!: HomeCatchUp;
@@ -336,6 +345,7 @@ export class SimMember {
       },
     });
     await this.replicas.open([...MEMBERS]);
+    this.waits = new AppliedWaits(this.replicas, this.cluster.clock);
     const log = createSilentLogger();
     this.catchUp = new HomeCatchUp(this.id, this.datacenter, this.replicas, this.consensus, this.cluster.clock, log);
     this.fence = new WriteFence(this.consensus, this.feed, this.datacenter, this.catchUp);
@@ -375,6 +385,7 @@ export class SimMember {
     this.projection.stop();
     this.freezes.stop();
     this.catchUp.stop();
+    this.waits.close();
     if (options.loseDisk) {
       this.feedFiles = new MemoryFiles();
       this.replicaFiles = new Map();
