@@ -5,10 +5,12 @@
 // its home as fast as the fence lets it; transfers move `proj` around the three datacenters, each
 // POSTed at a rotating member. The freeze window is measured at the source member: from applying
 // the freeze to applying the commit (or the thaw), summed over the freezes of one transfer. It is
-// the time the source refuses the authority's writes (503 with Retry-After), per transfer.
+// the time the source refuses the authority's writes (503 with Retry-After), per transfer. The
+// probes wait at the target for the serial they need (answered on the replica's apply).
 import { performance } from 'node:perf_hooks';
 import { AuditProjection } from '../../framework/authority-transfer/audit-projection.js';
 import { ChangeFeed } from '../../framework/authority-transfer/change-feed.js';
+import { AppliedWaits } from '../../framework/authority-transfer/applied-waits.js';
 import { FeedReplicas } from '../../framework/authority-transfer/feed-replicas.js';
 import { FreezeAcknowledger } from '../../framework/authority-transfer/freeze-acknowledger.js';
 import { datacenterFrontier, type FrontierProbe } from '../../framework/authority-transfer/frontier-probe.js';
@@ -33,6 +35,8 @@ const MEMBERS = { 'east-1': 'east', 'west-1': 'west', 'north-1': 'north' } as co
 type MemberId = keyof typeof MEMBERS;
 const IDS = Object.keys(MEMBERS) as MemberId[];
 const PULL_MS = 5;
+// BENCH_WAITING_PROBES=0 measures the probes that answer at once (the re-probe schedule alone).
+const WAITING_PROBES = process.env.BENCH_WAITING_PROBES !== '0';
 
 interface Member {
   id: MemberId;
@@ -40,6 +44,7 @@ interface Member {
   raft: RaftConsensus<OwnershipState, OwnershipCommand, OwnershipResult>;
   feed: ChangeFeed;
   replicas: FeedReplicas;
+  waits: AppliedWaits;
   fence: WriteFence;
   engine?: PlannedTransferEngine;
   projection?: AuditProjection;
@@ -85,7 +90,7 @@ export async function benchFreezeWindow(transfers: number) {
     await feed.open();
     const replicas = new FeedReplicas(id);
     await replicas.open(IDS);
-    members.push({ id, datacenter: MEMBERS[id], raft, feed, replicas, fence: new WriteFence(raft, feed, MEMBERS[id], new HomeCatchUp(id, MEMBERS[id], replicas, raft, clock, log)) });
+    members.push({ id, datacenter: MEMBERS[id], raft, feed, replicas, waits: new AppliedWaits(replicas, clock), fence: new WriteFence(raft, feed, MEMBERS[id], new HomeCatchUp(id, MEMBERS[id], replicas, raft, clock, log)) });
   }
   const byDc = (dc: string) => members.filter((m) => m.datacenter === dc);
   let pulling = true;
@@ -98,9 +103,21 @@ export async function benchFreezeWindow(transfers: number) {
       await clock.sleep(PULL_MS);
     }
   });
+  // As the HTTP probe and the applied route do it: a probe asking for a wait is answered by
+  // each target member's replica apply (AppliedWaits), or when the wait runs out.
   const probe: FrontierProbe = {
-    async probe(target, origin) {
-      return datacenterFrontier(byDc(target).map((m) => ({ member: m.id, serial: m.replicas.appliedSerial(origin), replica: m.replicas.applied(origin.member).storage })));
+    async probe(target, origin, options) {
+      const wait = WAITING_PROBES ? options.waitFor : undefined;
+      const readings = await Promise.all(
+        byDc(target).map(async (m) => {
+          const position = wait
+            ? await m.waits.wait(origin, wait.serial, wait.waitMs, { requester: 'bench', signal: options.signal })
+            : m.replicas.applied(origin.member);
+          const serial = position.incarnation === origin.incarnation ? position.serial : 0;
+          return { member: m.id, serial, replica: position.storage, ...(wait ? { waited: true } : {}) };
+        }),
+      );
+      return datacenterFrontier(readings);
     },
   };
   const sources: SourcePositions = {
@@ -183,6 +200,7 @@ export async function benchFreezeWindow(transfers: number) {
   pulling = false;
   await Promise.all(pullers);
   for (const m of members) {
+    m.waits.close();
     m.engine!.stop();
     m.freezes!.stop();
     m.projection!.stop();
@@ -191,6 +209,7 @@ export async function benchFreezeWindow(transfers: number) {
   return {
     members: IDS.length,
     transfers,
+    waitingProbes: WAITING_PROBES,
     freezeWindow: summary([...frozenFor.values()]),
     commitLatency: summary(commit),
     transfersPerSec: Math.round((transfers / seconds) * 10) / 10,
