@@ -126,7 +126,7 @@ export function createPublicRouter(deps: PublicRouterDeps, document: ApiDocument
         own
           ? { incarnation: deps.feed.incarnation, serial: deps.feed.serial(), storage: deps.feed.incarnation }
           : wait
-            ? await parkedWait(ctx, deps.waits!, { member: origin, incarnation: wait.incarnation }, wait)
+            ? await parkedWait(ctx, deps.waits!, deps.replicas, { member: origin, incarnation: wait.incarnation }, wait)
             : deps.replicas.applied(origin);
       const held = wait ? { wait: { atLeast: wait.atLeast, reached: position.incarnation === wait.incarnation && position.serial >= wait.atLeast } } : {};
       ctx.body = { member: deps.feed.self, origin, incarnation: position.incarnation ?? null, serial: position.serial, storage: position.storage ?? null, ...held };
@@ -187,7 +187,7 @@ function waitOf(query: { incarnation?: string; atLeast?: number; waitMs?: number
  * ends it at once (its place is freed). Keyed by the authenticated member, or the bearer token's
  * principal, so one requester cannot take every place.
  */
-async function parkedWait(ctx: Context, waits: AppliedWaits, origin: FeedOrigin, wait: AppliedWait) {
+async function parkedWait(ctx: Context, waits: AppliedWaits, replicas: FeedReplicas, origin: FeedOrigin, wait: AppliedWait) {
   const requester = peekState(ctx, 'peer')?.member ?? peekState(ctx, 'principal')?.name ?? 'anonymous';
   const hungUp = new AbortController();
   const onClose = () => {
@@ -197,6 +197,8 @@ async function parkedWait(ctx: Context, waits: AppliedWaits, origin: FeedOrigin,
   try {
     return await waits.wait(origin, wait.atLeast, wait.waitMs, { requester, signal: hungUp.signal });
   } catch (error) {
+    // Nobody reads the answer now; an ordinary one keeps a hang-up out of the error log.
+    if (hungUp.signal.aborted) return replicas.applied(origin.member);
     if (error instanceof AppliedWaitRefusedError) {
       throw new HttpProblem({ status: 429, type: 'too-many-waits', detail: error.message, headers: retryAfter(1) });
     }
