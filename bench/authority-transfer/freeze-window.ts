@@ -143,6 +143,9 @@ export async function benchFreezeWindow(transfers: number) {
   // The freeze window, as each source member applies it.
   const frozenSince = new Map<string, number>();
   const frozenFor = new Map<string, number>();
+  const finalsAt = new Map<string, number>();
+  const untilFinals: number[] = [];
+  const afterFinals: number[] = [];
   for (const m of members) {
     m.raft.watch((_view, entry) => {
       const { command, result } = entry;
@@ -151,8 +154,17 @@ export async function benchFreezeWindow(transfers: number) {
       if (source !== m.datacenter || !('id' in command) || typeof command.id !== 'string') return;
       const id = command.id;
       if (command.type === 'freeze_transfer' && !frozenSince.has(id)) frozenSince.set(id, performance.now());
+      // Where a freeze goes: until every final serial is recorded (Raft rounds), then the target's
+      // catch-up, the probe and the commit's round (only freezes that end in the commit count).
+      if (command.type === 'record_final' && 'intent' in result && result.intent.sources.every((s) => s.final !== undefined)) finalsAt.set(id, performance.now());
       if (command.type === 'thaw_transfer' || command.type === 'commit_planned_transfer' || command.type === 'release_transfer') {
         const since = frozenSince.get(id);
+        const finals = finalsAt.get(id);
+        if (command.type === 'commit_planned_transfer' && since !== undefined && finals !== undefined && finals >= since) {
+          untilFinals.push(finals - since);
+          afterFinals.push(performance.now() - finals);
+        }
+        finalsAt.delete(id);
         if (since !== undefined) {
           frozenFor.set(id, (frozenFor.get(id) ?? 0) + performance.now() - since);
           frozenSince.delete(id);
@@ -211,6 +223,8 @@ export async function benchFreezeWindow(transfers: number) {
     transfers,
     waitingProbes: WAITING_PROBES,
     freezeWindow: summary([...frozenFor.values()]),
+    freezeUntilFinals: summary(untilFinals),
+    freezeAfterFinals: summary(afterFinals),
     commitLatency: summary(commit),
     transfersPerSec: Math.round((transfers / seconds) * 10) / 10,
     writes,

@@ -235,6 +235,8 @@ const rows = [
   ['heap before/mid/after (MB)', `${cluster.heapBeforeMb} / ${cluster.heapMidMb}`, String(cluster.heapAfterMb), `registry ${cluster.registryAfter}, pending ${cluster.pendingAfter}`],
   ['audit store', cluster.auditStore, '', ''],
   ['freeze window, writer racing', `p50 ${freeze.freezeWindow.p50Ms} ms`, `p99 ${freeze.freezeWindow.p99Ms} ms`, `n=${freeze.freezeWindow.n}`],
+  ['  of it: freeze until finals', `p50 ${freeze.freezeUntilFinals.p50Ms} ms`, `p99 ${freeze.freezeUntilFinals.p99Ms} ms`, `n=${freeze.freezeUntilFinals.n}`],
+  ['  of it: finals until commit', `p50 ${freeze.freezeAfterFinals.p50Ms} ms`, `p99 ${freeze.freezeAfterFinals.p99Ms} ms`, `waiting probes ${freeze.waitingProbes ? 'on' : 'off'}`],
   ['commit latency, writer racing', `p50 ${freeze.commitLatency.p50Ms} ms`, `p99 ${freeze.commitLatency.p99Ms} ms`, `n=${freeze.commitLatency.n}`],
   ['transfers/s, writer racing', String(freeze.transfersPerSec), `${freeze.transfers} transfers`, 'one at a time'],
   ['writes during those transfers', `${freeze.writes.acknowledged} acknowledged`, `${freeze.writes.refusedFrozen} refused frozen`, `${freeze.writes.refusedOther} other refusals`],
