@@ -263,7 +263,8 @@ class SimProbe implements FrontierProbe {
       await Promise.all(
         members.map(async (m) => {
           const member = this.cluster.members.get(m.id)!;
-          if (wait) await member.waits.wait(origin, wait.serial, wait.waitMs, { requester: this.from, signal: options.signal });
+          if (wait && !member.down) await member.waits.wait(origin, wait.serial, wait.waitMs, { requester: this.from, signal: options.signal });
+          if (member.down) return undefined;
           return { member: m.id, serial: member.holds(origin), replica: member.replicas.applied(origin.member).storage, ...(wait ? { waited: true } : {}) };
         }),
       ),
@@ -289,7 +290,9 @@ class SimSourcePositions implements SourcePositions {
     }
     await clock.sleep(1 + rng.int(20), options.signal);
     return this.cluster.roster.membersOf(datacenter).map((m) => {
-      const feed = this.cluster.members.get(m.id)!.feed;
+      const member = this.cluster.members.get(m.id)!;
+      if (member.down) throw new Error(`${m.id} is restarting`);
+      const feed = member.feed;
       return { member: m.id, incarnation: feed.incarnation, serial: feed.serial() };
     });
   }
@@ -314,6 +317,8 @@ export class SimMember {
   projection!: AuditProjection;
   freezes!: FreezeAcknowledger;
   readonly datacenter: string;
+  /** From a crash (halt) to the end of the boot after it: nothing can be read from it. */
+  down = false;
   private feedFiles = new MemoryFiles();
   private replicaFiles = new Map<string, MemoryFiles>();
 
@@ -371,6 +376,7 @@ export class SimMember {
     this.projection.start();
     this.freezes.start();
     this.catchUp.start();
+    this.down = false;
   }
 
   /** Loses every plan in memory (and with `loseDisk`, the feed and replicas), then boots again. */
@@ -383,6 +389,7 @@ export class SimMember {
   halt(options: { loseDisk?: boolean } = {}): void {
     this.engine.stop();
     this.projection.stop();
+    this.down = true;
     this.freezes.stop();
     this.catchUp.stop();
     this.waits.close();
@@ -401,9 +408,14 @@ export class SimMember {
 
   /** Pulls `from`'s feed as the replicator does, up to `lag` entries short of its serial. */
   async pull(from: SimMember, lag = 0): Promise<void> {
-    const incarnation = from.feed.incarnation;
+    // A member restarting (a crash injected before a commit, which an apply during these pulls
+    // can wake) answers no pull, as over HTTP, rather than serve a feed still being recovered.
+    if (from.down || this.down) return;
+    const feed = from.feed;
+    const incarnation = feed.incarnation;
     if (this.replicas.applied(from.id).incarnation !== incarnation)
       await this.replicas.reset(from.id, incarnation);
+    if (from.down || from.feed !== feed) return;
     const after = this.replicas.applied(from.id).serial;
     const upTo = Math.max(after, from.feed.serial() - lag);
     const { entries, truncated } = from.feed.read(after, upTo - after);
