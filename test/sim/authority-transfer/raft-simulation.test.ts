@@ -87,6 +87,11 @@ async function runSeed(
     faults++;
     for (const run of runs.values()) if (run.member === target && !run.done) run.crashed = true;
     observer.diskLostBeforeCommit(command.id, target.id);
+    // Any other transfer to that datacenter past its last probe (frozen, every final in) loses it
+    // too: the target's one apply can answer several waiting probes, so their commits go together.
+    for (const intent of target.consensus.view().state.transfers.values()) {
+      if (intent.target === target.datacenter && intent.frozen && intent.sources.every((s) => s.final !== undefined)) observer.diskLostBeforeCommit(intent.id, target.id);
+    }
     await cluster.crashAndRestart(target, { loseDisk: true });
   };
 

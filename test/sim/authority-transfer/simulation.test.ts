@@ -45,6 +45,11 @@ async function runSeed(seed: number): Promise<{ commits: number; abandoned: numb
     if (!target) return;
     for (const run of runs.values()) if (run.member === target && !run.done) run.crashed = true;
     observer.diskLostBeforeCommit(command.id, target.id);
+    // Any other transfer to that datacenter past its last probe (frozen, every final in) loses it
+    // too: the target's one apply can answer several waiting probes, so their commits go together.
+    for (const intent of target.consensus.view().state.transfers.values()) {
+      if (intent.target === target.datacenter && intent.frozen && intent.sources.every((s) => s.final !== undefined)) observer.diskLostBeforeCommit(intent.id, target.id);
+    }
     await target.crashAndRestart({ loseDisk: true });
   };
 
