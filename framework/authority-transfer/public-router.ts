@@ -35,8 +35,8 @@ const originParam = z.object({ origin: z.string().min(1) });
 const appliedQueryOf = (maxWaitMs: number) =>
   z.object({
     incarnation: z.string().min(1).max(200).optional().describe('With atLeast: the incarnation of the origin feed the serial counts in'),
-    atLeast: z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional().describe('Answer once this member holds the feed through this serial (a waiting probe)'),
-    waitMs: z.coerce.number().int().min(1).max(maxWaitMs).optional().describe('With atLeast: answer after this long with what this member holds'),
+    atLeast: decimalQuery('atLeast', (n) => n.int().min(0).max(Number.MAX_SAFE_INTEGER)).optional().describe('Answer once this member holds the feed through this serial (a waiting probe)'),
+    waitMs: decimalQuery('waitMs', (n) => n.int().min(1).max(maxWaitMs)).optional().describe('With atLeast: answer after this long with what this member holds'),
   });
 const authorityParam = z.object({ authority: z.string().min(1) });
 

@@ -64,6 +64,7 @@ test('a wait out of bounds or half asked is refused with a problem, before anyth
       [`?incarnation=${EAST.incarnation}&atLeast=9&waitMs=0`, 400],
       [`?incarnation=${EAST.incarnation}&atLeast=-1&waitMs=10`, 400],
       [`?incarnation=${EAST.incarnation}&atLeast=1.5&waitMs=10`, 400],
+      [`?incarnation=${EAST.incarnation}&atLeast=9&waitMs=1e3`, 400],
       [`?incarnation=${EAST.incarnation}&atLeast=99999999999999999999&waitMs=10`, 400],
       [`?incarnation=${'x'.repeat(201)}&atLeast=9&waitMs=10`, 400],
       [`?incarnation=${EAST.incarnation}&atLeast=9`, 422],
