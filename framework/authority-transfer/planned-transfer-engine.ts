@@ -581,9 +581,16 @@ export class PlannedTransferEngine {
     if (!(intent?.id === plan.id && intent.frozen)) {
       const { result: frozen, index } = await this.proposeForPlan(plan, { type: 'freeze_transfer', id: plan.id, authority: plan.authority, thawBy: this.deps.clock.now() + this.options.freezeBudgetMs });
       if (!frozen.ok) return this.lost(plan, frozen.reason);
-      await this.untilAppliedHere(plan, index);
+      plan.frozenSince = this.deps.clock.now();
+      // The freeze holds writes: waiting for this member to apply it is bounded like the freeze.
+      const applied = await this.untilAppliedHere(plan, index, Math.min(plan.deadline, plan.frozenSince + this.options.freezeBudgetMs));
+      if (applied === 'timed_out') {
+        this.deps.log.info({ transfer: plan.id }, 'this member did not apply its freeze within the freeze budget; lifting it');
+        return this.thaw(plan);
+      }
+    } else {
+      plan.frozenSince = this.deps.clock.now();
     }
-    plan.frozenSince = this.deps.clock.now();
     const outcome = await waitForIntent(
       this.deps.consensus,
       this.deps.clock,
@@ -620,9 +627,10 @@ export class PlannedTransferEngine {
    * within the plan's deadline; a cancel ends the wait with 409. Past the deadline the run goes
    * on and the view it then reads decides, as before.
    */
-  private async untilAppliedHere(plan: TransferPlan, index: number): Promise<void> {
-    const outcome = await waitForApplied(this.deps.consensus, this.deps.clock, index, { until: plan.deadline, signal: plan.signal });
+  private async untilAppliedHere(plan: TransferPlan, index: number, until = plan.deadline): Promise<'met' | 'timed_out'> {
+    const outcome = await waitForApplied(this.deps.consensus, this.deps.clock, index, { until, signal: plan.signal });
     if (outcome === 'aborted' || plan.isAbandoned()) throw new TransferCancelledError(plan.id, plan.authority);
+    return outcome;
   }
 
   /** The registration is gone (cancelled at another member, expired, a failover): the run ends with 409. */

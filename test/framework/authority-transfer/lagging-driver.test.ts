@@ -40,3 +40,27 @@ test('a lagging driver freezes, waits for the final serial and commits, never ta
   for (let i = 0; i < 200 && c.moves() === 0; i++) await c.clock.advanceAsync(10);
   t.like(await run, { ok: true, value: { id: 'lagging-move', barrier: 4, epoch: 2 } });
 });
+
+test('a driver that does not see its own freeze applied within the freeze budget lifts it: the source takes writes again', async (t) => {
+  const c = await clusterHarness({ followerApplyLagMs: LAG_MS, engine: { freezeBudgetMs: LAG_MS / 2 } });
+  await c.log.propose({ type: 'transfer_authority', authority: 'proj', target: 'east' });
+  await c.clock.advanceAsync(2 * LAG_MS);
+  c.holds('north', c.members['east-1'].feed.origin(), 0);
+  let frozenAt: number | undefined;
+  let longest = 0;
+  c.log.watch((view) => {
+    const frozen = view.state.transfers.get('proj')?.frozen === true;
+    if (frozen && frozenAt === undefined) frozenAt = c.clock.now();
+    if (!frozen && frozenAt !== undefined) {
+      longest = Math.max(longest, c.clock.now() - frozenAt);
+      frozenAt = undefined;
+    }
+  });
+  const run = settle(c.members['west-1'].engine.start(toNorth()));
+  for (let i = 0; i < 100 && longest === 0; i++) await c.clock.advanceAsync(10);
+  t.true(longest > 0, 'the freeze was lifted');
+  t.true(longest <= LAG_MS, `held ${longest} ms, within the budget plus one forwarding hop`);
+  t.true(c.log.view().state.transfers.has('proj'), 'still registered: it freezes again later');
+  await c.members['west-1'].engine.cancel('proj');
+  t.false((await run).ok);
+});
