@@ -1,6 +1,6 @@
 import type { StateAssembly, StateCapture } from '../contracts/metadata-consensus.js';
 import type { OwnershipState, PendingAudit, TransferIntent, Ownership } from './ownership.js';
-import { emptyOwnershipState, putIntent, putPending } from './ownership-index.js';
+import { emptyOwnershipState, putIntent, putOwnership, putPending } from './ownership-index.js';
 import { readPieces, recordPieces, type RecordsPiece } from '../consensus/record-pieces.js';
 
 /** About this many records travel in one piece (an authority is ~60 bytes of JSON, an intent ~400). */
@@ -47,7 +47,7 @@ export function assembleOwnership(): StateAssembly<OwnershipState> {
           if (!Array.isArray(entry) || typeof entry[0] !== 'string' || !entry[1] || typeof entry[1] !== 'object') {
             throw new Error('ownership snapshot is malformed: an authority entry is not [id, {home, epoch}]');
           }
-          state.authorities.set(entry[0], entry[1].catchUp ? { home: entry[1].home, epoch: entry[1].epoch, catchUp: structuredClone(entry[1].catchUp) } : { home: entry[1].home, epoch: entry[1].epoch });
+          putOwnership(state, entry[0], entry[1].catchUp ? { home: entry[1].home, epoch: entry[1].epoch, catchUp: structuredClone(entry[1].catchUp) } : { home: entry[1].home, epoch: entry[1].epoch });
         }
       },
       pending(records) {

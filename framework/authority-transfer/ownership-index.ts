@@ -1,5 +1,5 @@
 import { sortedTree } from '../consensus/sorted-tree.js';
-import type { Ownership, OwnershipState, PendingAudit, TransferIntent } from './ownership.js';
+import { unsettled, type Ownership, type OwnershipState, type PendingAudit, type TransferIntent } from './ownership.js';
 
 /** An empty ownership state, indexes included. */
 export function emptyOwnershipState(): OwnershipState {
@@ -12,6 +12,7 @@ export function emptyOwnershipState(): OwnershipState {
     transfersByTarget: new Map(),
     transfersByDriver: new Map(),
     transfersById: new Map(),
+    unsettledByHome: new Map(),
   };
 }
 
@@ -26,6 +27,23 @@ function remove(index: Map<string, Set<string>>, key: string, value: string): vo
   if (!set) return;
   set.delete(value);
   if (set.size === 0) index.delete(key);
+}
+
+/** Keeps `unsettledByHome` when the authority's record goes from `previous` to `next` (O(1)). */
+export function indexOwnership(state: OwnershipState, authority: string, previous: Ownership | undefined, next: Ownership | undefined): void {
+  if (unsettled(previous)) remove(state.unsettledByHome, previous!.home, authority);
+  if (unsettled(next)) add(state.unsettledByHome, next!.home, authority);
+}
+
+/** Sets the authority's record (a new one: never changed in place), keeping its index. */
+export function putOwnership(state: OwnershipState, authority: string, ownership: Ownership): void {
+  indexOwnership(state, authority, state.authorities.get(authority), ownership);
+  state.authorities.set(authority, ownership);
+}
+
+/** The authorities whose move to `home` some member of it may still have to settle. */
+export function unsettledAt(state: OwnershipState, home: string): ReadonlySet<string> {
+  return state.unsettledByHome.get(home) ?? new Set();
 }
 
 /**
@@ -109,7 +127,7 @@ export function restoreOwnership(snapshot: unknown): OwnershipState {
     Array.isArray(value) ? (value as [string, T][]) : Object.entries((value ?? {}) as Record<string, T>);
   const copy = structuredClone(s);
   const state = emptyOwnershipState();
-  for (const [authority, ownership] of entries<Ownership>(copy.authorities)) state.authorities.set(authority, ownership);
+  for (const [authority, ownership] of entries<Ownership>(copy.authorities)) putOwnership(state, authority, ownership);
   for (const [, pending] of entries<PendingAudit>(copy.pending)) putPending(state, pending);
   for (const [, intent] of entries<TransferIntent>(copy.transfers)) putIntent(state, intent);
   return state;

@@ -14,7 +14,7 @@ import type {
   TransferAuthorityResult,
 } from './ownership.js';
 import { catchUpAfter, finalBarrier, finalsComplete, MAX_SETTLED_MEMBERS } from './ownership.js';
-import { dropIntent, dropPending, emptyOwnershipState, putPending, restoreOwnership, snapshotOwnership } from './ownership-index.js';
+import { dropIntent, dropPending, emptyOwnershipState, indexOwnership, putOwnership, putPending, restoreOwnership, snapshotOwnership } from './ownership-index.js';
 import { applyTransferLifecycle } from './transfer-lifecycle.js';
 import { assembleOwnership, captureOwnership } from './ownership-capture.js';
 import { updateValue } from '../consensus/sorted-tree.js';
@@ -85,16 +85,21 @@ export class OwnershipStateMachine implements StateMachine<OwnershipState, Owner
     // scale); only an authority the state has never seen takes a second one, to be inserted.
     let refusal: TransferAuthorityResult | undefined;
     let source: string | undefined;
+    let previous: Ownership | undefined;
     const moved = updateValue(state.authorities, c.authority, (current) => {
       refusal = refusalOf(c, current);
       if (refusal) return undefined;
       source = current.home;
+      previous = current;
       return { home: c.target, epoch: current.epoch + 1 };
     });
     if (refusal) return refusal;
     let epoch: number;
-    if (moved) epoch = moved.epoch;
-    else {
+    if (moved) {
+      epoch = moved.epoch;
+      // A failover leaves no requirement: the move it replaces is no longer waited on.
+      indexOwnership(state, c.authority, previous, moved);
+    } else {
       const unknown = refusalOf(c, undefined);
       if (unknown) return unknown;
       epoch = 1;
@@ -131,7 +136,7 @@ export class OwnershipStateMachine implements StateMachine<OwnershipState, Owner
     // The target was seen at the finals before this apply, not at it: the new home checks its
     // own replica against them before it acknowledges a write under this epoch.
     const catchUp = catchUpAfter(intent);
-    state.authorities.set(c.authority, catchUp ? { home: intent.target, epoch, catchUp } : { home: intent.target, epoch });
+    putOwnership(state, c.authority, catchUp ? { home: intent.target, epoch, catchUp } : { home: intent.target, epoch });
     dropIntent(state, c.authority);
     const record = {
       id: intent.id,
@@ -155,14 +160,14 @@ export class OwnershipStateMachine implements StateMachine<OwnershipState, Owner
     if (!current) return { ok: false, reason: 'unknown_authority' };
     if (current.epoch !== c.epoch) return { ok: false, reason: 'stale_epoch' };
     const catchUp = current.catchUp;
-    if (!catchUp) return { ok: true, settled: [] };
-    if (typeof c.member !== 'string' || catchUp.settled.includes(c.member) || catchUp.settled.length >= MAX_SETTLED_MEMBERS) {
-      return { ok: true, settled: [...catchUp.settled] };
-    }
+    if (!catchUp) return { ok: true, settled: [], done: true };
+    const adds = typeof c.member === 'string' && !catchUp.settled.includes(c.member) && catchUp.settled.length < MAX_SETTLED_MEMBERS;
+    const settled = adds ? [...catchUp.settled, c.member] : catchUp.settled;
+    const done = catchUp.done === true || everySettled(settled, c.homeMembers);
+    if (!adds && done === (catchUp.done === true)) return { ok: true, settled: [...settled], done };
     // Replaced, not changed in place: a capture in progress may share the record.
-    const settled = [...catchUp.settled, c.member];
-    state.authorities.set(c.authority, { home: current.home, epoch: current.epoch, catchUp: { finals: catchUp.finals, settled } });
-    return { ok: true, settled: [...settled] };
+    putOwnership(state, c.authority, { home: current.home, epoch: current.epoch, catchUp: done ? { finals: catchUp.finals, settled, done: true } : { finals: catchUp.finals, settled } });
+    return { ok: true, settled: [...settled], done };
   }
 
   private ackAudit(state: OwnershipState, c: AckAuditCommand): AckAuditResult {
@@ -185,6 +190,12 @@ export class OwnershipStateMachine implements StateMachine<OwnershipState, Owner
     }
     return { ok: true, released, unknown };
   }
+}
+
+/** Every member the settling member's roster lists for the home has settled (a list in bounds only). */
+function everySettled(settled: readonly string[], homeMembers: unknown): boolean {
+  if (!Array.isArray(homeMembers) || homeMembers.length === 0 || homeMembers.length > MAX_SETTLED_MEMBERS) return false;
+  return homeMembers.every((member) => settled.includes(member as string));
 }
 
 /** Why `c` must not move the authority from `current` (undefined: never seen), if it must not. */

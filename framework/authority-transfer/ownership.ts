@@ -34,6 +34,16 @@ export interface HomeCatchUpRequirement {
   finals: FinalSerial[];
   /** Members of the home that held every final once. */
   settled: MemberId[];
+  /**
+   * Every member of the home settled, as the roster of the member that settled last lists them:
+   * the move leaves the index of unsettled moves (`unsettledByHome`).
+   */
+  done?: true;
+}
+
+/** A requirement some member of the home may still have to settle (what `unsettledByHome` lists). */
+export function unsettled(ownership: Ownership | undefined): boolean {
+  return ownership?.catchUp !== undefined && ownership.catchUp.done !== true;
 }
 
 /** At most this many members settle one requirement (a datacenter's members, with room to spare). */
@@ -108,6 +118,12 @@ export interface OwnershipState {
   transfersByDriver: Map<string, Set<string>>;
   /** transfer id -> the authority it is registered for (one key names one transfer). */
   transfersById: Map<string, string>;
+  /**
+   * home datacenter -> authorities whose planned move there left a catch-up requirement not every
+   * member of the home settled: what a member of that home looks over on start, instead of
+   * scanning the authorities.
+   */
+  unsettledByHome: Map<string, Set<string>>;
 }
 
 /**
@@ -195,6 +211,11 @@ export interface SettleCatchUpCommand {
   /** The epoch the move minted: a settle of an earlier move changes nothing. */
   epoch: number;
   member: MemberId;
+  /**
+   * The home's members as the settling member's roster lists them (at most MAX_SETTLED_MEMBERS):
+   * once every one of them settled, the move leaves the index of unsettled moves.
+   */
+  homeMembers?: MemberId[];
 }
 
 /**
@@ -245,7 +266,7 @@ export type TransferLifecycleResult =
   | { ok: false; reason: 'not_registered' | 'not_frozen' | 'not_a_source' };
 
 export type SettleCatchUpResult =
-  | { ok: true; settled: MemberId[] }
+  | { ok: true; settled: MemberId[]; done: boolean }
   | { ok: false; reason: 'unknown_authority' | 'stale_epoch' };
 
 /** `released`: records that left the state with this ack; `unknown`: ids not pending (already released). */

@@ -24,7 +24,7 @@ type Step =
   | { kind: 'release'; authority: number }
   | { kind: 'commit'; authority: number }
   | { kind: 'ack'; member: number; all: boolean }
-  | { kind: 'settle'; authority: number; member: number }
+  | { kind: 'settle'; authority: number; member: number; home: number }
   | { kind: 'voters'; keep: number }
   | { kind: 'snapshot-restore' }
   | { kind: 'capture-assemble' }
@@ -48,7 +48,8 @@ const step: fc.Arbitrary<Step> = fc.oneof(
   fc.record({ kind: fc.constant('register' as const), id: fc.nat({ max: TRANSFER_IDS.length - 1 }), authority: a, target: dc, driver: member, sources: fc.integer({ min: 1, max: 2 }) }),
   fc.record({ kind: fc.constant('ack' as const), member, all: fc.boolean() }),
   fc.record({ kind: fc.constant('ack' as const), member, all: fc.boolean() }),
-  fc.record({ kind: fc.constant('settle' as const), authority: a, member }),
+  fc.record({ kind: fc.constant('settle' as const), authority: a, member, home: fc.nat({ max: 3 }) }),
+  fc.record({ kind: fc.constant('settle' as const), authority: a, member, home: fc.nat({ max: 3 }) }),
   fc.record({ kind: fc.constant('voters' as const), keep: fc.nat({ max: 15 }) }),
   fc.constant({ kind: 'snapshot-restore' as const }),
   fc.constant({ kind: 'capture-assemble' as const }),
@@ -56,7 +57,7 @@ const step: fc.Arbitrary<Step> = fc.oneof(
 );
 
 /** How much of the interesting ground the runs covered, so the property cannot pass vacuously. */
-const reached = { commits: 0, acksReleasing: 0, restoresMidTransfer: 0, frozenCapturesChecked: 0 };
+const reached = { commits: 0, acksReleasing: 0, restoresMidTransfer: 0, frozenCapturesChecked: 0, settledByEveryMember: 0, unsettledRestored: 0 };
 
 class Log {
   state: OwnershipState = machine.initial();
@@ -187,7 +188,15 @@ function run(log: Log, s: Step): void {
       // A member of the new home held the finals its move recorded (a record a capture may share).
       const current = state.authorities.get(authorityOf(s.authority));
       if (!current) return;
-      log.apply({ type: 'settle_catch_up', authority: authorityOf(s.authority), epoch: current.epoch, member: MEMBERS[s.member] });
+      // The home's members as the settler's roster lists them: none (an older member), the settler
+      // alone, or the settler and another (so some settles leave the move unsettled by the list).
+      // Mostly a member of the home (the useful case), sometimes any member.
+      const ofHome = MEMBERS.filter((m) => m.startsWith(current.home));
+      const who = s.member > 0 && ofHome.length > 0 ? ofHome[s.member % ofHome.length] : MEMBERS[s.member];
+      const other = MEMBERS[(MEMBERS.indexOf(who) + 1) % MEMBERS.length];
+      const homeMembers = [undefined, [who], [who, other], [other]][s.home];
+      const result = log.apply({ type: 'settle_catch_up', authority: authorityOf(s.authority), epoch: current.epoch, member: who, ...(homeMembers ? { homeMembers } : {}) });
+      if (result.ok && 'done' in result && result.done && current.catchUp && !current.catchUp.done) reached.settledByEveryMember += 1;
       return;
     }
     case 'voters': {
@@ -199,10 +208,12 @@ function run(log: Log, s: Step): void {
     }
     case 'snapshot-restore':
       if (state.transfers.size > 0) reached.restoresMidTransfer += 1;
+      if (state.unsettledByHome.size > 0) reached.unsettledRestored += 1;
       log.state = machine.restore(JSON.parse(JSON.stringify(machine.snapshot(state))));
       return;
     case 'capture-assemble':
       if (state.transfers.size > 0) reached.restoresMidTransfer += 1;
+      if (state.unsettledByHome.size > 0) reached.unsettledRestored += 1;
       log.state = assemble(machine.capture(state));
       return;
     case 'capture-later':
@@ -237,6 +248,8 @@ function recount(state: OwnershipState) {
     transfersByTarget: group(intents.map((i) => [i.target, i.authority])),
     transfersByDriver: group(intents.map((i) => [i.driver, i.authority])),
     transfersById: Object.fromEntries(sorted(intents.map((i) => `${i.id}=${i.authority}`)).map((pair) => pair.split('='))),
+    // A planned move's requirement that not every member its last settler named has settled.
+    unsettledByHome: group([...state.authorities].filter(([, o]) => o.catchUp !== undefined && o.catchUp.done !== true).map(([authority, o]) => [o.home, authority])),
   };
 }
 
@@ -247,6 +260,7 @@ function kept(state: OwnershipState) {
     transfersByTarget: indexForm(state.transfersByTarget),
     transfersByDriver: indexForm(state.transfersByDriver),
     transfersById: Object.fromEntries(sorted([...state.transfersById].map(([id, authority]) => `${id}=${authority}`)).map((pair) => pair.split('='))),
+    unsettledByHome: indexForm(state.unsettledByHome),
   };
 }
 
@@ -271,10 +285,13 @@ test('the ownership indexes always equal a recount from the records, through sna
     }),
     { numRuns: 200 },
   );
+  t.log(reached);
   t.true(reached.commits > 30, `commits reached: ${reached.commits}`);
   t.true(reached.acksReleasing > 10, `acks releasing a record: ${reached.acksReleasing}`);
   t.true(reached.restoresMidTransfer > 20, `restores with a transfer registered: ${reached.restoresMidTransfer}`);
   t.true(reached.frozenCapturesChecked > 20, `frozen captures checked: ${reached.frozenCapturesChecked}`);
+  t.true(reached.settledByEveryMember > 3, `moves settled by every member named: ${reached.settledByEveryMember}`);
+  t.true(reached.unsettledRestored > 10, `restores with an unsettled move: ${reached.unsettledRestored}`);
 });
 
 test('a capture of many authorities travels in bounded pieces and assembles into the same state', (t) => {

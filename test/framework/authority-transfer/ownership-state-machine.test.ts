@@ -345,13 +345,35 @@ test('a member of the new home settles the catch-up of the epoch its move minted
   t.deepEqual(settle('west-1', 1), { ok: false, reason: 'stale_epoch' });
   t.deepEqual(state.authorities.get('proj')!.catchUp!.settled, []);
   const before = state.authorities.get('proj');
-  t.deepEqual(settle('west-1'), { ok: true, settled: ['west-1'] });
-  t.deepEqual(settle('west-1'), { ok: true, settled: ['west-1'] }, 'a repeated settle is idempotent');
-  t.deepEqual(settle('west-2'), { ok: true, settled: ['west-1', 'west-2'] });
+  t.deepEqual(settle('west-1'), { ok: true, settled: ['west-1'], done: false });
+  t.deepEqual(settle('west-1'), { ok: true, settled: ['west-1'], done: false }, 'a repeated settle is idempotent');
+  t.deepEqual(settle('west-2'), { ok: true, settled: ['west-1', 'west-2'], done: false });
   t.deepEqual(before!.catchUp!.settled, [], 'the record is replaced, not changed in place (a capture may share it)');
   const restored = machine.restore(JSON.parse(JSON.stringify(machine.snapshot(state))));
   t.deepEqual(restored.authorities.get('proj')!.catchUp!.settled, ['west-1', 'west-2'], 'carried by snapshots');
   t.deepEqual(machine.apply(state, { type: 'settle_catch_up', authority: 'ghost', epoch: 1, member: 'west-1' }, ctx(7)), { ok: false, reason: 'unknown_authority' });
+});
+
+test('a move stays in the index of unsettled moves of its home until every member the settler names settled; a failover takes it out', (t) => {
+  const state = established();
+  readyToCommit(state);
+  machine.apply(state, commit(), ctx(5));
+  const listed = () => [...(state.unsettledByHome.get('west') ?? [])];
+  t.deepEqual(listed(), ['proj'], 'the commit lists it under its new home');
+  const settle = (member: string) => machine.apply(state, { type: 'settle_catch_up', authority: 'proj', epoch: 2, member, homeMembers: ['west-1', 'west-2'] }, ctx(6));
+  t.like(settle('west-1'), { ok: true, done: false });
+  t.deepEqual(listed(), ['proj'], 'west-2 has not settled yet');
+  t.like(settle('west-2'), { ok: true, done: true });
+  t.deepEqual(listed(), [], 'every member named settled: the move leaves the index');
+  t.true(state.authorities.get('proj')!.catchUp!.done, 'the record says so, so a restore rebuilds the same index');
+  t.false(machine.restore(JSON.parse(JSON.stringify(machine.snapshot(state)))).unsettledByHome.has('west'));
+
+  const other = established();
+  readyToCommit(other);
+  machine.apply(other, commit(), ctx(5));
+  t.true(machine.restore(JSON.parse(JSON.stringify(machine.snapshot(other)))).unsettledByHome.get('west')?.has('proj'), 'rebuilt by a restore');
+  machine.apply(other, { type: 'transfer_authority', authority: 'proj', target: 'east' }, ctx(6));
+  t.deepEqual(other.unsettledByHome.size, 0, 'a failover leaves no requirement, so nothing to settle');
 });
 
 test('a failover move leaves no catch-up requirement behind: it promises no barrier', (t) => {
