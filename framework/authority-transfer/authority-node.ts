@@ -167,6 +167,7 @@ export class AuthorityNode implements Lifecycle {
       const catchUp = new HomeCatchUp(options.self, this.datacenter, this.replicas, consensus, clock, log, {
         onBehind: () => this.replicator.pullSoon(),
         onRefused: () => this.metrics.homeCatchUpRefusals.inc(),
+        homeMembers: this.roster.membersOf(this.datacenter).map((m) => m.id),
       });
       this.catchUp = catchUp;
       this.metrics.observeHomesCatchingUp(() => catchUp.catchingUp);

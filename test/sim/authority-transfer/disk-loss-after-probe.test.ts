@@ -79,6 +79,29 @@ test('the new home refuses across its own restart while short, and once it held 
   t.like(await north.fence.write('proj', 2, 'after the source lost its feed'), { epoch: 2 });
 });
 
+test('a new home restarted before it settled settles once it holds the finals, with no write: its source losing its feed afterwards does not block it', async (t) => {
+  const { clock, cluster, east, north, outcome } = await movedAfterDiskLoss();
+  t.like(outcome, { ok: true });
+  const proj = () => cluster.log.view().state.authorities.get('proj')!;
+  t.true(cluster.log.view().state.unsettledByHome.get('north')?.has('proj'), 'the move is listed as unsettled under its new home');
+  // north restarts short of the final: it forgets the move it was following.
+  await north.crashAndRestart();
+  t.is(north.catchUp.catchingUp, 1, 'after the restart it knows it is short, from the index alone');
+  t.like(north.catchUp.shortfalls()[0], { authority: 'proj', epoch: 2, source: 'east-1', final: 5, held: 0 });
+  // It catches up from the source's feed; no write reaches it.
+  await north.pull(east);
+  for (let i = 0; i < 40 && !proj().catchUp!.settled.includes('north-1'); i++) await clock.advanceAsync(100);
+  t.deepEqual(proj().catchUp!.settled, ['north-1'], 'settled with no write since the restart');
+  t.is(north.catchUp.catchingUp, 0);
+  t.false(cluster.log.view().state.unsettledByHome.has('north'), 'every member of north settled: the move leaves the index');
+
+  // East loses its disk before any write reaches north: north's replica follows it to 0.
+  await east.crashAndRestart({ loseDisk: true });
+  await north.pull(east);
+  t.is(north.replicas.applied('east-1').serial, 0);
+  t.like(await north.fence.write('proj', 2, 'first write after the restart'), { epoch: 2 });
+});
+
 test('a new home that holds the finals settles them without waiting for a write: its source losing its feed later does not block the first write', async (t) => {
   const clock = new VirtualClock();
   const cluster = new SimCluster(clock, new SeededRng(11), 60_000);

@@ -352,7 +352,9 @@ export class SimMember {
     await this.replicas.open([...MEMBERS]);
     this.waits = new AppliedWaits(this.replicas, this.cluster.clock);
     const log = createSilentLogger();
-    this.catchUp = new HomeCatchUp(this.id, this.datacenter, this.replicas, this.consensus, this.cluster.clock, log);
+    this.catchUp = new HomeCatchUp(this.id, this.datacenter, this.replicas, this.consensus, this.cluster.clock, log, {
+      homeMembers: MEMBERS.filter((id) => this.cluster.datacenterOf(id) === this.datacenter),
+    });
     this.fence = new WriteFence(this.consensus, this.feed, this.datacenter, this.catchUp);
     const { clock } = this.cluster;
     this.projection = new AuditProjection(this.consensus, this.audit, clock, log, {
