@@ -66,6 +66,18 @@ function humanLines(p: ClusterStatus): string[] {
     `${counts}; ${transfers.count} transfer${transfers.count === 1 ? '' : 's'} in flight`,
     ...transfers.shown.map((t) => `  ${transferLine(t)}`),
     ...(transfers.count > transfers.shown.length ? [`  ... and ${transfers.count - transfers.shown.length} more`] : []),
+    ...p.members.flatMap(catchingUpLines),
+  ];
+}
+
+/** A member home of authorities it refuses writes for until it holds their moves' final serials. */
+function catchingUpLines(m: ClusterStatus['members'][number]): string[] {
+  const homes = m.report?.homesCatchingUp;
+  if (!homes || homes.count === 0) return [];
+  return [
+    `${m.id} is catching up as the new home of ${homes.count} authorit${homes.count === 1 ? 'y' : 'ies'} (writes there answer 503 until it holds the finals):`,
+    ...homes.shown.map((h) => `  ${h.authority} (epoch ${h.epoch}): ${h.source} final ${h.final}, held ${h.held}`),
+    ...(homes.count > homes.shown.length ? [`  ... and ${homes.count - homes.shown.length} more`] : []),
   ];
 }
 

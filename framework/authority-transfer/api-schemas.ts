@@ -47,7 +47,29 @@ export const rawTransferOutcomeSchema = z.object({
   replayed: z.boolean(),
 });
 
-export const ownershipSchema = z.object({ authority: z.string(), home: z.string(), epoch: z.number().int().min(1) });
+/** What an authority answer says of its home still catching up on the move that made it home. */
+export const catchUpViewSchema = z
+  .object({
+    waiting_on: z
+      .array(z.string())
+      .describe("Members of the home (as the answering member's roster lists them) that have not yet said they hold every final: each refuses writes (503 home_catching_up) until its replicas do"),
+    settled: z.array(z.string()).describe('Members of the home that held every final and are no longer checked'),
+    finals: z.array(
+      z.object({
+        source: z.string().describe('The source member whose feed the final counts in'),
+        incarnation: z.string(),
+        final: serial.describe('Its final serial, recorded by the move'),
+        held: serial.describe("What the answering member's replica of that feed holds now, in that incarnation"),
+      }),
+    ),
+    held_at: z.string().describe('The member whose replicas `held` reads: the one answering'),
+  })
+  .nullable()
+  .describe('Null once every member of the home settled, or when the move left no requirement (a failover, or no write to carry)');
+
+export type CatchUpView = z.output<typeof catchUpViewSchema>;
+
+export const ownershipSchema = z.object({ authority: z.string(), home: z.string(), epoch: z.number().int().min(1), catch_up: catchUpViewSchema });
 
 export const membersSchema = z.object({
   members: z.array(

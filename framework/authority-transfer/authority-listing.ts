@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { decimalQuery } from '../http/query-number.js';
 import { keysAfter } from '../consensus/sorted-tree.js';
-import type { OwnershipState } from './ownership.js';
+import type { Ownership, OwnershipState } from './ownership.js';
+import type { CatchUpView } from './catch-up-view.js';
 import { ownershipSchema } from './api-schemas.js';
 
 /** A page holds this many authorities when the caller does not say, and never more than the maximum. */
@@ -30,13 +31,16 @@ export const authorityPageSchema = z.object({
 
 export type AuthorityPage = z.infer<typeof authorityPageSchema>;
 
-/** Authorities by id strictly after `after`: O(log n + limit), whatever the number of authorities. */
-export function authorityPage(state: OwnershipState, after: string | undefined, limit: number): AuthorityPage {
+/**
+ * Authorities by id strictly after `after`: O(log n + limit), whatever the number of authorities.
+ * `catchUpOf` reads each listed record's catch-up against this member's replicas (bounded work).
+ */
+export function authorityPage(state: OwnershipState, after: string | undefined, limit: number, catchUpOf: (ownership: Ownership) => CatchUpView): AuthorityPage {
   const authorities: AuthorityPage['authorities'] = [];
   for (const authority of keysAfter(state.authorities, after)) {
     if (authorities.length === limit) return { authorities, next: authorities[authorities.length - 1].authority, total: state.authorities.size };
-    const { home, epoch } = state.authorities.get(authority)!;
-    authorities.push({ authority, home, epoch });
+    const ownership = state.authorities.get(authority)!;
+    authorities.push({ authority, home: ownership.home, epoch: ownership.epoch, catch_up: catchUpOf(ownership) });
   }
   return { authorities, next: null, total: state.authorities.size };
 }

@@ -31,6 +31,7 @@ import { FeedReplicas } from './feed-replicas.js';
 import { FeedReplicator } from './feed-replicator.js';
 import { FreezeAcknowledger } from './freeze-acknowledger.js';
 import { HomeCatchUp } from './home-catch-up.js';
+import { CatchUpViews } from './catch-up-view.js';
 import { RosterSourcePositions } from './source-positions.js';
 import type { FrontierProbe } from './frontier-probe.js';
 import { HttpFrontierProbe } from './http-frontier-probe.js';
@@ -173,7 +174,8 @@ export class AuthorityNode implements Lifecycle {
       this.metrics.observeHomesCatchingUp(() => catchUp.catchingUp);
       this.fence = new WriteFence(consensus, this.feed, this.datacenter, catchUp);
       this.freezes = new FreezeAcknowledger(consensus, this.feed, this.datacenter, clock, log, () => this.replicator.pullSoon());
-      ha = { engine: this.engine, failover: new FailoverCommands(consensus, this.tracker, this.roster), consensus, audit };
+      const catchUps = new CatchUpViews(options.self, this.feed, this.replicas, (datacenter) => this.roster.membersOf(datacenter).map((m) => m.id));
+      ha = { engine: this.engine, failover: new FailoverCommands(consensus, this.tracker, this.roster), consensus, audit, catchUps };
       const engine = this.engine;
       this.metrics.observeTransfersInFlight(() => engine.registry.size);
       this.metrics.observeConsensus(consensusReadingOf(consensus));
@@ -183,8 +185,8 @@ export class AuthorityNode implements Lifecycle {
     this.recent = new RecentTransfers(this.metrics, clock);
     // Mode dc has no consensus, so no position to report: its members serve no picture.
     const cluster: AuthorityClusterDeps | undefined =
-      ha && this.engine
-        ? { self: options.self, roster: this.roster, tracker: this.tracker, consensus: ha.consensus, engine: this.engine, readiness: this.readiness, recent: this.recent, clock }
+      ha && this.engine && this.catchUp
+        ? { self: options.self, roster: this.roster, tracker: this.tracker, consensus: ha.consensus, engine: this.engine, readiness: this.readiness, recent: this.recent, clock, catchUp: this.catchUp }
         : undefined;
     const tokens = new BearerTokens(options.tokens);
     const app = (listener: string) =>

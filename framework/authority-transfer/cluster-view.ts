@@ -10,6 +10,7 @@ import type { Clock } from '../contracts/clock.js';
 import type { ApiDocument } from '../http/openapi.js';
 import type { OwnershipConsensus } from './audit-projection.js';
 import { ADMIN_READ_SCOPE } from './control-router.js';
+import type { HomeCatchUp } from './home-catch-up.js';
 import type { MemberTracker } from './member-tracker.js';
 import type { PlannedTransferEngine } from './planned-transfer-engine.js';
 import type { Roster } from './roster.js';
@@ -27,12 +28,15 @@ export interface AuthorityClusterDeps {
   readiness: Readiness;
   recent: RecentTransfers;
   clock: Clock;
+  /** The homes this member is catching up on (what baton_homes_catching_up counts). */
+  catchUp: Pick<HomeCatchUp, 'catchingUp' | 'shortfalls'>;
 }
 
 /** How many transfers in flight the picture lists. */
 const OLDEST_SHOWN = 100;
 
-const report = (deps: AuthorityClusterDeps) => memberReport(deps.self, deps.consensus, deps.readiness, deps.recent);
+const report = (deps: AuthorityClusterDeps) =>
+  memberReport(deps.self, deps.consensus, deps.readiness, deps.recent, () => ({ count: deps.catchUp.catchingUp, shown: deps.catchUp.shortfalls() }));
 
 /**
  * The authority variant's picture: every roster member asked for its report on its public

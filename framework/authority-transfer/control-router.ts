@@ -21,6 +21,7 @@ import {
   transferStatusSchema,
 } from './api-schemas.js';
 import type { OwnershipConsensus } from './audit-projection.js';
+import type { CatchUpViews } from './catch-up-view.js';
 import { DEFAULT_AUTHORITY_PAGE, MAX_AUTHORITY_PAGE, authorityPage, authorityPageQuery, authorityPageSchema } from './authority-listing.js';
 import type { FailoverCommands } from './failover-command.js';
 import type { MemberTracker } from './member-tracker.js';
@@ -83,6 +84,8 @@ interface HaPieces {
   failover: FailoverCommands;
   consensus: OwnershipConsensus;
   audit: AuditStore;
+  /** An authority's catch-up as this member's replicas see it. */
+  catchUps: CatchUpViews;
 }
 
 export interface ControlRouterDeps {
@@ -266,9 +269,9 @@ export function createControlRouter(deps: ControlRouterDeps, document: ApiDocume
       },
     },
     async (ctx) => {
-      const { consensus } = ha();
+      const { consensus, catchUps } = ha();
       const { after, limit } = validate(authorityPageQuery, ctx.query, 'query');
-      ctx.body = authorityPage(consensus.view().state, after, limit);
+      ctx.body = authorityPage(consensus.view().state, after, limit, (ownership) => catchUps.of(ownership));
     },
   );
 
@@ -276,18 +279,18 @@ export function createControlRouter(deps: ControlRouterDeps, document: ApiDocume
     {
       method: 'get',
       path: '/authorities/{authority}',
-      summary: "An authority's home datacenter and fencing epoch (this member's applied view; an authority it does not know is looked up again after catching up with the leader)",
+      summary: "An authority's home datacenter and fencing epoch, and whether its home is still catching up on the move that made it home (this member's applied view; an authority it does not know is looked up again after catching up with the leader)",
       tags: ['authorities'],
       scope: ADMIN_READ_SCOPE,
       responses: {
-        200: { description: 'Home and epoch', schema: ownershipSchema },
+        200: { description: 'Home and epoch; `catch_up` names the members of the home that refuse writes until they hold the final serials the move recorded, with the finals and what the answering member holds', schema: ownershipSchema },
         404: 'The authority has no home (checked after catching up with the leader)',
       },
     },
-    async (ctx, authority, { consensus }) => {
+    async (ctx, authority, { consensus, catchUps }) => {
       const ownership = await afterCatchingUp(() => consensus.view().state.authorities.get(authority));
       if (!ownership) throw problems.notFound(`${authority} has no home`, { authority });
-      ctx.body = { authority, home: ownership.home, epoch: ownership.epoch };
+      ctx.body = { authority, home: ownership.home, epoch: ownership.epoch, catch_up: catchUps.of(ownership) };
     },
   );
 

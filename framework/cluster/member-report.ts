@@ -3,18 +3,19 @@ import { processEventLoopDelay } from '../http/event-loop-delay.js';
 import { consensusFactsOf } from './consensus-facts.js';
 import type { Readiness } from './readiness.js';
 import type { RecentTransfers } from './recent-transfers.js';
-import type { MemberReport } from './schemas.js';
+import type { HomesCatchingUp, MemberReport } from './schemas.js';
 
 /**
  * This member's own facts: its consensus position and role, its readiness (the verdict /readyz
  * gives), how late its event loop runs (what /metrics shows as baton_event_loop_delay_seconds)
- * and the transfers it settled lately.
+ * and the transfers it settled lately; in the authority variant, the homes it is still catching up on.
  */
 export function memberReport(
   self: string,
   consensus: MetadataConsensus<unknown, unknown, unknown>,
   readiness: Readiness,
   recent?: RecentTransfers,
+  homesCatchingUp?: () => HomesCatchingUp,
 ): MemberReport {
   const facts = consensusFactsOf(consensus);
   const verdict = readiness.check();
@@ -26,5 +27,6 @@ export function memberReport(
     notReady: verdict.ready ? null : { reason: verdict.reason, detail: verdict.detail },
     eventLoopDelay: { p99Ms: delay.p99 * 1000, maxMs: delay.max * 1000 },
     recentTransfers: recent?.list() ?? [],
+    homesCatchingUp: homesCatchingUp?.() ?? null,
   };
 }

@@ -26,6 +26,29 @@ export const recentTransferSchema = z.object({
 
 export type RecentTransfer = z.output<typeof recentTransferSchema>;
 
+export const homesCatchingUpSchema = z
+  .object({
+    count: index.describe('Authorities this member is home of and does not yet hold a final serial of (baton_homes_catching_up)'),
+    shown: z
+      .array(
+        z.object({
+          authority: z.string(),
+          epoch: z.number().int().min(1),
+          source: z.string().describe('The source member whose final this member is short of'),
+          incarnation: z.string(),
+          final: index.describe('The final serial the move recorded'),
+          held: index.describe("What this member's replica of the source feed holds"),
+        }),
+      )
+      .max(20)
+      .describe('The first of them, oldest first'),
+  })
+  .nullable()
+  .default(null)
+  .describe('Authority variant: the homes this member refuses writes for until it holds their moves\' final serials (null in the stream variant)');
+
+export type HomesCatchingUp = z.output<typeof homesCatchingUpSchema>;
+
 /** What one member says of itself. */
 export const memberReportSchema = z.object({
   id: z.string(),
@@ -41,6 +64,7 @@ export const memberReportSchema = z.object({
     .array(recentTransferSchema)
     .max(200)
     .describe('Transfers this member settled in the last 10 minutes (stream: as their source; authority: the plans it drove)'),
+  homesCatchingUp: homesCatchingUpSchema,
 });
 
 export type MemberReport = z.output<typeof memberReportSchema>;

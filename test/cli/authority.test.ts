@@ -519,7 +519,7 @@ test.serial('authority list shows authorities by id a page at a time and names t
   t.is(lines[3], '2 shown of 3 authorities; next page: baton authority list --after docs');
   const rest = await baton(n, ['list', '--after', 'docs', '--json'], READER);
   t.is(rest.code, ExitCode.Ok, rest.stderr);
-  t.deepEqual(JSON.parse(rest.stdout), { authorities: [{ authority: 'proj', home: 'east', epoch: 1 }], next: null, total: 3 });
+  t.deepEqual(JSON.parse(rest.stdout), { authorities: [{ authority: 'proj', home: 'east', epoch: 1, catch_up: null }], next: null, total: 3 });
   const bad = await baton(n, ['list', '--limit', '5000'], READER);
   t.not(bad.code, ExitCode.Ok);
   t.regex(bad.stderr, /limit/);

@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import test from 'ava';
 import { authorityClusterVariant } from '../../cli/local-cluster/local-authority-cluster.js';
 import { streamClusterVariant } from '../../cli/local-cluster/local-stream-cluster.js';
@@ -93,6 +95,7 @@ test.serial('baton status on an authority cluster shows the tracker verdict besi
   t.deepEqual(picture.members.map((m) => [m.id, m.liveness]), [['east-1', 'Alive'], ['north-1', 'Alive'], ['west-1', 'Alive']]);
   t.deepEqual(picture.counts, { authorities: 0 });
   t.is(picture.members.filter((m) => m.report?.role === 'leader').length, 1);
+  t.deepEqual(picture.members.map((m) => m.report?.homesCatchingUp), [0, 1, 2].map(() => ({ count: 0, shown: [] })), 'no home catching up');
 
   await cluster.kill(west.id);
   await eventually(async () => {
@@ -102,6 +105,54 @@ test.serial('baton status on an authority cluster shows the tracker verdict besi
   }, 'west-1 down in the picture', 30_000);
   const human = await spawnBaton(['status'], { env });
   t.regex(human.stdout, /\nwest-1 +http:\/\/127\.0\.0\.1:\d+ +down \((Alive|Suspect|Dead)\) /);
+});
+
+test('baton status names a member catching up as a new home: the authority, the source member, its final and what is held', async (t) => {
+  const report = (id: string, homesCatchingUp: unknown) => ({
+    id,
+    role: id === 'east-1' ? 'leader' : 'follower',
+    leader: 'east-1',
+    term: 3,
+    commitIndex: 40,
+    appliedIndex: 40,
+    ready: true,
+    notReady: null,
+    eventLoopDelay: { p99Ms: 1, maxMs: 2 },
+    recentTransfers: [],
+    homesCatchingUp,
+  });
+  const picture = {
+    variant: 'authority',
+    servedBy: 'east-1',
+    leader: 'east-1',
+    term: 3,
+    members: [
+      { id: 'east-1', address: 'http://east', reachable: true, liveness: 'Alive', report: report('east-1', { count: 0, shown: [] }), error: null },
+      {
+        id: 'west-1',
+        address: 'http://west',
+        reachable: true,
+        liveness: 'Alive',
+        report: report('west-1', { count: 2, shown: [{ authority: 'proj', epoch: 2, source: 'east-1', incarnation: 'i1', final: 5, held: 3 }] }),
+        error: null,
+      },
+    ],
+    counts: { authorities: 2 },
+    transfersInFlight: { count: 0, shown: [] },
+  };
+  // Answers as an authority node's control listener does: 404 on the stream path, the picture on its own.
+  const server = createServer((request, response) => {
+    const found = request.url === '/availability/v1/cluster';
+    response.writeHead(found ? 200 : 404, { 'content-type': found ? 'application/json' : 'application/problem+json' });
+    response.end(JSON.stringify(found ? picture : { status: 404, title: 'Not Found' }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const human = await spawnBaton(['status'], { env: { BATON_URL: url, BATON_TOKEN: 't' } });
+  t.is(human.code, 0, human.stderr);
+  t.regex(human.stdout, /\nwest-1 is catching up as the new home of 2 authorities \(writes there answer 503 until it holds the finals\):\n  proj \(epoch 2\): east-1 final 5, held 3\n  \.\.\. and 1 more\n/);
+  t.notRegex(human.stdout, /east-1 is catching up/, 'a member with nothing to catch up on says nothing');
 });
 
 test('baton status exits 3 naming every address when no member answers', async (t) => {

@@ -34,7 +34,7 @@ test('the authority dashboard: members and leader; a planned transfer with a rea
   // Every authority, listed a page at a time: proj in east at epoch 1.
   const listed = page.getByTestId('authority-list').locator('tr[data-listed=proj]');
   await listed.waitFor();
-  t.deepEqual(await listed.locator('td').allTextContents(), ['east', '1']);
+  t.deepEqual(await listed.locator('td').allTextContents(), ['east', '1', ''], 'a failover leaves nothing to catch up on');
 
   await page.getByLabel('Authority', { exact: true }).fill('proj');
   await page.getByLabel('From').selectOption('east');
@@ -56,7 +56,24 @@ test('the authority dashboard: members and leader; a planned transfer with a rea
   t.deepEqual(row, ['east → west', '2', 'operator', 'drain east']);
   // The listing follows the move on its next poll.
   await page.waitForFunction(() => document.querySelector('[data-testid=authority-list] tr[data-listed=proj] [data-field=home]')?.textContent === 'west', undefined, { timeout: 30_000 });
-  t.deepEqual(await listed.locator('td').allTextContents(), ['west', '2']);
+  t.deepEqual(await listed.locator('td').allTextContents(), ['west', '2', ''], 'no write to carry: nothing to catch up on');
+
+  // A home still catching up says which member, the final and what is held: the listing as a
+  // member answers it for such a home (reproducing one takes a disk lost mid-transfer).
+  await page.route('**/availability/v1/authorities?*', async (route) => {
+    const answer = await route.fetch();
+    const body = (await answer.json()) as { authorities: Record<string, unknown>[] };
+    body.authorities.push({
+      authority: 'quiet',
+      home: 'north',
+      epoch: 3,
+      catch_up: { waiting_on: ['north-1'], settled: [], finals: [{ source: 'east-1', incarnation: 'i1', final: 5, held: 3 }], held_at: 'east-1' },
+    });
+    await route.fulfill({ response: answer, json: body });
+  });
+  const catchingUp = page.getByTestId('authority-list').locator('tr[data-listed=quiet]');
+  await catchingUp.waitFor({ timeout: 30_000 }); // the listing's next poll
+  t.deepEqual(await catchingUp.locator('td').allTextContents(), ['north', '3', 'north-1 (east-1: final 5, 3 held at east-1)']);
   await screenshot(page, 'dashboard-authority');
   t.deepEqual(pageErrors, [], 'no script error on the page');
 });

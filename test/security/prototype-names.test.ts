@@ -43,7 +43,7 @@ test('authority ids named after Object.prototype members are ordinary authoritie
     t.like(established.body, { authority: name, home: 'east', epoch: 1 });
     const found = await call(`${control}/availability/v1/authorities/${name}`, { headers: admin });
     t.is(found.status, 200);
-    t.deepEqual(found.body, { authority: name, home: 'east', epoch: 1 });
+    t.deepEqual(found.body, { authority: name, home: 'east', epoch: 1, catch_up: null });
     const write = await call(`${node.publicAddress.url}/availability/v1/authorities/${name}/writes`, { method: 'POST', headers: admin, body: { epoch: 1, operation: `op-${name}` } });
     t.is(write.status, 200, `${name} write: ${JSON.stringify(write.body)}`);
     t.like(write.body, { authority: name, epoch: 1 });

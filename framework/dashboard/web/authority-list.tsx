@@ -1,4 +1,5 @@
 import { useState } from 'preact/hooks';
+import type { CatchUpView } from '../../authority-transfer/api-schemas.js';
 import { api } from './api.js';
 import { usePolling } from './poll.js';
 
@@ -7,7 +8,7 @@ import { usePolling } from './poll.js';
  * because that module pulls server code the browser bundle cannot compile).
  */
 interface AuthorityPage {
-  authorities: { authority: string; home: string; epoch: number }[];
+  authorities: { authority: string; home: string; epoch: number; catch_up: CatchUpView }[];
   next: string | null;
   total: number;
 }
@@ -18,7 +19,9 @@ const PAGE = 25;
 /**
  * Every authority with a home, a page at a time (GET /availability/v1/authorities): the member's
  * applied view, so it costs the member one bounded page per poll however many authorities exist.
- * Picking one looks it up (home, epoch and audit trail) in the view below.
+ * Picking one looks it up (home, epoch and audit trail) in the view below. A home still catching
+ * up on the move that made it home (its members refuse writes until they hold the finals) says
+ * which members, and each final beside what the serving member's replica holds.
  */
 export function AuthorityList({ token, onPick }: { token: string; onPick: (authority: string) => void }) {
   const [cursors, setCursors] = useState<string[]>([]);
@@ -44,6 +47,7 @@ export function AuthorityList({ token, onPick }: { token: string; onPick: (autho
               <th scope="col">Authority</th>
               <th scope="col">Home</th>
               <th scope="col">Epoch</th>
+              <th scope="col">Catching up</th>
             </tr>
           </thead>
           <tbody>
@@ -56,6 +60,7 @@ export function AuthorityList({ token, onPick }: { token: string; onPick: (autho
                 </th>
                 <td data-field="home">{a.home}</td>
                 <td data-field="epoch">{a.epoch}</td>
+                <td data-field="catch-up">{catchUpText(a.catch_up)}</td>
               </tr>
             ))}
           </tbody>
@@ -75,4 +80,11 @@ export function AuthorityList({ token, onPick }: { token: string; onPick: (autho
       </p>
     </section>
   );
+}
+
+/** `west-2 (east-1: final 5, 3 held at north-1)`, or nothing once every member of the home settled. */
+function catchUpText(catchUp: CatchUpView): string {
+  if (!catchUp) return '';
+  const finals = catchUp.finals.map((f) => `${f.source}: final ${f.final}, ${f.held} held at ${catchUp.held_at}`).join('; ');
+  return `${catchUp.waiting_on.join(', ')} (${finals})`;
 }

@@ -11,6 +11,8 @@ import { makeTempDir } from '../../../framework/testing/temp-dir.js';
 import type { AuthorityNode } from '../../../framework/authority-transfer/authority-node.js';
 import { authorityNodeHostBuilder } from '../../../hosts/authority-node/host.js';
 import { testPeerAuth } from '../../support/peer-auth.js';
+import type { ClusterStatus } from '../../../framework/cluster/schemas.js';
+import { eventually } from '../eventually.js';
 import { call } from './http-call.js';
 import { loopbackMembers, waitForLeader } from './loopback-members.js';
 import { ADMIN, WRITER, transfer, waitFor } from './node-harness.js';
@@ -111,6 +113,19 @@ test('a new home that lost its replica of the source feed refuses writes with 50
     t.regex(metrics, /^baton_home_catch_up_refusals_total\{[^}]*\} [1-9]\d*$/m, 'the refusals are counted');
     t.regex(metrics, /^baton_homes_catching_up\{[^}]*\} 1$/m);
     t.is(restarted.feed.serial(), 0, 'the refused write got no serial');
+    // The operator's views say the same: which member, the final and what it holds.
+    const answer = await call(restarted.controlAddress.url, 'GET', '/availability/v1/authorities/proj', { token: ADMIN });
+    t.deepEqual(answer.body, {
+      authority: 'proj',
+      home: 'west',
+      epoch: 2,
+      catch_up: { waiting_on: ['west-1'], settled: [], finals: [{ source: 'east-1', incarnation: origin.incarnation, final: 3, held: 0 }], held_at: 'west-1' },
+    });
+    const listing = await call(restarted.controlAddress.url, 'GET', '/availability/v1/authorities', { token: ADMIN });
+    t.like((listing.body as { authorities: unknown[] }).authorities[0], { authority: 'proj', catch_up: { waiting_on: ['west-1'] } });
+    const picture = await call(restarted.controlAddress.url, 'GET', '/availability/v1/cluster', { token: ADMIN });
+    const westReport = (picture.body as ClusterStatus).members.find((m) => m.id === 'west-1')!.report!;
+    t.deepEqual(westReport.homesCatchingUp, { count: 1, shown: [{ authority: 'proj', epoch: 2, source: 'east-1', incarnation: origin.incarnation, final: 3, held: 0 }] });
 
     // East is back: west pulls its feed through the final serial and then accepts the write.
     await start(0);
@@ -118,6 +133,8 @@ test('a new home that lost its replica of the source feed refuses writes with 50
     const accepted = await writeAtWest();
     t.is(accepted.status, 200, await accepted.clone().text());
     t.like(await accepted.json(), { epoch: 2 });
+    // Settled, west-1 (the home's only member) is no longer catching up: the answer says so.
+    await eventually(async () => (await call(restarted.controlAddress.url, 'GET', '/availability/v1/authorities/proj', { token: ADMIN })).body.catch_up === null, 'the answer to show the home caught up', 15_000);
   } finally {
     for (const n of [...running].reverse()) await n.host.stop();
   }

@@ -333,7 +333,7 @@ test('GET /availability/v1/authorities lists authorities by id in bounded pages 
   withNode(async (n) => {
     const names = ['proj', 'lib', 'constructor', 'app', 'zeta'];
     for (const name of names) await establish(n, name, name === 'lib' ? 'west' : 'east');
-    const seen: { authority: string; home: string; epoch: number }[] = [];
+    const seen: { authority: string; home: string; epoch: number; catch_up: unknown }[] = [];
     let after: string | null = '';
     let pages = 0;
     while (after !== null) {
@@ -347,7 +347,7 @@ test('GET /availability/v1/authorities lists authorities by id in bounded pages 
     }
     t.is(pages, 3);
     t.deepEqual(seen.map((a) => a.authority), [...names].sort());
-    t.deepEqual(seen.find((a) => a.authority === 'lib'), { authority: 'lib', home: 'west', epoch: 1 });
+    t.deepEqual(seen.find((a) => a.authority === 'lib'), { authority: 'lib', home: 'west', epoch: 1, catch_up: null });
     t.is((await n.call('GET', '/availability/v1/authorities?limit=0', { token: READER })).status, 400);
     t.is((await n.call('GET', '/availability/v1/authorities?limit=5000', { token: READER })).status, 400);
     t.is((await n.call('GET', '/availability/v1/authorities')).status, 401);
