@@ -115,7 +115,7 @@ export class BatonMetrics {
     });
     this.homesCatchingUp = new Gauge({
       name: 'baton_homes_catching_up',
-      help: 'Authorities this member became home of and refused a write for, still short of their final serials.',
+      help: 'Authorities this member became home of by a planned move and was last seen short of a final serial of (a refused write, or a look-over of the moves it follows).',
       registers,
       collect() {
         if (metrics.catchingUpSource) this.set(metrics.catchingUpSource());

@@ -2,7 +2,8 @@ import test from 'ava';
 import type { OwnershipConsensus } from '../../../framework/authority-transfer/audit-projection.js';
 import type { FeedOrigin } from '../../../framework/authority-transfer/change-feed.js';
 import { HomeCatchUp } from '../../../framework/authority-transfer/home-catch-up.js';
-import type { Ownership, OwnershipCommand } from '../../../framework/authority-transfer/ownership.js';
+import type { Ownership, OwnershipCommand, OwnershipState } from '../../../framework/authority-transfer/ownership.js';
+import { restoreOwnership } from '../../../framework/authority-transfer/ownership-index.js';
 import { HomeCatchingUpError } from '../../../framework/authority-transfer/transfer-errors.js';
 import type { Logger } from '../../../framework/contracts/logger.js';
 import { VirtualClock } from '../../../framework/testing/sim/virtual-clock.js';
@@ -14,7 +15,7 @@ const moved = (settled: string[] = []): Ownership => ({
   catchUp: { finals: [{ member: 'east-1', incarnation: 'i1', serial: 5 }], settled },
 });
 
-function setup() {
+function setup(options: { state?: () => OwnershipState; homeMembers?: string[] } = {}) {
   const held = new Map<string, number>();
   const replicas = {
     appliedSerial: (origin: FeedOrigin) => held.get(`${origin.member}|${origin.incarnation}`) ?? 0,
@@ -24,6 +25,8 @@ function setup() {
   let failNext = false;
   const pending: (() => void)[] = [];
   const consensus = {
+    view: () => ({ state: options.state?.() ?? restoreOwnership({ authorities: [], pending: [], transfers: [] }), applied: { term: 1, index: 1 } }),
+    watch: () => () => undefined,
     propose: (command: OwnershipCommand) => {
       proposed.push(command);
       const fail = failNext;
@@ -37,14 +40,20 @@ function setup() {
   log.child = () => log;
   let refusals = 0;
   let pulls = 0;
-  const catchUp = new HomeCatchUp('north-1', 'north', replicas, consensus, new VirtualClock(), log, { onRefused: () => (refusals += 1), onBehind: () => (pulls += 1) });
+  const clock = new VirtualClock();
+  const catchUp = new HomeCatchUp('north-1', 'north', replicas, consensus, clock, log, {
+    onRefused: () => (refusals += 1),
+    onBehind: () => (pulls += 1),
+    homeMembers: options.homeMembers,
+  });
   const answerProposals = async () => {
     for (const answer of pending.splice(0)) answer();
     await new Promise((resolve) => setImmediate(resolve));
   };
   return {
     catchUp,
-    held: (serial: number) => held.set('east-1|i1', serial),
+    clock,
+    held: (serial: number, member = 'east-1') => held.set(`${member}|i1`, serial),
     proposed,
     failNextProposal: () => (failNext = true),
     answerProposals,
@@ -87,4 +96,26 @@ test('a settled home and an authority a failover moved are not checked', (t) => 
   t.notThrows(() => s.catchUp.assertHolds('proj', { home: 'north', epoch: 3 }));
   t.throws(() => s.catchUp.assertHolds('proj', moved(['north-2'])), { instanceOf: HomeCatchingUpError }, 'another member settling says nothing of this one');
   t.deepEqual(s.proposed, []);
+});
+
+test('on start a member settles the unsettled moves the index lists for its datacenter, with no write; a state a snapshot installed later is looked over again', (t) => {
+  // What a restarted member finds in the replicated state: moves to north and to west.
+  let state = restoreOwnership({ authorities: [['proj', moved()], ['elsewhere', { ...moved(), home: 'west' }]], pending: [], transfers: [] });
+  const s = setup({ state: () => state, homeMembers: ['north-1', 'north-2'] });
+  s.held(5);
+  s.catchUp.start();
+  t.teardown(() => s.catchUp.stop());
+  t.deepEqual(s.proposed, [{ type: 'settle_catch_up', authority: 'proj', epoch: 2, member: 'north-1', homeMembers: ['north-1', 'north-2'] }], 'only the move to its own datacenter');
+
+  // A snapshot replaces the state: a move this member never saw apply, which it is short on.
+  const lib: Ownership = { home: 'north', epoch: 4, catchUp: { finals: [{ member: 'east-2', incarnation: 'i1', serial: 2 }], settled: [] } };
+  state = restoreOwnership({ authorities: [['lib', lib]], pending: [], transfers: [] });
+  s.clock.advance(500);
+  t.is(s.catchUp.catchingUp, 1, 'it knows it is short with no write');
+  t.deepEqual(s.catchUp.shortfalls(), [{ authority: 'lib', epoch: 4, source: 'east-2', incarnation: 'i1', final: 2, held: 0 }]);
+  t.is(s.proposed.length, 1);
+  s.held(2, 'east-2');
+  s.clock.advance(500);
+  t.like(s.proposed[1], { type: 'settle_catch_up', authority: 'lib', epoch: 4, member: 'north-1' });
+  t.is(s.catchUp.catchingUp, 0);
 });
