@@ -1,6 +1,6 @@
 import { Etcd3, type IOptions } from 'etcd3';
 import type { Clock } from '../../framework/contracts/clock.js';
-import { certainlyNotSent } from './etcd-errors.js';
+import { EndpointHealth } from './endpoint-health.js';
 import type { EtcdConsensusOptions } from './options.js';
 
 type FaultHandling = NonNullable<IOptions['faultHandling']>;
@@ -9,12 +9,16 @@ type WatchBackoff = NonNullable<FaultHandling['watchBackoff']>;
 
 /**
  * The etcd3 client as this plugin needs it: no hidden retries (a retry inside the client would
- * blur "never sent" into "maybe applied"; the plugin retries itself, knowing which is which),
- * a host that just refused connections is skipped for a moment so requests go to a live member,
- * and both gRPC reconnects and watch re-subscriptions back off within the configured bounds
- * instead of the libraries' defaults of up to two minutes.
+ * blur "never sent" into "maybe applied"; the plugin retries itself, knowing which is which, and
+ * each of its retries is a new request that the pool sends to another endpoint when the last one
+ * refused or timed out, see EndpointHealth), and both gRPC reconnects and watch re-subscriptions
+ * back off within the configured bounds instead of the libraries' defaults of up to two minutes.
  */
-export function createEtcdClient(options: EtcdConsensusOptions, clock: Clock): Etcd3 {
+export function createEtcdClient(
+  options: EtcdConsensusOptions,
+  clock: Clock,
+  health: EndpointHealth = endpointHealthFor(options, clock),
+): Etcd3 {
   const tls = options.tls;
   return new Etcd3({
     hosts: options.endpoints,
@@ -37,9 +41,17 @@ export function createEtcdClient(options: EtcdConsensusOptions, clock: Clock): E
     },
     faultHandling: {
       global: callThrough(),
-      host: () => skipRecentlyUnreachable(clock, options.retryMaxMs),
+      host: (endpoint) => health.policyFor(endpoint),
       watchBackoff: cappedBackoff(options.retryMinMs, options.retryMaxMs),
     },
+  });
+}
+
+/** The endpoint bookkeeping of one client, with this plugin's settings. */
+export function endpointHealthFor(options: EtcdConsensusOptions, clock: Clock): EndpointHealth {
+  return new EndpointHealth(options.endpoints, clock, {
+    unreachableMs: options.retryMaxMs,
+    suspectMs: options.timeoutSuspicionMs,
   });
 }
 
@@ -48,37 +60,6 @@ function callThrough(): HostPolicy {
   const policy = {
     execute: <T>(fn: (context: { signal: AbortSignal }) => PromiseLike<T> | T) =>
       Promise.resolve().then(() => fn({ signal: new AbortController().signal })),
-  };
-  return policy as unknown as HostPolicy;
-}
-
-/** Raised instead of calling a host that refused connections moments ago: nothing was sent. */
-class HostSkippedError extends Error {
-  override readonly name = 'HostSkippedError';
-}
-
-/**
- * Skips a host for `cooldownMs` after it could not be reached, so the client's pool moves on to
- * the next endpoint without sending anything; a host that answers is trusted again at once.
- */
-function skipRecentlyUnreachable(clock: Clock, cooldownMs: number): HostPolicy {
-  let downUntil = 0;
-  const policy = {
-    execute: async <T>(fn: (context: { signal: AbortSignal }) => PromiseLike<T> | T) => {
-      if (clock.now() < downUntil) {
-        throw new HostSkippedError(
-          'No connection established: host skipped after a connection failure',
-        );
-      }
-      try {
-        const result = await fn({ signal: new AbortController().signal });
-        downUntil = 0;
-        return result;
-      } catch (error) {
-        if (certainlyNotSent(error)) downUntil = clock.now() + cooldownMs;
-        throw error;
-      }
-    },
   };
   return policy as unknown as HostPolicy;
 }

@@ -18,7 +18,8 @@ import {
 import type { MemberId } from '../../framework/contracts/peer-transport.js';
 import type { Rng } from '../../framework/contracts/rng.js';
 import type { Lifecycle } from '../../framework/kernel/plugin.js';
-import { createEtcdClient } from './etcd-client.js';
+import { createEtcdClient, endpointHealthFor } from './etcd-client.js';
+import type { EndpointHealth, EndpointStats } from './endpoint-health.js';
 import { certainlyNotSent, describeEtcdError } from './etcd-errors.js';
 import { LeaderElection } from './leader-election.js';
 import { LogAppender, type AppendRequest } from './log-appender.js';
@@ -80,6 +81,7 @@ export class EtcdConsensus<S, C, R> implements MetadataConsensus<S, C, R>, Lifec
   private readonly stopSignal = new AbortController();
 
   private client?: Etcd3;
+  private endpointHealth?: EndpointHealth;
   private follower?: LogFollower;
   private appender?: LogAppender;
   private election?: LeaderElection;
@@ -116,7 +118,8 @@ export class EtcdConsensus<S, C, R> implements MetadataConsensus<S, C, R>, Lifec
     if (this.state !== 'new') throw new Error(`etcd consensus ${this.self} was already started`);
     this.state = 'starting';
     const options = this.options;
-    const client = createEtcdClient(options, this.clock);
+    this.endpointHealth = endpointHealthFor(options, this.clock);
+    const client = createEtcdClient(options, this.clock, this.endpointHealth);
     this.client = client;
     this.snapshots = new SnapshotStore(
       client,
@@ -330,6 +333,11 @@ export class EtcdConsensus<S, C, R> implements MetadataConsensus<S, C, R>, Lifec
     const subscription = (leadership: Leadership) => fn(leadership);
     this.leadershipListeners.add(subscription);
     return () => void this.leadershipListeners.delete(subscription);
+  }
+
+  /** Where this member's etcd requests went, per endpoint, and which ones it avoids now. */
+  endpoints(): EndpointStats[] {
+    return this.endpointHealth?.stats() ?? [];
   }
 
   membership(): Membership {

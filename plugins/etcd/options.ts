@@ -52,6 +52,12 @@ export const etcdConsensusOptions = z
     /** Back-off between retries when etcd is unreachable: doubles from min to max, with jitter. */
     retryMinMs: positiveMs.default(25),
     retryMaxMs: positiveMs.default(500),
+    /**
+     * An etcd endpoint that let a request time out (a frozen or cut-off member answers nothing,
+     * so each request sent there waits out its deadline) gets no requests for this long while
+     * another endpoint serves; then it is tried again.
+     */
+    timeoutSuspicionMs: positiveMs.max(600_000).default(5_000),
     /** Proposals waiting on this member beyond this many are refused with queue_saturated. */
     maxPendingProposals: z.number().int().positive().default(4_096),
     /** The leader stores a snapshot after this many log entries past the last one. */
