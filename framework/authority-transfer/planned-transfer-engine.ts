@@ -462,7 +462,6 @@ export class PlannedTransferEngine {
     }
     if (result.intent.driver !== this.self) return this.follow(plan, result.intent);
     plan.registered = true;
-    plan.registeredAt = result.intent.registered;
     if (result.existing) plan.joinDeadline(result.intent.deadline);
     plan.follow(result.intent);
     // The abandoned window keeps its record: a cancel that abandoned this plan while its
@@ -624,8 +623,9 @@ export class PlannedTransferEngine {
 
   /**
    * Waits until this member applied the log through `index` (a proposal the leader answered),
-   * within the plan's deadline; a cancel ends the wait with 409. Past the deadline the run goes
-   * on and the view it then reads decides, as before.
+   * until `until` (the plan's deadline unless said); a cancel ends the wait with 409. Past it the
+   * run goes on and the view it then reads decides. Once the plan is marked registered, then,
+   * every entry its watcher sees comes after the registration.
    */
   private async untilAppliedHere(plan: TransferPlan, index: number, until = plan.deadline): Promise<'met' | 'timed_out'> {
     const outcome = await waitForApplied(this.deps.consensus, this.deps.clock, index, { until, signal: plan.signal });
@@ -787,8 +787,6 @@ export class PlannedTransferEngine {
     this.noteOutcome(authority, entry);
     const plan = this.registry.get(authority);
     if (!plan || !plan.registered || plan.follower || intent?.id === plan.id) return;
-    // Applied here late, from before the registration: it cannot have released it.
-    if (entry.position.index < plan.registeredAt) return;
     const what = command.type === 'release_transfer' ? `release_transfer (${command.why})` : command.type;
     if (plan.abandon(`its registration was released in the replicated state (${what} at index ${entry.position.index} left ${intent ? `transfer ${intent.id}` : 'no transfer'} registered)`)) {
       this.forgetExpiry(plan);

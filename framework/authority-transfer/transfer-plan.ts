@@ -44,11 +44,6 @@ export class TransferPlan {
   lastReadingAt: number | undefined;
   /** The registration reached the replicated state (this member drives it). */
   registered = false;
-  /**
-   * The log index of that registration: an entry before it, applied here late, never speaks of
-   * it (its absence there does not mean the registration was released).
-   */
-  registeredAt = 0;
   /** The replicated freeze this plan holds (its generation), once every final serial is in. */
   frozenAt: number | undefined;
   /** When the current freeze was committed (this member's clock), for the freeze window. */
