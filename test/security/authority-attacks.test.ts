@@ -77,7 +77,7 @@ test.serial('an authority cluster refuses forged commits, moves, voter removals 
   }, 'every member to know proj', 30_000);
   for (const member of cluster.nodes) {
     const home = await call(`${member.url}/availability/v1/authorities/proj`, { headers: admin });
-    t.deepEqual(home.body, { authority: 'proj', home: 'east', epoch: 1 }, member.id);
+    t.deepEqual(home.body, { authority: 'proj', home: 'east', epoch: 1, catch_up: null }, member.id);
     const audit = await call(`${member.url}/availability/v1/authorities/proj/audit`, { headers: admin });
     t.is(audit.status, 200);
     t.deepEqual((audit.body as { records: unknown[] }).records, [], `${member.id} sealed no audit`);
@@ -93,13 +93,7 @@ test.serial('an authority cluster refuses forged commits, moves, voter removals 
       headers: { ...admin, 'idempotency-key': key },
       body: { authority: 'proj', source: 'east', target: 'west', reason: 'after the attack' },
     });
-  let moved = await move('real-move');
-  if (moved.status === 409 && (moved.body as { code?: string }).code === 'transfer_cancelled') {
-    // Seen once on a loaded machine with no cancel sent; not what this test is about (the
-    // attacks changed nothing, checked above), so the move is asked again and the case logged.
-    t.log(`the first move answered ${JSON.stringify(moved.body)}; asked again under a new key`);
-    moved = await move('real-move-again');
-  }
+  const moved = await move('real-move');
   t.is(moved.status, 200, JSON.stringify(moved.body));
   t.like(moved.body, { authority: 'proj', source: 'east', target: 'west', actor: 'operator', epoch: 2 });
   await eventually(async () => {
