@@ -142,7 +142,18 @@ export class AuthorityNode implements Lifecycle {
       }
       const audit = countStoreErrors(deps.audit, 'audit', this.metrics);
       this.projection = new AuditProjection(consensus, audit, clock, log);
-      const probe = deps.probe ?? new HttpFrontierProbe(this.roster, clock, { token: options.peerToken, headers: deps.peerAuth?.outboundHeaders(), tracker: this.tracker });
+      const probe = deps.probe ?? new HttpFrontierProbe(this.roster, clock, {
+        token: options.peerToken,
+        headers: deps.peerAuth?.outboundHeaders(),
+        tracker: this.tracker,
+        own: {
+          member: options.self,
+          read: (origin, probe) =>
+            probe.waitFor
+              ? this.appliedWaits.wait(origin, probe.waitFor.serial, probe.waitFor.waitMs, { requester: options.self, signal: probe.signal })
+              : Promise.resolve(this.replicas.applied(origin.member)),
+        },
+      });
       this.engine = new PlannedTransferEngine(
         {
           consensus,

@@ -1,5 +1,7 @@
 import type { Clock } from '../contracts/clock.js';
+import type { MemberId } from '../contracts/peer-transport.js';
 import type { FeedOrigin } from './change-feed.js';
+import type { AppliedPosition } from './feed-replicas.js';
 import { datacenterFrontier, type FrontierProbe, type FrontierReading, type MemberReading, type ProbeOptions } from './frontier-probe.js';
 import type { MemberTracker } from './member-tracker.js';
 import { fetchPeerJson } from './peer-fetch.js';
@@ -12,13 +14,22 @@ import type { Roster } from './roster.js';
  * another incarnation of the origin's feed (the origin lost its disk since) holds none of this
  * one: it reads 0, whatever its serial there. Each answer carries the storage id of the member's
  * replica, so a member that lost its disk since the last reading shows as a new replica. Asked
- * to wait (ProbeOptions.waitFor), each member holds its answer until it has the serial.
+ * to wait (ProbeOptions.waitFor), each member holds its answer until it has the serial. The
+ * probing member itself, when it belongs to the target (a transfer POSTed at its target), reads
+ * its own replica in place: its peer credential names only the others, so its own peer route
+ * would refuse it (401) on every probe.
  */
 export class HttpFrontierProbe implements FrontierProbe {
   constructor(
     private readonly roster: Roster,
     private readonly clock: Clock,
-    private readonly options: { token?: string; headers?: Record<string, string>; tracker?: MemberTracker } = {},
+    private readonly options: {
+      token?: string;
+      headers?: Record<string, string>;
+      tracker?: MemberTracker;
+      /** This member, and its replica of a feed read in place (held for `waitFor` as its route would). */
+      own?: { member: MemberId; read(origin: FeedOrigin, options: ProbeOptions): Promise<AppliedPosition> };
+    } = {},
   ) {}
 
   async probe(target: string, origin: FeedOrigin, options: ProbeOptions): Promise<FrontierReading | undefined> {
@@ -26,6 +37,12 @@ export class HttpFrontierProbe implements FrontierProbe {
     const readings = await Promise.all(
       members.map(async (member): Promise<MemberReading | undefined> => {
         try {
+          const own = this.options.own;
+          if (own && member.id === own.member) {
+            const position = await own.read(origin, options);
+            const serial = position.incarnation === origin.incarnation ? position.serial : 0;
+            return { member: member.id, serial, replica: position.storage, ...(options.waitFor ? { waited: true } : {}) };
+          }
           const body = (await fetchPeerJson(
             `${member.publicUrl}/availability/v1/feeds/${encodeURIComponent(origin.member)}/applied${waitQuery(origin, options)}`,
             { clock: this.clock, timeoutMs: options.timeoutMs, signal: options.signal, token: this.options.token, headers: this.options.headers },

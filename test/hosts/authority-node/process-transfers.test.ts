@@ -89,7 +89,7 @@ test('a paused target: the POST answers only once the target has every write the
   }
 });
 
-test('a transfer POSTed at a member that is not the source takes the barrier from the source', async (t) => {
+test('a transfer POSTed at a member that is not the source takes the barrier from the source, and one POSTed at its target commits', async (t) => {
   t.timeout(300_000);
   const cluster = await startProcessCluster(t);
   await cluster.establish('east');
@@ -103,6 +103,18 @@ test('a transfer POSTed at a member that is not the source takes the barrier fro
   t.true(applied.serial >= acked, `north applied east's feed through ${applied.serial} before the commit answered`);
   await eventually(async () => (await cluster.authority('west-1')).home === 'north', 'west-1 to apply the move');
   t.like(await cluster.authority('west-1'), { home: 'north', epoch: 2 });
+  // Back to east, POSTed at east-1, the target: it reads its own replica of north's feed (its
+  // peer credential names the others, so asking its own peer route would answer 401 for good).
+  await eventually(async () => (await cluster.write('north-1', 'north-write-0', 2)).status === 200, 'north-1 to take a write as the home');
+  let northAcked = 0;
+  for (let i = 1; i <= 3; i++) {
+    const w = await cluster.write('north-1', `north-write-${i}`, 2);
+    expectStatus(w, 200, `write ${i} at north-1`);
+    northAcked = w.body.serial;
+  }
+  const back = await decided(cluster, 'east-1', { authority: 'proj', source: 'north', target: 'east', reason: 'back home' }, 'posted-at-target');
+  t.is(back.status, 200, JSON.stringify(back.body));
+  t.true(back.body.barrier >= northAcked, `barrier ${back.body.barrier} is north's serial (${northAcked})`);
 });
 
 test('one transfer per authority cluster-wide: a second POST at another member answers 409 naming the running one; a cancel there never answers 204 for a transfer that commits', async (t) => {
