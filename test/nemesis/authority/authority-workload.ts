@@ -105,7 +105,7 @@ export function authorityWorkload(): Workload {
       const transfers = ctx.log.of<TransferInput, unknown>('transfer');
       const retried = new Set(transfers.map((t) => t.input.id)).size;
       return [
-        `  writes refused by a freeze: ${frozen.length}; transfers: ${retried} keys, ${transfers.length - retried} sent again at another member`,
+        `  writes refused by a freeze: ${frozen.length}; transfers: ${retried} keys, ${transfers.length - retried} sent again under the same key`,
       ];
     },
 
@@ -231,25 +231,39 @@ async function operator(
     const target = rng.pick(c.nodes.filter((m) => m !== source));
     const id = `move-${authority}-${n++}`;
     const first = rng.pick(c.nodes);
+    const again = rng.pick(c.nodes.filter((m) => m !== first));
     const input = { authority, id, source: source.datacenter, target: target.datacenter };
     // The POST answers only once the move committed: it runs on while the operator goes on.
+    // An unknown outcome is retried under the same key, as an operator does: once at another
+    // member (it waits for the registration's outcome), then at the first one again, which
+    // resumes a registration it drove before a restart (nobody else drives it).
     inFlight.push(
       (async () => {
-        if ((await transfer(log, c, { ...input, at: first.id }, first)) !== 'unknown') return;
-        const again = rng.pick(c.nodes.filter((m) => m !== first));
-        await transfer(log, c, { ...input, at: again.id }, again);
+        let wait = 0;
+        for (const at of [first, again, first, first]) {
+          await clock.sleep(wait);
+          if (wait > 0 && signal.aborted) return;
+          const attempt = await transfer(log, c, { ...input, at: at.id }, at);
+          if (!attempt.retry) return;
+          wait = attempt.retryAfterMs;
+        }
       })(),
     );
   }
   await Promise.all(inFlight);
 }
 
+/**
+ * One POST of a transfer. `retry` when its outcome is unknown, or when the member was down after
+ * an unknown one (the key may be registered there): the operator sends the key again after
+ * `retryAfterMs` (the answer's Retry-After, else a second).
+ */
 async function transfer(
   log: OperationLog,
   c: AuthorityCluster,
   input: TransferInput,
   at: AuthorityMember,
-): Promise<'ok' | 'fail' | 'unknown'> {
+): Promise<{ retry: boolean; retryAfterMs: number }> {
   const pending = log.invoke<TransferInput, AuditRecord>('operator', 'transfer', input);
   const answer = await callJson(`${at.control}/availability/v1/transfers`, {
     body: {
@@ -263,7 +277,12 @@ async function transfer(
     timeoutMs: TRANSFER_TIMEOUT_MS,
   });
   // 409 (another transfer runs, cancelled, not the home) and 504 (barrier budget) moved nothing.
-  return settle(pending, answer, (body) => body as AuditRecord, [409, 422, 504]);
+  const outcome = settle(pending, answer, (body) => body as AuditRecord, [409, 422, 504]);
+  const seconds = answer.kind === 'answer' ? Number(answer.headers.get('retry-after')) : NaN;
+  return {
+    retry: outcome === 'unknown' || answer.kind === 'refused',
+    retryAfterMs: Number.isFinite(seconds) && seconds > 0 ? Math.min(seconds, 5) * 1000 : 1000,
+  };
 }
 
 async function cancel(
