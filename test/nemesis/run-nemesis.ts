@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SystemClock } from '../../framework/kernel/system-clock.js';
 import { SeededRng } from '../../framework/testing/sim/seeded-rng.js';
+import { eventually } from '../hosts/eventually.js';
 import type { NemesisCluster } from './cluster.js';
 import { Nemesis, type FaultWindow, type NemesisOptions } from './nemesis.js';
 import { OperationLog } from './operation-log.js';
@@ -48,7 +49,12 @@ export interface RunOutcome {
   report: string;
   /** Where the history, logs and seed of a failing run were kept. */
   keptAt?: string;
+  /** Per operation of `mustSucceed`: how many invoked once every fault was healed ended ok. */
+  okAfterHeal: Record<string, number>;
 }
+
+/** The longest quiet spell after healing in which `mustSucceed` operations must get through. */
+const HEALED_QUIET_MAX_MS = 20_000;
 
 /** Where failing runs keep their evidence: `.nemesis/` at the repository root (gitignored). */
 const RUNS_ROOT =
@@ -56,13 +62,21 @@ const RUNS_ROOT =
 
 /**
  * One seeded run: the cluster starts, clients run the workload and the nemesis applies faults
- * for `seconds`, every fault is healed, the clients stop, and the workload checks what was
- * recorded. A run with problems keeps its directory (history, faults, every member's log, the
+ * for `seconds`, every fault is healed, the clients run on until each of `mustSucceed` has
+ * succeeded again (within a bound: liveness after healing), stop, and the workload checks what
+ * was recorded. A run with problems keeps its directory (history, faults, every member's log, the
  * seed) and says how to replay it; a clean run removes it.
  */
 export async function runNemesis(
   workload: Workload,
-  options: { seed: number; seconds: number; members: number; nemesis?: NemesisOptions },
+  options: {
+    seed: number;
+    seconds: number;
+    members: number;
+    nemesis?: NemesisOptions;
+    /** Operations that must succeed again once the faults are healed (liveness after healing). */
+    mustSucceed?: readonly string[];
+  },
 ): Promise<RunOutcome> {
   const { seed, seconds, members } = options;
   const dir = join(
@@ -81,6 +95,8 @@ export async function runNemesis(
   const problems: string[] = [];
   let nemesis: Nemesis | undefined;
   let startedAt: number | undefined;
+  let healedAt: number | undefined;
+  const mustSucceed = options.mustSucceed ?? [];
   try {
     const cluster = await workload.start(ctx);
     startedAt = ctx.log.now();
@@ -92,8 +108,20 @@ export async function runNemesis(
     await new SystemClock().sleep(seconds * 1000);
     stopFaults.abort();
     await faults;
-    // A little healed time with clients still running: operations must succeed again.
+    healedAt = ctx.log.now();
+    // Healed time with clients still running: at least a second, and until each operation that
+    // must succeed has succeeded once since the heal (liveness: within a bound, or a problem).
     await new SystemClock().sleep(1000);
+    await eventually(
+      () => mustSucceed.every((f) => okSince(ctx.log, f, healedAt!) > 0),
+      `${mustSucceed.join(', ')} to succeed after healing`,
+      HEALED_QUIET_MAX_MS,
+    ).catch(() => {
+      const stuck = mustSucceed.filter((f) => okSince(ctx.log, f, healedAt!) === 0);
+      problems.push(
+        `liveness: no ${stuck.join(', no ')} invoked after every fault was healed succeeded within ${HEALED_QUIET_MAX_MS / 1000} s`,
+      );
+    });
     stopClients.abort();
     await Promise.all(clients);
     ctx.log.settleStragglers();
@@ -109,11 +137,18 @@ export async function runNemesis(
       .catch((error: Error) => problems.push(`stopping the members failed: ${error.message}`));
   }
   ctx.log.settleStragglers();
+  const okAfterHeal = Object.fromEntries(
+    mustSucceed.map((f) => [f, healedAt === undefined ? 0 : okSince(ctx.log, f, healedAt)]),
+  );
   const windows = nemesis?.windows ?? [];
   const summary = summarize(ctx.log.records, windows, workload.progressOps);
   const title = `${workload.name}, seed ${seed}, ${members} members, ${seconds} s`;
   const lines = [formatSummary(title, summary, nemesis?.skipped ?? [])];
   lines.push(...(workload.summaryLines?.(ctx, windows) ?? []));
+  if (healedAt !== undefined && mustSucceed.length > 0)
+    lines.push(
+      `  healed at ${(healedAt / 1000).toFixed(1)} s; ok since: ${mustSucceed.map((f) => `${f} ${okAfterHeal[f]}`).join(', ')}`,
+    );
   if (startedAt !== undefined)
     lines.push(
       `  cluster started in ${(startedAt / 1000).toFixed(1)} s; faults (s since the run began):`,
@@ -128,7 +163,7 @@ export async function runNemesis(
   const replay = `NEMESIS_SEED=${seed} NEMESIS_SECONDS=${seconds} NEMESIS_MEMBERS=${members} npx ava ${workload.testFile}`;
   if (problems.length === 0 && !process.env.NEMESIS_KEEP) {
     await rm(dir, { recursive: true, force: true });
-    return { seed, summary, problems, report: lines.join('\n') };
+    return { seed, summary, problems, report: lines.join('\n'), okAfterHeal };
   }
   if (problems.length > 0) {
     lines.push(`PROBLEMS (${problems.length}):`, ...problems.slice(0, 20).map((p) => `  - ${p}`));
@@ -145,5 +180,15 @@ export async function runNemesis(
   );
   const report = lines.join('\n');
   await writeFile(join(dir, 'summary.txt'), `${report}\n`);
-  return { seed, summary, problems, report, keptAt: dir };
+  return { seed, summary, problems, report, keptAt: dir, okAfterHeal };
+}
+
+/** Operations `f` invoked at or after `since` (ms of the run) that ended ok. */
+function okSince(log: OperationLog, f: string, since: number): number {
+  let n = 0;
+  for (let i = log.records.length - 1; i >= 0 && log.records[i].invokedAt >= since; i--) {
+    const r = log.records[i];
+    if (r.f === f && r.outcome === 'ok') n += 1;
+  }
+  return n;
 }
