@@ -30,15 +30,16 @@ test('the HTTP probe reads the target applied serial through the roster address'
     await west.node.replicas.apply('east-1', EAST.incarnation, entries(7));
     const roster = new Roster({ west: { members: { 'west-1': { public: west.publicUrl } } } });
     const probe = new HttpFrontierProbe(roster, clock, { headers: peerHeaders('east-1') });
-    const reading = await probe.probe('west', EAST, { signal: new AbortController().signal, timeoutMs: 2_000 });
+    // A bound, not a wait: a healthy member answers at once; a loaded machine may take seconds.
+    const reading = await probe.probe('west', EAST, { signal: new AbortController().signal, timeoutMs: 15_000 });
     t.is(reading?.serial, 7);
-    const other = await probe.probe('west', { member: 'east-1', incarnation: 'inc-east-after-disk-loss' }, { signal: new AbortController().signal, timeoutMs: 2_000 });
+    const other = await probe.probe('west', { member: 'east-1', incarnation: 'inc-east-after-disk-loss' }, { signal: new AbortController().signal, timeoutMs: 15_000 });
     t.is(other?.serial, 0, 'a serial of another incarnation of the origin feed counts for nothing');
     const storage = west.node.replicas.applied('east-1').storage;
     t.truthy(storage);
     t.is(reading?.replica, `west-1=${storage}`, 'the reading names the replica storage it was read from');
     await west.node.replicas.reset('east-1', EAST.incarnation);
-    const afterReset = await probe.probe('west', EAST, { signal: new AbortController().signal, timeoutMs: 2_000 });
+    const afterReset = await probe.probe('west', EAST, { signal: new AbortController().signal, timeoutMs: 15_000 });
     t.is(afterReset?.serial, 0);
     t.not(afterReset?.replica, reading?.replica, 'a reset replica answers under a new storage id');
   } finally {
@@ -90,7 +91,7 @@ test('the feed replicator pulls a peer feed, records its applied serial and hear
     const tracker = new MemberTracker(clock, roster, 'east-1');
     const replicator = new FeedReplicator('east-1', replicas, roster, tracker, clock, createSilentLogger(), {
       intervalMs: 1_000,
-      timeoutMs: 2_000,
+      timeoutMs: 15_000,
       batch: 2,
       headers: peerHeaders('east-1'),
     });
