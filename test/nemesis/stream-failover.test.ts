@@ -25,6 +25,8 @@ interface Call {
   sentIn: Phase;
   answeredIn?: Phase;
   status?: number;
+  /** The epoch an acknowledgement names. */
+  epoch?: number;
 }
 
 type Phase = 'running' | 'stopped' | 'resumed';
@@ -49,6 +51,7 @@ class Appenders {
       try {
         const response = await fetch(input, init);
         if (call) Object.assign(call, { answeredIn: this.phase, status: response.status });
+        if (call && response.ok) call.epoch = ((await response.clone().json()) as { epoch?: number }).epoch;
         return response;
       } catch (error) {
         if (call) call.answeredIn = this.phase;
@@ -165,7 +168,7 @@ async function checkAcknowledged(
 }
 
 test.serial(
-  'a frozen owner (SIGSTOP) is failed over by the operator; resumed, its in-flight appends fail, every acknowledged record is readable, and the producers carry on at the new owner',
+  'a frozen owner (SIGSTOP) is failed over by the operator; resumed, it acknowledges nothing under a newer epoch nor anything it took after its lease lapsed, every acknowledged record is readable, and the producers carry on at the new owner',
   async (t) => {
     t.timeout(6 * DEADLINE_MS);
     // Automatic failover is pushed far out, so the operator's failover is the one that moves the streams.
@@ -212,11 +215,16 @@ test.serial(
         call.answeredIn === 'resumed',
     );
     t.true(inFlight.length >= 1, 'appends were in flight on the frozen node');
+    // What it took after its lease lapsed is refused. Only an append it had stored and decided
+    // to acknowledge before the pause can still be answered 200 once it resumes (the pause may
+    // land between that decision and the socket write): under the lost epoch, and its record is
+    // readable at the new owner (checked below with every acknowledgement).
     for (const call of inFlight)
-      t.false(
-        call.status !== undefined && call.status < 300,
-        `an in-flight append was answered ${call.status}`,
-      );
+      if (call.status !== undefined && call.status < 300)
+        t.true(
+          call.epoch !== undefined && call.epoch <= lostEpoch,
+          `an in-flight append was answered ${call.status} under epoch ${call.epoch}, after the lost epoch ${lostEpoch}`,
+        );
     t.false(
       appenders.acks.some((a) => a.node === victim && a.epoch > lostEpoch),
       'the resumed node never served the streams again',
