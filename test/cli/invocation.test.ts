@@ -5,20 +5,15 @@ import test from 'ava';
 import { batonInvocation } from '../../cli/invocation.js';
 import { findBatonPackage } from '../../cli/scaffold/baton-package.js';
 import { makeTempDir } from '../../framework/testing/temp-dir.js';
+import { collectRun, type BatonRun } from './run-baton.js';
 
 const pkg = findBatonPackage();
 const main = join(pkg.root, 'dist', 'cli', 'main.js');
 
 /** Runs `command` in a shell at `cwd`, as a person would type it. */
-function shell(command: string, cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function shell(command: string, cwd: string): Promise<BatonRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn('/bin/sh', ['-c', command], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    collectRun(spawn('/bin/sh', ['-c', command], { cwd, stdio: ['ignore', 'pipe', 'pipe'] }), resolve, reject);
   });
 }
 

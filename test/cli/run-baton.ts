@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import type { CliContext } from '../../cli/context.js';
@@ -27,13 +27,18 @@ export function spawnBaton(
     });
     // Without input, stdin ends at once: not a terminal, nothing to read.
     child.stdin.end(options.stdin ?? '');
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    collectRun(child, resolve, reject);
   });
+}
+
+/** Gathers a child's stdout and stderr as text and settles with them and its exit code. */
+export function collectRun(child: ChildProcess, resolve: (run: BatonRun) => void, reject: (error: Error) => void): void {
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  child.on('error', reject);
+  child.on('close', (code) => resolve({ code, stdout, stderr }));
 }
 
 /** A string sink standing in for stdout or stderr; `isTTY` makes it pass for a terminal. */

@@ -130,6 +130,17 @@ function admin(c: StreamCluster, except: string): StreamClient {
   });
 }
 
+/** A cluster whose every stream lives on one node that is not the metadata leader, with producers appending to them. */
+async function producingOnVictim(t: import('ava').ExecutionContext, seed: number, liveness?: Record<string, unknown>) {
+  const c = await cluster(t, seed, liveness);
+  const victim = await victimOf(c);
+  const ops = admin(c, victim);
+  for (const stream of STREAMS) await ops.createStream(stream, victim);
+  const appenders = new Appenders(Object.values(c.urls), c.token);
+  t.teardown(() => appenders.stop());
+  return { c, victim, ops, appenders };
+}
+
 async function livenessOf(client: StreamClient, node: string): Promise<string | undefined> {
   return (await client.nodes()).nodes.find((n) => n.id === node)?.liveness;
 }
@@ -172,12 +183,7 @@ test.serial(
   async (t) => {
     t.timeout(6 * DEADLINE_MS);
     // Automatic failover is pushed far out, so the operator's failover is the one that moves the streams.
-    const c = await cluster(t, 91_501, { autoFailoverAfterMs: 600_000 });
-    const victim = await victimOf(c);
-    const ops = admin(c, victim);
-    for (const stream of STREAMS) await ops.createStream(stream, victim);
-    const appenders = new Appenders(Object.values(c.urls), c.token);
-    t.teardown(() => appenders.stop());
+    const { c, victim, ops, appenders } = await producingOnVictim(t, 91_501, { autoFailoverAfterMs: 600_000 });
     await eventually(
       () =>
         STREAMS.every(
@@ -245,12 +251,7 @@ test.serial(
   'a node killed for good (kill -9) has its streams moved by automatic failover, with the default thresholds',
   async (t) => {
     t.timeout(6 * DEADLINE_MS);
-    const c = await cluster(t, 91_502);
-    const victim = await victimOf(c);
-    const ops = admin(c, victim);
-    for (const stream of STREAMS) await ops.createStream(stream, victim);
-    const appenders = new Appenders(Object.values(c.urls), c.token);
-    t.teardown(() => appenders.stop());
+    const { c, victim, ops, appenders } = await producingOnVictim(t, 91_502);
     await eventually(
       () => STREAMS.every((s) => appenders.ackedBy(s, (a) => a.node === victim)),
       `every stream to take appends on ${victim}`,
