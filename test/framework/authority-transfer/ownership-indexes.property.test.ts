@@ -25,6 +25,7 @@ type Step =
   | { kind: 'commit'; authority: number }
   | { kind: 'ack'; member: number; all: boolean }
   | { kind: 'settle'; authority: number; member: number; home: number }
+  | { kind: 'settle-home' }
   | { kind: 'voters'; keep: number }
   | { kind: 'snapshot-restore' }
   | { kind: 'capture-assemble' }
@@ -50,6 +51,7 @@ const step: fc.Arbitrary<Step> = fc.oneof(
   fc.record({ kind: fc.constant('ack' as const), member, all: fc.boolean() }),
   fc.record({ kind: fc.constant('settle' as const), authority: a, member, home: fc.nat({ max: 3 }) }),
   fc.record({ kind: fc.constant('settle' as const), authority: a, member, home: fc.nat({ max: 3 }) }),
+  fc.constant({ kind: 'settle-home' as const }),
   fc.record({ kind: fc.constant('voters' as const), keep: fc.nat({ max: 15 }) }),
   fc.constant({ kind: 'snapshot-restore' as const }),
   fc.constant({ kind: 'capture-assemble' as const }),
@@ -199,6 +201,20 @@ function run(log: Log, s: Step): void {
       if (result.ok && 'done' in result && result.done && current.catchUp && !current.catchUp.done) reached.settledByEveryMember += 1;
       return;
     }
+    case 'settle-home': {
+      // Every member of the home of a move still unsettled settles, each naming them all: the
+      // path a healthy home takes, reached here on purpose rather than by the chance of 'settle'.
+      const [home, authorities] = [...state.unsettledByHome][0] ?? [];
+      if (!home || !authorities) return;
+      const authority = [...authorities][0];
+      const members = MEMBERS.filter((m) => m.startsWith(home));
+      for (const who of members) {
+        const current = state.authorities.get(authority)!;
+        const result = log.apply({ type: 'settle_catch_up', authority, epoch: current.epoch, member: who, homeMembers: members });
+        if (result.ok && 'done' in result && result.done && current.catchUp && !current.catchUp.done) reached.settledByEveryMember += 1;
+      }
+      return;
+    }
     case 'voters': {
       // A membership change: some voters leave (their audit obligations go), others join.
       log.voters = MEMBERS.filter((_, i) => (s.keep >> i) & 1);
@@ -283,14 +299,14 @@ test('the ownership indexes always equal a recount from the records, through sna
         reached.frozenCapturesChecked += 1;
       }
     }),
-    { numRuns: 200 },
+    { numRuns: 300 },
   );
   t.log(reached);
   t.true(reached.commits > 30, `commits reached: ${reached.commits}`);
-  t.true(reached.acksReleasing > 10, `acks releasing a record: ${reached.acksReleasing}`);
+  t.true(reached.acksReleasing > 5, `acks releasing a record: ${reached.acksReleasing}`);
   t.true(reached.restoresMidTransfer > 20, `restores with a transfer registered: ${reached.restoresMidTransfer}`);
   t.true(reached.frozenCapturesChecked > 20, `frozen captures checked: ${reached.frozenCapturesChecked}`);
-  t.true(reached.settledByEveryMember > 3, `moves settled by every member named: ${reached.settledByEveryMember}`);
+  t.true(reached.settledByEveryMember > 5, `moves settled by every member named: ${reached.settledByEveryMember}`);
   t.true(reached.unsettledRestored > 10, `restores with an unsettled move: ${reached.unsettledRestored}`);
 });
 
