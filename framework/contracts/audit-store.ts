@@ -35,8 +35,32 @@ export interface AuditStore {
   byId(id: string): Promise<AuditRecord | undefined>;
   /** The record of the authority's most recent transfer (highest commit_index). */
   latest(authority: string): Promise<AuditRecord | undefined>;
-  /** The authority's records, newest first (descending commit_index), at most `limit` (default 100). */
-  list(authority: string, options?: { limit?: number }): Promise<AuditRecord[]>;
+  /**
+   * The authority's records, newest first (descending commit_index), at most `limit` (default
+   * 100); with `before`, only those whose commit_index is below it, so a caller pages through a
+   * history of any length by passing the last commit_index it was given.
+   */
+  list(authority: string, options?: AuditListOptions): Promise<AuditRecord[]>;
+}
+
+export interface AuditListOptions {
+  limit?: number;
+  before?: number;
+}
+
+/** How many records a list call returns when it does not say. */
+export const DEFAULT_AUDIT_LIST_LIMIT = 100;
+
+/**
+ * A list call's options as every store reads them: the default limit, or the caller's positive
+ * integer; `before` a non-negative integer or absent. Throws RangeError naming the store.
+ */
+export function auditListOptions(options: AuditListOptions | undefined, store: string): { limit: number; before: number } {
+  const limit = options?.limit ?? DEFAULT_AUDIT_LIST_LIMIT;
+  if (!Number.isInteger(limit) || limit < 1) throw new RangeError(`${store} list: limit must be a positive integer, got ${String(limit)}`);
+  const before = options?.before ?? Number.MAX_SAFE_INTEGER;
+  if (!Number.isSafeInteger(before) || before < 0) throw new RangeError(`${store} list: before must be a non-negative integer, got ${String(before)}`);
+  return { limit, before };
 }
 
 export const AUDIT_STORE = token<AuditStore>('AuditStore');

@@ -167,6 +167,27 @@ export function auditStoreSuite(options: AuditStoreSuiteOptions): void {
     t.deepEqual(await store.list('proj', { limit: 100 }), await store.list('proj'));
   });
 
+  test(title('list pages through a history of any length with before (the last commit_index given)'), async (t) => {
+    const store = await openStore(t);
+    const indexes = [7, 1000, 3, 99, 250, 12, 8, 120];
+    for (const commit_index of indexes) await store.put(auditRecord({ id: `t-${commit_index}`, commit_index }));
+    await store.put(auditRecord({ id: 'other-5', authority: 'other', commit_index: 5 }));
+    const pages: number[][] = [];
+    let before: number | undefined;
+    for (;;) {
+      const page = await store.list('proj', { limit: 3, ...(before === undefined ? {} : { before }) });
+      if (page.length === 0) break;
+      pages.push(page.map((r) => r.commit_index));
+      before = page[page.length - 1].commit_index;
+    }
+    t.deepEqual(pages, [[1000, 250, 120], [99, 12, 8], [7, 3]], 'every record once, newest first, no other authority');
+    t.deepEqual((await store.list('proj', { before: 100 })).map((r) => r.commit_index), [99, 12, 8, 7, 3], 'before excludes itself and what is newer');
+    t.deepEqual(await store.list('proj', { before: 3 }), [], 'nothing is older than the oldest');
+    t.deepEqual((await store.list('proj', { before: 0 })).length, 0);
+    await t.throwsAsync(store.list('proj', { before: -1 }), { instanceOf: RangeError });
+    await t.throwsAsync(store.list('proj', { before: 1.5 }), { instanceOf: RangeError });
+  });
+
   test(title('list returns at most 100 records by default'), async (t) => {
     const store = await openStore(t);
     for (let commit_index = 1; commit_index <= 101; commit_index++) {

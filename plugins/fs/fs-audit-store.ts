@@ -3,7 +3,9 @@ import { readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import {
   AuditConflictError,
+  auditListOptions,
   checkAuditRecord,
+  type AuditListOptions,
   type AuditRecord,
   type AuditStore,
 } from '../../framework/contracts/audit-store.js';
@@ -26,7 +28,6 @@ import { SerialQueue } from './serial-queue.js';
 import { StoreDirectory } from './store-directory.js';
 
 const STORE = 'fs audit store';
-const DEFAULT_LIST_LIMIT = 100;
 /** Longer identities are named by their hash; the file inside still holds the full text. */
 const MAX_READABLE_NAME = 200;
 
@@ -101,12 +102,9 @@ export class FsAuditStore implements AuditStore, Lifecycle {
     return (await this.history(authority, 1))[0];
   }
 
-  async list(authority: string, options: { limit?: number } = {}): Promise<AuditRecord[]> {
-    const limit = options.limit ?? DEFAULT_LIST_LIMIT;
-    if (!Number.isInteger(limit) || limit < 1) {
-      throw new RangeError(`${STORE} list: limit must be a positive integer, got ${String(limit)}`);
-    }
-    return this.history(authority, limit);
+  async list(authority: string, options?: AuditListOptions): Promise<AuditRecord[]> {
+    const { limit, before } = auditListOptions(options, STORE);
+    return this.history(authority, limit, before);
   }
 
   private async putInOrder(record: AuditRecord): Promise<{ created: boolean }> {
@@ -139,8 +137,8 @@ export class FsAuditStore implements AuditStore, Lifecycle {
     return { created: true };
   }
 
-  /** The newest `limit` records of an authority, newest first. */
-  private async history(authority: string, limit: number): Promise<AuditRecord[]> {
+  /** The newest `limit` records of an authority below commit index `before`, newest first. */
+  private async history(authority: string, limit: number, before = Number.MAX_SAFE_INTEGER): Promise<AuditRecord[]> {
     await this.open();
     try {
       let names: string[];
@@ -151,7 +149,7 @@ export class FsAuditStore implements AuditStore, Lifecycle {
         await this.checkRoot();
         return [];
       }
-      const indexes = names.flatMap((name) => commitIndexOfFileName(name) ?? []);
+      const indexes = names.flatMap((name) => commitIndexOfFileName(name) ?? []).filter((index) => index < before);
       indexes.sort((a, b) => b - a);
       const records: AuditRecord[] = [];
       for (const commit_index of indexes.slice(0, limit)) {

@@ -1,8 +1,6 @@
-import { AuditConflictError, type AuditRecord, type AuditStore } from '../../framework/contracts/audit-store.js';
+import { AuditConflictError, auditListOptions, type AuditListOptions, type AuditRecord, type AuditStore } from '../../framework/contracts/audit-store.js';
 import { checkAuditRecord, copyAuditRecord, differingFields } from './audit-record-copy.js';
-import { listLimit } from './list-limit.js';
 
-const DEFAULT_LIST_LIMIT = 100;
 
 /**
  * The reference AuditStore: records in process memory, identified by (authority, commit_index)
@@ -58,10 +56,10 @@ export class MemoryAuditStore implements AuditStore {
     return newest && copyAuditRecord(newest);
   }
 
-  async list(authority: string, options: { limit?: number } = {}): Promise<AuditRecord[]> {
+  async list(authority: string, options?: AuditListOptions): Promise<AuditRecord[]> {
     this.checkAvailable();
-    const limit = listLimit(options.limit, DEFAULT_LIST_LIMIT, 'memory audit store list');
-    const history = [...(this.byAuthority.get(authority)?.values() ?? [])];
+    const { limit, before } = auditListOptions(options, 'memory audit store');
+    const history = [...(this.byAuthority.get(authority)?.values() ?? [])].filter((record) => record.commit_index < before);
     history.sort((a, b) => b.commit_index - a.commit_index);
     return history.slice(0, limit).map(copyAuditRecord);
   }

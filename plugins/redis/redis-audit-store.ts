@@ -1,6 +1,8 @@
 import type { Redis } from 'ioredis';
 import {
   AuditConflictError,
+  auditListOptions,
+  type AuditListOptions,
   type AuditRecord,
   type AuditStore,
 } from '../../framework/contracts/audit-store.js';
@@ -13,7 +15,6 @@ import type { RedisAuditStoreOptions } from './options.js';
 import { createRedisClient, describeTarget } from './redis-client.js';
 import { STORE_NAME, toStoreError } from './redis-errors.js';
 
-const DEFAULT_LIST_LIMIT = 100;
 
 type PutScript = (
   authorityKey: string,
@@ -143,16 +144,12 @@ export class RedisAuditStore implements AuditStore, Lifecycle {
     return text === undefined ? undefined : this.decode(text, key);
   }
 
-  async list(authority: string, options: { limit?: number } = {}): Promise<AuditRecord[]> {
-    const limit = options.limit ?? DEFAULT_LIST_LIMIT;
-    if (!Number.isInteger(limit) || limit < 1) {
-      throw new RangeError(
-        `list(${JSON.stringify(authority)}): limit must be a positive integer, got ${String(limit)}`,
-      );
-    }
+  async list(authority: string, options?: AuditListOptions): Promise<AuditRecord[]> {
+    const { limit, before } = auditListOptions(options, `redis audit store (${JSON.stringify(authority)})`);
     const key = this.authorityKey(authority);
+    // Scores are commit indexes: "(before" excludes the cursor itself.
     const texts = await this.run(`listing the audit records of ${authority}`, () =>
-      this.redis.zrevrange(key, 0, limit - 1),
+      this.redis.zrevrangebyscore(key, `(${before}`, '-inf', 'LIMIT', 0, limit),
     );
     return texts.map((text) => this.decode(text, key));
   }

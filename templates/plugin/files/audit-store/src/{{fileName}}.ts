@@ -1,4 +1,4 @@
-import type { AuditRecord, AuditStore } from 'baton/framework/contracts/audit-store.js';
+import type { AuditListOptions, AuditRecord, AuditStore } from 'baton/framework/contracts/audit-store.js';
 import type { {{className}}Options } from './options.js';
 
 /**
@@ -26,7 +26,7 @@ export class {{className}} implements AuditStore {
     throw notImplemented('latest', { authority });
   }
 
-  async list(authority: string, options?: { limit?: number }): Promise<AuditRecord[]> {
+  async list(authority: string, options?: AuditListOptions): Promise<AuditRecord[]> {
     throw notImplemented('list', { authority, ...options });
   }
 }
