@@ -1,7 +1,6 @@
 import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import { z } from 'zod';
-import { decimalQuery } from '../http/query-number.js';
 import type { AuditStore } from '../contracts/audit-store.js';
 import type { AuthorityId, IdentitySupplier } from '../contracts/identity-supplier.js';
 import { requireScope } from '../http/auth.js';
@@ -22,6 +21,7 @@ import {
 } from './api-schemas.js';
 import type { OwnershipConsensus } from './audit-projection.js';
 import type { CatchUpViews } from './catch-up-view.js';
+import { auditPageQuery, auditPageSchema, DEFAULT_AUDIT_PAGE, MAX_AUDIT_PAGE } from './audit-page.js';
 import { DEFAULT_AUTHORITY_PAGE, MAX_AUTHORITY_PAGE, authorityPage, authorityPageQuery, authorityPageSchema } from './authority-listing.js';
 import type { FailoverCommands } from './failover-command.js';
 import type { MemberTracker } from './member-tracker.js';
@@ -63,21 +63,6 @@ const echoedKey = {
 const UNAVAILABLE =
   'Mode dc (no ownership consensus), or the metadata store or consensus cannot answer now';
 
-const MAX_AUDIT_PAGE = 1000;
-/** What the control listener serves; absent consensus pieces mean mode dc. */
-// Strict like every listing query: a misspelt parameter is refused, not silently ignored.
-const auditQuery = z
-  .object({
-    limit: decimalQuery('limit', (n) =>
-      n
-        .int('limit must be an integer')
-        .min(1, 'limit must be >= 1')
-        .max(MAX_AUDIT_PAGE, `limit must be <= ${MAX_AUDIT_PAGE}`),
-    ).default(100),
-  })
-  .strict();
-const auditListSchema = z.object({ authority: z.string(), records: z.array(auditRecordSchema) });
-
 /** What the control listener needs in mode ha only. */
 interface HaPieces {
   engine: PlannedTransferEngine;
@@ -88,6 +73,7 @@ interface HaPieces {
   catchUps: CatchUpViews;
 }
 
+/** What the control listener serves; absent consensus pieces mean mode dc. */
 export interface ControlRouterDeps {
   identity: IdentitySupplier;
   tracker: MemberTracker;
@@ -111,13 +97,12 @@ export function createControlRouter(deps: ControlRouterDeps, document: ApiDocume
     return deps.ha;
   };
   // A member that has not applied a commit yet (it just restarted, or another member took the
-  // request) reads again before its 404, so "not there" is never only "not applied here yet".
+  // request, or the leader answered the request before this member applied it) catches up with
+  // the leader's commit before it reads, so an operator never sees a state older than their own
+  // last change: not a 404, an old home or a page missing what was just answered 200.
   const reads = deps.ha ? new SharedCatchUp(() => deps.ha!.consensus.read()) : undefined;
-  const afterCatchingUp = async <T>(lookup: () => T | undefined): Promise<T | undefined> => {
-    const found = lookup();
-    if (found !== undefined || !reads) return found;
-    await reads.catchUp();
-    return lookup();
+  const caughtUp = async () => {
+    if (reads) await reads.catchUp();
   };
   /** Routes one operation, documented, and refused to a token without the scope it declares. */
   const scopedRoute = (spec: OperationSpec & { scope: string }, handler: Middleware<any, any>) =>
@@ -209,11 +194,12 @@ export function createControlRouter(deps: ControlRouterDeps, document: ApiDocume
       scope: ADMIN_READ_SCOPE,
       responses: {
         200: { description: 'The transfer in flight', schema: transferStatusSchema },
-        404: 'No transfer of this authority is in flight (checked after catching up with the leader)',
+        404: 'No transfer of this authority is in flight (read once this member has caught up with the leader\'s commit)',
       },
     },
     async (ctx, authority, { engine }) => {
-      const status = await afterCatchingUp(() => engine.status(authority));
+      await caughtUp();
+      const status = engine.status(authority);
       if (!status)
         throw problems.notFound(`no transfer of ${authority} is in flight`, { authority });
       ctx.body = status;
@@ -258,7 +244,7 @@ export function createControlRouter(deps: ControlRouterDeps, document: ApiDocume
     {
       method: 'get',
       path: '/authorities',
-      summary: `Authorities by id with their home and epoch, in pages (this member's applied view): at most \`limit\` (default ${DEFAULT_AUTHORITY_PAGE}, at most ${MAX_AUTHORITY_PAGE}); \`next\` is the \`after\` of the next page, null on the last`,
+      summary: `Authorities by id with their home and epoch, in pages, as of the leader's commit when asked: at most \`limit\` (default ${DEFAULT_AUTHORITY_PAGE}, at most ${MAX_AUTHORITY_PAGE}); \`next\` is the \`after\` of the next page, null on the last`,
       tags: ['authorities'],
       scope: ADMIN_READ_SCOPE,
       params: { query: authorityPageQuery },
@@ -271,6 +257,7 @@ export function createControlRouter(deps: ControlRouterDeps, document: ApiDocume
     async (ctx) => {
       const { consensus, catchUps } = ha();
       const { after, limit } = validate(authorityPageQuery, ctx.query, 'query');
+      await caughtUp();
       ctx.body = authorityPage(consensus.view().state, after, limit, (ownership) => catchUps.of(ownership));
     },
   );
@@ -279,16 +266,17 @@ export function createControlRouter(deps: ControlRouterDeps, document: ApiDocume
     {
       method: 'get',
       path: '/authorities/{authority}',
-      summary: "An authority's home datacenter and fencing epoch, and whether its home is still catching up on the move that made it home (this member's applied view; an authority it does not know is looked up again after catching up with the leader)",
+      summary: "An authority's home datacenter and fencing epoch, and whether its home is still catching up on the move that made it home (read once this member has caught up with the leader's commit)",
       tags: ['authorities'],
       scope: ADMIN_READ_SCOPE,
       responses: {
         200: { description: 'Home and epoch; `catch_up` names the members of the home that refuse writes until they hold the final serials the move recorded, with the finals and what the answering member holds', schema: ownershipSchema },
-        404: 'The authority has no home (checked after catching up with the leader)',
+        404: 'The authority has no home',
       },
     },
     async (ctx, authority, { consensus, catchUps }) => {
-      const ownership = await afterCatchingUp(() => consensus.view().state.authorities.get(authority));
+      await caughtUp();
+      const ownership = consensus.view().state.authorities.get(authority);
       if (!ownership) throw problems.notFound(`${authority} has no home`, { authority });
       ctx.body = { authority, home: ownership.home, epoch: ownership.epoch, catch_up: catchUps.of(ownership) };
     },
@@ -298,18 +286,21 @@ export function createControlRouter(deps: ControlRouterDeps, document: ApiDocume
     {
       method: 'get',
       path: '/authorities/{authority}/audit',
-      summary: "This member's durable audit of an authority's committed transfers, newest first",
+      summary: `This member's durable audit of an authority's committed transfers, newest first, in pages: at most \`limit\` (default ${DEFAULT_AUDIT_PAGE}, at most ${MAX_AUDIT_PAGE}) records whose commit_index is below \`before\`; \`next\` is the \`before\` of the next page, null on the last`,
       tags: ['authorities'],
       scope: ADMIN_READ_SCOPE,
-      params: { query: auditQuery },
+      params: { query: auditPageQuery },
       responses: {
-        200: { description: 'The sealed records this member has stored', schema: auditListSchema },
-        400: 'Invalid authority identity or limit',
+        200: { description: 'The sealed records this member has stored', schema: auditPageSchema },
+        400: 'Invalid authority identity, limit or before',
       },
     },
     async (ctx, authority, { audit }) => {
-      const { limit } = validate(auditQuery, ctx.query, 'query');
-      ctx.body = { authority, records: await audit.list(authority, { limit }) };
+      const { limit, before } = validate(auditPageQuery, ctx.query, 'query');
+      // One record more than asked tells whether an older page exists without a second call.
+      const records = await audit.list(authority, { limit: limit + 1, ...(before === undefined ? {} : { before }) });
+      const page = records.slice(0, limit);
+      ctx.body = { authority, records: page, next: records.length > limit ? page[page.length - 1].commit_index : null };
     },
   );
 

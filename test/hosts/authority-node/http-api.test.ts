@@ -314,11 +314,16 @@ test("GET /availability/v1/authorities/{authority}/audit lists this member's sea
     t.like(second.body, { epoch: 4 });
     const listed = await n.call('GET', '/availability/v1/authorities/proj/audit', { token: READER });
     t.is(listed.status, 200);
-    t.deepEqual(listed.body, { authority: 'proj', records: [second.body, first.body] });
+    t.deepEqual(listed.body, { authority: 'proj', records: [second.body, first.body], next: null });
+    // Pages of one: `next` is the `before` of the older page, null once nothing older is left.
     const limited = await n.call('GET', '/availability/v1/authorities/proj/audit?limit=1', { token: READER });
-    t.deepEqual(limited.body.records, [second.body]);
+    t.deepEqual(limited.body, { authority: 'proj', records: [second.body], next: second.body.commit_index });
+    const older = await n.call('GET', `/availability/v1/authorities/proj/audit?limit=1&before=${limited.body.next}`, { token: READER });
+    t.deepEqual(older.body, { authority: 'proj', records: [first.body], next: null });
+    const none = await n.call('GET', `/availability/v1/authorities/proj/audit?before=${first.body.commit_index}`, { token: READER });
+    t.deepEqual(none.body, { authority: 'proj', records: [], next: null });
     t.is((await n.call('GET', '/availability/v1/authorities/proj/audit?limit=0', { token: READER })).status, 400);
-    for (const query of ['limit=5000', 'limit=two', 'page=2', 'after=x']) {
+    for (const query of ['limit=5000', 'limit=two', 'page=2', 'after=x', 'before=-1', 'before=1e3', 'before=']) {
       const refused = await n.call('GET', `/availability/v1/authorities/proj/audit?${query}`, { token: READER });
       t.is(refused.status, 400, `audit?${query}`);
       t.is(refused.headers.get('content-type'), 'application/problem+json');
