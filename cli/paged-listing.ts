@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { integerAtLeast } from './arguments.js';
+import { shellWord } from './shell-word.js';
 import { table } from './table.js';
 
 /** How many items a listing asks for per page unless --limit says otherwise. */
@@ -40,19 +41,21 @@ export function withPageOptions(
 ): Command {
   return command
     .option(`--after <${page.placeholder}>`, `start after this ${page.after} (the "next" of the previous page)`)
-    .option('--limit <n>', `${page.perPage} per page (at most ${page.maxPage})`, integerAtLeast(1), DEFAULT_PAGE);
+    .option('--limit <n>', `${page.perPage} per page (at most ${page.maxPage})`, integerAtLeast(1, page.maxPage), DEFAULT_PAGE);
 }
 
 /**
  * One page for a person: a table, then how many are shown of how many and, when there are more,
  * the command for the next page. An empty page says so, and after what.
  */
-export function pageLines<Item>(listing: PagedListing<Item>, page: ListedPage<Item>, after: string | undefined): string | string[] {
-  if (page.items.length === 0) return after ? `no ${listing.plural} after ${after}` : listing.nothing;
+export function pageLines<Item>(listing: PagedListing<Item>, page: ListedPage<Item>, asked: { after?: string; limit: number }): string | string[] {
+  if (page.items.length === 0) return asked.after ? `no ${listing.plural} after ${asked.after}` : listing.nothing;
   const shown = `${page.items.length} shown of ${listing.counted(page.total)}`;
+  // The next page's command keeps the page size asked for, and quotes an id a shell would split.
+  const limit = asked.limit === DEFAULT_PAGE ? '' : ` --limit ${asked.limit}`;
   return [
     ...table(listing.columns, page.items.map((item) => listing.row(item))),
-    page.next === null ? shown : `${shown}; next page: ${listing.command} --after ${page.next}`,
+    page.next === null ? shown : `${shown}; next page: ${listing.command}${limit} --after ${shellWord(page.next)}`,
   ];
 }
 

@@ -15,8 +15,9 @@ export const controlPaths = {
   /** One page of authorities by id, after the cursor. */
   authorities: (after: string | undefined, limit: number) =>
     `/availability/v1/authorities?limit=${limit}${after === undefined ? '' : `&after=${encodeURIComponent(after)}`}`,
-  audit: (authority: string, limit: number) =>
-    `/availability/v1/authorities/${encodeURIComponent(authority)}/audit?limit=${limit}`,
+  /** One page of an authority's audit, newest first: records below commit index `before`. */
+  audit: (authority: string, limit: number, before?: number) =>
+    `/availability/v1/authorities/${encodeURIComponent(authority)}/audit?limit=${limit}${before === undefined ? '' : `&before=${before}`}`,
   members: '/availability/v1/members',
   /** The raw transfer_authority command: with no source it gives an authority its first home. */
   commands: '/availability/v1/commands',

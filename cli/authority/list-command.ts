@@ -54,6 +54,6 @@ Examples:
         path: controlPaths.authorities(options.after, options.limit),
         token: connection.token,
       });
-      output.result(page, (p) => pageLines(authorityListing, { items: p.authorities, next: p.next, total: p.total }, options.after));
+      output.result(page, (p) => pageLines(authorityListing, { items: p.authorities, next: p.next, total: p.total }, options));
     });
 }

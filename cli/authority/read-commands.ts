@@ -1,6 +1,8 @@
 import type { Command } from 'commander';
 import { adminRequest } from '../admin-client.js';
+import { MAX_AUDIT_PAGE } from '../../framework/authority-transfer/audit-page.js';
 import { integerAtLeast } from '../arguments.js';
+import { shellWord } from '../shell-word.js';
 import { FailedError, HttpRefusal } from '../cli-errors.js';
 import { connectionOf, withConnectionOptions, type Connection } from '../connection.js';
 import { outputFor, type CliContext } from '../context.js';
@@ -74,7 +76,8 @@ Examples:
       "list the sealed audit records of an authority's committed transfers, newest first",
     )
     .argument('<authority>', 'the authority whose transfers to list')
-    .option('--limit <n>', 'most records to show', integerAtLeast(1), 20)
+    .option('--limit <n>', `most records to show (at most ${MAX_AUDIT_PAGE})`, integerAtLeast(1, MAX_AUDIT_PAGE), 20)
+    .option('--before <commit-index>', 'only records older than this commit index (the "next" of the previous page)', integerAtLeast(0))
     .addHelpText(
       'after',
       `
@@ -82,18 +85,24 @@ Each record is the durable audit a committed transfer sealed: id, source and tar
 reason, barrier, epoch, and the commit's term and index. Cancelled or timed-out transfers moved
 nothing and have none.
 
+A history longer than one page is read a page at a time: the last line names the --before of
+the next (older) page when there is one.
+
 Examples:
   baton authority audit proj
-  baton authority audit proj --limit 100 --json`,
+  baton authority audit proj --limit 100 --json
+  baton authority audit proj --before 9043`,
     )
-    .action(async (name: string, options: { limit: number }, command: Command) => {
+    .action(async (name: string, options: { limit: number; before?: number }, command: Command) => {
       const output = outputFor(ctx, command);
       const connection = connectionOf(ctx, command, AUTHORITY_CONTROL);
       let records: AuditRecord[];
+      let next: number | null;
       try {
-        ({ records } = await get<{ records: AuditRecord[] }>(
+        // A node answering no `next` predates paged audits: its page is the whole answer.
+        ({ records, next = null } = await get<{ records: AuditRecord[]; next?: number | null }>(
           connection,
-          controlPaths.audit(name, options.limit),
+          controlPaths.audit(name, options.limit, options.before),
         ));
       } catch (error) {
         if (
@@ -110,15 +119,22 @@ Examples:
         }
         throw error;
       }
-      output.result({ authority: name, records }, (r) =>
-        r.records.length === 0
-          ? `${r.authority} has no committed transfers`
-          : r.records.flatMap((record, i) => [
-              ...(i > 0 ? [''] : []),
-              `${record.source} -> ${record.target} at epoch ${record.epoch}`,
-              ...auditLines(record),
-            ]),
-      );
+      output.result({ authority: name, records, next }, (r) => {
+        if (r.records.length === 0) {
+          return options.before === undefined
+            ? `${r.authority} has no committed transfers`
+            : `${r.authority} has no committed transfers before commit index ${options.before}`;
+        }
+        const limit = options.limit === 20 ? '' : ` --limit ${options.limit}`;
+        return [
+          ...r.records.flatMap((record, i) => [
+            ...(i > 0 ? [''] : []),
+            `${record.source} -> ${record.target} at epoch ${record.epoch}`,
+            ...auditLines(record),
+          ]),
+          ...(r.next === null ? [] : ['', `older records: baton authority audit ${shellWord(r.authority)}${limit} --before ${r.next}`]),
+        ];
+      });
     });
 
   withConnectionOptions(authority.command('members'), AUTHORITY_CONTROL)

@@ -54,7 +54,8 @@ function humanLines(p: ClusterStatus): string[] {
       dash(r?.term),
       dash(r?.commitIndex),
       dash(r?.appliedIndex),
-      r ? `${r.eventLoopDelay.maxMs.toFixed(1)} ms` : '-',
+      // The usual delay and the worst one of the window: one long block shows beside a quiet p99.
+      r ? `${r.eventLoopDelay.p99Ms.toFixed(1)} / ${r.eventLoopDelay.maxMs.toFixed(1)} ms` : '-',
       r ? (r.ready ? 'ready' : `not ready: ${r.notReady?.reason ?? 'unknown'}`) : (m.error ?? ''),
     ];
   });
@@ -62,7 +63,7 @@ function humanLines(p: ClusterStatus): string[] {
   const transfers = p.transfersInFlight;
   return [
     `${p.variant} cluster, seen from ${p.servedBy}: ${p.leader ? `leader ${p.leader}` : 'NO LEADER'}, term ${p.term}`,
-    ...table(['MEMBER', 'ADDRESS', 'STATE', 'ROLE', 'TERM', 'COMMIT', 'APPLIED', 'LOOP DELAY', 'READY'], rows),
+    ...table(['MEMBER', 'ADDRESS', 'STATE', 'ROLE', 'TERM', 'COMMIT', 'APPLIED', 'LOOP P99 / MAX', 'READY'], rows),
     `${counts}; ${transfers.count} transfer${transfers.count === 1 ? '' : 's'} in flight`,
     ...transfers.shown.map((t) => `  ${transferLine(t)}`),
     ...(transfers.count > transfers.shown.length ? [`  ... and ${transfers.count - transfers.shown.length} more`] : []),

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { MAX_NODE_SLOTS } from '../../framework/stream-transfer/model.js';
 import { integerAtLeast } from '../arguments.js';
 import { connectionOf, withConnectionOptions } from '../connection.js';
 import { outputFor, type CliContext } from '../context.js';
@@ -52,7 +53,7 @@ Examples:
     .description('register a node by hand, or change its address or capacity')
     .argument('<node>', "the node's id (the node.self of its config)")
     .requiredOption('--address <url>', 'the base URL clients are sent to for its streams')
-    .option('--slots <n>', 'how many streams it may own', integerAtLeast(1), 1000)
+    .option('--slots <n>', `how many streams it may own (at most ${MAX_NODE_SLOTS})`, integerAtLeast(1, MAX_NODE_SLOTS), 1000)
     .addHelpText(
       'after',
       `

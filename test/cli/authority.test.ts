@@ -333,11 +333,12 @@ test.serial('usage errors exit 2: a missing --reason, an invalid --key', async (
 });
 
 test.serial(
-  'authority audit lists the records the node serves, newest first, as text or JSON',
+  'authority audit lists the records the node serves, newest first, as text or JSON, a page at a time',
   async (t) => {
-    // The control listener has no audit read route yet: a server answering its documented shape
-    // (GET /availability/v1/authorities/{authority}/audit?limit=N) stands in for it.
-    const records = [2, 1].map((epoch) => ({
+    // A server answering the route's documented shape (GET
+    // /availability/v1/authorities/{authority}/audit?limit=N&before=I) stands in for a node, so
+    // the records need no committed transfers; the route itself is tested in http-api.test.ts.
+    const records = [3, 2, 1].map((epoch) => ({
       id: `k${epoch}`,
       authority: 'proj',
       source: epoch === 2 ? 'west' : 'east',
@@ -352,34 +353,37 @@ test.serial(
     const seen: string[] = [];
     const server = createServer((req, res) => {
       seen.push(`${req.method} ${req.url} ${req.headers.authorization}`);
-      const match = /^\/availability\/v1\/authorities\/([^/]+)\/audit\?limit=(\d+)$/.exec(
-        req.url ?? '',
-      );
+      const match = /^\/availability\/v1\/authorities\/([^/]+)\/audit\?limit=(\d+)(?:&before=(\d+))?$/.exec(req.url ?? '');
+      const older = records.filter((r) => match?.[3] === undefined || r.commit_index < Number(match[3]));
+      const page = older.slice(0, Number(match?.[2]));
+      const next = older.length > page.length ? page[page.length - 1].commit_index : null;
       res.writeHead(match ? 200 : 404, { 'content-type': 'application/json' });
-      res.end(
-        JSON.stringify(
-          match ? { authority: 'proj', records: records.slice(0, Number(match[2])) } : {},
-        ),
-      );
+      res.end(JSON.stringify(match ? { authority: 'proj', records: page, next } : {}));
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
-    const human = await runBaton(['authority', 'audit', 'proj', '--url', url, '--token', READER], {
-      cwd,
-    });
+    const human = await runBaton(['authority', 'audit', 'proj', '--url', url, '--token', READER], { cwd });
     t.is(human.code, ExitCode.Ok, human.stderr);
-    t.regex(
-      human.stdout,
-      /^west -> east at epoch 2\n\s+id\s+k2\n[\s\S]*\n\neast -> west at epoch 1\n\s+id\s+k1\n/,
-    );
+    t.regex(human.stdout, /^east -> west at epoch 3\n\s+id\s+k3\n[\s\S]*\n\nwest -> east at epoch 2\n\s+id\s+k2\n[\s\S]*\n\neast -> west at epoch 1\n/);
+    t.notRegex(human.stdout, /older records/, 'the last page names no older one');
     t.deepEqual(seen, [`GET /availability/v1/authorities/proj/audit?limit=20 Bearer ${READER}`]);
-    const json = await runBaton(
-      ['authority', 'audit', 'proj', '--limit', '1', '--url', url, '--json'],
-      { cwd },
-    );
-    t.deepEqual(JSON.parse(json.stdout), { authority: 'proj', records: [records[0]] });
+
+    // A page of two names the command for the older records, which answers the rest.
+    const first = await runBaton(['authority', 'audit', 'proj', '--limit', '2', '--url', url], { cwd });
+    t.is(first.code, ExitCode.Ok, first.stderr);
+    t.regex(first.stdout, /\n\nolder records: baton authority audit proj --limit 2 --before 102\n$/);
+    const older = await runBaton(['authority', 'audit', 'proj', '--limit', '2', '--before', '102', '--url', url, '--json'], { cwd });
+    t.deepEqual(JSON.parse(older.stdout), { authority: 'proj', records: [records[2]], next: null });
+    const json = await runBaton(['authority', 'audit', 'proj', '--limit', '1', '--url', url, '--json'], { cwd });
+    t.deepEqual(JSON.parse(json.stdout), { authority: 'proj', records: [records[0]], next: 103 });
+    const none = await runBaton(['authority', 'audit', 'proj', '--before', '101', '--url', url], { cwd });
+    t.is(none.stdout.trim(), 'proj has no committed transfers before commit index 101');
+    for (const bad of [['--before', '-1'], ['--before', 'x'], ['--limit', '1001']]) {
+      const refused = await runBaton(['authority', 'audit', 'proj', ...bad, '--url', url], { cwd });
+      t.is(refused.code, ExitCode.Usage, `${bad.join(' ')}: ${refused.stderr}`);
+    }
   },
 );
 
@@ -516,11 +520,12 @@ test.serial('authority list shows authorities by id a page at a time and names t
   t.regex(lines[0], /^AUTHORITY\s+HOME\s+EPOCH$/);
   t.regex(lines[1], /^app\s+east\s+1$/);
   t.regex(lines[2], /^docs\s+west\s+1$/);
-  t.is(lines[3], '2 shown of 3 authorities; next page: baton authority list --after docs');
+  t.is(lines[3], '2 shown of 3 authorities; next page: baton authority list --limit 2 --after docs');
   const rest = await baton(n, ['list', '--after', 'docs', '--json'], READER);
   t.is(rest.code, ExitCode.Ok, rest.stderr);
   t.deepEqual(JSON.parse(rest.stdout), { authorities: [{ authority: 'proj', home: 'east', epoch: 1, catch_up: null }], next: null, total: 3 });
+  // A page larger than the listener serves is a usage error, refused before any request.
   const bad = await baton(n, ['list', '--limit', '5000'], READER);
-  t.not(bad.code, ExitCode.Ok);
-  t.regex(bad.stderr, /limit/);
+  t.is(bad.code, ExitCode.Usage);
+  t.regex(bad.stderr, /--limit.*at most 1000/);
 });

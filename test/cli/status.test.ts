@@ -46,7 +46,9 @@ test.serial('baton status on a stream cluster: three members, one leader, indexe
   const human = await spawnBaton(['status'], { env });
   t.is(human.code, 0, human.stderr);
   t.regex(human.stdout, new RegExp(`^stream cluster, seen from n1: leader ${healthy.leader}, term \\d+\\n`));
-  t.regex(human.stdout, /\nMEMBER +ADDRESS +STATE +ROLE +TERM +COMMIT +APPLIED +LOOP DELAY +READY\n/);
+  t.regex(human.stdout, /\nMEMBER +ADDRESS +STATE +ROLE +TERM +COMMIT +APPLIED +LOOP P99 \/ MAX +READY\n/);
+  // The loop delay reads as the window's p99 and its maximum, each in milliseconds.
+  t.regex(human.stdout, /\nn1 .* \d+\.\d \/ \d+\.\d ms +ready\n/);
   // Beside reachability, the lease verdict the metadata leader published (as /metrics shows it).
   t.true(healthy.members.every((m) => m.liveness === 'Alive'));
   t.regex(human.stdout, /\nn2 +http:\/\/127\.0\.0\.1:\d+ +up \(Alive\) +(leader|follower) /);

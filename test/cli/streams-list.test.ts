@@ -15,7 +15,7 @@ test('streams list shows a page as a table with the command for the next page; -
   t.regex(lines[0], /^STREAM\s+OWNER\s+EPOCH\s+STATE\s+TAIL\s+TRANSFER$/);
   t.regex(lines[1], /^alpha\s+n1\s+1\s+open\s+0\s+-$/);
   t.regex(lines[2], /^beta\s+n1\s+1\s+open\s+0\s+-$/);
-  t.is(lines[3], '2 shown of 3 stream(s); next page: baton streams list --after beta');
+  t.is(lines[3], '2 shown of 3 stream(s); next page: baton streams list --limit 2 --after beta');
   const rest = await baton('streams', 'list', '--limit', '2', '--after', 'beta', '--json');
   t.is(rest.code, ExitCode.Ok, rest.stderr);
   const page = JSON.parse(rest.stdout);
