@@ -258,6 +258,8 @@ export type RegisterTransferResult =
   | { ok: false; reason: 'transfer_in_progress'; running: string }
   | { ok: false; reason: 'key_names_another_transfer'; running: TransferIntent }
   | { ok: false; reason: 'committed'; record: AuditRecord }
+  /** A new registration named no source position: no barrier, so nothing is registered. */
+  | { ok: false; reason: 'barrier_unread' }
   | { ok: false; reason: MoveRefusal; home?: string; epoch?: number };
 
 /** Freeze, final, thaw and release: the intent after the change, or why it did not apply. */

@@ -390,7 +390,7 @@ export class PlannedTransferEngine {
       if (plan.abandon('the metadata store could not be read')) this.registry.resolve(plan);
       throw error;
     }
-    if (plan.isAbandoned()) throw new TransferCancelledError(plan.id, plan.authority);
+    if (plan.isAbandoned()) throw this.ended(plan);
     if (sealed) {
       if (plan.abandon('the key already decided a move')) this.registry.resolve(plan);
       assertSameTransfer(request, sealed);
@@ -409,32 +409,54 @@ export class PlannedTransferEngine {
   private async register(plan: TransferPlan): Promise<AuditRecord> {
     const request = plan.request;
     const existing = this.deps.consensus.view().state.transfers.get(request.authority);
-    let positions: FeedPosition[] = [];
-    if (existing?.id !== request.id) {
-      positions = await this.readSource(plan);
-      if (positions.length === 0) {
-        if (plan.abandon('no source member')) this.registry.resolve(plan);
-        throw new InvalidTransferRequestError(`the roster lists no member in ${request.source}: no source can freeze ${request.authority}`);
+    // Joining the key's own registration needs no barrier; a registration of its own does.
+    let joining = existing?.id === request.id;
+    if (!joining) {
+      // Another transfer registered for the authority is refused before the source is read: a
+      // source that cannot answer must not hold a request this member would only refuse later,
+      // unseen by the rest of the cluster. Confirmed by a linearizable read (a lagging view may
+      // still show a transfer since released); a read that fails leaves it to the registration.
+      const running = existing && (await this.deps.consensus.read().then(({ state }) => state.transfers.get(request.authority), () => undefined));
+      if (running && running.id !== request.id) {
+        if (plan.abandon('another transfer is registered')) this.registry.resolve(plan);
+        throw new TransferInProgressError(request.authority, running.id);
       }
     }
     let result: RegisterTransferResult;
     let appliedAt: number;
-    try {
-      const receipt = await this.deps.consensus.propose({
-        type: 'register_transfer',
-        ...request,
-        driver: this.self,
-        sources: positions,
-        deadline: plan.deadline,
-      });
-      result = receipt.result as RegisterTransferResult;
-      appliedAt = receipt.position.index;
-    } catch (error) {
-      if (plan.abandon('the registration did not complete')) this.registry.resolve(plan);
-      if (error instanceof NotAppendedError) throw new OwnershipUnavailableError(`transfer ${plan.id} was not registered (${error.reason}): nothing runs; retry with Idempotency-Key ${plan.id}`);
-      // It may have been registered: released behind this answer, so nothing is left blocking.
-      this.releaseInBackground(plan, 'abandoned');
-      throw new TransferOutcomeUnknownError(plan.id, error);
+    for (;;) {
+      let positions: FeedPosition[] = [];
+      if (!joining) {
+        positions = await this.readSource(plan);
+        if (positions.length === 0) {
+          if (plan.abandon('no source member')) this.registry.resolve(plan);
+          throw new InvalidTransferRequestError(`the roster lists no member in ${request.source}: no source can freeze ${request.authority}`);
+        }
+      }
+      try {
+        const receipt = await this.deps.consensus.propose({
+          type: 'register_transfer',
+          ...request,
+          driver: this.self,
+          sources: positions,
+          deadline: plan.deadline,
+        });
+        result = receipt.result as RegisterTransferResult;
+        appliedAt = receipt.position.index;
+      } catch (error) {
+        if (plan.abandon('the registration did not complete')) this.registry.resolve(plan);
+        if (error instanceof NotAppendedError) throw new OwnershipUnavailableError(`transfer ${plan.id} was not registered (${error.reason}): nothing runs; retry with Idempotency-Key ${plan.id}`);
+        // It may have been registered: released behind this answer, so nothing is left blocking.
+        this.releaseInBackground(plan, 'abandoned');
+        throw new TransferOutcomeUnknownError(plan.id, error);
+      }
+      // The registration this member's view showed was released before the join applied: the
+      // transfer registers anew, with the barrier read from the source like any other.
+      if (!result.ok && result.reason === 'barrier_unread' && joining) {
+        joining = false;
+        continue;
+      }
+      break;
     }
     if (!result.ok) {
       if (plan.abandon('the registration was refused')) this.registry.resolve(plan);
@@ -446,6 +468,9 @@ export class PlannedTransferEngine {
           throw new TransferInProgressError(request.authority, result.running);
         case 'key_names_another_transfer':
           throw new IdempotencyKeyMismatchError(request.id, `it moves ${describe(result.running)}`);
+        case 'barrier_unread':
+          // Only a join is proposed without source positions, and a refused join reads them above.
+          throw new OwnershipUnavailableError(`transfer ${plan.id} was not registered (no barrier read): nothing runs; retry with Idempotency-Key ${plan.id}`);
         default:
           throw new MoveRefusedError(request.authority, result.reason, `the ownership state refused the transfer (${result.reason}, home ${result.home ?? 'none'})`);
       }
@@ -468,7 +493,7 @@ export class PlannedTransferEngine {
     // registration was in flight answered 204 from it, and a repeat must answer the same.
     if (plan.isAbandoned()) {
       this.releaseInBackground(plan, 'cancelled');
-      throw new TransferCancelledError(plan.id, plan.authority);
+      throw this.ended(plan);
     }
     return this.drive(plan);
   }
@@ -485,10 +510,10 @@ export class PlannedTransferEngine {
       try {
         if (remaining <= 0) throw new Error('budget spent');
         const positions = await this.sources.read(source, { signal: plan.signal, timeoutMs: Math.min(this.options.probeTimeoutMs, remaining) });
-        if (plan.isAbandoned()) throw new TransferCancelledError(plan.id, plan.authority);
+        if (plan.isAbandoned()) throw this.ended(plan);
         return positions;
       } catch (error) {
-        if (plan.isAbandoned()) throw new TransferCancelledError(plan.id, plan.authority);
+        if (plan.isAbandoned()) throw this.ended(plan);
         plan.lastReadingAt = this.deps.clock.now();
         const member = error instanceof SourcePositionError ? error.member : source;
         const wait = Math.min(reprobeDelay(this.options.schedule, attempt), plan.deadline - this.deps.clock.now());
@@ -501,7 +526,7 @@ export class PlannedTransferEngine {
         try {
           await this.deps.clock.sleep(wait, plan.signal);
         } catch {
-          throw new TransferCancelledError(plan.id, plan.authority);
+          throw this.ended(plan);
         }
       }
     }
@@ -543,7 +568,7 @@ export class PlannedTransferEngine {
           waitMs: this.options.frontierWaitMs,
           until,
         });
-        if (outcome === 'abandoned') throw new TransferCancelledError(plan.id, plan.authority);
+        if (outcome === 'abandoned') throw this.ended(plan);
         if (outcome === 'timed_out') {
           if (this.deps.clock.now() < plan.deadline && plan.frozen) {
             // The freeze held too long: writes resume, the target catches up on the finals unfrozen.
@@ -560,13 +585,13 @@ export class PlannedTransferEngine {
         }
         continue;
       }
-      if (plan.isAbandoned()) throw new TransferCancelledError(plan.id, plan.authority);
+      if (plan.isAbandoned()) throw this.ended(plan);
       if (!plan.frozen) {
         await this.freeze(plan);
         continue;
       }
       // The claim: the only step taken under the plan lock, a synchronous check-and-set.
-      if (!plan.claim()) throw new TransferCancelledError(plan.id, plan.authority);
+      if (!plan.claim()) throw this.ended(plan);
       return this.commit(plan);
     }
   }
@@ -597,7 +622,7 @@ export class PlannedTransferEngine {
       (i) => i?.id !== plan.id || !i.frozen || finalsComplete(i),
       { until: Math.min(plan.deadline, plan.frozenSince + this.options.freezeBudgetMs), signal: plan.signal },
     );
-    if (outcome === 'aborted' || plan.isAbandoned()) throw new TransferCancelledError(plan.id, plan.authority);
+    if (outcome === 'aborted' || plan.isAbandoned()) throw this.ended(plan);
     const now = this.deps.consensus.view().state.transfers.get(plan.authority);
     if (now?.id !== plan.id) return this.lost(plan, 'not_registered');
     if (outcome === 'timed_out' || !now.frozen) {
@@ -629,14 +654,14 @@ export class PlannedTransferEngine {
    */
   private async untilAppliedHere(plan: TransferPlan, index: number, until = plan.deadline): Promise<'met' | 'timed_out'> {
     const outcome = await waitForApplied(this.deps.consensus, this.deps.clock, index, { until, signal: plan.signal });
-    if (outcome === 'aborted' || plan.isAbandoned()) throw new TransferCancelledError(plan.id, plan.authority);
+    if (outcome === 'aborted' || plan.isAbandoned()) throw this.ended(plan);
     return outcome;
   }
 
   /** The registration is gone (cancelled at another member, expired, a failover): the run ends with 409. */
   private lost(plan: TransferPlan, reason: string): never {
     if (plan.abandon(`the registration is gone (${reason})`)) this.registry.abandon(plan);
-    throw new TransferCancelledError(plan.id, plan.authority);
+    throw this.ended(plan);
   }
 
   /**
@@ -645,12 +670,12 @@ export class PlannedTransferEngine {
    * freeze that may have applied regardless is lifted behind it (see sweep).
    */
   private async proposeForPlan(plan: TransferPlan, command: OwnershipCommand): Promise<{ result: TransferLifecycleResult; index: number }> {
-    if (plan.isAbandoned()) throw new TransferCancelledError(plan.id, plan.authority);
+    if (plan.isAbandoned()) throw this.ended(plan);
     try {
       const receipt = await this.deps.consensus.propose(command);
       return { result: receipt.result as TransferLifecycleResult, index: receipt.position.index };
     } catch (error) {
-      if (plan.isAbandoned()) throw new TransferCancelledError(plan.id, plan.authority);
+      if (plan.isAbandoned()) throw this.ended(plan);
       if (plan.state === 'AwaitingCatchUp') plan.state = 'Ready';
       plan.frozenAt = undefined;
       if (error instanceof NotAppendedError) {
@@ -701,7 +726,7 @@ export class PlannedTransferEngine {
       if (result.reason === 'not_registered') {
         plan.abandonClaimed('released in the replicated state');
         this.registry.abandon(plan);
-        throw new TransferCancelledError(plan.id, plan.authority);
+        throw this.ended(plan);
       }
       this.registry.resolve(plan);
       throw new MoveRefusedError(plan.authority, result.reason, `the ownership state refused the move (${result.reason}, home ${result.home ?? 'none'})`);
@@ -788,10 +813,31 @@ export class PlannedTransferEngine {
     const plan = this.registry.get(authority);
     if (!plan || !plan.registered || plan.follower || intent?.id === plan.id) return;
     const what = command.type === 'release_transfer' ? `release_transfer (${command.why})` : command.type;
-    if (plan.abandon(`its registration was released in the replicated state (${what} at index ${entry.position.index} left ${intent ? `transfer ${intent.id}` : 'no transfer'} registered)`)) {
+    if (plan.abandon(`its registration was released in the replicated state (${what} at index ${entry.position.index} left ${intent ? `transfer ${intent.id}` : 'no transfer'} registered)`, this.releaseAnswer(plan, command))) {
       this.forgetExpiry(plan);
       this.registry.abandon(plan);
     }
+  }
+
+  /**
+   * What a run answers once its registration left the replicated state without its commit: a
+   * release behind a cancel is "cancelled" (undefined here); past its deadline (expired or timed
+   * out, say a retry that joined a registration an earlier run held) it is a timeout, 504; any
+   * other end (a failover moved the authority, a release after an unknown outcome) says what
+   * ended it. Never "cancelled" when no operator cancelled.
+   */
+  private releaseAnswer(plan: TransferPlan, command: OwnershipCommand): Error | undefined {
+    if (command.type === 'release_transfer' && command.why === 'cancelled') return undefined;
+    if (command.type === 'release_transfer' && (command.why === 'expired' || command.why === 'timed_out')) {
+      return new CatchUpTimeoutError(plan.id, plan.authority, plan.barrier, plan.frontier, this.options.budgetMs);
+    }
+    const what = command.type === 'release_transfer' ? `released: ${command.why}` : `${command.type} ended its registration`;
+    return new TransferReleasedError(plan.id, plan.authority, what);
+  }
+
+  /** What a run whose plan was abandoned answers: "cancelled", or what ended its registration. */
+  private ended(plan: TransferPlan): Error {
+    return plan.endedBy ?? new TransferCancelledError(plan.id, plan.authority);
   }
 
   /**

@@ -89,7 +89,10 @@ function register(state: OwnershipState, c: RegisterTransferCommand, ctx: ApplyC
   if (!home) return { ok: false, reason: 'unknown_authority' };
   if (home.home !== c.source) return { ok: false, reason: 'source_not_home', home: home.home, epoch: home.epoch };
   if (c.source === c.target) return { ok: false, reason: 'already_home', home: home.home, epoch: home.epoch };
+  // A new registration carries the barrier: a driver that meant to join its key's registration
+  // (read from a view that still showed it) finds it released, and must read the source first.
   const sources = Array.isArray(c.sources) ? c.sources : [];
+  if (sources.length === 0) return { ok: false, reason: 'barrier_unread' };
   const intent: TransferIntent = {
     id: c.id,
     authority: c.authority,

@@ -210,13 +210,21 @@ export class TransferPlan {
     this.unresolved = false;
   }
 
-  /** Abandons a plan that has not been claimed; false from the claim onward. */
-  abandon(why: string): boolean {
+  /**
+   * Abandons a plan that has not been claimed; false from the claim onward. `answer` is what its
+   * run answers when something other than a cancel ended it (its registration expired, a
+   * failover moved the authority); without one, the run answers "cancelled".
+   */
+  abandon(why: string, answer?: Error): boolean {
     if (this.state !== 'AwaitingCatchUp' && this.state !== 'Ready') return false;
     this.state = 'Abandoned';
+    this.endedBy = answer;
     this.controller.abort(new Error(why));
     return true;
   }
+
+  /** What ended an abandoned plan, when that was not a cancel (see `abandon`). */
+  endedBy: Error | undefined;
 
   /** A claimed plan whose transfer was released in the replicated state: it can never commit. */
   abandonClaimed(why: string): void {

@@ -5,7 +5,7 @@ import { FreezeAcknowledger } from '../../../framework/authority-transfer/freeze
 import type { FrontierProbe, ProbeOptions } from '../../../framework/authority-transfer/frontier-probe.js';
 import { OwnershipStateMachine } from '../../../framework/authority-transfer/ownership-state-machine.js';
 import { PlannedTransferEngine, type PlannedTransferOptions } from '../../../framework/authority-transfer/planned-transfer-engine.js';
-import type { SourcePositions } from '../../../framework/authority-transfer/source-positions.js';
+import { SourcePositionError, type SourcePositions } from '../../../framework/authority-transfer/source-positions.js';
 import { HomeCatchUp } from '../../../framework/authority-transfer/home-catch-up.js';
 import { WriteFence } from '../../../framework/authority-transfer/write-fence.js';
 import { createSilentLogger } from '../../../framework/kernel/pino-logger.js';
@@ -65,8 +65,11 @@ export async function clusterHarness(options: { engine?: Partial<PlannedTransfer
     },
   };
   const feeds = new Map<string, ChangeFeed>();
+  /** Datacenters whose members answer no source read (stopped, cut off). */
+  const unreadable = new Set<string>();
   const sources: SourcePositions = {
     async read(datacenter: string) {
+      if (unreadable.has(datacenter)) throw new SourcePositionError(`${datacenter}-?`, `${datacenter} does not answer`);
       return Object.entries(CLUSTER_MEMBERS)
         .filter(([, dc]) => dc === datacenter)
         .map(([id]) => ({ member: id, incarnation: feeds.get(id)!.incarnation, serial: feeds.get(id)!.serial() }));
@@ -121,6 +124,9 @@ export async function clusterHarness(options: { engine?: Partial<PlannedTransfer
       latest.set(`${datacenter}|${origin.member}`, { incarnation: origin.incarnation, serial });
       announced.get(datacenter)?.(origin.member);
     },
+    /** Source reads of `datacenter` fail until `sourceAnswers` (its members stopped or cut off). */
+    sourceDown: (datacenter: string) => unreadable.add(datacenter),
+    sourceAnswers: (datacenter: string) => unreadable.delete(datacenter),
     /** The waiting probes parked at `datacenter` (with waitingProbes). */
     parkedAt: (datacenter: string) => waits.get(datacenter)!.size,
     moves: () => (lagging ? lagMoves : log.log().filter((e) => e.command.type === 'commit_planned_transfer' && e.result.ok).length),

@@ -102,6 +102,30 @@ test('one transfer per authority, cluster-wide: a second POST at another member 
   t.like(await third, { ok: true, value: { id: 'k2', target: 'west', epoch: 2 } }, 'once the first was released, the authority is free');
 });
 
+test('with a transfer registered and its source not answering, a POST of another key at any member answers 409 at once naming it, and a cancel then calls that one off', async (t) => {
+  const c = await withProj();
+  await writes(c, 1);
+  const first = settle(c.members['north-1'].engine.start(request({ id: 'k1', target: 'west' })));
+  await c.clock.advanceAsync(100);
+  t.is(c.log.view().state.transfers.get('proj')?.id, 'k1');
+  // East stops answering: a source read would wait on the re-probe schedule until its budget.
+  c.sourceDown('east');
+  for (const at of ['east-1', 'west-1', 'north-1'] as const) {
+    const other = settle(c.members[at].engine.start(toNorth({ id: `k2-${at}` })));
+    await c.clock.advanceAsync(10);
+    const answer = await other;
+    t.true(!answer.ok && answer.error instanceof TransferInProgressError && answer.error.runningId === 'k1', `at ${at}: ${JSON.stringify(answer)}`);
+    t.is(c.members[at].engine.status('proj')?.id, 'k1', `${at} shows the registered transfer, not its refused request`);
+  }
+  await c.members['east-1'].engine.cancel('proj');
+  t.like(await first, { ok: false, error: { code: 'transfer_cancelled' } });
+  c.sourceAnswers('east');
+  c.holds('north', eastOrigin(c), 1);
+  c.holds('west', eastOrigin(c), 1);
+  await c.clock.advanceAsync(60_000);
+  t.is(c.moves(), 0, 'nothing waited unseen to move the authority after the cancel');
+});
+
 test('a cancel at another member releases the registration and lifts the freeze: the driver run answers 409 and nothing moves', async (t) => {
   const c = await withProj();
   const { run } = await frozenTransfer(c);

@@ -403,3 +403,13 @@ test('one key names one transfer: a registration under a key registered for anot
   t.like(machine.apply(state, registration({ authority: 'lib' }), ctx(6)), { ok: true, existing: false, intent: { authority: 'lib' } });
   t.is(state.transfersById.get('k1'), 'lib');
 });
+
+test('a new registration without source positions is refused (no barrier), while a join of the same key needs none', (t) => {
+  const state = established();
+  // A driver whose view still showed its key registered proposes a join with no positions; the
+  // registration was released meanwhile, so the join would register a move with no barrier.
+  t.deepEqual(machine.apply(state, registration({ sources: [] }), ctx(2)), { ok: false, reason: 'barrier_unread' });
+  t.false(state.transfers.has('proj'), 'nothing is registered');
+  t.like(machine.apply(state, registration(), ctx(3)), { ok: true, existing: false });
+  t.like(machine.apply(state, registration({ sources: [], driver: 'north-1' }), ctx(4)), { ok: true, existing: true, intent: { driver: 'west-1', sources: [{ member: 'east-1', barrier: 4800 }] } });
+});

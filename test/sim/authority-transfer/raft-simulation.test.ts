@@ -203,7 +203,11 @@ async function runSeed(
 }
 
 test('planned transfers over Raft keep their invariants under partitions, leader loss, store failures and crashes', async (t) => {
-  const ran = await runSeeds(t, 'raft-simulation.test.js', runSeed);
+  // Seed 303: a retry joined a registration past its deadline, whose expiry elsewhere then
+  // answered "cancelled" with no cancel sent (now a 504).
+  // Seed 335: a retry joined its key's registration as its view showed it, released meanwhile, so
+  // it registered anew with no barrier and committed short of a write (now refused, re-read).
+  const ran = await runSeeds(t, 'raft-simulation.test.js', runSeed, [303, 335]);
   if (!ran) return;
   const { commits, abandoned, faults, crossMemberCancels, cancelsElsewhere, checkedCommits, acknowledged, cancelsOfRegistered, cancelThenCommit, commitsAfterDiskLoss, checkedSettles, checkedHomeWrites } = ran.totals;
   t.log(

@@ -1,10 +1,13 @@
 import type { ExecutionContext } from 'ava';
 
-/** The seeds an authority simulation runs: 1..N (`SIM_SEEDS`, 8 by default), or only `SIM_SEED`. */
-export function authoritySeeds(): number[] {
-  return process.env.SIM_SEED
-    ? [Number(process.env.SIM_SEED)]
-    : Array.from({ length: Number(process.env.SIM_SEEDS ?? 8) }, (_, i) => i + 1);
+/**
+ * The seeds an authority simulation runs: 1..N (`SIM_SEEDS`, 8 by default) and the seeds that
+ * once found a bug (`regressions`, each kept as a fixed case), or only `SIM_SEED`.
+ */
+export function authoritySeeds(regressions: readonly number[] = []): number[] {
+  if (process.env.SIM_SEED) return [Number(process.env.SIM_SEED)];
+  const seeds = Array.from({ length: Number(process.env.SIM_SEEDS ?? 8) }, (_, i) => i + 1);
+  return [...seeds, ...regressions.filter((seed) => seed > seeds.length)];
 }
 
 /**
@@ -16,8 +19,9 @@ export async function runSeeds<K extends string>(
   t: ExecutionContext,
   file: string,
   runSeed: (seed: number) => Promise<Record<K, number>>,
+  regressions: readonly number[] = [],
 ): Promise<{ seeds: number; totals: Record<K, number> } | undefined> {
-  const seeds = authoritySeeds();
+  const seeds = authoritySeeds(regressions);
   const totals: Partial<Record<K, number>> = {};
   for (const seed of seeds) {
     try {
