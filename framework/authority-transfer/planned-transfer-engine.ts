@@ -29,6 +29,7 @@ import {
   InvalidTransferRequestError,
   MoveRefusedError,
   OwnershipUnavailableError,
+  SourceUnreadableError,
   TransferCancelledError,
   TransferCommittedError,
   TransferCommittingError,
@@ -499,28 +500,30 @@ export class PlannedTransferEngine {
   }
 
   /**
-   * The source members' acknowledged serials. A source that cannot answer leaves the move
-   * waiting, like a target that cannot: re-read on the re-probe schedule until the budget is
-   * spent (504, nothing registered, nothing moved) or the plan is cancelled.
+   * The source members' acknowledged serials, re-read on the re-probe schedule for at most one
+   * probe timeout. A source that still cannot answer gets a 503 (nothing registered, retry under
+   * the key): the request is not left waiting unregistered, where no other member sees it, the
+   * one-transfer rule cannot name it and a cancel elsewhere cannot call it off.
    */
   private async readSource(plan: TransferPlan): Promise<FeedPosition[]> {
     const { source } = plan.request;
+    const until = Math.min(plan.deadline, this.deps.clock.now() + this.options.probeTimeoutMs);
     for (let attempt = 0; ; attempt++) {
-      const remaining = plan.deadline - this.deps.clock.now();
+      const remaining = until - this.deps.clock.now();
       try {
-        if (remaining <= 0) throw new Error('budget spent');
-        const positions = await this.sources.read(source, { signal: plan.signal, timeoutMs: Math.min(this.options.probeTimeoutMs, remaining) });
+        if (remaining <= 0) throw new Error('no time left to read it');
+        const positions = await this.sources.read(source, { signal: plan.signal, timeoutMs: remaining });
         if (plan.isAbandoned()) throw this.ended(plan);
         return positions;
       } catch (error) {
         if (plan.isAbandoned()) throw this.ended(plan);
         plan.lastReadingAt = this.deps.clock.now();
         const member = error instanceof SourcePositionError ? error.member : source;
-        const wait = Math.min(reprobeDelay(this.options.schedule, attempt), plan.deadline - this.deps.clock.now());
+        const wait = Math.min(reprobeDelay(this.options.schedule, attempt), until - this.deps.clock.now());
         if (wait <= 0) {
-          if (plan.abandon('the source never told its serial')) this.registry.abandon(plan);
-          this.deps.log.info({ transfer: plan.id, source: member, err: (error as Error).message }, 'transfer timed out reading the source serial');
-          throw new CatchUpTimeoutError(plan.id, plan.authority, 0, undefined, this.options.budgetMs);
+          if (plan.abandon('the source never told its serial')) this.registry.resolve(plan);
+          this.deps.log.info({ transfer: plan.id, source: member, err: (error as Error).message }, 'transfer refused: the source serial could not be read');
+          throw new SourceUnreadableError(plan.id, plan.authority, source, member, (error as Error).message);
         }
         this.deps.log.debug({ transfer: plan.id, source: member, err: (error as Error).message }, 'source serial unreadable; retrying');
         try {

@@ -191,6 +191,21 @@ export class FeedUnavailableError extends TransferError {
   }
 }
 
+/**
+ * No member of the source datacenter told its acknowledged serial within a probe timeout: there
+ * is no barrier, so nothing was registered. Answered at once (503, retry) rather than waiting
+ * unregistered, where no other member could see or cancel the request.
+ */
+export class SourceUnreadableError extends TransferError {
+  readonly status = 503;
+  constructor(readonly id: string, readonly authority: string, source: string, member: string, detail: string) {
+    super(
+      'source_unreadable',
+      `the barrier of transfer ${id} cannot be read: ${member} of the source datacenter ${source} did not tell its acknowledged serial (${detail}); nothing was registered: retry with Idempotency-Key ${id} once ${source} answers (an authority whose home is lost moves by failover)`,
+    );
+  }
+}
+
 /** A planned transfer froze the authority: its source acknowledges no write until it commits or thaws. */
 export class AuthorityFrozenError extends TransferError {
   readonly status = 503;

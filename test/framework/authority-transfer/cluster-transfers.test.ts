@@ -3,6 +3,7 @@ import {
   AuthorityFrozenError,
   MoveRefusedError,
   NotHomeError,
+  SourceUnreadableError,
   TransferCancelledError,
   TransferCommittedError,
   TransferInProgressError,
@@ -124,6 +125,25 @@ test('with a transfer registered and its source not answering, a POST of another
   c.holds('west', eastOrigin(c), 1);
   await c.clock.advanceAsync(60_000);
   t.is(c.moves(), 0, 'nothing waited unseen to move the authority after the cancel');
+});
+
+test('a source that does not tell its serial within a probe timeout: 503 source_unreadable, nothing registered, and the same key commits once it answers', async (t) => {
+  const c = await withProj();
+  await writes(c, 2);
+  c.sourceDown('east');
+  const refused = settle(c.members['west-1'].engine.start(toNorth({ id: 'k1' })));
+  await c.clock.advanceAsync(5_000);
+  t.false(c.log.view().state.transfers.has('proj'), 'waiting on the source registers nothing');
+  await c.clock.advanceAsync(5_100);
+  const answer = await refused;
+  t.true(!answer.ok && answer.error instanceof SourceUnreadableError && answer.error.status === 503, JSON.stringify(answer));
+  t.regex((answer as { error: Error }).error.message, /nothing was registered: retry with Idempotency-Key k1/);
+  t.is(c.members['west-1'].engine.status('proj'), undefined, 'no plan is left behind');
+  c.sourceAnswers('east');
+  c.holds('north', eastOrigin(c), 2);
+  const retry = settle(c.members['west-1'].engine.start(toNorth({ id: 'k1' })));
+  await c.clock.advanceAsync(1_000);
+  t.like(await retry, { ok: true, value: { id: 'k1', barrier: 2, epoch: 2 } });
 });
 
 test('a cancel at another member releases the registration and lifts the freeze: the driver run answers 409 and nothing moves', async (t) => {
