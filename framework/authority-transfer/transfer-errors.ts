@@ -154,7 +154,9 @@ export class StaleEpochError extends TransferError {
   constructor(readonly authority: string, readonly offered: number, readonly current: number | undefined) {
     super(
       'stale_epoch',
-      `write to ${authority} under epoch ${offered} is stale (current epoch ${current ?? 'none'}): it is rejected and never finalised`,
+      current !== undefined && offered > current
+        ? `write to ${authority} under epoch ${offered} names an epoch not minted yet (current epoch ${current}): it is rejected and never finalised`
+        : `write to ${authority} under epoch ${offered} is stale (current epoch ${current ?? 'none'}): it is rejected and never finalised`,
     );
   }
 }

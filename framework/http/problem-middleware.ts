@@ -26,13 +26,18 @@ export function problemHandling(options: ProblemHandlingOptions): Middleware {
     } catch (error) {
       const log = peekState(ctx, 'log') ?? options.logger;
       if (ctx.headerSent || !ctx.writable) {
-        log.error({ err: error }, 'request failed after the response started; the connection is cut');
+        // A client that went away mid-request is routine: no stack, no error level.
+        if (!ctx.writable || ctx.req.destroyed) log.debug({ err: (error as Error).message }, 'client went away before the answer; the connection is cut');
+        else log.error({ err: error }, 'request failed after the response started; the connection is cut');
         ctx.req.socket.destroy();
         return;
       }
       const problem = toProblem(error, mappers);
       if (problem) {
-        if (problem.status >= 500) log.warn({ err: error, status: problem.status }, problem.detail);
+        // 503 is the routine "retry after" answer (frozen, no leader, store down): said once per
+        // request without a stack, so a busy member's log is not flooded; other 5xx carry it.
+        if (problem.status === 503) log.info({ status: problem.status, type: problem.type }, problem.detail);
+        else if (problem.status >= 500) log.warn({ err: error, status: problem.status }, problem.detail);
         else log.debug({ status: problem.status, type: problem.type }, problem.detail);
         writeProblem(ctx, problem);
       } else {

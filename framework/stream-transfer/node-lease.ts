@@ -46,6 +46,7 @@ export class NodeLease {
       consensus: StreamConsensus;
       store: ObjectStore;
       clock: Clock;
+      /** The node's own logger: it already names the node, so the lease's lines do not again. */
       logger: Logger;
       renewEveryMs: number;
       /**
@@ -103,7 +104,7 @@ export class NodeLease {
   private async renew(): Promise<void> {
     const { consensus, store, self, boot, logger } = this.deps;
     if (consensus.leadership().leader === undefined) {
-      if (!this.outOfTouch) logger.warn({ node: self }, 'no metadata leader in sight: lease renewals paused');
+      if (!this.outOfTouch) logger.warn({}, 'no metadata leader in sight: lease renewals paused');
       this.outOfTouch = true;
       return;
     }
@@ -118,7 +119,7 @@ export class NodeLease {
       if (lapsedAt !== undefined && sent >= lapsedAt) this.heldAgainSince = Math.max(this.heldAgainSince ?? sent, sent);
       this.heldSince = Math.max(this.heldSince ?? sent, sent);
     } catch (error) {
-      logger.warn({ node: self, err: (error as Error).message }, 'lease renewal failed');
+      logger.warn({ err: (error as Error).message }, 'lease renewal failed');
       return;
     }
     const previous = this.previous;

@@ -157,7 +157,7 @@ export class StreamNode {
     }
     // The log is now just the closes the metadata may not know yet.
     await this.wal.rewrite([...this.closedSessions.values()].map((c) => ({ t: 'closed' as const, ...c })));
-    this.logger.info({ node: this.self, recovered: this.closedSessions.size }, 'stream node recovered its WAL');
+    this.logger.info({ recovered: this.closedSessions.size }, 'stream node recovered its WAL');
     this.lastSeen = this.consensus.view().applied.index;
     this.unwatch = this.consensus.watch((_view, entry) => {
       const contiguous = this.lastSeen !== undefined && entry.position.index === this.lastSeen + 1;

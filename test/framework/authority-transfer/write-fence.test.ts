@@ -26,7 +26,9 @@ test('the new home accepts writes only under the minted epoch', async (t) => {
   h.probe.answer('west', 0);
   await h.engine.start(request());
   const west = fenceAt(h, 'west');
-  await t.throwsAsync(west.write('proj', 1, 'old epoch'), { instanceOf: StaleEpochError });
+  await t.throwsAsync(west.write('proj', 1, 'old epoch'), { instanceOf: StaleEpochError, message: /epoch 1 is stale \(current epoch 2\)/ });
+  // An epoch not minted yet is refused the same way, and said as what it is.
+  await t.throwsAsync(west.write('proj', 999, 'future epoch'), { instanceOf: StaleEpochError, message: /epoch 999 names an epoch not minted yet \(current epoch 2\)/ });
   const entry = await west.write('proj', 2, 'new epoch');
   t.like(entry, { serial: 1, epoch: 2, authority: 'proj' });
 });
