@@ -503,7 +503,8 @@ export class PlannedTransferEngine {
    * The source members' acknowledged serials, re-read on the re-probe schedule for at most one
    * probe timeout. A source that still cannot answer gets a 503 (nothing registered, retry under
    * the key): the request is not left waiting unregistered, where no other member sees it, the
-   * one-transfer rule cannot name it and a cancel elsewhere cannot call it off.
+   * one-transfer rule cannot name it and a cancel elsewhere cannot call it off. A budget shorter
+   * than a probe timeout runs out first, and the transfer times out (504) as before.
    */
   private async readSource(plan: TransferPlan): Promise<FeedPosition[]> {
     const { source } = plan.request;
@@ -521,6 +522,12 @@ export class PlannedTransferEngine {
         const member = error instanceof SourcePositionError ? error.member : source;
         const wait = Math.min(reprobeDelay(this.options.schedule, attempt), until - this.deps.clock.now());
         if (wait <= 0) {
+          // A budget shorter than a probe timeout ran out first: the transfer timed out (504).
+          if (until >= plan.deadline) {
+            if (plan.abandon('the source never told its serial')) this.registry.abandon(plan);
+            this.deps.log.info({ transfer: plan.id, source: member, err: (error as Error).message }, 'transfer timed out reading the source serial');
+            throw new CatchUpTimeoutError(plan.id, plan.authority, 0, undefined, this.options.budgetMs);
+          }
           if (plan.abandon('the source never told its serial')) this.registry.resolve(plan);
           this.deps.log.info({ transfer: plan.id, source: member, err: (error as Error).message }, 'transfer refused: the source serial could not be read');
           throw new SourceUnreadableError(plan.id, plan.authority, source, member, (error as Error).message);
