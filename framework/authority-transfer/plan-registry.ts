@@ -40,7 +40,7 @@ export class PlanRegistry {
   /** The plan was cancelled or timed out: it leaves the registry and enters the window. */
   abandon(plan: TransferPlan): void {
     if (this.plans.get(plan.authority) === plan) this.plans.delete(plan.authority);
-    this.abandoned.remember(plan.authority, plan.id);
+    this.abandoned.remember(plan.authority, plan.id, plan.request);
   }
 
   get size(): number {

@@ -156,6 +156,11 @@ export class PlannedTransferEngine {
     validate(request);
     const attached = this.attach(request);
     if (attached) return attached;
+    // A key recently called off may be reissued for the same move, not for another one.
+    const abandoned = this.registry.abandoned.lookup(request.id);
+    if (abandoned?.request && !sameMove(request, { authority: abandoned.authority, ...abandoned.request })) {
+      throw new IdempotencyKeyMismatchError(request.id, `it was ${describe({ authority: abandoned.authority, ...abandoned.request })}, called off`);
+    }
     const now = this.deps.clock.now();
     // The plan is registered here before anything is awaited, so a cancel right after the POST
     // finds it; the replicated registration follows in the run.
@@ -231,7 +236,7 @@ export class PlannedTransferEngine {
     if (intent) {
       const released = await this.propose({ type: 'release_transfer', authority, id: intent.id, why: 'cancelled' });
       if (released.ok) {
-        this.registry.abandoned.remember(authority, intent.id);
+        this.registry.abandoned.remember(authority, intent.id, intent);
         if (follower) this.endFollower(follower);
         this.deps.log.info({ transfer: intent.id, authority, driver: intent.driver }, 'transfer cancelled through the replicated state');
         return;
@@ -240,7 +245,7 @@ export class PlannedTransferEngine {
       // stands, 409), or another member released it (it was called off: 204).
       const sealed = await this.findSealed(intent.id);
       if (sealed) throw new TransferCommittedError(authority, sealed.id);
-      this.registry.abandoned.remember(authority, intent.id);
+      this.registry.abandoned.remember(authority, intent.id, intent);
       return;
     }
     if (abandonedId !== undefined) return;
@@ -859,7 +864,7 @@ export class PlannedTransferEngine {
   private noteOutcome(authority: string, entry: { command: OwnershipCommand; result: OwnershipResult; position: { index: number } }): void {
     const { command, result } = entry;
     if (command.type === 'release_transfer' && result.ok && 'intent' in result) {
-      this.registry.abandoned.remember(authority, result.intent.id);
+      this.registry.abandoned.remember(authority, result.intent.id, result.intent);
     } else if (command.type === 'commit_planned_transfer' && result.ok && 'record' in result && result.record.commit_index === entry.position.index) {
       this.registry.abandoned.forget(authority);
     }
@@ -993,12 +998,14 @@ function validate(request: TransferRequest): void {
 }
 
 function assertSameTransfer(request: TransferRequest, sealed: AuditRecord): void {
-  const same =
-    sealed.authority === request.authority &&
-    sealed.source === request.source &&
-    sealed.target === request.target &&
-    sealed.reason === request.reason;
-  if (!same) throw new IdempotencyKeyMismatchError(request.id, `it committed ${describe(sealed)}`);
+  if (!sameMove(request, sealed)) throw new IdempotencyKeyMismatchError(request.id, `it committed ${describe(sealed)}`);
+}
+
+type Move = { authority: string; source: string; target: string; reason: string };
+
+/** The same move: what one key names (the actor and barrier are not the caller's to choose). */
+function sameMove(a: Move, b: Move): boolean {
+  return a.authority === b.authority && a.source === b.source && a.target === b.target && a.reason === b.reason;
 }
 
 function describe(r: { authority: string; source: string; target: string; reason: string }): string {

@@ -1,6 +1,7 @@
 import test from 'ava';
 import {
   AuthorityFrozenError,
+  IdempotencyKeyMismatchError,
   MoveRefusedError,
   NotHomeError,
   SourceUnreadableError,
@@ -144,6 +145,25 @@ test('a source that does not tell its serial within a probe timeout: 503 source_
   const retry = settle(c.members['west-1'].engine.start(toNorth({ id: 'k1' })));
   await c.clock.advanceAsync(1_000);
   t.like(await retry, { ok: true, value: { id: 'k1', barrier: 2, epoch: 2 } });
+});
+
+test('a key called off may be reissued for the same move at any member, never for another one (422)', async (t) => {
+  const c = await withProj();
+  await writes(c, 1);
+  const first = settle(c.members['east-1'].engine.start(toNorth({ id: 'k1' })));
+  await c.clock.advanceAsync(100);
+  await c.members['west-1'].engine.cancel('proj');
+  t.like(await first, { ok: false, error: { code: 'transfer_cancelled' } });
+  await c.clock.advanceAsync(100);
+  for (const at of ['east-1', 'west-1', 'north-1'] as const) {
+    const other = await settle(c.members[at].engine.start(request({ id: 'k1', target: 'west' })));
+    t.true(!other.ok && other.error instanceof IdempotencyKeyMismatchError && other.error.status === 422, `at ${at}: ${JSON.stringify(other)}`);
+  }
+  t.false(c.log.view().state.transfers.has('proj'), 'the refused reuse registered nothing');
+  c.holds('north', eastOrigin(c), 1);
+  const again = settle(c.members['north-1'].engine.start(toNorth({ id: 'k1' })));
+  await c.clock.advanceAsync(1_000);
+  t.like(await again, { ok: true, value: { id: 'k1', target: 'north', epoch: 2 } }, 'the same move under the key is a reissue');
 });
 
 test('a cancel at another member releases the registration and lifts the freeze: the driver run answers 409 and nothing moves', async (t) => {
