@@ -8,6 +8,8 @@ export interface AbandonedRequest {
 interface Entry {
   id: string;
   request?: AbandonedRequest;
+  /** Why its registration was released, as the replicated release said (cancelled, expired, ...). */
+  why?: string;
 }
 
 /**
@@ -25,13 +27,18 @@ export class AbandonedWindow {
     if (!(capacity >= 0)) throw new RangeError(`abandoned window capacity must be >= 0, got ${capacity}`);
   }
 
-  remember(authority: string, transferId: string, request?: AbandonedRequest): void {
+  remember(authority: string, transferId: string, request?: AbandonedRequest, why?: string): void {
     // What is known of the key already (from the member that ran it) is kept if not told again.
     const known = this.lookup(transferId);
+    const same = known?.authority === authority;
     this.forget(authority);
     this.dropId(transferId);
     const asked = request ? { source: request.source, target: request.target, reason: request.reason } : undefined;
-    this.entries.set(authority, { id: transferId, request: asked ?? (known?.authority === authority ? known.request : undefined) });
+    this.entries.set(authority, {
+      id: transferId,
+      request: asked ?? (same ? known.request : undefined),
+      why: why ?? (same ? known.why : undefined),
+    });
     this.byId.set(transferId, authority);
     while (this.entries.size > this.capacity) this.forget(this.entries.keys().next().value as string);
   }
@@ -42,10 +49,10 @@ export class AbandonedWindow {
   }
 
   /** The authority and request of an abandoned transfer by its id, if still in the window. */
-  lookup(transferId: string): { authority: string; request?: AbandonedRequest } | undefined {
+  lookup(transferId: string): { authority: string; request?: AbandonedRequest; why?: string } | undefined {
     const authority = this.byId.get(transferId);
-    if (authority === undefined) return undefined;
-    return { authority, request: this.entries.get(authority)?.request };
+    const entry = authority === undefined ? undefined : this.entries.get(authority);
+    return entry && { authority: authority!, request: entry.request, why: entry.why };
   }
 
   forget(authority: string): void {

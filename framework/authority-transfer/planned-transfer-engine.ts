@@ -384,8 +384,13 @@ export class PlannedTransferEngine {
     let sealed: AuditRecord | undefined;
     let home: { home: string; epoch: number } | undefined;
     try {
-      // A release of this authority this member proposed lands before a new registration.
-      await this.settling.get(request.authority);
+      // A release of this authority this member proposed lands before a new registration; with no
+      // leader in reach it may not land for long, and the request is not left waiting on it.
+      const settling = this.settling.get(request.authority);
+      if (settling && !(await this.settlesWithin(settling, plan))) {
+        if (plan.isAbandoned()) throw this.ended(plan);
+        throw new OwnershipUnavailableError(`an earlier transfer of ${request.authority} is still being released through consensus (no leader in reach): transfer ${plan.id} was not registered; retry with Idempotency-Key ${plan.id}`);
+      }
       let { state } = this.deps.consensus.view();
       if (state.authorities.get(request.authority)?.home !== request.source && !state.pending.has(request.id)) {
         ({ state } = await this.deps.consensus.read());
@@ -422,7 +427,14 @@ export class PlannedTransferEngine {
       // source that cannot answer must not hold a request this member would only refuse later,
       // unseen by the rest of the cluster. Confirmed by a linearizable read (a lagging view may
       // still show a transfer since released); a read that fails leaves it to the registration.
-      const running = existing && (await this.deps.consensus.read().then(({ state }) => state.transfers.get(request.authority), () => undefined));
+      let running: TransferIntent | undefined;
+      try {
+        running = existing && (await this.deps.consensus.read()).state.transfers.get(request.authority);
+      } catch (error) {
+        // No leader in reach: nothing could be registered either, so the answer is a 503 now.
+        if (plan.abandon('the registration could not be checked')) this.registry.resolve(plan);
+        throw error;
+      }
       if (running && running.id !== request.id) {
         if (plan.abandon('another transfer is registered')) this.registry.resolve(plan);
         throw new TransferInProgressError(request.authority, running.id);
@@ -531,11 +543,11 @@ export class PlannedTransferEngine {
           if (until >= plan.deadline) {
             if (plan.abandon('the source never told its serial')) this.registry.abandon(plan);
             this.deps.log.info({ transfer: plan.id, source: member, err: (error as Error).message }, 'transfer timed out reading the source serial');
-            throw new CatchUpTimeoutError(plan.id, plan.authority, 0, undefined, this.options.budgetMs);
+            throw new CatchUpTimeoutError(plan.id, plan.authority, undefined, undefined, this.options.budgetMs);
           }
           if (plan.abandon('the source never told its serial')) this.registry.resolve(plan);
           this.deps.log.info({ transfer: plan.id, source: member, err: (error as Error).message }, 'transfer refused: the source serial could not be read');
-          throw new SourceUnreadableError(plan.id, plan.authority, source, member, (error as Error).message);
+          throw new SourceUnreadableError(plan.id, plan.authority, source, error instanceof SourcePositionError ? error.member : undefined, (error as Error).message);
         }
         this.deps.log.debug({ transfer: plan.id, source: member, err: (error as Error).message }, 'source serial unreadable; retrying');
         try {
@@ -559,10 +571,13 @@ export class PlannedTransferEngine {
     this.endFollower(plan);
     const sealed = await this.findSealed(plan.id);
     if (sealed) return this.projectForAnswer(sealed);
-    if (this.deps.consensus.view().state.transfers.get(plan.authority)?.id === plan.id) {
-      throw new TransferInProgressError(plan.authority, plan.id);
-    }
-    throw new TransferReleasedError(plan.id, plan.authority, 'cancelled, timed out or expired on its driver');
+    // Still registered past its deadline and grace (its driver and the others out of reach), or
+    // released because it expired or timed out: this request timed out, as the driver's would.
+    const why = this.registry.abandoned.lookup(plan.id)?.why;
+    const registered = this.deps.consensus.view().state.transfers.get(plan.authority)?.id === plan.id;
+    if (registered || why === 'expired' || why === 'timed_out') throw new CatchUpTimeoutError(plan.id, plan.authority, undefined, undefined, this.options.budgetMs);
+    if (why === 'cancelled') throw new TransferCancelledError(plan.id, plan.authority);
+    throw new TransferReleasedError(plan.id, plan.authority, why ? `released: ${why}` : 'ended on its driver');
   }
 
   private endFollower(plan: TransferPlan): void {
@@ -850,6 +865,19 @@ export class PlannedTransferEngine {
     return new TransferReleasedError(plan.id, plan.authority, what);
   }
 
+  /** Whether `settling` resolves within a probe timeout (and the plan's budget); false if not. */
+  private async settlesWithin(settling: Promise<unknown>, plan: TransferPlan): Promise<boolean> {
+    const wait = Math.max(0, Math.min(plan.deadline, this.deps.clock.now() + this.options.probeTimeoutMs) - this.deps.clock.now());
+    const timer = new AbortController();
+    const timeout = this.deps.clock.sleep(wait, AbortSignal.any([timer.signal, plan.signal])).then(
+      () => false,
+      () => false,
+    );
+    const settled = await Promise.race([settling.then(() => true, () => true), timeout]);
+    timer.abort();
+    return settled;
+  }
+
   /** What a run whose plan was abandoned answers: "cancelled", or what ended its registration. */
   private ended(plan: TransferPlan): Error {
     return plan.endedBy ?? new TransferCancelledError(plan.id, plan.authority);
@@ -864,7 +892,7 @@ export class PlannedTransferEngine {
   private noteOutcome(authority: string, entry: { command: OwnershipCommand; result: OwnershipResult; position: { index: number } }): void {
     const { command, result } = entry;
     if (command.type === 'release_transfer' && result.ok && 'intent' in result) {
-      this.registry.abandoned.remember(authority, result.intent.id, result.intent);
+      this.registry.abandoned.remember(authority, result.intent.id, result.intent, command.why);
     } else if (command.type === 'commit_planned_transfer' && result.ok && 'record' in result && result.record.commit_index === entry.position.index) {
       this.registry.abandoned.forget(authority);
     }

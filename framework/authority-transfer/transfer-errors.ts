@@ -22,19 +22,21 @@ export class CatchUpTimeoutError extends TransferError {
   constructor(
     readonly id: string,
     readonly authority: string,
-    readonly barrier: number,
+    /** Undefined when no barrier was read (the source never told its serial) or this member only waited on the transfer. */
+    readonly barrier: number | undefined,
     readonly frontier: number | undefined,
     budgetMs: number,
   ) {
     super(
       'catch_up_timeout',
-      `target did not apply through barrier ${barrier} within ${budgetMs} ms (last frontier: ${frontier ?? 'none'}); ` +
+      (barrier === undefined
+        ? `transfer ${id} of ${authority} did not commit within its budget of ${budgetMs} ms; `
+        : `target did not apply through barrier ${barrier} within ${budgetMs} ms (last frontier: ${frontier ?? 'none'}); `) +
         `nothing moved and no audit was written: let the target catch up and reissue with Idempotency-Key ${id}`,
     );
   }
 }
 
-/** Another transfer for this authority is still running. */
 export class TransferInProgressError extends TransferError {
   readonly status = 409;
   constructor(readonly authority: string, readonly runningId: string) {
@@ -200,10 +202,10 @@ export class FeedUnavailableError extends TransferError {
  */
 export class SourceUnreadableError extends TransferError {
   readonly status = 503;
-  constructor(readonly id: string, readonly authority: string, source: string, member: string, detail: string) {
+  constructor(readonly id: string, readonly authority: string, source: string, member: string | undefined, detail: string) {
     super(
       'source_unreadable',
-      `the barrier of transfer ${id} cannot be read: ${member} of the source datacenter ${source} did not tell its acknowledged serial (${detail}); nothing was registered: retry with Idempotency-Key ${id} once ${source} answers (an authority whose home is lost moves by failover)`,
+      `the barrier of transfer ${id} cannot be read: ${member === undefined ? `the source datacenter ${source}` : `${member} of the source datacenter ${source}`} did not tell its acknowledged serial (${detail}); nothing was registered: retry with Idempotency-Key ${id} once ${source} answers (an authority whose home is lost moves by failover)`,
     );
   }
 }

@@ -1,14 +1,17 @@
 import test from 'ava';
 import {
   AuthorityFrozenError,
+  CatchUpTimeoutError,
   IdempotencyKeyMismatchError,
   MoveRefusedError,
   NotHomeError,
+  OwnershipUnavailableError,
   SourceUnreadableError,
   TransferCancelledError,
   TransferCommittedError,
   TransferInProgressError,
 } from '../../../framework/authority-transfer/transfer-errors.js';
+import { OutcomeUnknownError } from '../../../framework/contracts/metadata-consensus.js';
 import { flushMicrotasks } from '../../../framework/testing/sim/virtual-clock.js';
 import { clusterHarness } from './cluster-harness.js';
 import { request, settle } from './harness.js';
@@ -255,6 +258,52 @@ test('a freeze that outlasts its budget is lifted: writes resume, and the transf
   c.holds('north', eastOrigin(c), 4);
   await c.clock.advanceAsync(500);
   t.like(await run, { ok: true, value: { barrier: 4, epoch: 2 } });
+});
+
+test('the same key waiting at another member answers 504 when the transfer times out or its registration expires, never 409', async (t) => {
+  // The driver times out at its budget and releases the registration (timed_out).
+  const c = await withProj({ engine: { budgetMs: 10_000, expiryGraceMs: 1_000 } });
+  await writes(c, 1);
+  const driven = settle(c.members['east-1'].engine.start(toNorth()));
+  await c.clock.advanceAsync(10);
+  const waiting = settle(c.members['west-1'].engine.start(toNorth()));
+  await c.clock.advanceAsync(12_000);
+  const [a, b] = [await driven, await waiting];
+  t.true(!a.ok && a.error instanceof CatchUpTimeoutError, `driver: ${JSON.stringify(a)}`);
+  t.true(!b.ok && b.error instanceof CatchUpTimeoutError && b.error.status === 504, `the other member: ${JSON.stringify(b)}`);
+
+  // The driver is gone: the others expire the registration past its deadline and grace.
+  const d = await withProj({ engine: { budgetMs: 10_000, expiryGraceMs: 1_000 } });
+  await writes(d, 1);
+  void settle(d.members['east-1'].engine.start(toNorth({ id: 'k2' })));
+  await d.clock.advanceAsync(10);
+  d.members['east-1'].engine.stop();
+  await flushMicrotasks();
+  const orphaned = settle(d.members['north-1'].engine.start(toNorth({ id: 'k2' })));
+  await d.clock.advanceAsync(15_000);
+  const o = await orphaned;
+  t.true(!o.ok && o.error instanceof CatchUpTimeoutError && o.error.status === 504, `waiting on an expired registration: ${JSON.stringify(o)}`);
+  t.regex((o as { error: Error }).error.message, /did not commit within its budget/);
+  t.is(d.moves(), 0);
+});
+
+test('a POST behind a release this member cannot get applied (no leader) answers 503 within a probe timeout, not after the release', async (t) => {
+  const c = await withProj();
+  await writes(c, 1);
+  // The registration applies but its answer is lost: the run releases it in the background,
+  // and that release waits in consensus (held, as with no leader in reach).
+  c.log.failNext(new OutcomeUnknownError('leadership_lost', 'answer lost'), { afterApply: true });
+  c.log.hold();
+  const lost = await settle(c.members['east-1'].engine.start(toNorth({ id: 'k1' })));
+  t.like(lost, { ok: false, error: { code: 'transfer_outcome_unknown' } });
+  const next = settle(c.members['east-1'].engine.start(toNorth({ id: 'k2' })));
+  await c.clock.advanceAsync(10_100);
+  const answer = await next;
+  t.true(!answer.ok && answer.error instanceof OwnershipUnavailableError && answer.error.status === 503, JSON.stringify(answer));
+  t.regex((answer as { error: Error }).error.message, /still being released.*retry with Idempotency-Key k2/);
+  c.log.release();
+  await c.clock.advanceAsync(5_000);
+  t.false(c.log.view().state.transfers.has('proj'), 'the release applied once consensus answered');
 });
 
 test('a registration whose driver is gone is released by another member once past its deadline', async (t) => {

@@ -124,20 +124,20 @@ test('the abandoned window keeps the most recent authorities, bounded', (t) => {
   t.is(w.size, 2);
 });
 
-test('the abandoned window knows what each key in it asked, until the entry leaves', (t) => {
+test('the abandoned window knows what each key in it asked and why it was released, until the entry leaves', (t) => {
   const w = new AbandonedWindow(2);
   const move = { source: 'east', target: 'west', reason: 'drain' };
   w.remember('a', 'k1', move);
-  t.deepEqual(w.lookup('k1'), { authority: 'a', request: move });
-  w.remember('a', 'k1');
-  t.deepEqual(w.lookup('k1'), { authority: 'a', request: move }, 'told again without the request, what was known stays');
+  t.like(w.lookup('k1'), { authority: 'a', request: move, why: undefined });
+  w.remember('a', 'k1', undefined, 'expired');
+  t.like(w.lookup('k1'), { authority: 'a', request: move, why: 'expired' }, 'told again without the request, what was known stays');
   w.remember('b', 'k1', { ...move, target: 'north' });
   t.is(w.get('a'), undefined, 'a key names one abandoned transfer: its older entry goes');
-  t.deepEqual(w.lookup('k1'), { authority: 'b', request: { ...move, target: 'north' } });
-  w.remember('c', 'k2');
+  t.like(w.lookup('k1'), { authority: 'b', request: { ...move, target: 'north' }, why: undefined });
+  w.remember('c', 'k2', undefined, 'cancelled');
   w.remember('d', 'k3');
   t.is(w.lookup('k1'), undefined, 'past the window the key is forgotten');
-  t.deepEqual(w.lookup('k2'), { authority: 'c', request: undefined });
+  t.like(w.lookup('k2'), { authority: 'c', request: undefined, why: 'cancelled' });
   t.is(w.size, 2);
 });
 
