@@ -159,7 +159,7 @@ export class PlannedTransferEngine {
     // A key recently called off may be reissued for the same move, not for another one.
     const abandoned = this.registry.abandoned.lookup(request.id);
     if (abandoned?.request && !sameMove(request, { authority: abandoned.authority, ...abandoned.request })) {
-      throw new IdempotencyKeyMismatchError(request.id, `it was ${describe({ authority: abandoned.authority, ...abandoned.request })}, called off`);
+      throw new IdempotencyKeyMismatchError(request.id, `it was ${describe({ authority: abandoned.authority, ...abandoned.request })}, ended without a move${abandoned.why ? ` (${abandoned.why})` : ''}`);
     }
     const now = this.deps.clock.now();
     // The plan is registered here before anything is awaited, so a cancel right after the POST

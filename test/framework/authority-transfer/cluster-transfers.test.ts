@@ -163,6 +163,16 @@ test('a key called off may be reissued for the same move at any member, never fo
     t.true(!other.ok && other.error instanceof IdempotencyKeyMismatchError && other.error.status === 422, `at ${at}: ${JSON.stringify(other)}`);
   }
   t.false(c.log.view().state.transfers.has('proj'), 'the refused reuse registered nothing');
+  // Another transfer of the authority called off since does not free the key for another move.
+  const second = settle(c.members['west-1'].engine.start(request({ id: 'k2', target: 'west' })));
+  await c.clock.advanceAsync(100);
+  await c.members['north-1'].engine.cancel('proj');
+  t.like(await second, { ok: false, error: { code: 'transfer_cancelled' } });
+  await c.clock.advanceAsync(100);
+  for (const at of ['east-1', 'west-1', 'north-1'] as const) {
+    const other = await settle(c.members[at].engine.start(request({ id: 'k1', target: 'west' })));
+    t.true(!other.ok && other.error instanceof IdempotencyKeyMismatchError, `after k2 at ${at}: ${JSON.stringify(other)}`);
+  }
   c.holds('north', eastOrigin(c), 1);
   const again = settle(c.members['north-1'].engine.start(toNorth({ id: 'k1' })));
   await c.clock.advanceAsync(1_000);

@@ -124,20 +124,21 @@ test('the abandoned window keeps the most recent authorities, bounded', (t) => {
   t.is(w.size, 2);
 });
 
-test('the abandoned window knows what each key in it asked and why it was released, until the entry leaves', (t) => {
-  const w = new AbandonedWindow(2);
+test('the abandoned window knows what each key asked and why it was released, past later abandons of the same authority', (t) => {
+  const w = new AbandonedWindow(2, 3);
   const move = { source: 'east', target: 'west', reason: 'drain' };
   w.remember('a', 'k1', move);
   t.like(w.lookup('k1'), { authority: 'a', request: move, why: undefined });
   w.remember('a', 'k1', undefined, 'expired');
   t.like(w.lookup('k1'), { authority: 'a', request: move, why: 'expired' }, 'told again without the request, what was known stays');
-  w.remember('b', 'k1', { ...move, target: 'north' });
-  t.is(w.get('a'), undefined, 'a key names one abandoned transfer: its older entry goes');
-  t.like(w.lookup('k1'), { authority: 'b', request: { ...move, target: 'north' }, why: undefined });
-  w.remember('c', 'k2', undefined, 'cancelled');
-  w.remember('d', 'k3');
-  t.is(w.lookup('k1'), undefined, 'past the window the key is forgotten');
-  t.like(w.lookup('k2'), { authority: 'c', request: undefined, why: 'cancelled' });
+  w.remember('a', 'k2', { ...move, target: 'north' }, 'cancelled');
+  t.is(w.get('a'), 'k2', 'the authority answers for its latest abandoned transfer');
+  t.like(w.lookup('k1'), { authority: 'a', request: move }, 'the older key of the same authority is still known');
+  w.remember('b', 'k3');
+  w.remember('c', 'k4');
+  t.is(w.get('a'), undefined, 'past the window the authority is forgotten');
+  t.is(w.lookup('k1'), undefined, 'past its own bound the oldest key is forgotten');
+  t.like(w.lookup('k2'), { authority: 'a', why: 'cancelled' });
   t.is(w.size, 2);
 });
 
