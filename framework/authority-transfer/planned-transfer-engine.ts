@@ -463,7 +463,10 @@ export class PlannedTransferEngine {
         appliedAt = receipt.position.index;
       } catch (error) {
         if (plan.abandon('the registration did not complete')) this.registry.resolve(plan);
-        if (error instanceof NotAppendedError) throw new OwnershipUnavailableError(`transfer ${plan.id} was not registered (${error.reason}): nothing runs; retry with Idempotency-Key ${plan.id}`);
+        if (error instanceof NotAppendedError) {
+          const what = joining ? `this request did not join the registration of transfer ${plan.id}` : `transfer ${plan.id} was not registered`;
+          throw new OwnershipUnavailableError(`${what} (${error.reason}): nothing runs here; retry with Idempotency-Key ${plan.id}`);
+        }
         // It may have been registered: released behind this answer, so nothing is left blocking.
         this.releaseInBackground(plan, 'abandoned');
         throw new TransferOutcomeUnknownError(plan.id, error);

@@ -205,7 +205,7 @@ export class SourceUnreadableError extends TransferError {
   constructor(readonly id: string, readonly authority: string, source: string, member: string | undefined, detail: string) {
     super(
       'source_unreadable',
-      `the barrier of transfer ${id} cannot be read: ${member === undefined ? `the source datacenter ${source}` : `${member} of the source datacenter ${source}`} did not tell its acknowledged serial (${detail}); nothing was registered: retry with Idempotency-Key ${id} once ${source} answers (an authority whose home is lost moves by failover)`,
+      `the barrier of transfer ${id} cannot be read: ${member === undefined ? `the source datacenter ${source}` : `${member} of the source datacenter ${source}`} did not tell its acknowledged serial (${detail}); this request registered nothing: retry with Idempotency-Key ${id} once ${source} answers (an authority whose home is lost moves by failover)`,
     );
   }
 }

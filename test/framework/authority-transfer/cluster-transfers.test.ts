@@ -141,7 +141,7 @@ test('a source that does not tell its serial within a probe timeout: 503 source_
   await c.clock.advanceAsync(5_100);
   const answer = await refused;
   t.true(!answer.ok && answer.error instanceof SourceUnreadableError && answer.error.status === 503, JSON.stringify(answer));
-  t.regex((answer as { error: Error }).error.message, /nothing was registered: retry with Idempotency-Key k1/);
+  t.regex((answer as { error: Error }).error.message, /this request registered nothing: retry with Idempotency-Key k1/);
   t.is(c.members['west-1'].engine.status('proj'), undefined, 'no plan is left behind');
   c.sourceAnswers('east');
   c.holds('north', eastOrigin(c), 2);
