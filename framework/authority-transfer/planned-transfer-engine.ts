@@ -528,7 +528,7 @@ export class PlannedTransferEngine {
    */
   private async readSource(plan: TransferPlan): Promise<FeedPosition[]> {
     const { source } = plan.request;
-    const until = Math.min(plan.deadline, this.deps.clock.now() + this.options.probeTimeoutMs);
+    const until = this.probeTimeoutFrom(plan);
     for (let attempt = 0; ; attempt++) {
       const remaining = until - this.deps.clock.now();
       try {
@@ -576,11 +576,8 @@ export class PlannedTransferEngine {
     if (sealed) return this.projectForAnswer(sealed);
     // Still registered past its deadline and grace (its driver and the others out of reach), or
     // released because it expired or timed out: this request timed out, as the driver's would.
-    const why = this.registry.abandoned.lookup(plan.id)?.why;
     const registered = this.deps.consensus.view().state.transfers.get(plan.authority)?.id === plan.id;
-    if (registered || why === 'expired' || why === 'timed_out') throw new CatchUpTimeoutError(plan.id, plan.authority, undefined, undefined, this.options.budgetMs);
-    if (why === 'cancelled') throw new TransferCancelledError(plan.id, plan.authority);
-    throw new TransferReleasedError(plan.id, plan.authority, why ? `released: ${why}` : 'ended on its driver');
+    throw this.answerFor(plan, registered ? 'expired' : this.registry.abandoned.lookup(plan.id)?.why);
   }
 
   private endFollower(plan: TransferPlan): void {
@@ -860,17 +857,26 @@ export class PlannedTransferEngine {
    * ended it. Never "cancelled" when no operator cancelled.
    */
   private releaseAnswer(plan: TransferPlan, command: OwnershipCommand): Error | undefined {
-    if (command.type === 'release_transfer' && command.why === 'cancelled') return undefined;
-    if (command.type === 'release_transfer' && (command.why === 'expired' || command.why === 'timed_out')) {
-      return new CatchUpTimeoutError(plan.id, plan.authority, plan.barrier, plan.frontier, this.options.budgetMs);
-    }
-    const what = command.type === 'release_transfer' ? `released: ${command.why}` : `${command.type} ended its registration`;
-    return new TransferReleasedError(plan.id, plan.authority, what);
+    if (command.type !== 'release_transfer') return new TransferReleasedError(plan.id, plan.authority, `${command.type} ended its registration`);
+    const answer = this.answerFor(plan, command.why, plan.barrier);
+    return answer instanceof TransferCancelledError ? undefined : answer;
+  }
+
+  /** The answer for a transfer whose registration was released for `why` (undefined: not known). */
+  private answerFor(plan: TransferPlan, why: string | undefined, barrier?: number): Error {
+    if (why === 'cancelled') return new TransferCancelledError(plan.id, plan.authority);
+    if (why === 'expired' || why === 'timed_out') return new CatchUpTimeoutError(plan.id, plan.authority, barrier, barrier === undefined ? undefined : plan.frontier, this.options.budgetMs);
+    return new TransferReleasedError(plan.id, plan.authority, why ? `released: ${why}` : 'ended on its driver');
+  }
+
+  /** The end of a wait bounded by one probe timeout and the plan's budget. */
+  private probeTimeoutFrom(plan: TransferPlan): number {
+    return Math.min(plan.deadline, this.deps.clock.now() + this.options.probeTimeoutMs);
   }
 
   /** Whether `settling` resolves within a probe timeout (and the plan's budget); false if not. */
   private async settlesWithin(settling: Promise<unknown>, plan: TransferPlan): Promise<boolean> {
-    const wait = Math.max(0, Math.min(plan.deadline, this.deps.clock.now() + this.options.probeTimeoutMs) - this.deps.clock.now());
+    const wait = Math.max(0, this.probeTimeoutFrom(plan) - this.deps.clock.now());
     const timer = new AbortController();
     const timeout = this.deps.clock.sleep(wait, AbortSignal.any([timer.signal, plan.signal])).then(
       () => false,

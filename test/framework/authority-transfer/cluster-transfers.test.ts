@@ -1,4 +1,4 @@
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import {
   AuthorityFrozenError,
   CatchUpTimeoutError,
@@ -150,6 +150,14 @@ test('a source that does not tell its serial within a probe timeout: 503 source_
   t.like(await retry, { ok: true, value: { id: 'k1', barrier: 2, epoch: 2 } });
 });
 
+/** `key` reissued at every member for another move (proj to west) is refused with 422. */
+async function refusedForAnotherMove(t: ExecutionContext, c: Cluster, key: string, when: string) {
+  for (const at of ['east-1', 'west-1', 'north-1'] as const) {
+    const other = await settle(c.members[at].engine.start(request({ id: key, target: 'west' })));
+    t.true(!other.ok && other.error instanceof IdempotencyKeyMismatchError && other.error.status === 422, `${when}, at ${at}: ${JSON.stringify(other)}`);
+  }
+}
+
 test('a key called off may be reissued for the same move at any member, never for another one (422)', async (t) => {
   const c = await withProj();
   await writes(c, 1);
@@ -158,10 +166,7 @@ test('a key called off may be reissued for the same move at any member, never fo
   await c.members['west-1'].engine.cancel('proj');
   t.like(await first, { ok: false, error: { code: 'transfer_cancelled' } });
   await c.clock.advanceAsync(100);
-  for (const at of ['east-1', 'west-1', 'north-1'] as const) {
-    const other = await settle(c.members[at].engine.start(request({ id: 'k1', target: 'west' })));
-    t.true(!other.ok && other.error instanceof IdempotencyKeyMismatchError && other.error.status === 422, `at ${at}: ${JSON.stringify(other)}`);
-  }
+  await refusedForAnotherMove(t, c, 'k1', 'after its cancel');
   t.false(c.log.view().state.transfers.has('proj'), 'the refused reuse registered nothing');
   // Another transfer of the authority called off since does not free the key for another move.
   const second = settle(c.members['west-1'].engine.start(request({ id: 'k2', target: 'west' })));
@@ -169,10 +174,7 @@ test('a key called off may be reissued for the same move at any member, never fo
   await c.members['north-1'].engine.cancel('proj');
   t.like(await second, { ok: false, error: { code: 'transfer_cancelled' } });
   await c.clock.advanceAsync(100);
-  for (const at of ['east-1', 'west-1', 'north-1'] as const) {
-    const other = await settle(c.members[at].engine.start(request({ id: 'k1', target: 'west' })));
-    t.true(!other.ok && other.error instanceof IdempotencyKeyMismatchError, `after k2 at ${at}: ${JSON.stringify(other)}`);
-  }
+  await refusedForAnotherMove(t, c, 'k1', 'after k2 was called off');
   c.holds('north', eastOrigin(c), 1);
   const again = settle(c.members['north-1'].engine.start(toNorth({ id: 'k1' })));
   await c.clock.advanceAsync(1_000);
