@@ -18,6 +18,7 @@ import { HttpProblem, problems } from '../../framework/http/problem.js';
 import type { OperationSpec } from '../../framework/http/openapi.js';
 import { problemHandling } from '../../framework/http/problem-middleware.js';
 import { PeerPoster } from './http-post.js';
+import { LargeMessageSlots } from './large-message-slots.js';
 import { readPeerStream, type InboundPeerStream } from './peer-stream-in.js';
 import { OutboundPeerStream } from './peer-stream-out.js';
 
@@ -37,9 +38,23 @@ export interface HttpPeerTransportOptions {
   maxMessageBytes?: number;
   /**
    * Largest message sent on its own POST (/messages): snapshots, and appends whose entries
-   * together exceed maxMessageBytes. One is read at a time. Default 64 MiB.
+   * together exceed maxMessageBytes. One is read at a time per sender. Default 64 MiB.
    */
   maxLargeMessageBytes?: number;
+  /**
+   * Large messages read at once from all senders together (each buffers up to
+   * maxLargeMessageBytes); more answer 503. Default: one per configured peer, so a peer that
+   * stalls its body never keeps another peer's snapshot out. Lower it to bound memory, at the
+   * price that a stalled sender may then hold the last slot until its deadline.
+   */
+  maxLargeMessagesInFlight?: number;
+  /**
+   * A large message whose body has not arrived whole this long after its headers is refused
+   * (408) and its connection closed, which frees its slot. Default: maxLargeMessageBytes at
+   * 2 MiB/s, at least 5 s (32 s for 64 MiB). Raise it with maxLargeMessageBytes on slow links:
+   * a snapshot that cannot arrive within it is refused every time Raft sends it again.
+   */
+  largeMessageDeadlineMs?: number;
   /** Peer requests (forwarded proposals) handled at once; more answer 503. Default 32. */
   maxConcurrentRequests?: number;
   /** One-way messages waiting for one peer before new ones are dropped (best effort). */
@@ -74,6 +89,8 @@ export interface HttpTransportStats {
   rejectedTooLarge: number;
   /** Requests or streams over the concurrency bounds (503). */
   rejectedBusy: number;
+  /** Large messages whose body did not arrive whole within largeMessageDeadlineMs (408). */
+  rejectedSlowBody: number;
   handlerErrors: number;
 }
 
@@ -93,8 +110,24 @@ const INBOUND_CHECK_MS = 200;
 export const DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 /** Snapshots, until they travel in chunks, and appends of large entries. */
 export const DEFAULT_MAX_LARGE_MESSAGE_BYTES = 64 * 1024 * 1024;
-/** Large messages read at once: each may buffer up to maxLargeMessageBytes. */
-const MAX_LARGE_IN_FLIGHT = 1;
+/**
+ * The slowest rate an honest peer is assumed to send a large message at: a busy link between
+ * regions, far below what one TCP connection carries in a data centre. The deadline is how long
+ * a sender that stalls can hold its slot (and the bytes it sent): long enough for a whole message
+ * at this rate, and no longer, so an honest snapshot arrives and a stalled one is cut soon.
+ */
+const SLOW_HONEST_BYTES_PER_SECOND = 2 * 1024 * 1024;
+/** Whatever the size: connection setup, a GC pause or a busy event loop on either side. */
+const MIN_LARGE_MESSAGE_DEADLINE_MS = 5_000;
+
+/** The default largeMessageDeadlineMs: a message of `maxLargeMessageBytes` at a slow but honest rate. */
+export function defaultLargeMessageDeadlineMs(maxLargeMessageBytes: number): number {
+  return Math.max(
+    MIN_LARGE_MESSAGE_DEADLINE_MS,
+    Math.ceil((maxLargeMessageBytes / SLOW_HONEST_BYTES_PER_SECOND) * 1000),
+  );
+}
+
 /** Streams one member may hold open here (one in use, a few being replaced). */
 const MAX_STREAMS_PER_PEER = 4;
 
@@ -130,6 +163,7 @@ export class HttpPeerTransport implements PeerTransport {
     rejectedUnauthenticated: 0,
     rejectedTooLarge: 0,
     rejectedBusy: 0,
+    rejectedSlowBody: 0,
     handlerErrors: 0,
   };
   private readonly handlers = new Map<string, PeerHandlers>();
@@ -142,7 +176,9 @@ export class HttpPeerTransport implements PeerTransport {
   private readonly maxConcurrentRequests: number;
   private readonly bounds: JsonBounds;
   private readonly auth: PeerAuthenticator;
-  private readonly inFlight = { request: 0, large: 0 };
+  private requestsInFlight = 0;
+  private readonly largeSlots: LargeMessageSlots;
+  private readonly largeMessageDeadlineMs: number;
   private readonly inboundFrom = new Map<MemberId, number>();
   /** Peers a large message is being posted to: one at a time each, later ones are dropped. */
   private readonly largeTo = new Set<MemberId>();
@@ -160,6 +196,10 @@ export class HttpPeerTransport implements PeerTransport {
     // A string may fill a large message (a snapshot's state), but nothing nests deeper than the default.
     this.bounds = { ...DEFAULT_JSON_BOUNDS, maxStringLength: this.maxLargeMessageBytes };
     this.maxQueued = options.maxQueuedPerPeer ?? 10_000;
+    this.largeSlots = new LargeMessageSlots(options.maxLargeMessagesInFlight ?? Math.max(1, Object.keys(options.peers).length));
+    this.largeMessageDeadlineMs = options.largeMessageDeadlineMs ?? defaultLargeMessageDeadlineMs(this.maxLargeMessageBytes);
+    if (!Number.isFinite(this.largeMessageDeadlineMs) || this.largeMessageDeadlineMs <= 0)
+      throw new RangeError(`largeMessageDeadlineMs must be a positive number of milliseconds, got ${this.largeMessageDeadlineMs}`);
     for (const [id, url] of Object.entries(options.peers)) {
       try {
         new URL(url);
@@ -413,13 +453,17 @@ export class HttpPeerTransport implements PeerTransport {
       }
     });
     router.post('/messages', ...gate, async (ctx) => {
-      // Snapshots and oversized appends come this way: a large bound, few at a time.
-      const body = await this.withSlot('large', () => this.admit(ctx, batchSchema, this.maxLargeMessageBytes));
+      // Snapshots and oversized appends come this way: a large bound, one at a time per sender,
+      // each within a deadline, so a sender that stalls its body holds its own slot only, and
+      // not for long.
+      const body = await this.withLargeSlot(ctx, () =>
+        this.admit(ctx, batchSchema, this.maxLargeMessageBytes, this.largeMessageDeadlineMs),
+      );
       for (const m of body.messages) this.deliver(body.from, m);
       ctx.status = 204;
     });
     router.post('/requests', ...gate, async (ctx) => {
-      await this.withSlot('request', async () => {
+      await this.withRequestSlot(async () => {
         const body = await this.admit(ctx, requestSchema, this.maxMessageBytes);
         const handlers = this.handlers.get(body.message.channel);
         if (!handlers?.onRequest) {
@@ -438,19 +482,50 @@ export class HttpPeerTransport implements PeerTransport {
     return router;
   }
 
-  /** Runs `work` holding one of the bounded slots of its kind; 503 when none is free. */
-  private async withSlot<T>(kind: 'request' | 'large', work: () => Promise<T>): Promise<T> {
-    const limit = kind === 'request' ? this.maxConcurrentRequests : MAX_LARGE_IN_FLIGHT;
-    if (this.inFlight[kind] >= limit) {
+  /** Runs `work` holding one of the bounded request slots; 503 when none is free. */
+  private async withRequestSlot<T>(work: () => Promise<T>): Promise<T> {
+    if (this.requestsInFlight >= this.maxConcurrentRequests) {
       this.stats.rejectedBusy++;
-      throw busy(`${limit} peer ${kind === 'request' ? 'requests' : 'large messages'} are already being handled`);
+      throw busy(`${this.maxConcurrentRequests} peer requests are already being handled`);
     }
-    this.inFlight[kind]++;
+    this.requestsInFlight++;
     try {
       return await work();
     } finally {
-      this.inFlight[kind]--;
+      this.requestsInFlight--;
     }
+  }
+
+  /**
+   * Runs `work` holding the authenticated sender's large-message slot; 503 while that sender
+   * has one being read, or every slot is taken. A member this one does not count among its
+   * peers is refused before it takes a slot.
+   */
+  private async withLargeSlot<T>(ctx: Context, work: () => Promise<T>): Promise<T> {
+    const sender = peerOf(ctx).member;
+    if (!this.isPeer(sender)) {
+      this.stats.rejectedForeign++;
+      throw notAMember(sender, this.options.cluster);
+    }
+    const slot = this.largeSlots.take(sender);
+    if ('refused' in slot) {
+      this.stats.rejectedBusy++;
+      throw busy(
+        slot.refused === 'sender-busy'
+          ? `a large message from ${sender} is already being read`
+          : `${this.largeSlots.limit} peer large messages are already being read`,
+      );
+    }
+    try {
+      return await work();
+    } finally {
+      slot.release();
+    }
+  }
+
+  /** A configured peer (own keys only), never this member itself. */
+  private isPeer(id: MemberId): boolean {
+    return Object.hasOwn(this.options.peers, id) && id !== this.self;
   }
 
   /** Admits a stream on its headers (cluster, sender); throws the refusal. */
@@ -473,24 +548,33 @@ export class HttpPeerTransport implements PeerTransport {
       this.stats.rejectedForeign++;
       throw error;
     }
-    if (cluster !== this.options.cluster || !Object.hasOwn(this.options.peers, from) || from === this.self) {
+    if (cluster !== this.options.cluster || !this.isPeer(from)) {
       this.stats.rejectedForeign++;
-      throw new HttpProblem({ status: 403, type: 'not-a-member', detail: `${from} is not a member of cluster ${this.options.cluster} as this member knows it` });
+      throw notAMember(from, this.options.cluster);
     }
   }
 
-  /** Reads, bounds and validates a peer's body before it is parsed; throws the refusal. */
+  /**
+   * Reads, bounds and validates a peer's body before it is parsed, within `deadlineMs` of its
+   * headers when given; throws the refusal.
+   */
   private async admit<T extends { cluster: string; from: string }>(
     ctx: Context,
     schema: z.ZodType<T>,
     limit: number,
+    deadlineMs?: number,
   ): Promise<T> {
     let raw: string;
     try {
-      raw = await readBody(ctx, limit);
-    } catch {
-      this.stats.rejectedTooLarge++;
-      throw tooLarge(limit, 'a peer message');
+      raw = await readBody(ctx, limit, deadlineMs === undefined ? undefined : { clock: this.options.clock, ms: deadlineMs });
+    } catch (error) {
+      if (!(error instanceof BodyRefused)) throw error; // the sender went away: no one to answer
+      if (error.reason === 'too_large') {
+        this.stats.rejectedTooLarge++;
+        throw tooLarge(limit, 'a peer message');
+      }
+      this.stats.rejectedSlowBody++;
+      throw bodyTimedOut(error.deadlineMs);
     }
     const violation = jsonBoundsViolation(raw, this.bounds);
     if (violation !== undefined) {
@@ -543,13 +627,17 @@ export const RAFT_PEER_OPERATIONS: readonly OperationSpec[] = [
   {
     method: 'post',
     path: `${RAFT_HTTP_BASE}/messages`,
-    summary: 'A batch of one-way messages too large for a stream frame (snapshot chunks, large appends), read one at a time',
+    summary: 'A batch of one-way messages too large for a stream frame (snapshot chunks, large appends), read one at a time per sender, each within a deadline',
     description: PEER_AUTH_NOTE,
     operationId: 'raftMessages',
     tags: ['internal'],
     peer: true,
     requestBody: batchSchema,
-    responses: { 204: 'Delivered to the member', ...PEER_REFUSALS },
+    responses: {
+      204: 'Delivered to the member',
+      408: 'The body did not arrive whole within largeMessageDeadlineMs; the connection is closed',
+      ...PEER_REFUSALS,
+    },
   },
   {
     method: 'post',
@@ -574,6 +662,21 @@ function busy(detail: string): HttpProblem {
   return new HttpProblem({ status: 503, type: 'peer-busy', detail: `${detail}: retry shortly`, headers: { 'Retry-After': '1', Connection: 'close' } });
 }
 
+function notAMember(from: MemberId, cluster: string): HttpProblem {
+  return new HttpProblem({ status: 403, type: 'not-a-member', detail: `${from} is not a member of cluster ${cluster} as this member knows it` });
+}
+
+/** 408, and the connection closed: the rest of the body may still be on its way. */
+function bodyTimedOut(deadlineMs: number): HttpProblem {
+  return new HttpProblem({
+    status: 408,
+    type: 'body-timeout',
+    detail: `the body did not arrive whole within ${deadlineMs} ms: send it again, or raise largeMessageDeadlineMs on the receiver if the link is this slow`,
+    extra: { deadline_ms: deadlineMs },
+    headers: { Connection: 'close' },
+  });
+}
+
 function tooLarge(limit: number, what: string): HttpProblem {
   return new HttpProblem({
     status: 413,
@@ -596,18 +699,53 @@ function isPeerMessage(value: unknown): value is PeerMessage {
   );
 }
 
-/** The request body as text, refusing more than `limit` bytes. */
-async function readBody(ctx: Context, limit: number): Promise<string> {
-  const declared = ctx.request.length;
-  if (declared !== undefined && declared > limit) throw new Error(`body of ${declared} bytes over ${limit}`);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of ctx.req) {
-    size += (chunk as Buffer).length;
-    if (size > limit) throw new Error(`body over ${limit} bytes`);
-    chunks.push(chunk as Buffer);
+/** A body this member will not read on: it is over its bound, or late. */
+class BodyRefused extends Error {
+  constructor(
+    readonly reason: 'too_large' | 'deadline',
+    readonly deadlineMs = 0,
+  ) {
+    super(reason === 'too_large' ? 'body over its bound' : `body not whole within ${deadlineMs} ms`);
   }
-  return Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * The request body as text, refusing more than `limit` bytes, and when a deadline is given, a
+ * body not whole within it (timed on the injected clock). A refused body is left unread rather
+ * than destroyed, so the refusal can still be answered; it says `Connection: close`, and Node
+ * closes the connection once that answer is written.
+ */
+function readBody(ctx: Context, limit: number, deadline?: { clock: Clock; ms: number }): Promise<string> {
+  const declared = ctx.request.length;
+  if (declared !== undefined && declared > limit) return Promise.reject(new BodyRefused('too_large'));
+  const req = ctx.req;
+  return new Promise<string>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) finish(new BodyRefused('too_large'));
+      else chunks.push(chunk);
+    };
+    const onEnd = () => finish();
+    const onError = (error: Error) => finish(error);
+    const onClose = () => finish(new Error('the connection closed before the body was whole'));
+    const timer = deadline?.clock.setTimer(deadline.ms, () => finish(new BodyRefused('deadline', deadline.ms)));
+    let done = false;
+    function finish(error?: Error): void {
+      if (done) return;
+      done = true;
+      timer?.cancel();
+      req.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose);
+      if (error === undefined) {
+        resolve(Buffer.concat(chunks).toString('utf8'));
+        return;
+      }
+      req.pause();
+      reject(error);
+    }
+    req.on('data', onData).on('end', onEnd).on('error', onError).on('close', onClose);
+  });
 }
 
 /**
