@@ -7,6 +7,7 @@ import { processIsAlive } from '../../framework/kernel/directory-lock.js';
 import { outputFor, type CliContext } from '../context.js';
 import { readClusterRecord } from '../local-cluster/cluster-record.js';
 import { controlRecordPath, type UpControlRecord } from '../local-cluster/control-server.js';
+import { fetchTrustingCa } from '../local-cluster/fetch-trusting-ca.js';
 import type { NodeState } from '../local-cluster/node-supervisor.js';
 import { table } from '../table.js';
 
@@ -14,6 +15,8 @@ interface RunningUp {
   dataDir: string;
   control: UpControlRecord;
   token: string;
+  /** Reaches the control listener: trusting the cluster CA when it serves TLS. */
+  send: typeof fetch;
 }
 
 /**
@@ -30,7 +33,8 @@ export function registerNode(program: Command, ctx: CliContext): void {
       `
 These talk to the running "baton up" through <data-dir>/up.json, with the token in
 <data-dir>/cluster.json; --data-dir is the one "baton up" was given (for --variant authority,
-the same directory: its authority/ subdirectory is looked at too).
+the same directory: its authority/ subdirectory is looked at too). Under "baton up --tls" that
+listener serves HTTPS with a certificate of the cluster CA, which these trust by themselves.
 
 Examples:
   baton node list
@@ -87,7 +91,9 @@ async function runningUp(ctx: CliContext, dataDirOption: string, name?: string):
   for (const dataDir of [root, join(root, 'authority')]) {
     const control = await readControl(dataDir);
     const record = control && (await readClusterRecord(dataDir));
-    if (control && record && processIsAlive(control.pid)) found.push({ dataDir, control, token: record.token });
+    if (control && record && processIsAlive(control.pid)) {
+      found.push({ dataDir, control, token: record.token, send: controlFetch(dataDir, control, record.tls === true) });
+    }
   }
   if (found.length === 0) {
     throw new FailedError(
@@ -108,9 +114,35 @@ async function readControl(dataDir: string): Promise<UpControlRecord | undefined
   }
 }
 
+/**
+ * How to reach the control listener `control` names. A cluster that serves TLS is reached over
+ * https trusting its CA, or not at all: an http:// address there is refused before the token
+ * could be sent in clear.
+ */
+function controlFetch(dataDir: string, control: UpControlRecord, tls: boolean): typeof fetch {
+  const https = control.url.startsWith('https:');
+  if (tls && !(https && control.caFile)) {
+    throw new FailedError(
+      'control-not-tls',
+      `${controlRecordPath(dataDir)} names ${control.url} for a cluster that serves TLS, so the admin token is not sent to it: ` +
+        'stop that baton up and start it again (it serves its control listener over https)',
+    );
+  }
+  if (!https || !control.caFile) return fetch;
+  try {
+    return fetchTrustingCa(control.caFile);
+  } catch (error) {
+    throw new FailedError(
+      'control-ca-unreadable',
+      `cannot read the cluster CA ${control.caFile} that ${controlRecordPath(dataDir)} names (${(error as Error).message}): is --data-dir the one baton up runs from?`,
+      { cause: error },
+    );
+  }
+}
+
 async function call<T>(up: RunningUp, method: 'GET' | 'POST', path: string, timeoutMs?: number) {
   try {
-    return await adminRequest<T>(up.control.url, { method, path, token: up.token, ...(timeoutMs ? { timeoutMs } : {}) });
+    return await adminRequest<T>(up.control.url, { method, path, token: up.token, ...(timeoutMs ? { timeoutMs } : {}) }, up.send);
   } catch (error) {
     if (error instanceof UnreachableError) {
       throw new UnreachableError(

@@ -40,3 +40,25 @@ export async function localClusterTls(dataDir: string, record: ClusterRecord, me
     },
   };
 }
+
+/**
+ * The certificate of `baton up`'s own control listener (control-server.ts), named apart from
+ * every member's: that listener is no member, and a member's key stays with its process.
+ */
+const CONTROL_LISTENER_CERTIFICATE = 'up-control';
+
+/** What the control listener of a TLS cluster presents, and the CA its clients trust it by. */
+export interface ControlListenerTls {
+  certificate: IssuedCertificate;
+  caFile: string;
+}
+
+/**
+ * The control listener's certificate when the record asks for TLS (issued by the cluster CA
+ * on first need, kept after), else undefined: the admin token then never crosses loopback in
+ * clear, as it does not on the members' listeners.
+ */
+export async function controlListenerTls(dataDir: string, record: ClusterRecord): Promise<ControlListenerTls | undefined> {
+  const tls = await localClusterTls(dataDir, record, [CONTROL_LISTENER_CERTIFICATE]);
+  return tls && { certificate: tls.certificateOf(CONTROL_LISTENER_CERTIFICATE), caFile: tls.caFile };
+}

@@ -1,14 +1,21 @@
 import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { createServer as createTlsServer } from 'node:https';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { readTlsMaterial } from '../../framework/http/listener-tls.js';
+import type { ControlListenerTls } from './cluster-tls.js';
 import type { NodeSupervisor } from './node-supervisor.js';
+import { writePrivateFile } from './private-files.js';
 
 /** `<dataDir>/up.json`: where the running `baton up` takes `baton node` requests. */
 export interface UpControlRecord {
   pid: number;
   variant: 'stream' | 'authority';
+  /** `https://` when the cluster serves TLS, `http://` otherwise. */
   url: string;
+  /** The cluster CA a client trusts the listener by; present exactly when `url` is https. */
+  caFile?: string;
 }
 
 export function controlRecordPath(dataDir: string): string {
@@ -18,29 +25,34 @@ export function controlRecordPath(dataDir: string): string {
 /**
  * The loopback listener through which `baton node list|stop|start` reaches the `baton up` that
  * owns the node processes: only that process can start a node that dies with it. Every request
- * needs the cluster's admin token; nothing is read from a request's body.
+ * needs the cluster's admin token; nothing is read from a request's body. With `tls` (a cluster
+ * started with --tls) it serves HTTPS only, so that token is never sent in clear: a plain-HTTP
+ * client fails its handshake and reaches no handler.
  */
 export async function startControlServer(
   dataDir: string,
   variant: UpControlRecord['variant'],
   token: string,
   nodes: NodeSupervisor,
+  tls?: ControlListenerTls,
 ): Promise<{ url: string; close(): Promise<void> }> {
-  const server = createServer((request, response) => {
+  const answer = (request: IncomingMessage, response: ServerResponse) => {
     void handle(request, response, token, nodes).catch((error: unknown) =>
       problem(response, 500, `the request failed: ${(error as Error).message}`),
     );
-  });
+  };
+  const server: Server = tls
+    ? createTlsServer(readTlsMaterial(tls.certificate, 'baton up control'), answer)
+    : createServer(answer);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => resolve());
   });
   const address = server.address();
   if (address === null || typeof address === 'string') throw new Error('control listener has no port');
-  const url = `http://127.0.0.1:${address.port}`;
-  await mkdir(dataDir, { recursive: true });
-  const record: UpControlRecord = { pid: process.pid, variant, url };
-  await writeFile(controlRecordPath(dataDir), `${JSON.stringify(record)}\n`, { mode: 0o600 });
+  const url = `${tls ? 'https' : 'http'}://127.0.0.1:${address.port}`;
+  const record: UpControlRecord = { pid: process.pid, variant, url, ...(tls ? { caFile: tls.caFile } : {}) };
+  await writePrivateFile(controlRecordPath(dataDir), `${JSON.stringify(record)}\n`);
   let closed: Promise<void> | undefined;
   return {
     url,

@@ -10,6 +10,7 @@ import {
 import { lockDataDir } from './data-dir-lock.js';
 export type { NodeExit } from './node-supervisor.js';
 import { freeLoopbackPorts } from './free-ports.js';
+import { controlListenerTls } from './cluster-tls.js';
 import { startControlServer } from './control-server.js';
 import { NodeSupervisor, type NodeExit } from './node-supervisor.js';
 import { fetchTrustingCa } from './fetch-trusting-ca.js';
@@ -120,6 +121,8 @@ async function startLocked<N extends LocalNodeConfig>(
   };
   await writeClusterRecord(options.dataDir, record);
   const configs = await variant.writeConfigs(options.dataDir, record);
+  // `baton node` sends the admin token to the control listener: over TLS when the members serve TLS.
+  const controlTls = await controlListenerTls(options.dataDir, record);
   const caFile = configs[0]?.caFile;
   const nodeFetch = caFile ? fetchTrustingCa(caFile) : fetch;
 
@@ -150,7 +153,7 @@ async function startLocked<N extends LocalNodeConfig>(
       record = updated;
       await writeClusterRecord(options.dataDir, record);
     }
-    control = await startControlServer(options.dataDir, variant.variant, record.token, processes);
+    control = await startControlServer(options.dataDir, variant.variant, record.token, processes, controlTls);
   } catch (error) {
     await stop();
     throw error;

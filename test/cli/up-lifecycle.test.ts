@@ -51,6 +51,10 @@ for (const signal of ['SIGHUP', 'SIGKILL'] as const) {
 test('kill -9 of one node: baton up keeps running and reports it, the others keep serving, node list shows it down, node start brings it back', async (t) => {
   t.timeout(240_000);
   const { up, cwd, dataDir, pids, token, urls } = await upWithPids(t);
+  // Without --tls the control listener stays plain HTTP, as the members' listeners do.
+  const control = JSON.parse(await readFile(join(dataDir, 'up.json'), 'utf8')) as { url: string; caFile?: string };
+  t.regex(control.url, /^http:\/\/127\.0\.0\.1:\d+$/);
+  t.is(control.caFile, undefined);
   process.kill(pids[2], 'SIGKILL');
   await eventually(() => /node n3 exited \(SIGKILL\)/.test(up.stderr()), 'baton up to report n3');
   t.regex(up.stderr(), /baton node start n3/);

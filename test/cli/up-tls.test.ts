@@ -46,7 +46,8 @@ test('baton up --tls serves every node over https with keys 0600; the printed ex
   const tlsDir = join(dataDir, 'tls');
   t.is((await stat(tlsDir)).mode & 0o777, 0o700);
   const keys = (await readdir(tlsDir)).filter((name) => name.endsWith('.key')).sort();
-  t.deepEqual(keys, ['ca.key', 'n1.key', 'n2.key', 'n3.key']);
+  // The members' keys, and the one of the control listener baton node talks to.
+  t.deepEqual(keys, ['ca.key', 'n1.key', 'n2.key', 'n3.key', 'up-control.key']);
   for (const key of keys) t.is((await stat(join(tlsDir, key))).mode & 0o777, 0o600, key);
   const ca = await readFile(caFile, 'utf8');
 
@@ -84,6 +85,13 @@ test('baton up --variant authority --tls: control and public listeners on https,
   const steps = await runShellSession([...commands.slice(0, 2), members], { cwd: process.cwd() });
   t.is(steps[2].code, ExitCode.Ok, steps[2].output);
   t.regex(steps[2].output, /east-1\s+east[\s\S]*west-1\s+west[\s\S]*north-1\s+north/);
+  // baton node finds the authority/ subdirectory's control listener, on https, trusting its CA.
+  const control = JSON.parse(await readFile(join(dataDir, 'authority', 'up.json'), 'utf8')) as { url: string; caFile: string };
+  t.regex(control.url, /^https:\/\/127\.0\.0\.1:\d+$/);
+  t.is(control.caFile, caFile);
+  const listed = await runBaton(['node', 'list', '--data-dir', dataDir], { cwd: process.cwd() });
+  t.is(listed.code, ExitCode.Ok, listed.stderr);
+  t.regex(listed.stdout, /east-1\s+running[\s\S]*west-1\s+running[\s\S]*north-1\s+running/);
   up.child.kill('SIGTERM');
   t.is(await up.exited, 0, up.stderr());
 });
