@@ -238,8 +238,9 @@ export class AuthorityNode implements Lifecycle {
       publicApp.use(peer.routes);
       for (const operation of peer.operations) publicDocument.operation(operation);
     }
-    this.control = new HttpServer({ app: controlApp, ...options.control, clock, logger: log, name: 'control' });
-    this.publicServer = new HttpServer({ app: publicApp, ...options.public, clock, logger: log, name: 'public' });
+    const refusals = (listener: string) => (reason: string) => this.metrics?.connectionRefusals.inc({ listener, reason });
+    this.control = new HttpServer({ app: controlApp, ...options.control, clock, logger: log, name: 'control', onRefusal: refusals('control') });
+    this.publicServer = new HttpServer({ app: publicApp, ...options.public, clock, logger: log, name: 'public', onRefusal: refusals('public') });
   }
 
   get controlAddress(): BoundAddress {

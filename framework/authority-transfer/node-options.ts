@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { bearerTokensSchema } from '../http/auth.js';
+import { admissionLimitsSchema } from '../http/connection-admission.js';
 import { listenerTlsSchema } from '../http/listener-tls.js';
 
 const listener = z
@@ -8,6 +9,8 @@ const listener = z
     host: z.string().min(1).default('127.0.0.1'),
     /** Serve HTTPS on this listener with this certificate and key. */
     tls: listenerTlsSchema.optional(),
+    /** Connection caps and deadlines (framework/http/connection-admission.ts). */
+    admission: admissionLimitsSchema.partial().optional(),
   })
   .strict();
 

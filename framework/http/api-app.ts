@@ -3,6 +3,7 @@ import type { Clock } from '../contracts/clock.js';
 import type { Logger } from '../contracts/logger.js';
 import type { Rng } from '../contracts/rng.js';
 import { authenticate, type BearerTokens } from './auth.js';
+import { BodyAdmission, bodyAdmission } from './body-admission.js';
 import type { BatonMetrics } from './metrics.js';
 import { httpMetrics } from './metrics-http.js';
 import { problemHandling } from './problem-middleware.js';
@@ -20,6 +21,8 @@ export interface ApiAppOptions {
   /** When given, every request's duration is observed under `listener` (default "http"). */
   metrics?: BatonMetrics;
   listener?: string;
+  /** The budget of request body bytes in flight; by default one of DEFAULT_BODY_BYTES_IN_FLIGHT for this app. */
+  bodyAdmission?: BodyAdmission;
   /** Runs around problem handling, below the request id: observers that need the final status. */
   outer?: readonly Middleware[];
 }
@@ -40,5 +43,12 @@ export function createApiApp(options: ApiAppOptions): Koa {
   for (const middleware of options.outer ?? []) app.use(middleware);
   app.use(problemHandling({ logger: options.logger, mappers: options.mappers }));
   if (options.tokens) app.use(authenticate(options.tokens));
+  const listener = options.listener ?? 'http';
+  app.use(
+    bodyAdmission(
+      options.bodyAdmission ??
+        new BodyAdmission({ clock: options.clock, onRefusal: () => options.metrics?.bodyBudgetRefusals.inc({ listener }) }),
+    ),
+  );
   return app;
 }

@@ -37,6 +37,7 @@ export function answerClientError(error: NodeJS.ErrnoException, socket: Duplex &
       `HTTP/1.1 ${problem.status} ${problem.title}\r\n` +
         `Content-Type: ${PROBLEM_CONTENT_TYPE}\r\n` +
         `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+        'X-Content-Type-Options: nosniff\r\n' +
         'Connection: close\r\n\r\n' +
         body,
     );

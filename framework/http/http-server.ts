@@ -7,6 +7,7 @@ import { BatonError } from '../contracts/errors.js';
 import type { Logger } from '../contracts/logger.js';
 import type { Lifecycle } from '../kernel/plugin.js';
 import { answerClientError } from './client-error.js';
+import { ConnectionAdmission, DEFAULT_ADMISSION_LIMITS, type AdmissionLimits, type AdmissionRefusal } from './connection-admission.js';
 import { readTlsMaterial, type ListenerTls } from './listener-tls.js';
 import { lingerOnClose } from './lingering-close.js';
 
@@ -25,6 +26,10 @@ export interface HttpServerOptions {
   drainMs?: number;
   /** Serve HTTPS with this certificate and key instead of plain HTTP. */
   tls?: ListenerTls;
+  /** Connection caps and deadlines (connection-admission.ts); the defaults suit a client listener. */
+  admission?: Partial<AdmissionLimits>;
+  /** Told of every connection admission closed, e.g. to count it in /metrics. */
+  onRefusal?: (reason: AdmissionRefusal) => void;
 }
 
 export interface BoundAddress {
@@ -65,6 +70,7 @@ export class HttpServer implements Lifecycle {
   private readonly name: string;
   /** Responses not yet finished: on stop they are told to close their connection when done. */
   private readonly inFlight = new Set<ServerResponse>();
+  private admission?: ConnectionAdmission;
 
   constructor(private readonly options: HttpServerOptions) {
     this.name = options.name ?? 'http';
@@ -88,11 +94,24 @@ export class HttpServer implements Lifecycle {
     // The key files are read at every start, so a renewed certificate is served after a restart.
     const server: Server = tls ? createTlsServer(readTlsMaterial(tls, this.name, this.options.logger)) : createServer();
     this.server = server;
+    const limits = { ...DEFAULT_ADMISSION_LIMITS, ...this.options.admission };
+    const admission = new ConnectionAdmission(limits, this.options.clock, this.options.onRefusal);
+    this.admission = admission;
+    // Node's defaults (60 s for headers, no deadline at all before the first byte) let a few
+    // thousand idle clients hold a member's descriptors for minutes.
+    server.headersTimeout = limits.headersTimeoutMs;
+    server.keepAliveTimeout = limits.keepAliveTimeoutMs;
+    // The raw TCP socket, for TLS listeners too: admitted before its handshake costs anything.
+    server.on('connection', (socket: Socket) => admission.admit(socket));
     // Registered before the app, so it sees every response before koa writes it.
-    server.on('request', (_req: IncomingMessage, res: ServerResponse) => {
+    server.on('request', (req: IncomingMessage, res: ServerResponse) => {
       if (this.stopping) res.shouldKeepAlive = false;
       this.inFlight.add(res);
-      res.on('close', () => this.inFlight.delete(res));
+      const answered = admission.requestBegan(req.socket);
+      res.on('close', () => {
+        answered();
+        this.inFlight.delete(res);
+      });
       res.on('finish', () => {
         if (this.stopping) server.closeIdleConnections();
       });
@@ -122,6 +141,12 @@ export class HttpServer implements Lifecycle {
     this.bound = { host: info.address, port: info.port, url: `${tls ? 'https' : 'http'}://${urlHost}:${info.port}` };
     this.options.logger?.info({ listener: this.name, url: this.bound.url }, `${this.name} listener started`);
     return this.bound;
+  }
+
+  /** Connections open now and those admission closed, by reason; only after start. */
+  get connections(): { open: number; refused: Readonly<Record<AdmissionRefusal, number>> } {
+    if (!this.admission) throw new Error(`${this.name} listener is not started`);
+    return { open: this.admission.open, refused: this.admission.refused };
   }
 
   /** Idempotent; resolves once every connection is closed. */

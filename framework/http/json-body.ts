@@ -1,7 +1,9 @@
 import type { Context } from 'koa';
+import type { Clock } from '../contracts/clock.js';
 import type { z } from 'zod';
 import { HttpProblem, problems } from './problem.js';
 import { validate } from './validate.js';
+import { bodyAdmissionOf } from './body-admission.js';
 import { DEFAULT_JSON_BOUNDS, jsonBoundsViolation } from './json-bounds.js';
 
 /** 1 MiB: comfortably above any admin request, small enough that a flood cannot exhaust memory. */
@@ -19,12 +21,26 @@ const parsedBodies = new WeakMap<Context, unknown>();
 /**
  * Reads and parses the request's JSON body. A wrong content type answers 415, a body over the
  * limit 413 (refused from Content-Length alone when it is declared, otherwise as soon as the
- * stream crosses the limit), malformed JSON or JSON nested deeper than the bounds 400. Reading twice returns the same value.
+ * stream crosses the limit), malformed JSON or JSON nested deeper than the bounds 400. Under
+ * the app's body admission (body-admission.ts) a body that would overspend the listener's bytes
+ * in flight answers 503 before it is read, and one that has not arrived by the deadline 408.
+ * Reading twice returns the same value.
  */
 export async function readJsonBody(ctx: Context, options: JsonBodyOptions = {}): Promise<unknown> {
   if (parsedBodies.has(ctx)) return parsedBodies.get(ctx);
   const limit = options.limitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
-  const text = await readBodyText(ctx, limit);
+  const { text, release } = await readBodyText(ctx, limit);
+  try {
+    const value = parseBody(text, options);
+    parsedBodies.set(ctx, value);
+    return value;
+  } finally {
+    // Held until the text is parsed: the bytes, the text and the value all live until then.
+    release();
+  }
+}
+
+function parseBody(text: string, options: JsonBodyOptions): unknown {
   let value: unknown;
   if (text.trim() === '') {
     if (!options.optional) {
@@ -46,7 +62,6 @@ export async function readJsonBody(ctx: Context, options: JsonBodyOptions = {}):
       });
     }
   }
-  parsedBodies.set(ctx, value);
   return value;
 }
 
@@ -59,10 +74,10 @@ export async function readValidBody<S extends z.ZodType>(
   return validate(schema, await readJsonBody(ctx, options), 'request body');
 }
 
-async function readBodyText(ctx: Context, limit: number): Promise<string> {
+async function readBodyText(ctx: Context, limit: number): Promise<{ text: string; release: () => void }> {
   const declared = ctx.request.length;
   const hasBody = declared !== undefined ? declared > 0 : ctx.get('Transfer-Encoding') !== '';
-  if (!hasBody) return '';
+  if (!hasBody) return { text: '', release: () => undefined };
   if (!ctx.is('application/json', '+json')) {
     throw new HttpProblem({
       status: 415,
@@ -80,24 +95,66 @@ async function readBodyText(ctx: Context, limit: number): Promise<string> {
   }
   if (declared !== undefined && declared > limit) throw tooLarge(limit);
 
-  const chunks: Buffer[] = [];
-  let received = 0;
+  const admission = bodyAdmissionOf(ctx);
+  // A chunked body reserves its route's whole bound: it may grow to it.
+  const release = admission?.reserve(declared ?? limit) ?? (() => undefined);
   try {
-    for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
-      received += chunk.length;
-      if (received > limit) throw tooLarge(limit);
-      chunks.push(chunk);
-    }
+    const bytes = Buffer.concat(await readChunks(ctx, limit, admission?.deadlineMs, admission?.clock));
+    return { text: new TextDecoder('utf-8', { fatal: true }).decode(bytes), release };
   } catch (error) {
+    release();
     if (error instanceof HttpProblem) throw error;
-    throw problems.badRequest(`the request body could not be read completely: ${(error as Error).message}`);
-  }
-  const bytes = Buffer.concat(chunks);
-  try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-  } catch {
     throw new HttpProblem({ status: 400, type: 'malformed-json', detail: 'the request body is not valid UTF-8' });
   }
+}
+
+/**
+ * The body's bytes, refused with 413 once they cross `limit` and with 408 when they have not
+ * all arrived within `deadlineMs` (a slow-body client holds a buffer and a budget share).
+ */
+function readChunks(ctx: Context, limit: number, deadlineMs?: number, clock?: Clock): Promise<Buffer[]> {
+  const req = ctx.req;
+  return new Promise<Buffer[]>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let received = 0;
+    const timer =
+      deadlineMs !== undefined && clock
+        ? clock.setTimer(deadlineMs, () => finish(tooSlow(deadlineMs)))
+        : undefined;
+    const onData = (chunk: Buffer) => {
+      received += chunk.length;
+      if (received > limit) return finish(tooLarge(limit));
+      chunks.push(chunk);
+    };
+    const onEnd = () => finish();
+    const onError = (error: Error) => finish(problems.badRequest(`the request body could not be read completely: ${error.message}`));
+    const onAborted = () => finish(problems.badRequest('the request body could not be read completely: the client went away'));
+    function finish(problem?: HttpProblem): void {
+      timer?.cancel();
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('aborted', onAborted);
+      if (problem) {
+        // The rest is never read; the answer closes the connection (lingering-close.ts).
+        req.pause();
+        reject(problem);
+      } else resolve(chunks);
+    }
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('aborted', onAborted);
+  });
+}
+
+function tooSlow(deadlineMs: number): HttpProblem {
+  return new HttpProblem({
+    status: 408,
+    type: 'request-timeout',
+    detail: `the request body did not arrive within ${deadlineMs} ms: send it again, faster`,
+    headers: { Connection: 'close' },
+  });
 }
 
 /**

@@ -45,6 +45,10 @@ export class BatonMetrics {
   readonly httpRequestDuration: Histogram<'listener' | 'method' | 'route' | 'status'>;
   /** Peer requests refused (4xx, 503), by listener, route template and problem type: what a hostile or broken peer tried. */
   readonly peerRefusals: Counter<'listener' | 'route' | 'reason'>;
+  /** Connections a listener closed before serving them (caps, eviction, no request in time), by reason. */
+  readonly connectionRefusals: Counter<'listener' | 'reason'>;
+  /** Requests refused with 503 because the listener's budget of request bytes in flight was spent. */
+  readonly bodyBudgetRefusals: Counter<'listener'>;
   /** Writes a new home refused because its replica was short of the final serials its move recorded. */
   readonly homeCatchUpRefusals: Counter;
   /** Authorities this member is the new home of, refused a write for, and has not caught up on. */
@@ -106,6 +110,18 @@ export class BatonMetrics {
       name: 'baton_peer_refusals_total',
       help: 'Peer requests refused (4xx, 503), by listener, route template and reason (the problem type).',
       labelNames: ['listener', 'route', 'reason'],
+      registers,
+    });
+    this.connectionRefusals = new Counter({
+      name: 'baton_connection_refusals_total',
+      help: 'Connections a listener closed before serving them, by listener and reason (listener_full, address_full, evicted, first_request_timeout).',
+      labelNames: ['listener', 'reason'],
+      registers,
+    });
+    this.bodyBudgetRefusals = new Counter({
+      name: 'baton_body_budget_refusals_total',
+      help: "Requests answered 503 because the listener's budget of request body bytes in flight was spent, by listener.",
+      labelNames: ['listener'],
       registers,
     });
     this.homeCatchUpRefusals = new Counter({

@@ -2,6 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Context, Middleware } from 'koa';
 import { z } from 'zod';
 import { ConfigError } from '../kernel/wiring-error.js';
+import { proveConnection } from './connection-admission.js';
 import { HttpProblem } from './problem.js';
 import { peekState, setState } from './state.js';
 
@@ -185,6 +186,8 @@ export function requirePeer(auth: PeerAuthenticator, onRefused?: (refusal: PeerR
       throw peerUnauthenticated(verdict);
     }
     setState(ctx, 'peer', verdict);
+    // A member's connection is never evicted to make room for strangers.
+    if (verdict.authenticated) proveConnection(ctx.req.socket);
     await next();
   };
 }

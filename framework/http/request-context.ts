@@ -32,6 +32,8 @@ export function requestContext(options: RequestContextOptions): Middleware {
     setState(ctx, 'requestId', requestId);
     setState(ctx, 'log', log);
     ctx.set(REQUEST_ID_HEADER, requestId);
+    // Every answer is JSON (or the dashboard's own files): no browser may guess another type.
+    ctx.set('X-Content-Type-Options', 'nosniff');
     const started = options.clock.now();
     try {
       await next();
