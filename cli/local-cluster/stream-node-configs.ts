@@ -30,7 +30,7 @@ export async function writeStreamNodeConfigs(
         address: urls[id],
         http: { port: record.ports[id], host: '127.0.0.1', ...(tls ? { tls: tls.certificateOf(id) } : {}) },
         wal: { kind: 'file', dir: join(nodeDir, 'wal') },
-        tokens: [{ token: record.token, principal: 'operator', scopes: ['admin'] }],
+        tokens: [{ token: record.token, principal: 'operator', scopes: ['admin', 'stream:append', 'stream:read'] }],
       },
       dataDir: nodeDir,
       consensus: {

@@ -131,7 +131,7 @@ export const HOST_VARIANTS: readonly HostVariant[] = [
       slots: 1000,
       http: { port: 7700, host: '127.0.0.1' },
       wal: { kind: 'file', dir: 'data/wal' },
-      tokens: [{ token: adminToken, principal: 'admin', scopes: ['admin'] }],
+      tokens: [{ token: adminToken, principal: 'admin', scopes: ['admin', 'stream:append', 'stream:read'] }],
     }),
     // The metadata consensus is Raft, whose members reach each other over HTTP on the node's
     // listener: the template composes the transport and its routes itself.

@@ -2,6 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Middleware } from 'koa';
 import { z } from 'zod';
 import { ConfigError } from '../kernel/wiring-error.js';
+import { proveConnection } from './connection-admission.js';
 import { HttpProblem } from './problem.js';
 import { peekState, setState, type AuthFailure, type Principal } from './state.js';
 
@@ -9,7 +10,7 @@ import { peekState, setState, type AuthFailure, type Principal } from './state.j
 export const bearerTokenSchema = z
   .object({
     token: z.string().min(1, 'a token must not be empty').regex(/^[\x21-\x7e]+$/, 'a token is printable ASCII without spaces'),
-    principal: z.string().min(1, 'name the principal the token stands for'),
+    principal: z.string().min(1, 'name the principal the token stands for').max(256, 'a principal name is at most 256 characters'),
     scopes: z.array(z.string().min(1)).default([]),
   })
   .strict();
@@ -88,7 +89,10 @@ export function authenticate(tokens: BearerTokens): Middleware {
       if (!match) failure = 'malformed';
       else {
         const principal = tokens.lookup(match[1]);
-        if (principal) setState(ctx, 'principal', principal);
+        if (principal) {
+          setState(ctx, 'principal', principal);
+          proveConnection(ctx.req.socket);
+        }
         else failure = 'unknown_token';
       }
     }
@@ -113,22 +117,26 @@ export function requireScope(scope: string): Middleware {
       }
       throw unauthenticated(failure, scope);
     }
-    if (!principal.scopes.has(scope)) {
-      throw new HttpProblem({
-        status: 403,
-        type: 'insufficient-scope',
-        detail: `principal ${principal.name} lacks the scope ${scope}: use a token that grants it`,
-        extra: { required_scope: scope, principal: principal.name },
-        headers: {
-          'WWW-Authenticate': `Bearer realm="${REALM}", error="insufficient_scope", scope="${scope}"`,
-        },
-      });
-    }
+    if (!principal.scopes.has(scope)) throw insufficientScope(principal, scope);
     await next();
   };
 }
 
-function unauthenticated(failure: AuthFailure, scope?: string): HttpProblem {
+/** 403 for a known principal without `scope` (`where` narrows it: "on stream orders"). */
+export function insufficientScope(principal: Principal, scope: string, where?: string): HttpProblem {
+  return new HttpProblem({
+    status: 403,
+    type: 'insufficient-scope',
+    detail: `principal ${principal.name} lacks the scope ${scope}${where ? ` ${where}` : ''}: use a token that grants it`,
+    extra: { required_scope: scope, principal: principal.name },
+    headers: {
+      'WWW-Authenticate': `Bearer realm="${REALM}", error="insufficient_scope", scope="${scope}"`,
+    },
+  });
+}
+
+/** 401 with the Bearer challenge RFC 6750 asks for, saying why the credential was not taken. */
+export function unauthenticated(failure: AuthFailure, scope?: string): HttpProblem {
   const detail = {
     missing: `this operation needs a bearer token with the scope ${scope}: send Authorization: Bearer <token>`,
     malformed: 'the Authorization header is not of the form "Bearer <token>"',

@@ -9,6 +9,7 @@ import {
   registerNodeBody,
   transferBody,
 } from './admin-router.js';
+import { STREAM_APPEND_SCOPE, STREAM_READ_SCOPE } from './data-access.js';
 import { appendBody, readQuery, streamParam } from './data-router.js';
 import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT, pageQuery, transferPageQuery } from './listing.js';
 import { rebalancePageQuery } from './rebalance-listing.js';
@@ -41,6 +42,14 @@ function ok(description: string): ResponseSpec {
   return { description };
 }
 
+/** The data API's own auth answers: its scopes are per action, and may name streams by pattern. */
+function dataAuth(scope: string): Record<number, string> {
+  return {
+    401: 'No valid bearer token (unless the node lets anonymous callers do this: dataPlane.anonymous)',
+    403: `The token lacks the "${scope}" scope for this stream ("${scope}" or "${scope}:<pattern>")`,
+  };
+}
+
 const streamOps: OperationSpec[] = [
   {
     method: 'post',
@@ -50,25 +59,34 @@ const streamOps: OperationSpec[] = [
       'Acknowledged once durable. A retried (producer, seq) is answered with its first offsets, not appended twice. ' +
       'On the owner-to-be during a handoff the request parks until the transfer settles (up to the park timeout, then 503).',
     tags: ['data'],
+    scope: STREAM_APPEND_SCOPE,
     params: { path: streamParam },
     requestBody: appendBody,
-    responses: { 200: ok('Offsets and epoch of the appended records'), ...problems(400, 404, 409, 413, 415, 503) },
+    responses: {
+      200: ok('Offsets and epoch of the appended records'),
+      ...problems(400, 404, 409, 413, 415, 503),
+      ...dataAuth(STREAM_APPEND_SCOPE),
+      403: `The token lacks the "${STREAM_APPEND_SCOPE}" scope for this stream, or the producer id belongs to another principal`,
+      408: 'The body did not arrive within the deadline',
+    },
   },
   {
     method: 'get',
     path: '/v1/streams/{stream}/records',
     summary: 'Read durable records in offset order, from any node',
     tags: ['data'],
+    scope: STREAM_READ_SCOPE,
     params: { path: streamParam, query: readQuery },
-    responses: { 200: ok('Records from the given offset'), ...problems(400, 404, 503) },
+    responses: { 200: ok('Records from the given offset'), ...problems(400, 404, 503), ...dataAuth(STREAM_READ_SCOPE) },
   },
   {
     method: 'get',
     path: '/v1/streams/{stream}',
     summary: 'A stream: owner, epoch, state, tail and any pending transfer',
     tags: ['data'],
+    scope: STREAM_READ_SCOPE,
     params: { path: streamParam },
-    responses: { 200: ok('The stream metadata'), ...problems(400, 404, 503) },
+    responses: { 200: ok('The stream metadata'), ...problems(400, 404, 503), ...dataAuth(STREAM_READ_SCOPE) },
   },
 ];
 

@@ -17,9 +17,21 @@ import { dashboardRouter } from '../dashboard/dashboard-router.js';
 import { createAdminRouter, type AdminRouterOptions } from './admin-router.js';
 import { streamApiDocument } from './api-document.js';
 import { streamClusterRouters } from './cluster-view.js';
+import type { DataPlaneOptions } from './data-access.js';
 import { createDataRouter } from './data-router.js';
 import { streamProblemMappers } from './problems.js';
 import type { StreamNode } from './stream-node.js';
+
+export interface StreamApiRouterOptions {
+  metrics?: BatonMetrics;
+  readiness?: Readiness;
+  recent?: RecentTransfers;
+  admin?: Partial<AdminRouterOptions>;
+  /** Operations of routes mounted beside these (a consensus plugin's peer traffic), documented here too. */
+  extraOperations?: readonly OperationSpec[];
+  /** Who may use the data API without a token (closed by default). */
+  dataPlane?: DataPlaneOptions;
+}
 
 /**
  * Every router a stream node serves on its listener, with the document that describes them:
@@ -27,15 +39,9 @@ import type { StreamNode } from './stream-node.js';
  * One list, so the app and the test that holds the document true see the same routes. Without
  * a started `readiness`, /readyz says the node is still catching up.
  */
-export function streamApiRouters(
-  node: StreamNode,
-  metrics?: BatonMetrics,
-  readiness: Readiness = new ConsensusReadiness(node.consensus, node.clock),
-  recent?: RecentTransfers,
-  admin: Partial<AdminRouterOptions> = {},
-  /** Operations of routes mounted beside these (a consensus plugin's peer traffic), documented here too. */
-  extraOperations: readonly OperationSpec[] = [],
-): { routers: Router[]; document: ApiDocument } {
+export function streamApiRouters(node: StreamNode, options: StreamApiRouterOptions = {}): { routers: Router[]; document: ApiDocument } {
+  const { metrics, recent, admin = {}, extraOperations = [] } = options;
+  const readiness = options.readiness ?? new ConsensusReadiness(node.consensus, node.clock);
   const document = streamApiDocument();
   for (const operation of extraOperations) document.operation(operation);
   const canFence = () => node.store.supports.conditionalPut;
@@ -43,7 +49,7 @@ export function streamApiRouters(
     healthRouter(node.self, readiness, document),
     ...streamClusterRouters(node, readiness, recent, document),
     dashboardRouter(document),
-    createDataRouter(node),
+    createDataRouter(node, options.dataPlane),
     createAdminRouter(node.consensus, { canFence, ...admin }),
   ];
   if (metrics) routers.push(metricsRouter(metrics, document));
@@ -68,6 +74,7 @@ export function createStreamApiApp(deps: {
   recent?: RecentTransfers;
   /** Liveness and failover details of the admin API. */
   admin?: Partial<AdminRouterOptions>;
+  dataPlane?: DataPlaneOptions;
 }): Koa {
   const app = createApiApp({
     clock: deps.clock,
@@ -81,6 +88,7 @@ export function createStreamApiApp(deps: {
   const extra = deps.extraRoutes ?? [];
   for (const { routes } of extra) app.use(routes);
   const operations = extra.flatMap((routes) => routes.operations);
-  for (const router of streamApiRouters(deps.node, deps.metrics, deps.readiness, deps.recent, deps.admin, operations).routers) app.use(serveRouter(router));
+  const { routers } = streamApiRouters(deps.node, { ...deps, extraOperations: operations });
+  for (const router of routers) app.use(serveRouter(router));
   return app;
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ID_PATTERN, MAX_NODE_SLOTS } from './model.js';
 import type { StreamCommand } from './commands.js';
+import { producerKeySchema } from './producer-marks.js';
 
 /**
  * The shape every command must have before `apply` looks at it. Commands arrive from the log,
@@ -31,7 +32,7 @@ export const streamCommandSchema = z.discriminatedUnion('type', [
     node: id,
     epoch,
     tail: count,
-    producers: z.record(id, producerMark),
+    producers: z.record(producerKeySchema, producerMark),
   }),
   z.object({ type: z.literal('complete'), stream: id, source: id, target: id, epoch }),
   z.object({ type: z.literal('reopen'), stream: id, node: id, epoch }),

@@ -4,11 +4,13 @@ import { decimalQuery } from '../http/query-number.js';
 import { readValidBody } from '../http/json-body.js';
 import { validate } from '../http/validate.js';
 import { ID_PATTERN } from './model.js';
+import { authorizeStream, CLOSED_DATA_PLANE, requireDataCaller, type DataPlaneOptions } from './data-access.js';
 import { FollowReads, MAX_READ_WAIT_SECONDS } from './follow-read.js';
+import { producerKey } from './producer-marks.js';
 import type { StreamNode } from './stream-node.js';
 
-/** Largest append request: 1,000 records of up to 1 MiB in total, plus JSON overhead. */
-export const APPEND_BODY_LIMIT_BYTES = 2 * 1024 * 1024;
+/** Largest append request body as sent (JSON included): 1 MiB, as the README states; 413 beyond. */
+export const APPEND_BODY_LIMIT_BYTES = 1024 * 1024;
 export const MAX_RECORDS_PER_APPEND = 1_000;
 export const MAX_READ_LIMIT = 1_000;
 
@@ -55,21 +57,26 @@ export const readQuery = z
   .strict();
 
 /**
- * The data API, served by every node (seed 000; issue 4 "API"). Appends are served by the
- * owner, parked on the owner-to-be, and refused elsewhere with a 409 naming where to go; reads
- * come from the object store, so any node answers them.
+ * The data API, served by every node (seed 000). Appends are served by the owner, parked on
+ * the owner-to-be, and refused elsewhere with a 409 naming where to go; reads come from the
+ * object store, so any node answers them. Every route needs a bearer token with the scope of
+ * its action (data-access.ts) unless `access` opens it to anonymous callers; the caller is
+ * known before its path is checked or its body read, so a stranger's bytes are never buffered.
  */
-export function createDataRouter(node: StreamNode): Router {
+export function createDataRouter(node: StreamNode, access: DataPlaneOptions = CLOSED_DATA_PLANE): Router {
   const router = new Router({ prefix: '/v1/streams' });
   const follow = new FollowReads(node);
 
   router.post('/:stream/records', async (ctx) => {
+    requireDataCaller(ctx, access, 'append');
     const { stream } = validate(streamParam, ctx.params, 'path');
+    const principal = authorizeStream(ctx, access, 'append', stream);
     const body = await readValidBody(ctx, appendBody, { limitBytes: APPEND_BODY_LIMIT_BYTES });
     const result = await node.append(
       stream,
       body.records.map((r) => r.body),
-      body.producer,
+      // A producer id is the caller's own: scoped by its principal (producer-marks.ts).
+      body.producer && { id: producerKey(body.producer.id, principal), seq: body.producer.seq },
     );
     ctx.body = {
       stream,
@@ -83,7 +90,9 @@ export function createDataRouter(node: StreamNode): Router {
   });
 
   router.get('/:stream/records', async (ctx) => {
+    requireDataCaller(ctx, access, 'read');
     const { stream } = validate(streamParam, ctx.params, 'path');
+    authorizeStream(ctx, access, 'read', stream);
     const { from, limit, wait } = validate(readQuery, ctx.query, 'query');
     // A follower that hangs up ends its wait.
     const gone = new AbortController();
@@ -94,7 +103,9 @@ export function createDataRouter(node: StreamNode): Router {
   });
 
   router.get('/:stream', async (ctx) => {
+    requireDataCaller(ctx, access, 'read');
     const { stream } = validate(streamParam, ctx.params, 'path');
+    authorizeStream(ctx, access, 'read', stream);
     ctx.body = await node.describe(stream);
   });
 

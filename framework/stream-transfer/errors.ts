@@ -57,6 +57,20 @@ export class StaleProducerSequenceError extends BatonError {
   }
 }
 
+/** A principal wrote under a producer id another principal holds on this stream. */
+export class ProducerHeldError extends BatonError {
+  constructor(
+    readonly stream: StreamId,
+    readonly producer: string,
+    readonly principal: string,
+  ) {
+    super(
+      'producer_held',
+      `producer ${producer} on stream ${stream} belongs to another principal, so ${principal} may not write under it: choose a producer id of your own`,
+    );
+  }
+}
+
 /** The node cannot accept this append right now (buffer full, stopping, WAL down). */
 export class AppendUnavailableError extends BatonError {
   constructor(

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { bearerTokensSchema } from '../http/auth.js';
+import { admissionLimitsSchema } from '../http/connection-admission.js';
 import { listenerTlsSchema } from '../http/listener-tls.js';
+import { dataPlaneOptions } from './data-access.js';
 import { ID_PATTERN, MAX_NODE_SLOTS } from './model.js';
 import { DEFAULT_NODE_LIVENESS_OPTIONS as LIVENESS } from './node-liveness.js';
 
@@ -32,11 +34,18 @@ export const streamNodeOptions = z
         host: z.string().min(1).default('127.0.0.1'),
         /** Serve HTTPS (clients, admin and peers alike) with this certificate and key. */
         tls: listenerTlsSchema.optional(),
+        /** Connection caps and deadlines (framework/http/connection-admission.ts). */
+        admission: admissionLimitsSchema.partial().optional(),
       })
       .strict()
       .default({ port: 7700, host: '127.0.0.1' }),
-    /** Bearer tokens of the API; admin routes need one with the "admin" scope. */
+    /**
+     * Bearer tokens of the API: admin routes need the "admin" scope, appends "stream:append",
+     * reads "stream:read" (or "stream:append:<pattern>" for the streams a pattern matches).
+     */
     tokens: bearerTokensSchema.default([]),
+    /** Who may use the data API without a token: nobody by default (data-access.ts). */
+    dataPlane: dataPlaneOptions.default({ anonymous: 'none' }),
     /** Where the local WAL lives: a directory (durable), or memory (nothing survives a restart). */
     wal: z
       .discriminatedUnion('kind', [
@@ -47,7 +56,7 @@ export const streamNodeOptions = z
     /** Register this node (id, address, slots) in the metadata on start. */
     register: z.boolean().default(true),
     parkTimeoutMs: z.number().int().min(1).default(10_000),
-    maxBufferedBytes: z.number().int().min(1024).default(64 * 1024 * 1024),
+    maxBufferedBytes: z.number().int().min(1024).default(32 * 1024 * 1024),
     maxSegmentRecords: z.number().int().min(1).default(10_000),
     liveness: livenessOptions.default(LIVENESS),
   })

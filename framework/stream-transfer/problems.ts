@@ -7,6 +7,7 @@ import {
   HandoffTimeoutError,
   NotOwnerError,
   StaleProducerSequenceError,
+  ProducerHeldError,
   StreamFencedError,
   StreamNotFoundError,
 } from './errors.js';
@@ -74,6 +75,16 @@ export const streamProblemMappers: readonly ProblemMapper[] = [
           type: 'stale-producer-sequence',
           detail: error.message,
           extra: { stream: error.stream, producer: error.producer, seq: error.seq, last_seq: error.lastSeq },
+          cause: error,
+        })
+      : undefined,
+  (error) =>
+    error instanceof ProducerHeldError
+      ? new HttpProblem({
+          status: 403,
+          type: 'producer-held',
+          detail: error.message,
+          extra: { stream: error.stream, producer: error.producer, principal: error.principal },
           cause: error,
         })
       : undefined,

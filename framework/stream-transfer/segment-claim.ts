@@ -1,5 +1,6 @@
 import { PreconditionFailedError, type ObjectStore } from '../contracts/object-store.js';
 import type { ProducerMark, StreamId } from './model.js';
+import { ProducerMarks } from './producer-marks.js';
 import {
   MAX_SLOT,
   nextInChain,
@@ -44,7 +45,7 @@ export async function claimStreamTail(
   recorded: { tail: number; producers: Record<string, ProducerMark> },
   maxProducers: number,
 ): Promise<ClaimedTail> {
-  const producers = new Map(Object.entries(recorded.producers));
+  const producers = new ProducerMarks(recorded.producers, maxProducers);
   let end = { first: recorded.tail, slot: 0 };
   let last: { segment: Segment; key: string } | undefined;
   let startAfter = recorded.tail === 0 ? undefined : segmentKey(stream, recorded.tail - 1, MAX_SLOT);
@@ -58,7 +59,6 @@ export async function claimStreamTail(
         if (segment.epoch > epoch) throw new SegmentFencedError(stream, object.key, epoch, segment.epoch);
         segmentsRead += 1;
         for (const stamp of segment.stamps ?? []) {
-          producers.delete(stamp.id);
           producers.set(stamp.id, { seq: stamp.seq, first: stamp.first, count: stamp.count });
         }
         end = nextInChain(segment, slotOf(object.key));
@@ -80,6 +80,5 @@ export async function claimStreamTail(
       if (!(error instanceof PreconditionFailedError)) throw error;
     }
   }
-  while (producers.size > maxProducers) producers.delete(producers.keys().next().value!);
-  return { tail: end.first, slot: end.slot, producers: Object.fromEntries(producers), segmentsRead };
+  return { tail: end.first, slot: end.slot, producers: producers.toRecord(), segmentsRead };
 }

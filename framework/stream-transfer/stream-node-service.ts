@@ -121,6 +121,12 @@ export class StreamNodeService implements Lifecycle {
       log.warn('the object store has no conditional puts: failover cannot fence a lost node there, so automatic failover is off');
     }
     const observer = this.observer;
+    if (options.dataPlane.anonymous !== 'none') {
+      log.warn(
+        { anonymous: options.dataPlane.anonymous },
+        `the data API lets callers without a token ${options.dataPlane.anonymous === 'append' ? 'append and read' : 'read'} (dataPlane.anonymous): anyone who reaches this port may`,
+      );
+    }
     const app = createStreamApiApp({
       node: this.engine,
       readiness: this.readiness,
@@ -131,12 +137,23 @@ export class StreamNodeService implements Lifecycle {
       logger: log,
       metrics,
       extraRoutes: this.deps.peerRoutes,
+      dataPlane: options.dataPlane,
       admin: {
         renewalAge: (node) => observer.lastRenewalMsAgo(node),
         onFailover: (_node, result) => livenessMetrics?.failover('operator', result),
       },
     });
-    this.server = createHttpServer({ app, port: options.http.port, host: options.http.host, tls: options.http.tls, clock, logger: log, name: 'streams' });
+    this.server = createHttpServer({
+      app,
+      port: options.http.port,
+      host: options.http.host,
+      tls: options.http.tls,
+      admission: options.http.admission,
+      onRefusal: (reason) => metrics?.connectionRefusals.inc({ listener: 'streams', reason }),
+      clock,
+      logger: log,
+      name: 'streams',
+    });
     const bound = await this.server.listen();
     if (options.register) {
       this.registering = new AbortController();

@@ -2,6 +2,7 @@ import type { Clock, Timer } from '../contracts/clock.js';
 import type { Logger } from '../contracts/logger.js';
 import type { MetadataConsensus } from '../contracts/metadata-consensus.js';
 import type { ObjectStore } from '../contracts/object-store.js';
+import { BufferBudget } from './buffer-budget.js';
 import { SharedCatchUp } from '../consensus/shared-catch-up.js';
 import { EVERYTHING, streamsTouchedBy, type Change } from './changed-streams.js';
 import type { StreamCommand, StreamResult } from './commands.js';
@@ -31,6 +32,7 @@ export interface StreamNodeOptions {
   parkPollMs: number;
   /** The Retry-After a client gets when parking times out. */
   retryAfterSeconds: number;
+  /** Record bytes accepted and not yet durable, across all of this node's streams (503 beyond). */
   maxBufferedBytes: number;
   maxSegmentRecords: number;
   maxProducers: number;
@@ -42,7 +44,7 @@ export const DEFAULT_STREAM_NODE_OPTIONS: Omit<StreamNodeOptions, 'node'> = {
   parkTimeoutMs: 10_000,
   parkPollMs: 25,
   retryAfterSeconds: 1,
-  maxBufferedBytes: 64 * 1024 * 1024,
+  maxBufferedBytes: 32 * 1024 * 1024,
   maxSegmentRecords: 10_000,
   maxProducers: 1_000,
   walCompactionBytes: 64 * 1024 * 1024,
@@ -98,6 +100,8 @@ export class StreamNode {
   private stopped = false;
   /** Read-your-writes: a stream not known here is looked up again after one shared catch-up read. */
   private readonly reads = new SharedCatchUp(() => this.consensus.read());
+  /** What every session of this node buffers against (not per stream: a flood can span streams). */
+  private readonly buffer: BufferBudget;
   /** Set by the host to count takeovers and fenced sessions. */
   events: StreamNodeEvents = {};
   /** Set by the host to its NodeLease: while false, sessions acknowledge nothing. */
@@ -114,6 +118,7 @@ export class StreamNode {
     this.options = { ...DEFAULT_STREAM_NODE_OPTIONS, ...options };
     this.self = this.options.node;
     this.reader = new SegmentReader(store);
+    this.buffer = new BufferBudget(this.options.maxBufferedBytes);
     this.wal = new CompactingWal(wal, () => this.liveWalEntries(), this.options.walCompactionBytes);
   }
 
@@ -348,6 +353,7 @@ export class StreamNode {
           clock: this.clock,
           logger: this.logger,
           node: this.self,
+          buffer: this.buffer,
           onFenced: (fenced) => this.changed({ streams: [fenced] }),
           acknowledgeable: (acceptedAt) => this.acknowledgeable?.(acceptedAt) ?? true,
         },

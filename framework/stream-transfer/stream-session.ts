@@ -1,8 +1,10 @@
 import type { Clock } from '../contracts/clock.js';
 import type { Logger } from '../contracts/logger.js';
 import type { ObjectStore } from '../contracts/object-store.js';
-import { AppendUnavailableError, StaleProducerSequenceError, StreamFencedError } from './errors.js';
+import { AppendUnavailableError, ProducerHeldError, StaleProducerSequenceError, StreamFencedError } from './errors.js';
 import type { NodeId, ProducerMark, StreamId } from './model.js';
+import { BufferBudget } from './buffer-budget.js';
+import { parseProducerKey, ProducerMarks } from './producer-marks.js';
 import { SegmentFencedError, writeSegment } from './segments.js';
 import type { BatchStamp, ProducerStamp, StreamWal, WalEntry } from './wal.js';
 
@@ -29,7 +31,12 @@ export interface SessionOptions {
   maxBufferedBytes: number;
   /** Most records in one segment object. */
   maxSegmentRecords: number;
-  /** Producer marks remembered per stream (least recently used forgotten first). */
+  /**
+   * Most record bytes in one segment object (a single larger batch still makes one segment):
+   * a segment is encoded whole before it is stored, so its size is what a flush holds twice.
+   */
+  maxSegmentBytes?: number;
+  /** Producer marks remembered per stream and principal (least recently used forgotten first). */
   maxProducers: number;
 }
 
@@ -40,6 +47,8 @@ export interface SessionDeps {
   logger: Logger;
   /** The node running the session, named in the error of a fenced append. */
   node: NodeId;
+  /** The node's budget of buffered bytes, shared by its sessions; by default one of maxBufferedBytes for this session. */
+  buffer?: BufferBudget;
   /** Told when the object store fenced the session, so the node stops serving it at once. */
   onFenced?: (stream: StreamId) => void;
   /**
@@ -59,6 +68,9 @@ interface Batch {
   resolve(result: AppendResult): void;
   reject(error: unknown): void;
 }
+
+/** 8 MiB of records per segment: a few appends of the largest size. */
+export const DEFAULT_MAX_SEGMENT_BYTES = 8 * 1024 * 1024;
 
 const LEASE_LAPSED = "this node's liveness lease lapsed (it was paused or cut off from the metadata), so it may have been failed over";
 
@@ -80,13 +92,13 @@ export class StreamSession {
   private status: 'open' | 'closing' | 'closed' | 'dead' = 'open';
   private next: number;
   private durable: number;
-  private readonly producers: Map<string, ProducerMark>;
-  /** Batches queued or in the pipeline, by producer: a retry joins the original's promise. */
+  private readonly producers: ProducerMarks;
+  /** Batches queued or in the pipeline, by producer key: a retry joins the original's promise. */
   private readonly inFlight = new Map<string, { seq: number; promise: Promise<AppendResult> }>();
   private queue: Batch[] = [];
   /** Batches taken from the queue and not yet answered (being logged or flushed). */
   private inPipeline: Batch[] = [];
-  private bufferedBytes = 0;
+  private readonly buffer: BufferBudget;
   private pumping?: Promise<void>;
   private pendingFlushedMark?: WalEntry;
   /** The records entry logged (or being logged) and not yet durable in the store. */
@@ -112,7 +124,8 @@ export class StreamSession {
     this.next = tail;
     this.durable = tail;
     this.slot = slot;
-    this.producers = new Map(Object.entries(producers));
+    this.producers = new ProducerMarks(producers, options.maxProducers);
+    this.buffer = deps.buffer ?? new BufferBudget(options.maxBufferedBytes);
   }
 
   /** Opens a session: records it in the WAL before any append can be accepted. */
@@ -152,6 +165,10 @@ export class StreamSession {
     return this.durable;
   }
 
+  /**
+   * Takes a batch. A producer's `id` is its key (producer-marks.ts: the client's id within its
+   * principal), and a principal other than the one holding the client's id is refused.
+   */
   append(bodies: string[], producer?: ProducerStamp): Promise<AppendResult> {
     if (this.status !== 'open') return Promise.reject(new SessionNotWritableError(this.stream, this.status));
     if (this.deps.acknowledgeable?.() === false) {
@@ -161,6 +178,11 @@ export class StreamSession {
       return Promise.reject(new AppendUnavailableError(this.stream, LEASE_LAPSED));
     }
     if (producer) {
+      const named = parseProducerKey(producer.id);
+      const holder = this.producers.holderOf(named.id);
+      if (named.principal !== undefined && holder !== undefined && holder !== named.principal) {
+        return Promise.reject(new ProducerHeldError(this.stream, named.id, named.principal));
+      }
       const running = this.inFlight.get(producer.id);
       if (running && running.seq === producer.seq) return running.promise.then((r) => ({ ...r, duplicate: true }));
       const mark = this.producers.get(producer.id);
@@ -175,7 +197,7 @@ export class StreamSession {
         });
       }
       if (producer.seq <= last) {
-        return Promise.reject(new StaleProducerSequenceError(this.stream, producer.id, producer.seq, last));
+        return Promise.reject(new StaleProducerSequenceError(this.stream, named.id, producer.seq, last));
       }
     }
     if (this.storeDown) {
@@ -185,14 +207,15 @@ export class StreamSession {
       return Promise.reject(new AppendUnavailableError(this.stream, 'the object store is unavailable'));
     }
     const bytes = bodies.reduce((n, b) => n + b.length, 0);
-    if (this.bufferedBytes + bytes > this.options.maxBufferedBytes && this.bufferedBytes > 0) {
+    if (!this.buffer.tryTake(bytes)) {
       return Promise.reject(new AppendUnavailableError(this.stream, 'the node buffer is full while it flushes'));
     }
     const promise = new Promise<AppendResult>((resolve, reject) => {
       this.queue.push({ bodies, bytes, producer, acceptedAt: this.deps.clock.now(), resolve, reject });
     });
-    this.bufferedBytes += bytes;
     if (producer) {
+      const named = parseProducerKey(producer.id);
+      if (named.principal !== undefined) this.producers.claim(named.id, named.principal);
       const entry = { seq: producer.seq, promise };
       this.inFlight.set(producer.id, entry);
       const forget = () => {
@@ -241,7 +264,7 @@ export class StreamSession {
   }
 
   producerMarks(): Record<string, ProducerMark> {
-    return Object.fromEntries(this.producers);
+    return this.producers.toRecord();
   }
 
   private async closeOnce(): Promise<ClosedSession> {
@@ -292,11 +315,14 @@ export class StreamSession {
   private takeBatches(): Batch[] {
     const taken: Batch[] = [];
     let records = 0;
+    let bytes = 0;
+    const maxBytes = this.options.maxSegmentBytes ?? DEFAULT_MAX_SEGMENT_BYTES;
     while (this.queue.length > 0) {
       const batch = this.queue[0];
-      if (taken.length > 0 && records + batch.bodies.length > this.options.maxSegmentRecords) break;
+      if (taken.length > 0 && (records + batch.bodies.length > this.options.maxSegmentRecords || bytes + batch.bytes > maxBytes)) break;
       taken.push(this.queue.shift()!);
       records += batch.bodies.length;
+      bytes += batch.bytes;
     }
     return taken;
   }
@@ -395,14 +421,10 @@ export class StreamSession {
   }
 
   private release(batches: Batch[]): void {
-    for (const b of batches) this.bufferedBytes -= b.bytes;
+    for (const b of batches) this.buffer.give(b.bytes);
   }
 
   private remember(producer: ProducerStamp, first: number, count: number): void {
-    this.producers.delete(producer.id);
     this.producers.set(producer.id, { seq: producer.seq, first, count });
-    while (this.producers.size > this.options.maxProducers) {
-      this.producers.delete(this.producers.keys().next().value!);
-    }
   }
 }

@@ -43,7 +43,7 @@ export const defaultStreamNodeConfig: z.input<typeof streamNodeHostConfig> = {
     slots: 1000,
     http: { port: 7700, host: '127.0.0.1' },
     wal: { kind: 'file', dir: 'data/n1/wal' },
-    tokens: [{ token: 'dev-admin-token', principal: 'operator', scopes: ['admin'] }],
+    tokens: [{ token: 'dev-admin-token', principal: 'operator', scopes: ['admin', 'stream:append', 'stream:read'] }],
   },
   dataDir: 'data',
 };

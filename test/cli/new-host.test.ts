@@ -188,7 +188,7 @@ test('new host --variant stream composes a stream node with the chosen object st
   t.regex(host, /\.add\(streamNodePlugin, config\.node, 'node'\)/);
   const config = JSON.parse(files.get('config/host.json')!);
   t.like(config.node, { self: 'n1', http: { port: 7700 }, wal: { kind: 'file', dir: 'data/wal' } });
-  t.deepEqual(config.node.tokens[0].scopes, ['admin']);
+  t.deepEqual(config.node.tokens[0].scopes, ['admin', 'stream:append', 'stream:read']);
   t.deepEqual(config.consensus, { member: 'n1', voters: ['n1'], dataDir: 'data/raft' });
   t.deepEqual(config.peerTransport, { member: 'n1', peers: {} });
   t.deepEqual(config.objectStore, {});

@@ -58,7 +58,7 @@ export async function startStreamCluster(
         self: id,
         http: { port: 0 },
         wal: { kind: 'memory' },
-        tokens: [{ token: STREAM_TOKEN, principal: 'ops', scopes: ['admin'] }],
+        tokens: [{ token: STREAM_TOKEN, principal: 'ops', scopes: ['admin', 'stream:append', 'stream:read'] }],
       },
       // Nothing on disk: the metadata is the shared consensus below, the objects in memory.
       dataDir: null,

@@ -269,7 +269,7 @@ test('--url and --token are accepted before the subcommand, as --json is', async
   t.is(both.code, ExitCode.Ok, both.stderr);
 });
 
-test('a wrong token is refused on a read too (exit 1), not silently ignored', async (t) => {
+test('a wrong token is refused on a read too (exit 1), not silently ignored; a read without a token is refused and says how to give one', async (t) => {
   const cluster = await startStreamCluster(t);
   await runBaton(['streams', 'create', 'events'], { cwd, env: cluster.env });
   const run = await runBaton(['streams', 'read', 'events', '--token', 'not-the-token'], {
@@ -279,7 +279,8 @@ test('a wrong token is refused on a read too (exit 1), not silently ignored', as
   t.is(run.code, ExitCode.Failed);
   t.regex(run.stderr, /refused \(401\): the bearer token is not recognised/);
   const anonymous = await runBaton(['streams', 'read', 'events'], { cwd, env: { BATON_URL: cluster.url } });
-  t.is(anonymous.code, ExitCode.Ok, 'a read without a token stays public');
+  t.is(anonymous.code, ExitCode.Failed, 'the data API takes no anonymous caller');
+  t.regex(anonymous.stderr, /refused \(401\): .*stream:read.*\(give a token with --token or BATON_TOKEN\)/);
 });
 
 test('an address nothing can be fetched from is reported as unreachable in words, exit 3', async (t) => {

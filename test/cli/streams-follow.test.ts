@@ -19,7 +19,7 @@ test('a read with wait is held until a record is durable, and a wait past the bo
   const answer = await waiting;
   t.deepEqual(answer.records.map((r) => [r.offset, r.body]), [[0, 'first']]);
   t.is(answer.next, 1);
-  const refused = await fetch(`${cluster.url}/v1/streams/held/records?from=0&wait=31`);
+  const refused = await fetch(`${cluster.url}/v1/streams/held/records?from=0&wait=31`, { headers: { authorization: `Bearer ${STREAM_TOKEN}` } });
   t.is(refused.status, 400);
   t.regex(((await refused.json()) as { detail: string }).detail, /wait must be <= 30/);
 });

@@ -21,7 +21,7 @@ async function tlsStreamNode(certs: TestCertificates) {
       self: 'n1',
       http: { port: 0, tls: certs.loopback },
       wal: { kind: 'memory' },
-      tokens: [{ token: TOKEN, principal: 'ops', scopes: ['admin'] }],
+      tokens: [{ token: TOKEN, principal: 'ops', scopes: ['admin', 'stream:append', 'stream:read'] }],
     },
     dataDir: null,
     objectStore: { use: 'memory-object-store' },

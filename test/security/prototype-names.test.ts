@@ -55,7 +55,7 @@ test('authority ids named after Object.prototype members are ordinary authoritie
 
 test('stream and node ids named after Object.prototype members are ordinary ids end to end over HTTP', async (t) => {
   const { host, node } = await startStreamNode({
-    node: { self: 'n1', http: { port: 0 }, wal: { kind: 'memory' }, tokens: [{ token: TOKEN, principal: 'ops', scopes: ['admin'] }] },
+    node: { self: 'n1', http: { port: 0 }, wal: { kind: 'memory' }, tokens: [{ token: TOKEN, principal: 'ops', scopes: ['admin', 'stream:append', 'stream:read'] }] },
     dataDir: null,
     objectStore: { use: 'memory-object-store' },
     log: { level: 'silent' },

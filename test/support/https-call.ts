@@ -7,6 +7,7 @@ export interface CallAnswer {
   /** The parsed JSON body, or the text when it is not JSON. */
   body: unknown;
   type: string | null;
+  headers?: Record<string, string | string[] | undefined>;
 }
 
 /** The problem type of an answer without its URN prefix (`json-limits`), when it is problem+json. */
@@ -41,7 +42,7 @@ export function call(
           } catch {
             // Not JSON: keep the text.
           }
-          resolve({ status: res.statusCode ?? 0, body, type: res.headers['content-type'] ?? null });
+          resolve({ status: res.statusCode ?? 0, body, type: res.headers['content-type'] ?? null, headers: res.headers });
         });
       },
     );

@@ -1,3 +1,4 @@
+import { readFile, writeFile } from 'node:fs/promises';
 import { memberIdsOf, withPeerSecrets } from '../../../cli/local-cluster/peer-credentials.js';
 import type { ExecutionContext } from 'ava';
 import { newAdminToken, type ClusterRecord } from '../../../cli/local-cluster/cluster-record.js';
@@ -29,7 +30,11 @@ export interface NodeProcesses<N extends LocalNodeConfig> {
 export async function startNodeProcesses<N extends LocalNodeConfig>(
   t: ExecutionContext,
   variant: LocalClusterVariant<N>,
-  options: { tls?: boolean } = {},
+  options: {
+    tls?: boolean;
+    /** Changes each member's config (as `baton up` wrote it) before the member starts. */
+    configure?: (config: Record<string, any>, node: N) => void;
+  } = {},
 ): Promise<NodeProcesses<N>> {
   const dataDir = await workDir(t);
   const ports = await freeLoopbackPorts(variant.portKeys.length);
@@ -42,6 +47,13 @@ export async function startNodeProcesses<N extends LocalNodeConfig>(
     ...(options.tls ? { tls: true } : {}),
   };
   const nodes = await variant.writeConfigs(dataDir, record);
+  if (options.configure) {
+    for (const node of nodes) {
+      const config = JSON.parse(await readFile(node.file, 'utf8')) as Record<string, any>;
+      options.configure(config, node);
+      await writeFile(node.file, JSON.stringify(config, null, 2), { mode: 0o600 });
+    }
+  }
   const processes = new Map(nodes.map((node) => [node.id, new NodeProcess(node.id, variant.entryPoint, node.file, node.logFile, node.caFile)]));
   t.teardown(async () => {
     for (const node of [...processes.values()].reverse()) await node.stop();

@@ -141,7 +141,7 @@ test('refused requests count under the route template they asked for: a router-w
   const api = await startApi([admin, metricsRouter(metrics)], {
     metrics,
     listener: 'admin',
-    tokens: new BearerTokens([{ token: 'good', principal: 'ops', scopes: ['admin'] }]),
+    tokens: new BearerTokens([{ token: 'good', principal: 'ops', scopes: ['admin', 'stream:append', 'stream:read'] }]),
   });
   t.teardown(api.stop);
   t.is((await call(`${api.url}/v1/admin/streams/a`)).status, 401);

@@ -7,10 +7,13 @@ import { Cluster } from './cluster-fixture.js';
 
 export const ADMIN_TOKEN = 'admin-token';
 export const READER_TOKEN = 'reader-token';
+/** An application's token: it may append and read, and nothing else. */
+export const DATA_TOKEN = 'data-token';
 
 export const tokens = new BearerTokens([
-  { token: ADMIN_TOKEN, principal: 'operator', scopes: ['admin'] },
+  { token: ADMIN_TOKEN, principal: 'operator', scopes: ['admin', 'stream:append', 'stream:read'] },
   { token: READER_TOKEN, principal: 'dashboard', scopes: ['metrics'] },
+  { token: DATA_TOKEN, principal: 'app', scopes: ['stream:append', 'stream:read'] },
 ]);
 
 /**
@@ -66,6 +69,10 @@ export async function call(url: string, init: RequestInit & { json?: unknown; to
   const text = await response.text();
   return { status: response.status, headers: response.headers, body: text === '' ? undefined : JSON.parse(text) };
 }
+
+/** A data API call with the application's token. */
+export const dataCall = (url: string, init: RequestInit & { json?: unknown; token?: string } = {}) =>
+  call(url, { token: DATA_TOKEN, ...init });
 
 export const admin = (url: string, method: string, json?: unknown) =>
   call(url, { method, json, token: ADMIN_TOKEN });

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { StreamApiError, StreamClient } from '../../../framework/stream-transfer/client.js';
-import { ADMIN_TOKEN, ApiCluster } from './api-fixture.js';
+import { ADMIN_TOKEN, ApiCluster, DATA_TOKEN } from './api-fixture.js';
 
 test('the client follows the 409 hint to the owner, and to the owner-to-be after a transfer', async (t) => {
   const api = new ApiCluster();
@@ -36,14 +36,16 @@ test('a numbered producer is deduplicated across retries and handoffs', async (t
   t.like(await producer.append('s', ['y']), { duplicate: false, first: 1 });
 });
 
-test('admin calls without the right token fail with the problem', async (t) => {
+test('calls without the right token fail with the problem', async (t) => {
   const api = new ApiCluster();
   t.teardown(() => api.stop());
   await api.addNode('a');
   const client = new StreamClient({ nodes: [api.url('a')] });
   const error = await t.throwsAsync(client.nodes(), { instanceOf: StreamApiError });
   t.is(error?.status, 401);
-  const unknown = await t.throwsAsync(new StreamClient({ nodes: [api.url('a')] }).read('ghost'), { instanceOf: StreamApiError });
+  const anonymous = await t.throwsAsync(new StreamClient({ nodes: [api.url('a')] }).read('ghost'), { instanceOf: StreamApiError });
+  t.is(anonymous?.status, 401);
+  const unknown = await t.throwsAsync(new StreamClient({ nodes: [api.url('a')], token: DATA_TOKEN }).read('ghost'), { instanceOf: StreamApiError });
   t.is(unknown?.status, 404);
 });
 

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { ApiCluster, call } from './api-fixture.js';
+import { ApiCluster, dataCall } from './api-fixture.js';
 
 async function started(t: { teardown(fn: () => Promise<void>): void }): Promise<ApiCluster> {
   const api = new ApiCluster();
@@ -13,27 +13,27 @@ async function started(t: { teardown(fn: () => Promise<void>): void }): Promise<
 }
 
 const append = (url: string, stream: string, json: unknown) =>
-  call(`${url}/v1/streams/${stream}/records`, { method: 'POST', json });
+  dataCall(`${url}/v1/streams/${stream}/records`, { method: 'POST', json });
 
 test('POST records appends on the owner and answers offsets and epoch; GET reads them back from any node', async (t) => {
   const api = await started(t);
   const answer = await append(api.url('a'), 's', { records: [{ body: 'one' }, { body: 'two' }] });
   t.is(answer.status, 200);
   t.like(answer.body, { stream: 's', epoch: 1, first: 0, count: 2, offsets: [0, 1], duplicate: false, node: 'a' });
-  const read = await call(`${api.url('c')}/v1/streams/s/records?from=1&limit=5`);
+  const read = await dataCall(`${api.url('c')}/v1/streams/s/records?from=1&limit=5`);
   t.is(read.status, 200);
   t.deepEqual(read.body, { stream: 's', from: 1, records: [{ offset: 1, body: 'two' }], next: 2 });
-  const all = await call(`${api.url('b')}/v1/streams/s/records`);
+  const all = await dataCall(`${api.url('b')}/v1/streams/s/records`);
   t.deepEqual(all.body.records.map((r: { body: string }) => r.body), ['one', 'two']);
 });
 
 test('GET a stream describes owner, address, epoch, state and tail', async (t) => {
   const api = await started(t);
   await append(api.url('a'), 's', { records: [{ body: 'x' }] });
-  const onOwner = await call(`${api.url('a')}/v1/streams/s`);
+  const onOwner = await dataCall(`${api.url('a')}/v1/streams/s`);
   t.is(onOwner.status, 200);
   t.like(onOwner.body, { stream: 's', owner: 'a', address: api.url('a'), epoch: 1, state: 'open', tail: 1 });
-  t.like((await call(`${api.url('b')}/v1/streams/s`)).body, { owner: 'a', epoch: 1 });
+  t.like((await dataCall(`${api.url('b')}/v1/streams/s`)).body, { owner: 'a', epoch: 1 });
 });
 
 test('a retried (producer, seq) answers the original offsets; an older seq is a 409', async (t) => {
@@ -104,8 +104,8 @@ test('unknown streams answer 404 on every data route', async (t) => {
   const api = await started(t);
   for (const answer of [
     await append(api.url('a'), 'ghost', { records: [{ body: 'x' }] }),
-    await call(`${api.url('a')}/v1/streams/ghost/records`),
-    await call(`${api.url('a')}/v1/streams/ghost`),
+    await dataCall(`${api.url('a')}/v1/streams/ghost/records`),
+    await dataCall(`${api.url('a')}/v1/streams/ghost`),
   ]) {
     t.is(answer.status, 404);
     t.is(answer.body.type, 'urn:baton:problem:stream-not-found');
@@ -124,13 +124,13 @@ test('every invalid input answers 400 with a reason, never a 500', async (t) => 
     ['negative seq', append(url, 's', { records: [{ body: 'x' }], producer: { id: 'p', seq: -1 } }), /seq must be >= 0/],
     ['bad producer id', append(url, 's', { records: [{ body: 'x' }], producer: { id: '', seq: 1 } }), /producer id/],
     ['too many records', append(url, 's', { records: Array.from({ length: 1001 }, () => ({ body: 'x' })) }), /at most 1000/],
-    ['negative from', call(`${url}/v1/streams/s/records?from=-1`), /from must be >= 0/],
-    ['zero limit', call(`${url}/v1/streams/s/records?limit=0`), /limit must be >= 1/],
-    ['text limit', call(`${url}/v1/streams/s/records?limit=ten`), /limit/],
-    ['misspelt parameter', call(`${url}/v1/streams/s/records?offset=5`), /Unrecognized key: "offset"/],
+    ['negative from', dataCall(`${url}/v1/streams/s/records?from=-1`), /from must be >= 0/],
+    ['zero limit', dataCall(`${url}/v1/streams/s/records?limit=0`), /limit must be >= 1/],
+    ['text limit', dataCall(`${url}/v1/streams/s/records?limit=ten`), /limit/],
+    ['misspelt parameter', dataCall(`${url}/v1/streams/s/records?offset=5`), /Unrecognized key: "offset"/],
     [
       'malformed JSON',
-      call(`${url}/v1/streams/s/records`, { method: 'POST', body: '{"records":', headers: { 'Content-Type': 'application/json' } }),
+      dataCall(`${url}/v1/streams/s/records`, { method: 'POST', body: '{"records":', headers: { 'Content-Type': 'application/json' } }),
       /not valid JSON/,
     ],
   ];
@@ -139,7 +139,7 @@ test('every invalid input answers 400 with a reason, never a 500', async (t) => 
     t.is(answer.status, 400, name);
     t.regex(answer.body.detail, reason, name);
   }
-  const wrongType = await call(`${url}/v1/streams/s/records`, { method: 'POST', body: 'x', headers: { 'Content-Type': 'text/plain' } });
+  const wrongType = await dataCall(`${url}/v1/streams/s/records`, { method: 'POST', body: 'x', headers: { 'Content-Type': 'text/plain' } });
   t.is(wrongType.status, 415);
   const huge = await append(url, 's', { records: [{ body: 'x'.repeat(3 * 1024 * 1024) }] });
   t.is(huge.status, 413);

@@ -24,7 +24,7 @@ function config(self: string) {
       http: { port: 0 },
       wal: { kind: 'memory' },
       tokens: [
-        { token: TOKEN, principal: 'ops', scopes: ['admin'] },
+        { token: TOKEN, principal: 'ops', scopes: ['admin', 'stream:append', 'stream:read'] },
         { token: READER, principal: 'reader', scopes: ['read'] },
       ],
     },
@@ -87,7 +87,7 @@ test('every route the stream listener serves is in the OpenAPI document, and not
   const { first } = await twoNodes(t);
   const node = first.get(STREAM_NODE);
   // The listener also carries Raft peer traffic: member-to-member, documented as internal.
-  const { routers, document } = streamApiRouters(node.node, first.get(METRICS), undefined, undefined, {}, RAFT_PEER_OPERATIONS);
+  const { routers, document } = streamApiRouters(node.node, { metrics: first.get(METRICS), extraOperations: RAFT_PEER_OPERATIONS });
   t.notThrows(() => assertRoutesDocumented([...routers, first.get(RAFT_PEER_ROUTER)], document));
   t.true(document.has('get', '/metrics') && document.has('get', '/openapi.json'));
   const peer = routedOperations(first.get(RAFT_PEER_ROUTER)).operations;
@@ -167,7 +167,7 @@ test('every status the API answers while exercised is declared in the document, 
 
   const metrics = first.get(METRICS);
   const seen = await answered(metrics);
-  const { routers, document } = streamApiRouters(n1.node, metrics);
+  const { routers, document } = streamApiRouters(n1.node, { metrics });
   // A request the admin scope check refuses counts under the route it asked for, so its 401
   // or 403 must be declared by that route.
   const refused = seen.filter((a) => a.path.startsWith('/v1/admin/') && (a.status === 401 || a.status === 403));

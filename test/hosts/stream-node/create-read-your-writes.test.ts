@@ -13,6 +13,7 @@ test('once the admin API answered 201, every node of the Raft serves or describe
   const cluster = await startS3StreamCluster(server, dir.path, ['n1', 'n2', 'n3']);
   t.teardown(() => cluster.stop());
   const client = new StreamClient({ nodes: cluster.urls, token: ADMIN_TOKEN });
+  const auth = { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } };
   await eventually(async () => (await client.nodes()).nodes.length === 3, 'all three nodes registered');
   for (let i = 0; i < 30; i += 1) {
     const stream = `ryw-${i}`;
@@ -24,15 +25,15 @@ test('once the admin API answered 201, every node of the Raft serves or describe
       body: JSON.stringify({ stream, node: owner }),
     });
     t.is(created.status, 201);
-    const answers = await Promise.all(cluster.urls.map((url) => fetch(`${url}/v1/streams/${stream}`)));
+    const answers = await Promise.all(cluster.urls.map((url) => fetch(`${url}/v1/streams/${stream}`, auth)));
     t.deepEqual(
       answers.map((a) => a.status),
       [200, 200, 200],
       `${stream}: every node knows the stream right after the 201`,
     );
-    const read = await fetch(`${cluster.urls[(i + 2) % 3]}/v1/streams/${stream}/records`);
+    const read = await fetch(`${cluster.urls[(i + 2) % 3]}/v1/streams/${stream}/records`, auth);
     t.is(read.status, 200);
   }
-  const missing = await fetch(`${cluster.urls[0]}/v1/streams/never-created`);
+  const missing = await fetch(`${cluster.urls[0]}/v1/streams/never-created`, auth);
   t.is(missing.status, 404, 'a stream that does not exist is still a 404, after the catch-up');
 });

@@ -17,7 +17,7 @@ function defaultsUnder(dataDir: string | null, walDir?: string) {
       self: 'n1',
       http: { port: 0 },
       wal: walDir ? { kind: 'file', dir: walDir } : { kind: 'memory' },
-      tokens: [{ token: TOKEN, principal: 'ops', scopes: ['admin'] }],
+      tokens: [{ token: TOKEN, principal: 'ops', scopes: ['admin', 'stream:append', 'stream:read'] }],
     },
     dataDir,
     log: { level: 'silent' },

@@ -56,7 +56,7 @@ export class EtcdStreamNodes {
         self: id,
         http: { port: 0 },
         wal: { kind: 'memory' },
-        tokens: [{ token: TOKEN, principal: 'ops', scopes: ['admin'] }],
+        tokens: [{ token: TOKEN, principal: 'ops', scopes: ['admin', 'stream:append', 'stream:read'] }],
       },
       dataDir: null,
       consensus: {

@@ -20,7 +20,7 @@ function config(self: string, extra: Record<string, unknown> = {}) {
       self,
       http: { port: 0 },
       wal: { kind: 'memory' },
-      tokens: [{ token: TOKEN, principal: 'ops', scopes: ['admin'] }],
+      tokens: [{ token: TOKEN, principal: 'ops', scopes: ['admin', 'stream:append', 'stream:read'] }],
       ...extra,
     },
     // Metadata in memory: these tests share or restart nothing through the default Raft's files.

@@ -14,7 +14,7 @@ test('a stream node on the Raft consensus keeps its metadata, WAL and records ac
       self: 'n1',
       http: { port: 0 },
       wal: { kind: 'file', dir: `${dir.path}/wal` },
-      tokens: [{ token: TOKEN, principal: 'ops', scopes: ['admin'] }],
+      tokens: [{ token: TOKEN, principal: 'ops', scopes: ['admin', 'stream:append', 'stream:read'] }],
     },
     consensus: { use: 'raft', options: { member: 'n1', voters: ['n1'], dataDir: `${dir.path}/raft`, tickMs: 10 } },
     peerTransport: { use: 'raft-http-transport', options: { member: 'n1', peers: {} } },

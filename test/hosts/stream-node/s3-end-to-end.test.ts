@@ -8,7 +8,7 @@ import { ADMIN_TOKEN, startS3StreamCluster } from './s3-stream-cluster.js';
 async function appendRaw(base: string, stream: string, bodies: string[]) {
   const response = await fetch(`${base}/v1/streams/${stream}/records`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN_TOKEN}` },
     body: JSON.stringify({ records: bodies.map((body) => ({ body })) }),
   });
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
@@ -76,7 +76,7 @@ test('two stream nodes on one Raft and a real S3 server: a handoff, an S3 outage
     t.regex(String(answer.body.detail), /object store is unavailable/);
     refused.push(label);
   }
-  const read = await fetch(`${cluster.urls[1]}/v1/streams/orders/records?from=0`);
+  const read = await fetch(`${cluster.urls[1]}/v1/streams/orders/records?from=0`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
   t.is(read.status, 503, 'reads come from the store: unavailable, never a partial answer');
   t.false(heldAnswered, 'nothing is acknowledged while its segment is not stored');
 

@@ -36,7 +36,7 @@ export async function startS3StreamCluster(
       address: urls[i],
       http: { port: ports[i], host: '127.0.0.1' },
       wal: { kind: 'file', dir: join(dir, id, 'wal') },
-      tokens: [{ token: ADMIN_TOKEN, principal: 'ops', scopes: ['admin'] }],
+      tokens: [{ token: ADMIN_TOKEN, principal: 'ops', scopes: ['admin', 'stream:append', 'stream:read'] }],
     },
     dataDir: join(dir, id),
     consensus: {

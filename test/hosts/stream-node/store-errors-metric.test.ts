@@ -35,7 +35,7 @@ test('an object store outage is answered 503 and counted on /metrics by store an
     },
   });
   const host = streamNodeHostBuilder({
-    node: { self: 'n1', http: { port: 0 }, wal: { kind: 'memory' }, tokens: [{ token: TOKEN, principal: 'ops', scopes: ['admin'] }] },
+    node: { self: 'n1', http: { port: 0 }, wal: { kind: 'memory' }, tokens: [{ token: TOKEN, principal: 'ops', scopes: ['admin', 'stream:append', 'stream:read'] }] },
     dataDir: null,
     log: { level: 'silent' },
   })
@@ -51,7 +51,7 @@ test('an object store outage is answered 503 and counted on /metrics by store an
   await client.append('s', ['durable']);
 
   down = true;
-  const read = await fetch(`${node.url}/v1/streams/s/records?from=0`);
+  const read = await fetch(`${node.url}/v1/streams/s/records?from=0`, { headers: { authorization: `Bearer ${TOKEN}` } });
   t.is(read.status, 503);
   t.regex(read.headers.get('content-type') ?? '', /problem\+json/);
   const metrics = await (await fetch(`${node.url}/metrics`)).text();

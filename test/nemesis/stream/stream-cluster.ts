@@ -95,7 +95,7 @@ async function startNodes(
             address: urls[id],
             http: { port: ports[i], host: '127.0.0.1' },
             wal: { kind: 'file', dir: join(dir, 'wal') },
-            tokens: [{ token, principal: 'operator', scopes: ['admin'] }],
+            tokens: [{ token, principal: 'operator', scopes: ['admin', 'stream:append', 'stream:read'] }],
             // Quicker than the defaults, so a run of seconds sees nodes turn Dead and fail
             // over; the operator's failover (on Dead) usually comes before the automatic one.
             liveness: LIVENESS,

@@ -16,7 +16,7 @@ async function testConfig(t: ExecutionContext, node: Record<string, unknown> = {
       self: 'n1',
       http: { port: 0 },
       wal: { kind: 'memory' },
-      tokens: [{ token: ADMIN_TOKEN, principal: 'admin', scopes: ['admin'] }],
+      tokens: [{ token: ADMIN_TOKEN, principal: 'admin', scopes: ['admin', 'stream:append', 'stream:read'] }],
       ...node,
     },
     consensus: {{consensusTestOptions}},
