@@ -3,7 +3,7 @@ import type { ExecutionContext } from 'ava';
 import { streamClusterVariant } from '../../cli/local-cluster/local-stream-cluster.js';
 import { startNodeProcesses } from '../framework/cluster/node-processes.js';
 import { eventually } from '../hosts/eventually.js';
-import { call, type CallAnswer } from '../support/https-call.js';
+import { call as callOverHttp, type CallAnswer } from '../support/https-call.js';
 
 /** Tokens every member of the attacked cluster knows besides the operator's. */
 export const BILLING_TOKEN = 'billing-service-token-0123456789';
@@ -29,8 +29,9 @@ export function peakRss(pid: number): number {
  * tokens added (two writers, a reader, a writer limited to `orders-*`), a leader every member
  * follows, and calls made as the operator or as any of the applications.
  */
-export async function dataPlaneCluster(t: ExecutionContext) {
+export async function dataPlaneCluster(t: ExecutionContext, options: { tls?: boolean } = {}) {
   const cluster = await startNodeProcesses(t, streamClusterVariant, {
+    tls: options.tls,
     configure: (config) => {
       config.node.tokens.push(
         { token: BILLING_TOKEN, principal: 'billing', scopes: ['stream:append', 'stream:read'] },
@@ -41,6 +42,9 @@ export async function dataPlaneCluster(t: ExecutionContext) {
     },
   });
   const operator = { authorization: `Bearer ${cluster.token}` };
+  // Under TLS every call trusts the cluster CA (the test process has no NODE_EXTRA_CA_CERTS).
+  const caFile = options.tls ? cluster.nodes[0].caFile : undefined;
+  const call: typeof callOverHttp = (url, init = {}) => callOverHttp(url, { ...init, ...(caFile ? { caFile } : {}) });
   const urlOf = (id: string) => cluster.nodes.find((n) => n.id === id)!.url;
   const report = async (id: string): Promise<MemberReport> =>
     (await call(`${urlOf(id)}/v1/admin/cluster/member`, { headers: operator })).body as MemberReport;
@@ -83,5 +87,5 @@ export async function dataPlaneCluster(t: ExecutionContext) {
     return Object.fromEntries(nodes.map((n) => [n.id, n.liveness ?? 'Alive']));
   };
 
-  return { cluster, leader, urlOf, report, operator, append, read, createWritable, owners, liveness };
+  return { cluster, leader, urlOf, report, operator, call, append, read, createWritable, owners, liveness };
 }
