@@ -174,6 +174,9 @@ test.serial('1,000 concurrent 1 MiB authenticated appends keep the node under 60
   }
   const rss = peakRss(c.cluster.pid(target)!);
   t.log(`peak RSS of the flooded node: ${(rss / 1024 / 1024).toFixed(0)} MB`);
+  const metrics = String((await c.call(`${c.urlOf(target)}/metrics`, { headers: c.operator })).body);
+  const loopMax = /^baton_event_loop_delay_seconds\{[^}]*quantile="1"[^}]*\} (\S+)/m.exec(metrics)?.[1];
+  t.log(`longest event-loop delay of the flooded node since start: ${loopMax} s`);
   t.true(rss < 600 * 1024 * 1024, `peak RSS ${rss} bytes`);
   t.is((await c.report(target)).term, termBefore, 'no election');
   t.deepEqual(await c.owners(), ownersBefore, 'no stream moved');
