@@ -1,9 +1,9 @@
 import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
-import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { readTlsMaterial } from '../../framework/http/listener-tls.js';
+import { durableFiles } from '../../framework/kernel/durable-files.js';
 import type { ControlListenerTls } from './cluster-tls.js';
 import type { NodeSupervisor } from './node-supervisor.js';
 import { writePrivateFile } from './private-files.js';
@@ -56,7 +56,7 @@ export async function startControlServer(
   let closed: Promise<void> | undefined;
   return {
     url,
-    close: () => (closed ??= closeServer(server).then(() => rm(controlRecordPath(dataDir), { force: true }))),
+    close: () => (closed ??= closeServer(server).then(() => durableFiles.remove(controlRecordPath(dataDir)).then(() => undefined))),
   };
 }
 

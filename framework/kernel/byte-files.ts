@@ -1,5 +1,6 @@
-import { mkdir, open, readdir, readFile, rename, rm, type FileHandle } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { durableFiles, type AppendOnlyFile, type DurableFiles } from './durable-files.js';
 
 /**
  * The few file operations an append-only log needs (the Raft log, a change feed), with their
@@ -23,15 +24,18 @@ export interface ByteFiles {
   close(): Promise<void>;
 }
 
-/** ByteFiles on a local directory: fdatasync on files, fsync on the directory when names change. */
+/** ByteFiles on a local directory, written through DurableFiles (append + fdatasync, temp + rename). */
 export class DirectoryFiles implements ByteFiles {
-  private readonly handles = new Map<string, FileHandle>();
-  private readonly unsyncedNames = new Set<string>();
+  private readonly handles = new Map<string, AppendOnlyFile>();
+  private created = false;
 
-  constructor(readonly dir: string) {}
+  constructor(
+    readonly dir: string,
+    private readonly files: DurableFiles = durableFiles,
+  ) {}
 
   async list(): Promise<string[]> {
-    await mkdir(this.dir, { recursive: true });
+    await this.createDirectory();
     return (await readdir(this.dir)).filter((n) => !n.endsWith('.tmp')).sort();
   }
 
@@ -47,55 +51,30 @@ export class DirectoryFiles implements ByteFiles {
   async append(name: string, bytes: Uint8Array): Promise<void> {
     let handle = this.handles.get(name);
     if (!handle) {
-      await mkdir(this.dir, { recursive: true });
-      handle = await open(join(this.dir, name), 'a');
+      await this.createDirectory();
+      handle = await this.files.openAppend(join(this.dir, name));
       this.handles.set(name, handle);
-      this.unsyncedNames.add(name);
     }
-    let offset = 0;
-    while (offset < bytes.length) {
-      const { bytesWritten } = await handle.write(bytes, offset, bytes.length - offset);
-      offset += bytesWritten;
-    }
+    await handle.append(bytes);
   }
 
   async sync(name: string): Promise<void> {
-    await this.handles.get(name)?.datasync();
-    if (this.unsyncedNames.delete(name)) await this.syncDirectory();
+    await this.handles.get(name)?.sync();
   }
 
   async replace(name: string, bytes: Uint8Array): Promise<void> {
-    await mkdir(this.dir, { recursive: true });
-    const tmp = join(this.dir, `${name}.tmp`);
-    const handle = await open(tmp, 'w');
-    try {
-      await handle.writeFile(bytes);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await rename(tmp, join(this.dir, name));
-    await this.syncDirectory();
+    await this.createDirectory();
+    await this.files.replace(join(this.dir, name), bytes);
   }
 
   async truncate(name: string, length: number): Promise<void> {
-    await this.handles.get(name)?.close();
-    this.handles.delete(name);
-    const handle = await open(join(this.dir, name), 'r+');
-    try {
-      await handle.truncate(length);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
+    await this.closeHandle(name);
+    await this.files.truncate(join(this.dir, name), length);
   }
 
   async remove(name: string): Promise<void> {
-    await this.handles.get(name)?.close();
-    this.handles.delete(name);
-    this.unsyncedNames.delete(name);
-    await rm(join(this.dir, name), { force: true });
-    await this.syncDirectory();
+    await this.closeHandle(name);
+    await this.files.remove(join(this.dir, name));
   }
 
   async close(): Promise<void> {
@@ -104,13 +83,16 @@ export class DirectoryFiles implements ByteFiles {
     await Promise.all(handles.map((h) => h.close()));
   }
 
-  private async syncDirectory(): Promise<void> {
-    const handle = await open(this.dir, 'r');
-    try {
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
+  private async closeHandle(name: string): Promise<void> {
+    await this.handles.get(name)?.close();
+    this.handles.delete(name);
+  }
+
+  /** The directory, and any missing parent, made durably once. */
+  private async createDirectory(): Promise<void> {
+    if (this.created) return;
+    await this.files.createDirectory(this.dir, { parents: true });
+    this.created = true;
   }
 }
 

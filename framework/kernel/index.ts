@@ -8,3 +8,5 @@ export * from './pino-logger.js';
 export * from './system-plugins.js';
 export * from './catalog.js';
 export * from './byte-files.js';
+export * from './file-system.js';
+export * from './durable-files.js';

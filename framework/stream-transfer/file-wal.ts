@@ -1,26 +1,39 @@
-import { mkdir, open, readFile, rename, type FileHandle } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { durableFiles, type AppendOnlyFile, type DurableFiles } from '../kernel/durable-files.js';
 import { decodeEntries, encodeEntries } from './wal-codec.js';
 import { WalUnavailableError, type StreamWal, type WalEntry } from './wal.js';
 
+export interface FileWalOptions {
+  /** How the files are written; the real file system by default (the crash harness records it). */
+  files?: DurableFiles;
+}
+
 /**
  * The WAL of a host: one append-only file in the node's WAL directory, fdatasync'ed before an
- * append resolves. Concurrent appends are committed together (one write, one sync), which is
- * what keeps a busy node from paying one sync per record.
+ * append resolves (and the directory fsynced with the first one, so the file's name survives a
+ * power cut too). Concurrent appends are committed together (one write, one sync), which is
+ * what keeps a busy node from paying one sync per record. Compaction writes the new log beside
+ * it and renames it over, then fsyncs the directory, so a power cut leaves the old log or the
+ * new one.
  */
 export class FileWal implements StreamWal {
-  private handle?: FileHandle;
+  private handle?: AppendOnlyFile;
   private queue: { bytes: Uint8Array; resolve(): void; reject(error: unknown): void }[] = [];
   private writing?: Promise<void>;
   private closed = false;
 
-  private constructor(private readonly path: string) {}
+  private constructor(
+    private readonly path: string,
+    private readonly files: DurableFiles,
+  ) {}
 
-  static async open(dir: string): Promise<FileWal> {
-    await mkdir(dir, { recursive: true });
-    const wal = new FileWal(join(dir, 'streams.wal'));
+  static async open(dir: string, options: FileWalOptions = {}): Promise<FileWal> {
+    const files = options.files ?? durableFiles;
+    await files.createDirectory(dir, { parents: true });
+    const wal = new FileWal(join(dir, 'streams.wal'), files);
     await wal.truncateTornTail();
-    wal.handle = await open(wal.path, 'a');
+    wal.handle = await files.openAppend(wal.path);
     return wal;
   }
 
@@ -40,18 +53,15 @@ export class FileWal implements StreamWal {
 
   async rewrite(entries: readonly WalEntry[]): Promise<void> {
     await this.writing;
-    const temporary = `${this.path}.compact`;
-    const file = await open(temporary, 'w');
+    const handle = this.handle;
+    this.handle = undefined;
+    await handle?.close();
     try {
-      await file.writeFile(encodeEntries(entries));
-      await file.sync();
+      await this.files.replace(this.path, encodeEntries(entries), { temp: `${this.path}.compact` });
     } finally {
-      await file.close();
+      // Old log or new, appends go on: a failed rewrite left the old one whole.
+      this.handle = await this.files.openAppend(this.path);
     }
-    await this.handle?.close();
-    await rename(temporary, this.path);
-    this.handle = await open(this.path, 'a');
-    await this.handle.sync();
   }
 
   async close(): Promise<void> {
@@ -75,8 +85,8 @@ export class FileWal implements StreamWal {
           joined.set(b.bytes, at);
           at += b.bytes.length;
         }
-        await handle.write(joined);
-        await handle.datasync();
+        await handle.append(joined);
+        await handle.sync();
         for (const b of batch) b.resolve();
       } catch (error) {
         const failure = error instanceof WalUnavailableError ? error : new WalUnavailableError(String(error), { cause: error });
@@ -99,12 +109,6 @@ export class FileWal implements StreamWal {
     const bytes = await this.readAll();
     const { validBytes } = decodeEntries(bytes);
     if (validBytes === bytes.length) return;
-    const file = await open(this.path, 'r+');
-    try {
-      await file.truncate(validBytes);
-      await file.sync();
-    } finally {
-      await file.close();
-    }
+    await this.files.truncate(this.path, validBytes);
   }
 }

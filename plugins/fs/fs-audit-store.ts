@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { readdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import {
   AuditConflictError,
@@ -10,6 +10,8 @@ import {
   type AuditStore,
 } from '../../framework/contracts/audit-store.js';
 import type { BatonError } from '../../framework/contracts/errors.js';
+import { durableFiles, type DurableFiles } from '../../framework/kernel/durable-files.js';
+import { errnoCode } from '../../framework/kernel/file-system.js';
 import type { Lifecycle } from '../../framework/kernel/plugin.js';
 import {
   auditRecordSchema,
@@ -22,7 +24,6 @@ import {
   recordFileText,
   type RecordPosition,
 } from './audit-record-file.js';
-import { createDirectory, errnoCode, syncDirectory } from './durable-file.js';
 import { encodeName } from './file-name-encoding.js';
 import { SerialQueue } from './serial-queue.js';
 import { StoreDirectory } from './store-directory.js';
@@ -34,6 +35,8 @@ const MAX_READABLE_NAME = 200;
 export interface FsAuditStoreOptions {
   /** The store's directory (it uses `<dir>/audit/`); created on start. One process per directory. */
   dir: string;
+  /** How the files are written; the real file system by default (the crash harness records it). */
+  files?: DurableFiles;
 }
 
 /**
@@ -54,9 +57,11 @@ export class FsAuditStore implements AuditStore, Lifecycle {
   private readonly idsDir: string;
   private readonly directory: StoreDirectory;
   private readonly puts = new SerialQueue();
+  private readonly files: DurableFiles;
 
   constructor(options: FsAuditStoreOptions) {
     this.dir = resolve(options.dir);
+    this.files = options.files ?? durableFiles;
     this.root = join(this.dir, 'audit');
     this.recordsDir = join(this.root, 'records');
     this.idsDir = join(this.root, 'ids');
@@ -65,6 +70,7 @@ export class FsAuditStore implements AuditStore, Lifecycle {
       root: this.root,
       subdirs: [this.recordsDir, this.idsDir],
       check: 'exists, is a readable directory and its files are intact',
+      files: this.files,
     });
   }
 
@@ -132,7 +138,7 @@ export class FsAuditStore implements AuditStore, Lifecycle {
       positionFileText(record.id, record),
     );
     const authorityDir = this.authorityDir(record.authority);
-    await createDirectory(authorityDir);
+    await this.files.createDirectory(authorityDir);
     await this.writeFile(authorityDir, recordFileName(record.commit_index), recordFileText(record));
     return { created: true };
   }
@@ -213,12 +219,11 @@ export class FsAuditStore implements AuditStore, Lifecycle {
   private async writeFile(dir: string, name: string, text: string): Promise<void> {
     const temp = await this.directory.temps.write(Buffer.from(text, 'utf8'));
     try {
-      await rename(temp, join(dir, name));
+      await this.files.rename(temp, join(dir, name));
     } catch (error) {
-      await rm(temp, { force: true }).catch(() => undefined);
+      await this.files.discard(temp).catch(() => undefined);
       throw error;
     }
-    await syncDirectory(dir);
   }
 
   /** "Missing" is an answer only while the store's directories are there to give it. */

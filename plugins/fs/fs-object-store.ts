@@ -1,4 +1,4 @@
-import { link, readdir, readFile, rename, rm, rmdir, stat, unlink } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { BatonError } from '../../framework/contracts/errors.js';
 import {
@@ -9,8 +9,9 @@ import {
   type ObjectStore,
   type PutOptions,
 } from '../../framework/contracts/object-store.js';
+import { durableFiles, type DurableFiles } from '../../framework/kernel/durable-files.js';
+import { errnoCode } from '../../framework/kernel/file-system.js';
 import type { Lifecycle } from '../../framework/kernel/plugin.js';
-import { createDirectory, errnoCode, syncDirectory } from './durable-file.js';
 import {
   DIRECTORY_SUFFIX,
   objectPathSegments,
@@ -27,6 +28,8 @@ const PLACE_ATTEMPTS = 8;
 export interface FsObjectStoreOptions {
   /** The store's directory; created on start if missing. One process per directory. */
   dir: string;
+  /** How the files are written; the real file system by default (the crash harness records it). */
+  files?: DurableFiles;
 }
 
 /**
@@ -42,15 +45,18 @@ export class FsObjectStore implements ObjectStore, Lifecycle {
   readonly dir: string;
   private readonly objectsDir: string;
   private readonly directory: StoreDirectory;
+  private readonly files: DurableFiles;
 
   constructor(options: FsObjectStoreOptions) {
     this.dir = resolve(options.dir);
+    this.files = options.files ?? durableFiles;
     this.objectsDir = join(this.dir, 'objects');
     this.directory = new StoreDirectory({
       store: STORE,
       root: this.dir,
       subdirs: [this.objectsDir],
       check: 'exists, is a directory and is writable',
+      files: this.files,
     });
   }
 
@@ -71,20 +77,18 @@ export class FsObjectStore implements ObjectStore, Lifecycle {
     try {
       temp = await this.directory.temps.write(bytes);
       const from = temp;
+      // The directory is gone after us only if a racing delete removed the object and pruned it.
+      const vanish = { directoryMayVanish: true };
       if (options?.ifAbsent) {
-        await this.place(path, () => link(from, path), key);
+        await this.place(path, () => this.files.link(from, path, vanish), key);
       } else {
-        await this.place(path, () => rename(from, path), key);
+        await this.place(path, () => this.files.rename(from, path, vanish), key);
         temp = undefined;
       }
-      await syncDirectory(dirname(path)).catch((error: unknown) => {
-        // Gone only if a racing delete removed the object and pruned its directory after us.
-        if (errnoCode(error) !== 'ENOENT') throw error;
-      });
     } catch (error) {
       throw this.unavailable(error, `cannot write object ${JSON.stringify(key)}`);
     } finally {
-      if (temp) await rm(temp, { force: true }).catch(() => undefined);
+      if (temp) await this.files.discard(temp).catch(() => undefined);
     }
   }
 
@@ -117,10 +121,8 @@ export class FsObjectStore implements ObjectStore, Lifecycle {
     const path = this.pathOf(key);
     await this.open();
     try {
-      await unlink(path);
-      await syncDirectory(dirname(path));
+      if (!(await this.files.remove(path))) return this.absent();
     } catch (error) {
-      if (errnoCode(error) === 'ENOENT') return this.absent();
       throw this.unavailable(error, `cannot delete object ${JSON.stringify(key)}`);
     }
     await this.pruneEmptyDirectories(dirname(path));
@@ -234,7 +236,7 @@ export class FsObjectStore implements ObjectStore, Lifecycle {
     let parent = this.objectsDir;
     for (const name of relative.split('/')) {
       const child = join(parent, name);
-      await createDirectory(child);
+      await this.files.createDirectory(child);
       parent = child;
     }
   }
@@ -244,7 +246,7 @@ export class FsObjectStore implements ObjectStore, Lifecycle {
     for (let current = dir; current.startsWith(this.objectsDir + '/'); current = dirname(current)) {
       if (!current.endsWith(DIRECTORY_SUFFIX)) return;
       try {
-        await rmdir(current);
+        await this.files.removeEmptyDirectory(current);
       } catch {
         // Not empty (or already gone, or refused): the object is deleted either way.
         return;

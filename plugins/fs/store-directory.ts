@@ -1,7 +1,7 @@
-import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { BatonError, StoreUnavailableError } from '../../framework/contracts/errors.js';
-import { createDirectory, TempFiles } from './durable-file.js';
+import type { DurableFiles } from '../../framework/kernel/durable-files.js';
+import { TempFiles } from './temp-files.js';
 
 export interface StoreDirectoryOptions {
   /** The store's name in its errors: "fs audit store". */
@@ -12,6 +12,8 @@ export interface StoreDirectoryOptions {
   subdirs: readonly string[];
   /** What an operator should check of `root` when the store fails: "is a directory and is writable". */
   check: string;
+  /** How the store writes its files. */
+  files: DurableFiles;
 }
 
 /**
@@ -27,7 +29,7 @@ export class StoreDirectory {
 
   constructor(private readonly options: StoreDirectoryOptions) {
     this.root = options.root;
-    this.temps = new TempFiles(join(options.root, 'tmp'));
+    this.temps = new TempFiles(join(options.root, 'tmp'), options.files);
   }
 
   open(): Promise<void> {
@@ -53,8 +55,8 @@ export class StoreDirectory {
   }
 
   private async prepare(): Promise<void> {
-    await mkdir(this.root, { recursive: true });
+    await this.options.files.createDirectory(this.root, { parents: true });
     await this.temps.clear();
-    for (const dir of this.options.subdirs) await createDirectory(dir);
+    for (const dir of this.options.subdirs) await this.options.files.createDirectory(dir);
   }
 }

@@ -1,41 +1,8 @@
 import { hostname } from 'node:os';
-import { mkdir, open, readdir, rm } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-
-/** The errno code of a Node fs error (`ENOENT`...), or undefined for anything else. */
-export function errnoCode(error: unknown): string | undefined {
-  const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  return typeof code === 'string' ? code : undefined;
-}
-
-/**
- * Makes a directory's entries (a rename, link, unlink or mkdir inside it) durable. Without it a
- * crash can forget a file that was fsynced and renamed into place.
- */
-export async function syncDirectory(path: string): Promise<void> {
-  const handle = await open(path, 'r');
-  try {
-    await handle.sync();
-  } catch (error) {
-    // A few file systems cannot fsync a directory and say so; their entries are durable anyway.
-    if (errnoCode(error) !== 'EINVAL') throw error;
-  } finally {
-    await handle.close();
-  }
-}
-
-/**
- * Creates one directory, durably (its parent is synced), unless it exists already. Never creates
- * missing parents: a store whose own directory vanished must fail, not start again empty.
- */
-export async function createDirectory(dir: string): Promise<void> {
-  try {
-    await mkdir(dir);
-    await syncDirectory(dirname(dir));
-  } catch (error) {
-    if (errnoCode(error) !== 'EEXIST') throw error;
-  }
-}
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { DurableFiles } from '../../framework/kernel/durable-files.js';
+import { errnoCode } from '../../framework/kernel/file-system.js';
 
 let instances = 0;
 
@@ -54,7 +21,10 @@ export class TempFiles {
   private readonly owner = { host: hostname(), pid: process.pid };
   private sequence = 0;
 
-  constructor(readonly parent: string) {
+  constructor(
+    readonly parent: string,
+    private readonly files: DurableFiles,
+  ) {
     this.dir = join(parent, `${this.owner.host}-${this.owner.pid}-${++instances}`);
   }
 
@@ -62,23 +32,12 @@ export class TempFiles {
   async write(bytes: Uint8Array): Promise<string> {
     for (;;) {
       const path = join(this.dir, String(++this.sequence));
-      let handle;
       try {
-        handle = await open(path, 'wx', 0o644);
-      } catch (error) {
-        // A name left by an earlier process with the same pid and instance: take the next one.
-        if (errnoCode(error) === 'EEXIST') continue;
-        throw error;
-      }
-      try {
-        await handle.writeFile(bytes);
-        await handle.sync();
-        await handle.close();
+        await this.files.writeNew(path, bytes);
         return path;
       } catch (error) {
-        await handle.close().catch(() => undefined);
-        await rm(path, { force: true }).catch(() => undefined);
-        throw error;
+        // A name left by an earlier process with the same pid and instance: take the next one.
+        if (errnoCode(error) !== 'EEXIST') throw error;
       }
     }
   }
@@ -89,14 +48,14 @@ export class TempFiles {
    * theirs to clear.
    */
   async clear(): Promise<void> {
-    await mkdir(this.parent, { recursive: true });
+    await this.files.createDirectory(this.parent, { parents: true });
     for (const entry of await readdir(this.parent, { withFileTypes: true })) {
       const path = join(this.parent, entry.name);
       if (path === this.dir || !this.isLeftover(entry.name, entry.isDirectory())) continue;
-      await rm(path, { recursive: true, force: true });
+      await this.files.removeTree(path);
     }
-    await rm(this.dir, { recursive: true, force: true });
-    await mkdir(this.dir);
+    await this.files.removeTree(this.dir);
+    await this.files.createDirectory(this.dir);
   }
 
   /** A `<host>-<pid>-<n>` directory of this host whose process is gone, or a `<pid>-<n>-<seq>` file of the older flat layout. */
