@@ -102,10 +102,16 @@ export const httpPeerTransportOptionsSchema = z
     cluster: z.string().min(1).default('baton'),
     /** Largest stream frame or peer request (default 4 MiB). */
     maxMessageBytes: positive.optional(),
-    /** Largest snapshot or oversized append, sent on its own POST, one read at a time (default 64 MiB). */
+    /** Largest snapshot or oversized append, sent on its own POST, one read at a time per sender (default 64 MiB). */
     maxLargeMessageBytes: positive.optional(),
+    /** Large messages read at once from all senders together (default one per peer). */
+    maxLargeMessagesInFlight: positive.optional(),
+    /** A large message not whole this long after its headers answers 408 (default maxLargeMessageBytes at 2 MiB/s, at least 5 s). */
+    largeMessageDeadlineMs: positive.optional(),
     /** Forwarded proposals handled at once (default 32). */
     maxConcurrentRequests: positive.optional(),
+    /** A forwarded proposal not whole this long after its headers answers 408 and frees its slot (default 5 s). */
+    requestDeadlineMs: positive.optional(),
   })
   .strict();
 
@@ -132,7 +138,10 @@ export const httpPeerTransportPlugin = definePlugin({
         auth: resolve(PEER_AUTH),
         maxMessageBytes: o.maxMessageBytes,
         maxLargeMessageBytes: o.maxLargeMessageBytes,
+        maxLargeMessagesInFlight: o.maxLargeMessagesInFlight,
+        largeMessageDeadlineMs: o.largeMessageDeadlineMs,
         maxConcurrentRequests: o.maxConcurrentRequests,
+        requestDeadlineMs: o.requestDeadlineMs,
         clock: resolve(CLOCK),
         logger: resolve(LOGGER),
         // Skipped frames are refusals the stream's answer cannot show: counted with the others.

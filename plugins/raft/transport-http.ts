@@ -57,6 +57,12 @@ export interface HttpPeerTransportOptions {
   largeMessageDeadlineMs?: number;
   /** Peer requests (forwarded proposals) handled at once; more answer 503. Default 32. */
   maxConcurrentRequests?: number;
+  /**
+   * A peer request whose body has not arrived whole this long after its headers is refused
+   * (408) and its connection closed, which frees its request slot. Default: maxMessageBytes at
+   * the same slow rate as large messages, at least 5 s (5 s for 4 MiB).
+   */
+  requestDeadlineMs?: number;
   /** One-way messages waiting for one peer before new ones are dropped (best effort). */
   maxQueuedPerPeer?: number;
   /** A stream to a peer is replaced after this long (servers cut long requests). Default 60 s. */
@@ -89,7 +95,10 @@ export interface HttpTransportStats {
   rejectedTooLarge: number;
   /** Requests or streams over the concurrency bounds (503). */
   rejectedBusy: number;
-  /** Large messages whose body did not arrive whole within largeMessageDeadlineMs (408). */
+  /**
+   * Large messages and peer requests whose body did not arrive whole within its deadline
+   * (largeMessageDeadlineMs, requestDeadlineMs: 408).
+   */
   rejectedSlowBody: number;
   handlerErrors: number;
 }
@@ -111,21 +120,26 @@ export const DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 /** Snapshots, until they travel in chunks, and appends of large entries. */
 export const DEFAULT_MAX_LARGE_MESSAGE_BYTES = 64 * 1024 * 1024;
 /**
- * The slowest rate an honest peer is assumed to send a large message at: a busy link between
- * regions, far below what one TCP connection carries in a data centre. The deadline is how long
- * a sender that stalls can hold its slot (and the bytes it sent): long enough for a whole message
- * at this rate, and no longer, so an honest snapshot arrives and a stalled one is cut soon.
+ * The slowest rate an honest peer is assumed to send a body at: a busy link between regions,
+ * far below what one TCP connection carries in a data centre. A body deadline is how long a
+ * sender that stalls can hold its slot (and the bytes it sent): long enough for a whole body of
+ * the route's bound at this rate, and no longer, so an honest message arrives and a stalled one
+ * is cut soon.
  */
 const SLOW_HONEST_BYTES_PER_SECOND = 2 * 1024 * 1024;
 /** Whatever the size: connection setup, a GC pause or a busy event loop on either side. */
-const MIN_LARGE_MESSAGE_DEADLINE_MS = 5_000;
+const MIN_BODY_DEADLINE_MS = 5_000;
 
-/** The default largeMessageDeadlineMs: a message of `maxLargeMessageBytes` at a slow but honest rate. */
-export function defaultLargeMessageDeadlineMs(maxLargeMessageBytes: number): number {
-  return Math.max(
-    MIN_LARGE_MESSAGE_DEADLINE_MS,
-    Math.ceil((maxLargeMessageBytes / SLOW_HONEST_BYTES_PER_SECOND) * 1000),
-  );
+/**
+ * The default body deadline of a route whose bodies are at most `maxBytes`: a body of that size
+ * at a slow but honest rate, never below the floor. largeMessageDeadlineMs is this of
+ * maxLargeMessageBytes (32 s for 64 MiB); requestDeadlineMs of maxMessageBytes, where the floor
+ * rules (4 MiB takes 2 s at this rate): a forwarded proposal is rarely more than a few KiB, and
+ * its sender gives up on it soon after its propose timeout (5 s by default) anyway, so a stalled
+ * body holds one of the request slots for 5 s at most instead of until Node's request timeout.
+ */
+export function defaultBodyDeadlineMs(maxBytes: number): number {
+  return Math.max(MIN_BODY_DEADLINE_MS, Math.ceil((maxBytes / SLOW_HONEST_BYTES_PER_SECOND) * 1000));
 }
 
 /** Streams one member may hold open here (one in use, a few being replaced). */
@@ -179,6 +193,7 @@ export class HttpPeerTransport implements PeerTransport {
   private requestsInFlight = 0;
   private readonly largeSlots: LargeMessageSlots;
   private readonly largeMessageDeadlineMs: number;
+  private readonly requestDeadlineMs: number;
   private readonly inboundFrom = new Map<MemberId, number>();
   /** Peers a large message is being posted to: one at a time each, later ones are dropped. */
   private readonly largeTo = new Set<MemberId>();
@@ -197,9 +212,8 @@ export class HttpPeerTransport implements PeerTransport {
     this.bounds = { ...DEFAULT_JSON_BOUNDS, maxStringLength: this.maxLargeMessageBytes };
     this.maxQueued = options.maxQueuedPerPeer ?? 10_000;
     this.largeSlots = new LargeMessageSlots(options.maxLargeMessagesInFlight ?? Math.max(1, Object.keys(options.peers).length));
-    this.largeMessageDeadlineMs = options.largeMessageDeadlineMs ?? defaultLargeMessageDeadlineMs(this.maxLargeMessageBytes);
-    if (!Number.isFinite(this.largeMessageDeadlineMs) || this.largeMessageDeadlineMs <= 0)
-      throw new RangeError(`largeMessageDeadlineMs must be a positive number of milliseconds, got ${this.largeMessageDeadlineMs}`);
+    this.largeMessageDeadlineMs = positiveMs('largeMessageDeadlineMs', options.largeMessageDeadlineMs ?? defaultBodyDeadlineMs(this.maxLargeMessageBytes));
+    this.requestDeadlineMs = positiveMs('requestDeadlineMs', options.requestDeadlineMs ?? defaultBodyDeadlineMs(this.maxMessageBytes));
     for (const [id, url] of Object.entries(options.peers)) {
       try {
         new URL(url);
@@ -457,14 +471,18 @@ export class HttpPeerTransport implements PeerTransport {
       // each within a deadline, so a sender that stalls its body holds its own slot only, and
       // not for long.
       const body = await this.withLargeSlot(ctx, () =>
-        this.admit(ctx, batchSchema, this.maxLargeMessageBytes, this.largeMessageDeadlineMs),
+        this.admit(ctx, batchSchema, this.maxLargeMessageBytes, { ms: this.largeMessageDeadlineMs, option: 'largeMessageDeadlineMs' }),
       );
       for (const m of body.messages) this.deliver(body.from, m);
       ctx.status = 204;
     });
     router.post('/requests', ...gate, async (ctx) => {
+      // Within a deadline too: a sender that stalls its body would otherwise hold one of the
+      // request slots until Node's request timeout, and enough such bodies every slot. A member
+      // that is no peer here is refused on its headers, before it takes one.
+      this.refuseForeignSender(ctx);
       await this.withRequestSlot(async () => {
-        const body = await this.admit(ctx, requestSchema, this.maxMessageBytes);
+        const body = await this.admit(ctx, requestSchema, this.maxMessageBytes, { ms: this.requestDeadlineMs, option: 'requestDeadlineMs' });
         const handlers = this.handlers.get(body.message.channel);
         if (!handlers?.onRequest) {
           throw new HttpProblem({ status: 404, type: 'unknown-channel', detail: `no request handler for channel ${body.message.channel}` });
@@ -502,11 +520,7 @@ export class HttpPeerTransport implements PeerTransport {
    * peers is refused before it takes a slot.
    */
   private async withLargeSlot<T>(ctx: Context, work: () => Promise<T>): Promise<T> {
-    const sender = peerOf(ctx).member;
-    if (!this.isPeer(sender)) {
-      this.stats.rejectedForeign++;
-      throw notAMember(sender, this.options.cluster);
-    }
+    const sender = this.refuseForeignSender(ctx);
     const slot = this.largeSlots.take(sender);
     if ('refused' in slot) {
       this.stats.rejectedBusy++;
@@ -521,6 +535,19 @@ export class HttpPeerTransport implements PeerTransport {
     } finally {
       slot.release();
     }
+  }
+
+  /**
+   * The authenticated sender, when this member counts it among its peers; otherwise the 403,
+   * on the headers, before the sender takes a slot.
+   */
+  private refuseForeignSender(ctx: Context): MemberId {
+    const sender = peerOf(ctx).member;
+    if (!this.isPeer(sender)) {
+      this.stats.rejectedForeign++;
+      throw notAMember(sender, this.options.cluster);
+    }
+    return sender;
   }
 
   /** A configured peer (own keys only), never this member itself. */
@@ -555,18 +582,18 @@ export class HttpPeerTransport implements PeerTransport {
   }
 
   /**
-   * Reads, bounds and validates a peer's body before it is parsed, within `deadlineMs` of its
-   * headers when given; throws the refusal.
+   * Reads, bounds and validates a peer's body before it is parsed, within `deadline.ms` of its
+   * headers (`deadline.option` is the setting that says so, named in the 408); throws the refusal.
    */
   private async admit<T extends { cluster: string; from: string }>(
     ctx: Context,
     schema: z.ZodType<T>,
     limit: number,
-    deadlineMs?: number,
+    deadline: { ms: number; option: string },
   ): Promise<T> {
     let raw: string;
     try {
-      raw = await readBody(ctx, limit, deadlineMs === undefined ? undefined : { clock: this.options.clock, ms: deadlineMs });
+      raw = await readBody(ctx, limit, { clock: this.options.clock, ms: deadline.ms });
     } catch (error) {
       if (!(error instanceof BodyRefused)) throw error; // the sender went away: no one to answer
       if (error.reason === 'too_large') {
@@ -574,7 +601,7 @@ export class HttpPeerTransport implements PeerTransport {
         throw tooLarge(limit, 'a peer message');
       }
       this.stats.rejectedSlowBody++;
-      throw bodyTimedOut(error.deadlineMs);
+      throw bodyTimedOut(error.deadlineMs, deadline.option);
     }
     const violation = jsonBoundsViolation(raw, this.bounds);
     if (violation !== undefined) {
@@ -642,7 +669,7 @@ export const RAFT_PEER_OPERATIONS: readonly OperationSpec[] = [
   {
     method: 'post',
     path: `${RAFT_HTTP_BASE}/requests`,
-    summary: "A request from a peer awaiting an answer (a follower forwarding a proposal or membership change to the leader)",
+    summary: "A request from a peer awaiting an answer (a follower forwarding a proposal or membership change to the leader), its body read within a deadline",
     description: PEER_AUTH_NOTE,
     operationId: 'raftRequest',
     tags: ['internal'],
@@ -651,6 +678,7 @@ export const RAFT_PEER_OPERATIONS: readonly OperationSpec[] = [
     responses: {
       200: { description: "The channel handler's answer" },
       404: 'No handler for this channel',
+      408: 'The body did not arrive whole within requestDeadlineMs; the connection is closed',
       500: 'The channel handler failed (the member keeps running)',
       ...PEER_REFUSALS,
     },
@@ -662,16 +690,21 @@ function busy(detail: string): HttpProblem {
   return new HttpProblem({ status: 503, type: 'peer-busy', detail: `${detail}: retry shortly`, headers: { 'Retry-After': '1', Connection: 'close' } });
 }
 
+function positiveMs(option: string, ms: number): number {
+  if (!Number.isFinite(ms) || ms <= 0) throw new RangeError(`${option} must be a positive number of milliseconds, got ${ms}`);
+  return ms;
+}
+
 function notAMember(from: MemberId, cluster: string): HttpProblem {
   return new HttpProblem({ status: 403, type: 'not-a-member', detail: `${from} is not a member of cluster ${cluster} as this member knows it` });
 }
 
 /** 408, and the connection closed: the rest of the body may still be on its way. */
-function bodyTimedOut(deadlineMs: number): HttpProblem {
+function bodyTimedOut(deadlineMs: number, option: string): HttpProblem {
   return new HttpProblem({
     status: 408,
     type: 'body-timeout',
-    detail: `the body did not arrive whole within ${deadlineMs} ms: send it again, or raise largeMessageDeadlineMs on the receiver if the link is this slow`,
+    detail: `the body did not arrive whole within ${deadlineMs} ms: send it again, or raise ${option} on the receiver if the link is this slow`,
     extra: { deadline_ms: deadlineMs },
     headers: { Connection: 'close' },
   });
@@ -710,12 +743,12 @@ class BodyRefused extends Error {
 }
 
 /**
- * The request body as text, refusing more than `limit` bytes, and when a deadline is given, a
- * body not whole within it (timed on the injected clock). A refused body is left unread rather
- * than destroyed, so the refusal can still be answered; it says `Connection: close`, and Node
- * closes the connection once that answer is written.
+ * The request body as text, refusing more than `limit` bytes, and a body not whole within the
+ * deadline (timed on the injected clock). A refused body is left unread rather than destroyed,
+ * so the refusal can still be answered; it says `Connection: close`, and Node closes the
+ * connection once that answer is written.
  */
-function readBody(ctx: Context, limit: number, deadline?: { clock: Clock; ms: number }): Promise<string> {
+function readBody(ctx: Context, limit: number, deadline: { clock: Clock; ms: number }): Promise<string> {
   const declared = ctx.request.length;
   if (declared !== undefined && declared > limit) return Promise.reject(new BodyRefused('too_large'));
   const req = ctx.req;
@@ -730,12 +763,12 @@ function readBody(ctx: Context, limit: number, deadline?: { clock: Clock; ms: nu
     const onEnd = () => finish();
     const onError = (error: Error) => finish(error);
     const onClose = () => finish(new Error('the connection closed before the body was whole'));
-    const timer = deadline?.clock.setTimer(deadline.ms, () => finish(new BodyRefused('deadline', deadline.ms)));
+    const timer = deadline.clock.setTimer(deadline.ms, () => finish(new BodyRefused('deadline', deadline.ms)));
     let done = false;
     function finish(error?: Error): void {
       if (done) return;
       done = true;
-      timer?.cancel();
+      timer.cancel();
       req.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose);
       if (error === undefined) {
         resolve(Buffer.concat(chunks).toString('utf8'));

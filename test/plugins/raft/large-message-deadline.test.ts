@@ -1,21 +1,15 @@
 import test from 'ava';
-import { request as httpRequest } from 'node:http';
 import type { Clock } from '../../../framework/contracts/clock.js';
 import { SystemClock } from '../../../framework/kernel/system-clock.js';
 import { VirtualClock } from '../../../framework/testing/sim/virtual-clock.js';
-import {
-  defaultLargeMessageDeadlineMs,
-  HttpPeerTransport,
-  RAFT_HTTP_BASE,
-} from '../../../plugins/raft/transport-http.js';
+import { defaultBodyDeadlineMs, HttpPeerTransport } from '../../../plugins/raft/transport-http.js';
 import { eventually } from '../../hosts/eventually.js';
-import { peerHeaders, testPeerAuthenticator } from '../../support/peer-auth.js';
-import { listen } from './support/http-cluster.js';
+import { testPeerAuthenticator } from '../../support/peer-auth.js';
 import { MemoryLogger } from './support/silent-logger.js';
+import { serveRoutes, stalledPost } from './support/stalled-peer.js';
 
 /** Member b, receiving on a loopback server; a and c are its peers (d is known to its authenticator only). */
 async function receiver(options: { clock: Clock; largeMessageDeadlineMs: number; maxLargeMessagesInFlight?: number }) {
-  const server = await listen();
   const transport = new HttpPeerTransport({
     self: 'b',
     peers: { a: 'http://127.0.0.1:9', c: 'http://127.0.0.1:9' },
@@ -28,46 +22,11 @@ async function receiver(options: { clock: Clock; largeMessageDeadlineMs: number;
   });
   const delivered: unknown[] = [];
   transport.listen('raft', { onMessage: (from, m) => delivered.push(`${from}:${String(m.body)}`) });
-  server.mount(transport.router());
-  /** A whole large message from `from`, as its transport would post it; resolves to the answer. */
-  const postLarge = (from: string, body: string) =>
-    fetch(`${server.url}${RAFT_HTTP_BASE}/messages`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...peerHeaders(from) },
-      body: JSON.stringify({ cluster: 'c', from, messages: [{ channel: 'raft', body }] }),
-    });
-  const close = async () => {
-    await transport.stop();
-    server.server.closeAllConnections();
-    await new Promise((resolve) => server.server.close(resolve));
-  };
-  return { url: server.url, transport, delivered, postLarge, close };
+  return { transport, delivered, ...(await serveRoutes(transport)) };
 }
 
-/**
- * A large-message POST from `from` with a valid credential that sends its headers and the start
- * of its body, then nothing more: what a member that stalls its snapshot does.
- */
-function stalledLarge(url: string, from: string) {
-  const seen: { status?: number; type?: string; body?: { type?: string }; closed: boolean } = { closed: false };
-  const req = httpRequest(`${url}${RAFT_HTTP_BASE}/messages`, {
-    method: 'POST',
-    agent: false,
-    headers: { 'content-type': 'application/json', 'content-length': '100000', ...peerHeaders(from) },
-  });
-  req.on('response', (res) => {
-    seen.status = res.statusCode;
-    seen.type = res.headers['content-type'];
-    const chunks: Buffer[] = [];
-    res.on('data', (chunk: Buffer) => chunks.push(chunk));
-    res.on('end', () => (seen.body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { type?: string }));
-  });
-  // The server cuts the connection once it has answered: the rest of the body never goes.
-  req.on('error', () => undefined);
-  req.on('close', () => (seen.closed = true));
-  req.write(`{"cluster":"c","from":"${from}","messages":[{"channel":"raft","body":"`);
-  return { seen, abort: () => req.destroy() };
-}
+/** A large-message POST from `from` that stalls its body (see stalledPost). */
+const stalledLarge = (url: string, from: string) => stalledPost(url, 'messages', from);
 
 test('a peer that stalls its large message holds only its own slot, and only until the deadline: another peer\'s snapshot is read meanwhile', async (t) => {
   // Virtual time: the deadline passes only when the test says so, so "meanwhile" is certain.
@@ -140,8 +99,8 @@ test('the global bound on large messages still holds; a member that is no peer t
 });
 
 test('the default deadline lets a whole large message arrive at a slow but honest rate', (t) => {
-  t.is(defaultLargeMessageDeadlineMs(64 * 1024 * 1024), 32_000);
-  t.is(defaultLargeMessageDeadlineMs(1024), 5_000, 'never below the floor for small bounds');
+  t.is(defaultBodyDeadlineMs(64 * 1024 * 1024), 32_000);
+  t.is(defaultBodyDeadlineMs(1024), 5_000, 'never below the floor for small bounds');
   const transport = () =>
     new HttpPeerTransport({
       self: 'b',
