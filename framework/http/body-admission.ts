@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers';
 import type { Context, Middleware } from 'koa';
 import type { Clock } from '../contracts/clock.js';
 import { HttpProblem } from './problem.js';
@@ -10,6 +11,9 @@ export const DEFAULT_BODY_BYTES_IN_FLIGHT = 16 * 1024 * 1024;
  * timeout, which a slow-body client would otherwise hold its buffer and slot for.
  */
 export const DEFAULT_BODY_DEADLINE_MS = 30_000;
+
+/** Bodies this large are decoded and parsed one per turn of the event loop (see `parseTurn`). */
+export const LARGE_BODY_BYTES = 64 * 1024;
 
 export interface BodyAdmissionOptions {
   clock: Clock;
@@ -33,6 +37,9 @@ export class BodyAdmission {
   get clock(): Clock {
     return this.options.clock;
   }
+
+  private readonly parseQueue: (() => void)[] = [];
+  private handing = false;
 
   /** Bytes reserved by bodies being read now. */
   get inFlight(): number {
@@ -62,6 +69,30 @@ export class BodyAdmission {
       released = true;
       this.reserved -= bytes;
     };
+  }
+
+  /**
+   * Resolves when a large body may be decoded and parsed: one per turn of the event loop, in
+   * arrival order. Decoding, checking and parsing a mebibyte of JSON takes a few milliseconds
+   * of the event loop, and a flood makes dozens of bodies complete in one poll phase; parsed
+   * back to back they held the loop for a third of a second, past a Raft election timeout. One
+   * per turn lets the timers (heartbeats, lease renewals) run between them.
+   */
+  parseTurn(): Promise<void> {
+    return new Promise((resolve) => {
+      this.parseQueue.push(resolve);
+      if (!this.handing) this.handNext();
+    });
+  }
+
+  private handNext(): void {
+    this.handing = true;
+    // An immediate queued from an immediate runs in the next turn, after that turn's timers.
+    nextTurn(() => {
+      this.parseQueue.shift()?.();
+      if (this.parseQueue.length > 0) this.handNext();
+      else this.handing = false;
+    });
   }
 }
 

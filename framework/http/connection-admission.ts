@@ -170,6 +170,11 @@ export function proveConnection(socket: Socket | undefined | null): void {
   if (socket) trackers.get(rawSocketOf(socket))?.prove();
 }
 
+/** Whether a request on this connection already presented a valid credential. */
+export function isProvenConnection(socket: Socket): boolean {
+  return trackers.get(rawSocketOf(socket))?.tracked.proven ?? false;
+}
+
 /** The TCP socket under a TLS socket (Node keeps it as `_parent`), or the socket itself. */
 function rawSocketOf(socket: Socket): Socket {
   return (socket as Socket & { _parent?: Socket })._parent ?? socket;

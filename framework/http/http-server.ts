@@ -7,7 +7,14 @@ import { BatonError } from '../contracts/errors.js';
 import type { Logger } from '../contracts/logger.js';
 import type { Lifecycle } from '../kernel/plugin.js';
 import { answerClientError } from './client-error.js';
-import { ConnectionAdmission, DEFAULT_ADMISSION_LIMITS, type AdmissionLimits, type AdmissionRefusal } from './connection-admission.js';
+import {
+  ConnectionAdmission,
+  DEFAULT_ADMISSION_LIMITS,
+  isProvenConnection,
+  type AdmissionLimits,
+  type AdmissionRefusal,
+} from './connection-admission.js';
+import { RequestPacer } from './request-pacer.js';
 import { readTlsMaterial, type ListenerTls } from './listener-tls.js';
 import { lingerOnClose } from './lingering-close.js';
 
@@ -116,7 +123,8 @@ export class HttpServer implements Lifecycle {
         if (this.stopping) server.closeIdleConnections();
       });
     });
-    server.on('request', this.options.app.callback());
+    // A burst of new requests from strangers is spread over turns of the event loop.
+    server.on('request', new RequestPacer(this.options.app.callback(), (req) => isProvenConnection(req.socket)).handle);
     // A request the parser refuses (431, 400) is answered as problem+json like every other refusal.
     server.on('clientError', answerClientError);
     // An early answer that closes its connection (413, 401) reaches a client still sending.

@@ -3,7 +3,7 @@ import type { Clock } from '../contracts/clock.js';
 import type { z } from 'zod';
 import { HttpProblem, problems } from './problem.js';
 import { validate } from './validate.js';
-import { bodyAdmissionOf } from './body-admission.js';
+import { bodyAdmissionOf, LARGE_BODY_BYTES } from './body-admission.js';
 import { DEFAULT_JSON_BOUNDS, jsonBoundsViolation } from './json-bounds.js';
 
 /** 1 MiB: comfortably above any admin request, small enough that a flood cannot exhaust memory. */
@@ -100,6 +100,8 @@ async function readBodyText(ctx: Context, limit: number): Promise<{ text: string
   const release = admission?.reserve(declared ?? limit) ?? (() => undefined);
   try {
     const bytes = Buffer.concat(await readChunks(ctx, limit, admission?.deadlineMs, admission?.clock));
+    // The caller parses right after: a large body waits for its turn first (body-admission.ts).
+    if (admission && bytes.length >= LARGE_BODY_BYTES) await admission.parseTurn();
     return { text: new TextDecoder('utf-8', { fatal: true }).decode(bytes), release };
   } catch (error) {
     release();

@@ -40,12 +40,7 @@ export function jsonBoundsViolation(text: string, bounds: JsonBounds = DEFAULT_J
     const c = text.charCodeAt(i);
     if (c === QUOTE) {
       const start = i + 1;
-      i = start;
-      while (i < n) {
-        const s = text.charCodeAt(i);
-        if (s === QUOTE) break;
-        i += s === BACKSLASH ? 2 : 1;
-      }
+      i = closingQuote(text, start);
       if (i - start > bounds.maxStringLength) return `a string is longer than ${bounds.maxStringLength} characters`;
     } else if (c === OPEN_ARRAY || c === OPEN_OBJECT) {
       depth++;
@@ -60,6 +55,24 @@ export function jsonBoundsViolation(text: string, bounds: JsonBounds = DEFAULT_J
     }
   }
   return undefined;
+}
+
+/**
+ * The index of the quote that ends the string starting at `start` (or the text's length when
+ * none does). Found with indexOf, which runs at memchr speed: a request body is mostly one long
+ * string, and a character loop over a mebibyte took milliseconds of the event loop per body. A
+ * quote is escaped when an odd number of backslashes stands right before it.
+ */
+function closingQuote(text: string, start: number): number {
+  let from = start;
+  for (;;) {
+    const quote = text.indexOf('"', from);
+    if (quote < 0) return text.length;
+    let backslashes = 0;
+    for (let b = quote - 1; b >= start && text.charCodeAt(b) === BACKSLASH; b--) backslashes++;
+    if (backslashes % 2 === 0) return quote;
+    from = quote + 1;
+  }
 }
 
 /**
