@@ -26,3 +26,39 @@ export class StoreUnavailableError extends BatonError {
     super('store_unavailable', `${store} is unavailable: ${message}`, options);
   }
 }
+
+/** The durable files a corruption can be found in (the `store` label of its metric). */
+export type DurableStore = 'stream-wal' | 'raft-log' | 'raft-snapshot';
+
+const DURABLE_STORE_NAMES: Record<DurableStore, string> = {
+  'stream-wal': 'stream WAL',
+  'raft-log': 'Raft log segment',
+  'raft-snapshot': 'Raft snapshot',
+};
+
+/**
+ * A durable file holds a record that was damaged after it was written (a checksum that does
+ * not match, a line that does not parse, a record that does not follow the ones before it), and
+ * it is not a torn tail a crash can leave: the records after it were acknowledged too, so
+ * nothing is cut silently and the store refuses to open. `offset` is the byte where the
+ * damaged record starts; `repair` is the command that moves the file aside and keeps what is
+ * intact. Permanent until repaired: retrying does not help.
+ */
+export class CorruptRecordError extends BatonError {
+  readonly store: DurableStore;
+  readonly file: string;
+  readonly offset: number | undefined;
+  readonly reason: string;
+
+  constructor(
+    details: { store: DurableStore; file: string; offset?: number; reason: string; repair: string },
+    options?: { cause?: unknown },
+  ) {
+    const at = details.offset === undefined ? '' : ` at byte ${details.offset}`;
+    super('storage_corrupt', `${DURABLE_STORE_NAMES[details.store]} ${details.file} is damaged${at}: ${details.reason}. ${details.repair}`, options);
+    this.store = details.store;
+    this.file = details.file;
+    this.offset = details.offset;
+    this.reason = details.reason;
+  }
+}

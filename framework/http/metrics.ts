@@ -42,6 +42,8 @@ export class BatonMetrics {
   readonly transfersInFlight: Gauge;
   /** StoreUnavailableError raised by a store, by store and operation. */
   readonly storeErrors: Counter<'store' | 'operation'>;
+  /** Damaged records found in a durable file (CorruptRecordError), by store: stream-wal, raft-log, raft-snapshot. */
+  readonly storageCorruptions: Counter<'store'>;
   readonly httpRequestDuration: Histogram<'listener' | 'method' | 'route' | 'status'>;
   /** Peer requests refused (4xx, 503), by listener, route template and problem type: what a hostile or broken peer tried. */
   readonly peerRefusals: Counter<'listener' | 'route' | 'reason'>;
@@ -97,6 +99,12 @@ export class BatonMetrics {
       name: 'baton_store_errors_total',
       help: 'Store operations that failed as unavailable, by store and operation.',
       labelNames: ['store', 'operation'],
+      registers,
+    });
+    this.storageCorruptions = new Counter({
+      name: 'baton_storage_corruptions_total',
+      help: 'Damaged records found in a durable file (not a torn tail), by store (stream-wal, raft-log, raft-snapshot): the member refuses to start until repaired.',
+      labelNames: ['store'],
       registers,
     });
     this.httpRequestDuration = new Histogram({

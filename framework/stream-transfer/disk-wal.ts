@@ -1,4 +1,4 @@
-import { decodeEntries, encodeEntries } from './wal-codec.js';
+import { decodeEntries, encodeEntries, walCorruption } from './wal-codec.js';
 import { WalUnavailableError, type StreamWal, type WalEntry } from './wal.js';
 
 /**
@@ -23,10 +23,12 @@ export class DiskWal implements StreamWal {
     private readonly disk: WalDisk,
     private readonly key = 'streams.wal',
   ) {
-    // A torn tail from an earlier crash is cut before anything is appended after it.
+    // A torn tail from an earlier crash is cut before anything is appended after it; damage
+    // anywhere else is refused, as by the file WAL.
     const bytes = disk.read(key);
     if (bytes) {
-      const { validBytes } = decodeEntries(bytes);
+      const { validBytes, damage } = decodeEntries(bytes);
+      if (damage) throw walCorruption(key, '<wal dir>', damage);
       if (validBytes !== bytes.length) {
         disk.write(key, bytes.slice(0, validBytes));
         disk.sync(key);
@@ -45,7 +47,9 @@ export class DiskWal implements StreamWal {
 
   async replay(): Promise<WalEntry[]> {
     this.checkAlive();
-    return decodeEntries(this.disk.read(this.key) ?? new Uint8Array(0)).entries;
+    const decoded = decodeEntries(this.disk.read(this.key) ?? new Uint8Array(0));
+    if (decoded.damage) throw walCorruption(this.key, '<wal dir>', decoded.damage);
+    return decoded.entries;
   }
 
   async rewrite(entries: readonly WalEntry[]): Promise<void> {

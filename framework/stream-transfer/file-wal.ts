@@ -1,12 +1,15 @@
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { durableFiles, type AppendOnlyFile, type DurableFiles } from '../kernel/durable-files.js';
-import { decodeEntries, encodeEntries } from './wal-codec.js';
+import type { CorruptRecordError } from '../contracts/errors.js';
+import { decodeEntries, encodeEntries, walCorruption } from './wal-codec.js';
 import { WalUnavailableError, type StreamWal, type WalEntry } from './wal.js';
 
 export interface FileWalOptions {
   /** How the files are written; the real file system by default (the crash harness records it). */
   files?: DurableFiles;
+  /** Told of a damaged entry found at open, before the open fails with it (the corruption metric). */
+  onCorruption?: (error: CorruptRecordError) => void;
 }
 
 /**
@@ -32,7 +35,7 @@ export class FileWal implements StreamWal {
     const files = options.files ?? durableFiles;
     await files.createDirectory(dir, { parents: true });
     const wal = new FileWal(join(dir, 'streams.wal'), files);
-    await wal.truncateTornTail();
+    await wal.truncateTornTail(options);
     wal.handle = await files.openAppend(wal.path);
     return wal;
   }
@@ -48,7 +51,9 @@ export class FileWal implements StreamWal {
 
   async replay(): Promise<WalEntry[]> {
     await this.writing;
-    return decodeEntries(await this.readAll()).entries;
+    const decoded = decodeEntries(await this.readAll());
+    if (decoded.damage) throw walCorruption(this.path, dirname(this.path), decoded.damage);
+    return decoded.entries;
   }
 
   async rewrite(entries: readonly WalEntry[]): Promise<void> {
@@ -104,10 +109,18 @@ export class FileWal implements StreamWal {
     }
   }
 
-  /** A crash may leave half an entry at the end; cut it so new appends start on a clean line. */
-  private async truncateTornTail(): Promise<void> {
+  /**
+   * A crash may leave half an entry at the end; cut it so new appends start on a clean line.
+   * Damage before the end is never cut here: it is refused, and only `baton repair wal` cuts.
+   */
+  private async truncateTornTail(options: FileWalOptions): Promise<void> {
     const bytes = await this.readAll();
-    const { validBytes } = decodeEntries(bytes);
+    const { validBytes, damage } = decodeEntries(bytes);
+    if (damage) {
+      const error = walCorruption(this.path, dirname(this.path), damage);
+      options.onCorruption?.(error);
+      throw error;
+    }
     if (validBytes === bytes.length) return;
     await this.files.truncate(this.path, validBytes);
   }

@@ -1,5 +1,6 @@
 import type { DocumentedRoutes } from '../http/routes.js';
 import type { Clock } from '../contracts/clock.js';
+import type { CorruptRecordError } from '../contracts/errors.js';
 import type { Logger } from '../contracts/logger.js';
 import type { ObjectStore } from '../contracts/object-store.js';
 import type { Rng } from '../contracts/rng.js';
@@ -71,7 +72,11 @@ export class StreamNodeService implements Lifecycle {
     const { options, consensus, clock, rng, logger, metrics } = this.deps;
     const store = metrics ? countStoreErrors(this.deps.store, 'object-store', metrics) : this.deps.store;
     const log = logger.child({ node: options.self });
-    this.wal = options.wal.kind === 'file' ? await FileWal.open(options.wal.dir) : new DiskWal(new MemoryWalDisk());
+    // A damaged WAL fails the start (the error names the file, the byte and the repair command);
+    // it is counted first, in baton_storage_corruptions_total{store="stream-wal"}.
+    const onCorruption = metrics ? (error: CorruptRecordError) => metrics.storageCorruptions.inc({ store: error.store }) : undefined;
+    this.wal =
+      options.wal.kind === 'file' ? await FileWal.open(options.wal.dir, { onCorruption }) : new DiskWal(new MemoryWalDisk());
     this.engine = new StreamNode(consensus, store, this.wal, clock, log, {
       node: options.self,
       parkTimeoutMs: options.parkTimeoutMs,

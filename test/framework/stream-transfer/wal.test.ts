@@ -1,5 +1,6 @@
 import test from 'ava';
 import { readFile, writeFile } from 'node:fs/promises';
+import { CorruptRecordError } from '../../../framework/contracts/errors.js';
 import { join } from 'node:path';
 import { DiskWal } from '../../../framework/stream-transfer/disk-wal.js';
 import { FileWal } from '../../../framework/stream-transfer/file-wal.js';
@@ -13,13 +14,18 @@ import { makeTempDir } from '../../../framework/testing/temp-dir.js';
 const open = (next = 0): WalEntry => ({ t: 'open', stream: 's', epoch: 1, next, producers: {} });
 const records = (first: number, bodies: string[]): WalEntry => ({ t: 'records', stream: 's', epoch: 1, first, bodies });
 
-test('the codec drops a torn or corrupted tail and everything after it', (t) => {
+test('the codec cuts a torn tail and reports damage before the end, with the intact entries after it', (t) => {
   const bytes = encodeEntries([open(), records(0, ['a']), records(1, ['b'])]);
   t.is(decodeEntries(bytes).entries.length, 3);
-  t.is(decodeEntries(bytes.slice(0, bytes.length - 3)).entries.length, 2, 'half a line is not an entry');
+  const torn = decodeEntries(bytes.slice(0, bytes.length - 3));
+  t.like(torn, { validBytes: encodeEntries([open(), records(0, ['a'])]).length, damage: undefined }, 'half a line is a torn tail');
+  t.is(torn.entries.length, 2);
   const corrupted = Uint8Array.from(bytes);
   corrupted[20] ^= 1;
-  t.is(decodeEntries(corrupted).entries.length, 0, 'a checksum mismatch ends the log');
+  const damaged = decodeEntries(corrupted);
+  t.is(damaged.entries.length, 0, 'nothing before the damaged entry');
+  t.like(damaged.damage, { offset: 0, reason: 'its checksum does not match' });
+  t.deepEqual(damaged.damage!.later.map((r) => r.value), [records(0, ['a']), records(1, ['b'])], 'the entries after it are not lost from sight');
 });
 
 test('recovery keeps the latest session per stream, contiguous records past the last flush, and producer marks', (t) => {
@@ -70,4 +76,46 @@ test('a FileWal survives a reopen, cuts a torn tail, and compacts by rewriting',
   t.deepEqual((await wal.replay()).map((e) => e.t), ['closed', 'settled']);
   await wal.close();
   await t.throwsAsync(wal.append([open()]), { message: /closed/ });
+});
+
+/** A FileWal's file with `count` records entries, and the byte offset where entry `i` starts. */
+async function walWithEntries(count: number) {
+  const dir = await makeTempDir('file-wal-damage');
+  const wal = await FileWal.open(dir.path);
+  const entries = [open(), ...Array.from({ length: count - 1 }, (_, i) => records(i, [`body ${i}`]))];
+  await wal.append(entries);
+  await wal.close();
+  const offsets = entries.map((_, i) => encodeEntries(entries.slice(0, i)).length);
+  return { dir, file: join(dir.path, 'streams.wal'), entries, offsets };
+}
+
+test('a FileWal with a flipped byte in the middle refuses to open, naming the file, the byte and the repair; nothing is cut', async (t) => {
+  const { dir, file, offsets } = await walWithEntries(10);
+  t.teardown(() => dir.remove());
+  const bytes = await readFile(file);
+  bytes[offsets[4] + 15] ^= 0x10;
+  await writeFile(file, bytes);
+  const counted: CorruptRecordError[] = [];
+  const error = await t.throwsAsync(FileWal.open(dir.path, { onCorruption: (e) => counted.push(e) }), { instanceOf: CorruptRecordError });
+  t.like(error, { code: 'storage_corrupt', store: 'stream-wal', file, offset: offsets[4] });
+  t.regex(error!.message, new RegExp(`^stream WAL ${file} is damaged at byte ${offsets[4]}: its checksum does not match, and 5 intact entries follow it`));
+  t.true(error!.message.includes(`baton repair wal ${dir.path}`), error!.message);
+  t.deepEqual(counted, [error], 'told before the open fails, once');
+  t.deepEqual(await readFile(file), bytes, 'no entry after the damage was dropped');
+  // Reading (as a replay after open would) says the same.
+  await t.throwsAsync(FileWal.open(dir.path), { instanceOf: CorruptRecordError });
+});
+
+test('a FileWal still cuts a torn tail silently, and only that', async (t) => {
+  const { dir, file, entries } = await walWithEntries(4);
+  t.teardown(() => dir.remove());
+  const whole = await readFile(file);
+  // The next append's first half: what a crash mid-append leaves.
+  await writeFile(file, Buffer.concat([whole, encodeEntries([records(3, ['torn'])]).subarray(0, 17)]));
+  let counted = 0;
+  const wal = await FileWal.open(dir.path, { onCorruption: () => counted++ });
+  t.teardown(() => wal.close());
+  t.deepEqual(await wal.replay(), entries);
+  t.is(counted, 0);
+  t.deepEqual(await readFile(file), whole, 'cut back to the last whole entry');
 });
