@@ -1,5 +1,8 @@
 import { z } from 'zod';
 import { CLOCK } from '../../framework/contracts/clock.js';
+import type { CorruptRecordError } from '../../framework/contracts/errors.js';
+import { METRICS } from '../../framework/http/metrics.js';
+import { resolveOptional } from '../../framework/kernel/resolve-optional.js';
 import { LOGGER } from '../../framework/contracts/logger.js';
 import { METADATA_CONSENSUS, STATE_MACHINE } from '../../framework/contracts/metadata-consensus.js';
 import { PeerUnreachableError, type PeerHandlers, type PeerMessage, type PeerTransport } from '../../framework/contracts/peer-transport.js';
@@ -48,11 +51,13 @@ export const singleMemberConsensusPlugin = definePlugin({
         const { self, dataDir } = ctx.options;
         const logger = resolve(LOGGER);
         if (!dataDir) logger.warn({ member: self }, 'the one-voter consensus keeps ownership in memory: a restart loses it');
+        const metrics = resolveOptional(resolve, METRICS);
+        const onCorruption = (error: CorruptRecordError) => metrics?.storageCorruptions.inc({ store: error.store });
         return new RaftConsensus({
           self,
           voters: [self],
           machine: resolve(STATE_MACHINE),
-          storage: dataDir ? new FileRaftStorage(new DirectoryFiles(dataDir)) : new MemoryRaftStorage(),
+          storage: dataDir ? new FileRaftStorage(new DirectoryFiles(dataDir), { onCorruption }) : new MemoryRaftStorage(),
           transport: new NoPeersTransport(self),
           clock: resolve(CLOCK),
           rng: resolve(RNG),

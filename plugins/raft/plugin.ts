@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { CLOCK } from '../../framework/contracts/clock.js';
+import type { CorruptRecordError } from '../../framework/contracts/errors.js';
 import { LOGGER } from '../../framework/contracts/logger.js';
 import { METADATA_CONSENSUS, STATE_MACHINE } from '../../framework/contracts/metadata-consensus.js';
 import { PEER_TRANSPORT } from '../../framework/contracts/peer-transport.js';
@@ -69,12 +70,15 @@ export const raftConsensusPlugin = definePlugin({
       useFactory: (resolve) => {
         const logger = resolve(LOGGER);
         if (!o.dataDir) logger.warn({ member: o.member }, 'raft keeps its log in memory: a restart loses this member\'s state');
+        const metrics = resolveOptional(resolve, METRICS);
+        // Damage found at start fails it; counted first (baton_storage_corruptions_total).
+        const onCorruption = (error: CorruptRecordError) => metrics?.storageCorruptions.inc({ store: error.store });
         return new RaftConsensus({
           self: o.member,
           voters: o.voters,
           cluster: o.cluster,
           machine: resolve(STATE_MACHINE),
-          storage: o.dataDir ? new FileRaftStorage(new DirectoryFiles(o.dataDir)) : new MemoryRaftStorage(),
+          storage: o.dataDir ? new FileRaftStorage(new DirectoryFiles(o.dataDir), { onCorruption }) : new MemoryRaftStorage(),
           transport: resolve(PEER_TRANSPORT),
           clock: resolve(CLOCK),
           rng: resolve(RNG),

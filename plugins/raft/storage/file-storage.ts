@@ -1,23 +1,13 @@
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { crc32 } from 'node:zlib';
 import type { Entry, HardState, Snapshot } from '../core/types.js';
 import type { ByteFiles } from '../../../framework/kernel/byte-files.js';
+import { repairCommand } from '../../../framework/kernel/repair-command.js';
+import { readRaftLog, readSnapshotInForce, SEGMENT, SNAPSHOT, type LogProblem } from './log-reader.js';
 import { RaftStorageCorruptError, type PersistBatch, type RaftStorage, type RecoveredState } from './raft-storage.js';
-import { imageOfPieces, piecesOf } from './snapshot-image.js';
+import { piecesOf } from './snapshot-image.js';
 
-/**
- * One log record. `base` restarts the log after index `i` (a snapshot or a compaction) and
- * names the snapshot in force (`s`): a snapshot file the log does not name is not used (one
- * written, then the member crashed before putting it in force).
- */
-type WalRecord = { t: 'e'; e: Entry } | { t: 'h'; h: HardState } | { t: 'base'; i: number; s?: number };
-
-/** One line of a snapshot file: its meta first, then each piece, then how many there were. */
-type SnapshotRecord = { t: 'meta'; meta: Snapshot['meta'] } | { t: 'p'; p: unknown } | { t: 'end'; n: number };
-
-const SEGMENT = /^wal-(\d{12})\.log$/;
-/** Snapshot files: pieces as lines (`.snap`), or one line holding it whole (`.json`, earlier versions). */
-const SNAPSHOT = /^snap-(\d{16})\.(snap|json)$/;
 /** A snapshot file is written in appends of at most about this many bytes (64 KiB: about one piece), each one awaited. */
 const SNAPSHOT_APPEND_BYTES = 64 * 1024;
 /**
@@ -27,7 +17,6 @@ const SNAPSHOT_APPEND_BYTES = 64 * 1024;
  */
 const SNAPSHOT_TURN_MS = 2;
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
 
 function segmentName(seq: number): string {
   return `wal-${String(seq).padStart(12, '0')}.log`;
@@ -43,25 +32,22 @@ function encodeLine(value: unknown): string {
   return `${crc32(json).toString(16).padStart(8, '0')} ${json}\n`;
 }
 
-function decodeLine(line: string): unknown {
-  const json = line.slice(9);
-  if (line[8] !== ' ' || line.slice(0, 8) !== crc32(json).toString(16).padStart(8, '0')) {
-    throw new Error('checksum mismatch');
-  }
-  return JSON.parse(json);
-}
-
 export interface FileRaftStorageOptions {
   /** Start a new segment once the current one exceeds this many bytes. */
   segmentBytes?: number;
+  /** The directory the files are in, for messages and the repair command (default: the ByteFiles' `dir`). */
+  dir?: string;
+  /** Told of damage found at start, before the start fails with it (the corruption metric). */
+  onCorruption?: (error: RaftStorageCorruptError) => void;
 }
 
 /**
  * Raft storage as append-only log segments plus snapshot files. Each `persist` is one append
  * of checksummed records (entries, then hard state) and one fsync, so a Ready costs one sync
  * however many entries it carries. Recovery replays the segments in order; a torn record at
- * the end of the last segment (a crash mid-append) is cut off, anything else that fails its
- * checksum is corruption and refuses to start. A snapshot file holds one checksummed line per
+ * the end of the last segment (a crash mid-append) is cut off; anything else that fails its
+ * checksum, or does not follow the log, is damage: the start fails with a RaftStorageCorruptError
+ * naming the file and byte, and `baton repair raft` is what cuts it (log-repair.ts). A snapshot file holds one checksummed line per
  * piece between a meta line and an end line; it is written and synced before the log record
  * that names it (`base` with `s`), so a file the log does not name is ignored; compaction
  * writes a fresh segment holding the retained entries, then deletes the older segments and
@@ -73,111 +59,43 @@ export class FileRaftStorage implements RaftStorage {
   /** Snapshot files complete on disk (by index), in force or about to be. */
   private readonly written = new Set<number>();
   private readonly segmentBytes: number;
+  private readonly dir: string | undefined;
 
   constructor(
     private readonly files: ByteFiles,
-    options: FileRaftStorageOptions = {},
+    private readonly options: FileRaftStorageOptions = {},
   ) {
     this.segmentBytes = options.segmentBytes ?? 64 * 1024 * 1024;
+    const dir = options.dir ?? (files as { dir?: unknown }).dir;
+    this.dir = typeof dir === 'string' ? dir : undefined;
   }
 
   async load(): Promise<RecoveredState> {
     const names = await this.files.list();
-    const segments = names.filter((n) => SEGMENT.test(n)).sort();
-    let hardState: HardState = { term: 0, vote: '', commit: 0 };
-    let entries: Entry[] = [];
-    let next = 1;
-    /** The snapshot the log names; undefined when no base record named one (earlier versions). */
-    let named: number | undefined;
-    for (let s = 0; s < segments.length; s++) {
-      const name = segments[s];
-      const text = decoder.decode(await this.files.read(name));
-      let offset = 0;
-      while (offset < text.length) {
-        const end = text.indexOf('\n', offset);
-        let record: WalRecord | undefined;
-        if (end >= 0) {
-          try {
-            record = decodeLine(text.slice(offset, end)) as WalRecord;
-          } catch {
-            record = undefined;
-          }
-        }
-        if (!record) {
-          if (s !== segments.length - 1) {
-            throw new RaftStorageCorruptError(`segment ${name} has a damaged record at byte ${offset} before the last segment`);
-          }
-          // A crash mid-append: drop the torn tail so new records follow valid ones.
-          await this.files.truncate(name, encoder.encode(text.slice(0, offset)).length);
-          break;
-        }
-        if (record.t === 'h') hardState = record.h;
-        else if (record.t === 'base') {
-          entries = [];
-          next = record.i + 1;
-          named = record.s;
-        } else {
-          const e = record.e;
-          if (e.index > next + entries.length || e.index < next) {
-            throw new RaftStorageCorruptError(`segment ${name}: entry ${e.index} does not follow the log (next ${next + entries.length})`);
-          }
-          entries.length = e.index - next;
-          entries.push(e);
-        }
-        offset = end + 1;
-      }
-      this.segment = Number(SEGMENT.exec(name)![1]);
-      this.segmentSize = encoder.encode(text.slice(0, offset)).length;
+    const log = await readRaftLog(this.files, names);
+    if (log.problem) this.refuse(log.problem);
+    const last = log.segments.at(-1);
+    // A crash mid-append: drop the torn tail so new records follow valid ones.
+    if (last && last.tornBytes > 0) await this.files.truncate(last.name, last.intactBytes);
+    if (last) {
+      this.segment = Number(SEGMENT.exec(last.name)![1]);
+      this.segmentSize = last.intactBytes;
     }
-    const snapshot = await this.readSnapshotInForce(names, named);
+    const { snapshot, problem } = await readSnapshotInForce(this.files, names, log.named);
+    if (problem) this.refuse(problem);
     if (snapshot) this.written.add(snapshot.meta.index);
-    if (snapshot && next > snapshot.meta.index + 1) {
-      throw new RaftStorageCorruptError(`the log starts at ${next}, after the snapshot at ${snapshot.meta.index}: entries are missing`);
+    if (snapshot && log.base > snapshot.meta.index) {
+      this.refuse({ store: 'raft-log', file: last?.name ?? 'the log', reason: `the log starts at ${log.base + 1}, after the snapshot at ${snapshot.meta.index}: entries are missing` });
     }
     if (this.segment === 0) this.segment = 1;
-    return { hardState, snapshot, entries };
+    return { hardState: log.hardState, snapshot, entries: log.entries };
   }
 
-  /** The snapshot the log names, or (logs of earlier versions) the newest snapshot file. */
-  private async readSnapshotInForce(names: string[], named: number | undefined): Promise<Snapshot | undefined> {
-    const files = names
-      .map((n) => ({ name: n, m: SNAPSHOT.exec(n) }))
-      .filter((f) => f.m !== null)
-      .map((f) => ({ name: f.name, index: Number(f.m![1]), whole: f.m![2] === 'json' }))
-      .sort((a, b) => a.index - b.index);
-    if (named !== undefined) {
-      const file = files.find((f) => f.index === named);
-      if (!file) throw new RaftStorageCorruptError(`the log names snapshot ${named}, which is missing`);
-      return this.readSnapshot(file.name, file.whole);
-    }
-    if (files.length === 0) return undefined;
-    const newest = files[files.length - 1];
-    return this.readSnapshot(newest.name, newest.whole);
-  }
-
-  private async readSnapshot(name: string, whole: boolean): Promise<Snapshot> {
-    const text = decoder.decode(await this.files.read(name));
-    try {
-      if (whole) return decodeLine(text.replace(/\n$/, '')) as Snapshot;
-      let meta: Snapshot['meta'] | undefined;
-      const pieces: unknown[] = [];
-      let offset = 0;
-      while (offset < text.length) {
-        const end = text.indexOf('\n', offset);
-        if (end < 0) break;
-        const record = decodeLine(text.slice(offset, end)) as SnapshotRecord;
-        offset = end + 1;
-        if (record.t === 'meta') meta = record.meta;
-        else if (record.t === 'p') pieces.push(record.p);
-        else if (record.t === 'end') {
-          if (!meta || record.n !== pieces.length) break;
-          return { meta, data: imageOfPieces(pieces) };
-        }
-      }
-      throw new Error('it ends before its last piece');
-    } catch (error) {
-      throw new RaftStorageCorruptError(`snapshot ${name} is unreadable: ${(error as Error).message}`);
-    }
+  /** Fails the start on damage: counted, then thrown with the file, the byte and the repair command. */
+  private refuse(problem: LogProblem): never {
+    const error = new RaftStorageCorruptError({ ...problem, file: this.dir ? join(this.dir, problem.file) : problem.file, repair: repairAdvice(this.dir, problem) });
+    this.options.onCorruption?.(error);
+    throw error;
   }
 
   /**
@@ -265,4 +183,17 @@ export class FileRaftStorage implements RaftStorage {
   async close(): Promise<void> {
     await this.files.close();
   }
+}
+
+/** What the operator does about damage: the repair command, and what it implies for this member. */
+function repairAdvice(dir: string | undefined, problem: LogProblem): string {
+  const command = dir === undefined ? 'baton repair raft <the member\'s raft directory>' : repairCommand('raft', dir);
+  const kept =
+    problem.store === 'raft-snapshot'
+      ? 'only the hard state (the log needs the snapshot it starts from)'
+      : `the log before byte ${problem.offset ?? 0} of ${problem.file} and the hard state`;
+  return (
+    `The member does not start on it. Stop it and run "${command}": it moves the damaged files aside (kept), keeps ${kept}, ` +
+    'and the member then catches up from the other voters, voting only once it has (a lone voter loses what was dropped)'
+  );
 }

@@ -1,3 +1,4 @@
+import { CorruptRecordError } from '../../../framework/contracts/errors.js';
 import type { Entry, HardState, Snapshot } from '../core/types.js';
 
 /** What a member finds on its disk when it starts. */
@@ -46,5 +47,8 @@ export interface RaftStorage {
   close(): Promise<void>;
 }
 
-/** The stored bytes are not a valid Raft log (beyond a torn tail): the member must not start. */
-export class RaftStorageCorruptError extends Error {}
+/**
+ * The stored bytes are not a valid Raft log (beyond a torn tail): the member must not start.
+ * `store` says whether the log or the snapshot in force is damaged, `file` and `offset` where.
+ */
+export class RaftStorageCorruptError extends CorruptRecordError {}

@@ -1,4 +1,7 @@
 import test from 'ava';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { CorruptRecordError } from '../../../../framework/contracts/errors.js';
 import { SeededRng } from '../../../../framework/testing/sim/seeded-rng.js';
 import { SimDisk } from '../../../../framework/testing/sim/disk.js';
 import { makeTempDir } from '../../../../framework/testing/temp-dir.js';
@@ -210,7 +213,7 @@ test('file storage: a snapshot file cut short is refused when the log names it',
   const name = (await files.list()).find((n) => n.endsWith('.snap'))!;
   const bytes = (await files.read(name))!;
   await files.truncate(name, bytes.length - 20);
-  await t.throwsAsync(new FileRaftStorage(new SimDiskFiles(disk)).load(), { instanceOf: RaftStorageCorruptError, message: /snapshot .* is unreadable/ });
+  await t.throwsAsync(new FileRaftStorage(new SimDiskFiles(disk)).load(), { instanceOf: RaftStorageCorruptError, message: /Raft snapshot .* is damaged at byte \d+: it ends before its last piece/ });
 });
 
 test('file storage: a snapshot file of earlier versions (one JSON line, no name in the log) still loads', async (t) => {
@@ -222,4 +225,76 @@ test('file storage: a snapshot file of earlier versions (one JSON line, no name 
   await files.replace('snap-0000000000000007.json', new TextEncoder().encode(`${crc32(json).toString(16).padStart(8, '0')} ${json}\n`));
   const r = await new FileRaftStorage(files).load();
   t.deepEqual(r.snapshot, whole);
+});
+
+/** A member's directory on disk with entries 1..count in one segment, and each record's byte offset. */
+async function memberDir(count: number) {
+  const dir = await makeTempDir('raft-damage');
+  const s = new FileRaftStorage(new DirectoryFiles(dir.path));
+  await s.load();
+  for (let i = 1; i <= count; i++) await s.persist({ entries: [entry(i, 1)], hardState: hs(1, i - 1) });
+  await s.close();
+  const [segment] = (await readdir(dir.path)).filter((n) => n.endsWith('.log'));
+  const bytes = await readFile(join(dir.path, segment));
+  const starts = [0];
+  for (let i = 0; i < bytes.length; i++) if (bytes[i] === 0x0a && i + 1 < bytes.length) starts.push(i + 1);
+  return { dir, segment, path: join(dir.path, segment), bytes, starts };
+}
+
+test('file storage: a flipped byte in the middle of the last segment is refused at start with the file and offset (it was cut as a torn tail)', async (t) => {
+  const { dir, path, bytes, starts } = await memberDir(10);
+  t.teardown(() => dir.remove());
+  // Records alternate entry, hard state: record 8 is entry 5.
+  bytes[starts[8] + 12] ^= 0x04;
+  await writeFile(path, bytes);
+  const counted: string[] = [];
+  const storage = new FileRaftStorage(new DirectoryFiles(dir.path), { onCorruption: (e) => counted.push(e.store) });
+  const error = await t.throwsAsync(storage.load(), { instanceOf: RaftStorageCorruptError });
+  t.true(error instanceof CorruptRecordError);
+  t.like(error, { store: 'raft-log', file: path, offset: starts[8] });
+  t.regex(error!.message, new RegExp(`^Raft log segment ${path} is damaged at byte ${starts[8]}: its checksum does not match; 11 intact records follow it`));
+  t.true(error!.message.includes(`baton repair raft ${dir.path}`), error!.message);
+  t.deepEqual(counted, ['raft-log']);
+  t.deepEqual(await readFile(path), bytes, 'nothing was cut: entries 6 to 10 are still on disk');
+});
+
+test('file storage: a whole last record that is damaged is refused too; only an incomplete one is a torn tail', async (t) => {
+  const { dir, path, bytes, starts } = await memberDir(3);
+  t.teardown(() => dir.remove());
+  const damaged = Uint8Array.from(bytes);
+  damaged[damaged.length - 5] ^= 0x01;
+  await writeFile(path, damaged);
+  await t.throwsAsync(new FileRaftStorage(new DirectoryFiles(dir.path)).load(), { instanceOf: RaftStorageCorruptError, message: /nothing intact follows it/ });
+  await writeFile(path, bytes.subarray(0, bytes.length - 5));
+  const r = await new FileRaftStorage(new DirectoryFiles(dir.path)).load();
+  t.deepEqual(r.entries.map((e) => e.index), [1, 2, 3], 'the torn hard state is cut, the entries before it kept');
+  t.deepEqual(r.hardState, hs(1, 1));
+  t.is((await readFile(path)).length, starts[starts.length - 1]);
+});
+
+test('file storage: a flipped byte in the middle of the snapshot in force is refused at start with the file and offset', async (t) => {
+  const dir = await makeTempDir('raft-snapshot-damage');
+  t.teardown(() => dir.remove());
+  const s = new FileRaftStorage(new DirectoryFiles(dir.path));
+  await s.load();
+  await s.persist({ entries: entries(1, 8, 1), hardState: hs(1, 8) });
+  const pieces = Array.from({ length: 6 }, (_, i) => ({ piece: i, data: 'x'.repeat(40) }));
+  await saveSnapshot(s, snap(8, 1, pieces), 8, [], hs(1, 8));
+  await s.close();
+  const name = (await readdir(dir.path)).find((n) => n.endsWith('.snap'))!;
+  const path = join(dir.path, name);
+  const bytes = await readFile(path);
+  const lines = bytes.toString('utf8').split('\n');
+  // Line 0 is the meta, lines 1-6 the pieces: damage piece 3.
+  const offset = Buffer.byteLength(lines.slice(0, 4).join('\n')) + 1;
+  bytes[offset + 30] ^= 0x02;
+  await writeFile(path, bytes);
+  const counted: string[] = [];
+  const error = await t.throwsAsync(new FileRaftStorage(new DirectoryFiles(dir.path), { onCorruption: (e) => counted.push(e.store) }).load(), {
+    instanceOf: RaftStorageCorruptError,
+  });
+  t.like(error, { store: 'raft-snapshot', file: path, offset });
+  t.regex(error!.message, new RegExp(`^Raft snapshot ${path} is damaged at byte ${offset}: its checksum does not match; 3 intact records follow it`));
+  t.regex(error!.message, /keeps only the hard state/);
+  t.deepEqual(counted, ['raft-snapshot']);
 });
