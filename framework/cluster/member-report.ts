@@ -1,5 +1,6 @@
 import type { MetadataConsensus } from '../contracts/metadata-consensus.js';
 import { processEventLoopDelay } from '../http/event-loop-delay.js';
+import { buildInfo } from './build-info.js';
 import { consensusFactsOf } from './consensus-facts.js';
 import type { Readiness } from './readiness.js';
 import type { RecentTransfers } from './recent-transfers.js';
@@ -8,7 +9,8 @@ import type { HomesCatchingUp, MemberReport } from './schemas.js';
 /**
  * This member's own facts: its consensus position and role, its readiness (the verdict /readyz
  * gives), how late its event loop runs (what /metrics shows as baton_event_loop_delay_seconds)
- * and the transfers it settled lately; in the authority variant, the homes it is still catching up on.
+ * the transfers it settled lately and the code it runs (version, build, Node.js version, as
+ * baton_build_info shows them); in the authority variant, the homes it is still catching up on.
  */
 export function memberReport(
   self: string,
@@ -28,5 +30,6 @@ export function memberReport(
     eventLoopDelay: { p99Ms: delay.p99 * 1000, maxMs: delay.max * 1000 },
     recentTransfers: recent?.list() ?? [],
     homesCatchingUp: homesCatchingUp?.() ?? null,
+    ...buildInfo(),
   };
 }

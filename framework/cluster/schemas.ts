@@ -65,6 +65,12 @@ export const memberReportSchema = z.object({
     .max(200)
     .describe('Transfers this member settled in the last 10 minutes (stream: as their source; authority: the plans it drove)'),
   homesCatchingUp: homesCatchingUpSchema,
+  version: z.string().default('unknown').describe("The member's package version (baton_build_info's version)"),
+  build: z
+    .string()
+    .default('unknown')
+    .describe('The git commit the member was built from, or unknown (baton_build_info\'s build); a member too old to say is unknown'),
+  nodeVersion: z.string().default('unknown').describe('The Node.js version the member runs (baton_build_info\'s node_version)'),
 });
 
 export type MemberReport = z.output<typeof memberReportSchema>;

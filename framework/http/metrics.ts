@@ -1,5 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { token } from '../contracts/token.js';
+import { buildInfo } from '../cluster/build-info.js';
 import { processEventLoopDelay } from './event-loop-delay.js';
 
 /** What the consensus gauges show; `commitIndex` only when the implementation knows it. */
@@ -60,6 +61,8 @@ export class BatonMetrics {
   readonly consensusAppliedIndex: Gauge;
   readonly consensusIsLeader: Gauge;
   readonly eventLoopDelay: Gauge<'quantile'> | undefined;
+  /** Always 1; its labels say which code runs (the member report's version, build and nodeVersion). */
+  readonly buildInfo: Gauge<'version' | 'build' | 'node_version'>;
 
   private inFlightSource?: () => number;
   private readonly transferListeners = new Set<(outcome: string, durationMs: number) => void>();
@@ -172,6 +175,14 @@ export class BatonMetrics {
       '1 when this member leads, 0 otherwise.',
       (r) => (r.isLeader ? 1 : 0),
     );
+    this.buildInfo = new Gauge({
+      name: 'baton_build_info',
+      help: 'Always 1: the package version, the git commit of the build (or unknown) and the Node.js version this member runs.',
+      labelNames: ['version', 'build', 'node_version'],
+      registers,
+    });
+    const build = buildInfo();
+    this.buildInfo.set({ version: build.version, build: build.build, node_version: build.nodeVersion }, 1);
     if (options.eventLoopDelay ?? true) {
       const monitor = processEventLoopDelay();
       this.eventLoopDelay = new Gauge({
