@@ -22,6 +22,9 @@ export const recentTransferSchema = z.object({
   at: z.number().describe('When it settled (ms since the epoch, on this member)'),
   outcome: z.string(),
   durationMs: z.number().min(0).describe('From accepted to settled'),
+  name: z.string().optional().describe('The stream or authority that moved'),
+  source: z.string().optional().describe('Where it moved from (a node or a datacenter)'),
+  target: z.string().optional().describe('Where it was to move to'),
 });
 
 export type RecentTransfer = z.output<typeof recentTransferSchema>;
@@ -92,6 +95,19 @@ export const memberStatusSchema = z.object({
 
 export type MemberStatus = z.output<typeof memberStatusSchema>;
 
+export const livenessUnknownSchema = z
+  .object({
+    since: z.number().describe('When the serving member lost its leader (ms since the epoch, on that member)'),
+    detail: z.string(),
+  })
+  .nullable()
+  .optional()
+  .describe(
+    "Set when the members' liveness is a verdict the leader publishes and the serving member knows no leader: each member's `liveness` is then the last verdict it applied, not a current one",
+  );
+
+export type LivenessUnknown = z.output<typeof livenessUnknownSchema>;
+
 export const clusterStatusSchema = z.object({
   variant: z.enum(['stream', 'authority']),
   servedBy: z.string().describe('The member that assembled this picture'),
@@ -103,6 +119,7 @@ export const clusterStatusSchema = z.object({
     count: index,
     shown: z.array(z.record(z.string(), z.unknown())).describe('The oldest transfers in flight, at most 100'),
   }),
+  livenessUnknown: livenessUnknownSchema,
 });
 
 export type ClusterStatus = z.output<typeof clusterStatusSchema>;

@@ -75,7 +75,7 @@ export class BodyAdmission {
    * Resolves when a large body may be decoded and parsed: one per turn of the event loop, in
    * arrival order. Decoding, checking and parsing a mebibyte of JSON takes a few milliseconds
    * of the event loop, and a flood makes dozens of bodies complete in one poll phase; parsed
-   * back to back they held the loop for a third of a second, past a Raft election timeout. One
+   * back to back they held the loop for a third of a second, toward a Raft election timeout. One
    * per turn lets the timers (heartbeats, lease renewals) run between them.
    */
   parseTurn(): Promise<void> {

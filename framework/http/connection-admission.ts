@@ -60,23 +60,12 @@ export class ConnectionAdmission {
   /** Unproven connections, oldest first, overall and per address. */
   private readonly unproven = new Set<Tracked>();
   private readonly unprovenByAddress = new Map<string, Set<Tracked>>();
-  readonly refused: Record<AdmissionRefusal, number> = {
-    listener_full: 0,
-    address_full: 0,
-    evicted: 0,
-    first_request_timeout: 0,
-  };
 
   constructor(
     private readonly limits: AdmissionLimits,
     private readonly clock: Clock,
     private readonly onRefusal?: (reason: AdmissionRefusal) => void,
   ) {}
-
-  /** Connections open now. */
-  get open(): number {
-    return this.all.size;
-  }
 
   /** The listener's 'connection' handler: admits the raw socket or destroys it. */
   admit(socket: Socket): void {
@@ -142,7 +131,6 @@ export class ConnectionAdmission {
   }
 
   private count(reason: AdmissionRefusal): void {
-    this.refused[reason] += 1;
     this.onRefusal?.(reason);
   }
 

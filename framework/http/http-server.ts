@@ -77,7 +77,6 @@ export class HttpServer implements Lifecycle {
   private readonly name: string;
   /** Responses not yet finished: on stop they are told to close their connection when done. */
   private readonly inFlight = new Set<ServerResponse>();
-  private admission?: ConnectionAdmission;
 
   constructor(private readonly options: HttpServerOptions) {
     this.name = options.name ?? 'http';
@@ -103,7 +102,6 @@ export class HttpServer implements Lifecycle {
     this.server = server;
     const limits = { ...DEFAULT_ADMISSION_LIMITS, ...this.options.admission };
     const admission = new ConnectionAdmission(limits, this.options.clock, this.options.onRefusal);
-    this.admission = admission;
     // Node's defaults (60 s for headers, no deadline at all before the first byte) let a few
     // thousand idle clients hold a member's descriptors for minutes.
     server.headersTimeout = limits.headersTimeoutMs;
@@ -149,12 +147,6 @@ export class HttpServer implements Lifecycle {
     this.bound = { host: info.address, port: info.port, url: `${tls ? 'https' : 'http'}://${urlHost}:${info.port}` };
     this.options.logger?.info({ listener: this.name, url: this.bound.url }, `${this.name} listener started`);
     return this.bound;
-  }
-
-  /** Connections open now and those admission closed, by reason; only after start. */
-  get connections(): { open: number; refused: Readonly<Record<AdmissionRefusal, number>> } {
-    if (!this.admission) throw new Error(`${this.name} listener is not started`);
-    return { open: this.admission.open, refused: this.admission.refused };
   }
 
   /** Idempotent; resolves once every connection is closed. */

@@ -10,7 +10,7 @@ type Handler = (req: IncomingMessage, res: ServerResponse) => void;
  * Spreads a burst of new requests over turns of the event loop. A thousand clients that send
  * at once get their requests parsed in one poll phase; handled there and then, even refusing
  * each (a few hundred microseconds of middleware and an answer) held the loop for a quarter of
- * a second, past a Raft election timeout, and the member's own timers (heartbeats, lease
+ * a second (up to 0.85 s under load, as long as a Raft election timeout), and the member's own timers (heartbeats, lease
  * renewals) waited behind it. Here at most `perTurn` requests start per turn, in arrival
  * order, and the rest wait for the next turns, after the timers have run. Requests on a
  * proven connection (a member's, or a client's that already presented its token) never wait:

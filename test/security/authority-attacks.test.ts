@@ -2,6 +2,7 @@ import test from 'ava';
 import { authorityClusterVariant } from '../../cli/local-cluster/local-authority-cluster.js';
 import { eventually } from '../hosts/eventually.js';
 import { startNodeProcesses } from '../framework/cluster/node-processes.js';
+import { placeAuthority } from '../support/cluster-waits.js';
 import { call, problemTypeOf } from '../support/https-call.js';
 import { peerHeaders } from '../support/peer-auth.js';
 
@@ -24,14 +25,7 @@ test.serial('an authority cluster refuses forged commits, moves, voter removals 
   const cluster = await startNodeProcesses(t, authorityClusterVariant);
   const admin = { authorization: `Bearer ${cluster.token}` };
   const [east, west, north] = cluster.nodes;
-  await eventually(async () => {
-    const placed = await call(`${east.url}/availability/v1/commands`, {
-      method: 'POST',
-      headers: { ...admin, 'idempotency-key': 'place-proj' },
-      body: { type: 'transfer_authority', authority: 'proj', target: 'east' },
-    }).catch(() => undefined);
-    return placed?.status === 200;
-  }, 'proj placed in east once the Raft has a leader', 90_000);
+  await placeAuthority(east.url, cluster.token, 'proj', 'east');
   const reports = async () => Promise.all(cluster.nodes.map(async (n) => (await call(`${n.publicUrl}/availability/v1/cluster/member`, { headers: admin })).body as Report));
 
   for (const member of cluster.nodes) {

@@ -1,7 +1,7 @@
 import test from 'ava';
 import { authorityClusterVariant } from '../../cli/local-cluster/local-authority-cluster.js';
 import { startNodeProcesses } from '../framework/cluster/node-processes.js';
-import { eventually } from '../hosts/eventually.js';
+import { leaderEveryMemberFollows, placeAuthority } from '../support/cluster-waits.js';
 import { call } from '../support/https-call.js';
 import { openFlood } from './connection-flood.js';
 
@@ -20,22 +20,14 @@ test.serial("22,000 idle, slow-header and slow-body connections on an authority 
   const cluster = await startNodeProcesses(t, authorityClusterVariant);
   const admin = { authorization: `Bearer ${cluster.token}` };
   const [east] = cluster.nodes;
-  await eventually(async () => {
-    const placed = await call(`${east.url}/availability/v1/commands`, {
-      method: 'POST',
-      headers: { ...admin, 'idempotency-key': 'place-proj' },
-      body: { type: 'transfer_authority', authority: 'proj', target: 'east' },
-    }).catch(() => undefined);
-    return placed?.status === 200;
-  }, 'proj placed in east once the Raft has a leader', 90_000);
+  await placeAuthority(east.url, cluster.token, 'proj', 'east');
   const reports = async () =>
     Promise.all(cluster.nodes.map(async (n) => (await call(`${n.publicUrl}/availability/v1/cluster/member`, { headers: admin })).body as Report));
-  let leader = '';
-  await eventually(async () => {
-    const all = await reports();
-    leader = all.find((r) => r.role === 'leader')?.id ?? '';
-    return leader !== '' && all.every((r) => r.leader === leader);
-  }, 'a leader every member follows', 60_000);
+  const reportOf = async (id: string) => (await call(`${cluster.nodes.find((n) => n.id === id)!.publicUrl}/availability/v1/cluster/member`, { headers: admin })).body as Report;
+  const leader = await leaderEveryMemberFollows(
+    cluster.nodes.map((n) => n.id),
+    reportOf,
+  );
   const termsBefore = (await reports()).map((r) => r.term);
   const target = cluster.nodes.find((n) => n.id === leader)!;
 

@@ -3,6 +3,7 @@ import type { ExecutionContext } from 'ava';
 import { streamClusterVariant } from '../../cli/local-cluster/local-stream-cluster.js';
 import { startNodeProcesses } from '../framework/cluster/node-processes.js';
 import { eventually } from '../hosts/eventually.js';
+import { leaderEveryMemberFollows } from '../support/cluster-waits.js';
 import { call as callOverHttp, type CallAnswer } from '../support/https-call.js';
 
 /** Tokens every member of the attacked cluster knows besides the operator's. */
@@ -48,12 +49,10 @@ export async function dataPlaneCluster(t: ExecutionContext, options: { tls?: boo
   const urlOf = (id: string) => cluster.nodes.find((n) => n.id === id)!.url;
   const report = async (id: string): Promise<MemberReport> =>
     (await call(`${urlOf(id)}/v1/admin/cluster/member`, { headers: operator })).body as MemberReport;
-  let leader = '';
-  await eventually(async () => {
-    const reports = await Promise.all(cluster.nodes.map((n) => report(n.id).catch(() => undefined)));
-    leader = reports.find((r) => r?.role === 'leader')?.id ?? '';
-    return leader !== '' && reports.every((r) => r?.leader === leader);
-  }, 'a leader every member follows', 90_000);
+  const leader = await leaderEveryMemberFollows(
+    cluster.nodes.map((n) => n.id),
+    report,
+  );
 
   const append = (node: string, stream: string, body: unknown, token?: string): Promise<CallAnswer> =>
     call(`${urlOf(node)}/v1/streams/${stream}/records`, {

@@ -5,6 +5,7 @@ import { request } from 'node:http';
 import { streamClusterVariant } from '../../cli/local-cluster/local-stream-cluster.js';
 import { eventually } from '../hosts/eventually.js';
 import { startNodeProcesses } from '../framework/cluster/node-processes.js';
+import { leaderEveryMemberFollows } from '../support/cluster-waits.js';
 import { peerHeaders } from '../support/peer-auth.js';
 
 const RAFT = '/internal/raft/v1';
@@ -74,12 +75,10 @@ async function attackedCluster(t: ExecutionContext) {
   const admin = { authorization: `Bearer ${cluster.token}` };
   const urlOf = (id: string) => cluster.nodes.find((n) => n.id === id)!.url;
   const report = async (id: string): Promise<Report> => (await (await fetch(`${urlOf(id)}/v1/admin/cluster/member`, { headers: admin })).json()) as Report;
-  let leader = '';
-  await eventually(async () => {
-    const reports = await Promise.all(cluster.nodes.map((n) => report(n.id).catch(() => undefined)));
-    leader = reports.find((r) => r?.role === 'leader')?.id ?? '';
-    return leader !== '' && reports.every((r) => r?.leader === leader);
-  }, 'a leader every member follows', 90_000);
+  const leader = await leaderEveryMemberFollows(
+    cluster.nodes.map((n) => n.id),
+    report,
+  );
   const createStream = (stream: string) => send(`${urlOf(leader)}/v1/admin/streams`, JSON.stringify({ stream }), admin);
   /** Every member applies a new admin write: the leader serves writes and all three are still voters. */
   const allApplyAWrite = async (stream: string) => {
