@@ -364,7 +364,8 @@ export class PlannedTransferEngine {
     // An unknown outcome is counted once, when it first happens; its resolution counts again.
     if (outcome === 'outcome_unknown' && plan.countedUnknown) return;
     if (outcome === 'outcome_unknown') plan.countedUnknown = true;
-    this.deps.metrics?.recordTransfer(outcome, this.deps.clock.now() - plan.createdAt);
+    const { authority, source, target } = plan.request;
+    this.deps.metrics?.recordTransfer(outcome, this.deps.clock.now() - plan.createdAt, { name: authority, source, target });
   }
 
   /**

@@ -1,4 +1,4 @@
-import type { ClusterStatus, MemberStatus } from './schemas.js';
+import type { ClusterStatus, LivenessUnknown, MemberStatus } from './schemas.js';
 import { MAX_TRANSFERS_SHOWN } from './schemas.js';
 
 export interface ClusterFacts {
@@ -8,6 +8,8 @@ export interface ClusterFacts {
   counts: Record<string, number>;
   /** Every transfer in flight, oldest first; the picture lists the first ones. */
   transfers: { count: number; oldest: Iterable<Record<string, unknown>> };
+  /** Where liveness is the leader's published verdict: since when the serving member knows no leader. */
+  livenessUnknown?: LivenessUnknown;
 }
 
 /**
@@ -38,5 +40,6 @@ export function clusterStatus(facts: ClusterFacts): ClusterStatus {
     members: facts.members,
     counts: facts.counts,
     transfersInFlight: { count: facts.transfers.count, shown },
+    livenessUnknown: facts.livenessUnknown ?? null,
   };
 }

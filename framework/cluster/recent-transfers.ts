@@ -1,5 +1,5 @@
 import type { Clock } from '../contracts/clock.js';
-import type { BatonMetrics } from '../http/metrics.js';
+import type { BatonMetrics, TransferNamed } from '../http/metrics.js';
 import type { RecentTransfer } from './schemas.js';
 
 /** What a member keeps for the plot: the last few minutes, and never more than this many. */
@@ -19,11 +19,11 @@ export class RecentTransfers {
     metrics: BatonMetrics,
     private readonly clock: Clock,
   ) {
-    this.unsubscribe = metrics.onTransferRecorded((outcome, durationMs) => this.add(outcome, durationMs));
+    this.unsubscribe = metrics.onTransferRecorded((outcome, durationMs, about) => this.add(outcome, durationMs, about));
   }
 
-  add(outcome: string, durationMs: number): void {
-    this.entries.push({ at: this.clock.now(), outcome, durationMs: Math.max(0, durationMs) });
+  add(outcome: string, durationMs: number, about?: TransferNamed): void {
+    this.entries.push({ at: this.clock.now(), outcome, durationMs: Math.max(0, durationMs), ...about });
     if (this.entries.length > MAX_RECENT_TRANSFERS) this.entries.splice(0, this.entries.length - MAX_RECENT_TRANSFERS);
   }
 

@@ -3,6 +3,13 @@ import { token } from '../contracts/token.js';
 import { buildInfo } from '../cluster/build-info.js';
 import { processEventLoopDelay } from './event-loop-delay.js';
 
+/** What moved where: a stream or an authority, from one node or datacenter to another. */
+export interface TransferNamed {
+  name: string;
+  source: string;
+  target: string;
+}
+
 /** What the consensus gauges show; `commitIndex` only when the implementation knows it. */
 export interface ConsensusReading {
   term: number;
@@ -65,7 +72,7 @@ export class BatonMetrics {
   readonly buildInfo: Gauge<'version' | 'build' | 'node_version'>;
 
   private inFlightSource?: () => number;
-  private readonly transferListeners = new Set<(outcome: string, durationMs: number) => void>();
+  private readonly transferListeners = new Set<(outcome: string, durationMs: number, about?: TransferNamed) => void>();
   private consensusSource?: () => ConsensusReading;
   private catchingUpSource?: () => number;
 
@@ -202,15 +209,15 @@ export class BatonMetrics {
     }
   }
 
-  /** Counts one settled transfer and observes how long it took. */
-  recordTransfer(outcome: string, durationMs: number): void {
+  /** Counts one settled transfer and observes how long it took; `about` names it for the dashboard (never a label). */
+  recordTransfer(outcome: string, durationMs: number, about?: TransferNamed): void {
     this.transfers.inc({ outcome });
     this.transferDuration.observe({ outcome }, Math.max(0, durationMs) / 1000);
-    for (const listener of this.transferListeners) listener(outcome, durationMs);
+    for (const listener of this.transferListeners) listener(outcome, durationMs, about);
   }
 
   /** Called with each transfer recorded (the dashboard's plot of recent durations). Returns the unsubscribe. */
-  onTransferRecorded(listener: (outcome: string, durationMs: number) => void): () => void {
+  onTransferRecorded(listener: (outcome: string, durationMs: number, about?: TransferNamed) => void): () => void {
     this.transferListeners.add(listener);
     return () => void this.transferListeners.delete(listener);
   }

@@ -1,6 +1,7 @@
 import type Router from '@koa/router';
 import { clusterStatusRouter, memberReportRouter } from '../cluster/cluster-routes.js';
 import { clusterStatus } from '../cluster/cluster-status.js';
+import { LeaderLoss } from '../cluster/leader-loss.js';
 import { gatherMemberStatuses } from '../cluster/member-reports.js';
 import { memberReport } from '../cluster/member-report.js';
 import type { Readiness } from '../cluster/readiness.js';
@@ -40,8 +41,11 @@ export function streamClusterStatus(
   readiness: Readiness,
   recent: RecentTransfers | undefined,
   authorization?: string,
+  leaderLoss?: LeaderLoss,
 ): Promise<ClusterStatus> {
   const state = node.metadata();
+  // The verdicts are the leader's: without one they are the last applied here, not current.
+  const leaderlessSince = leaderLoss?.leaderlessSince ?? null;
   const ids = new Set([...node.consensus.membership().voters, ...[...state.nodes()].map((n) => n.id)]);
   ids.delete(node.self);
   const addressOf = (id: string) => state.node(id)?.address ?? null;
@@ -62,6 +66,13 @@ export function streamClusterStatus(
         count: state.transferCount,
         oldest: pendingTransfers(state, OLDEST_TRANSFERS_SHOWN) as unknown as Record<string, unknown>[],
       },
+      livenessUnknown:
+        leaderlessSince === null
+          ? null
+          : {
+              since: leaderlessSince,
+              detail: `${node.self} knows no leader, and liveness is the leader's verdict: each one shown is the last ${node.self} applied`,
+            },
     }),
   );
 }
@@ -69,11 +80,12 @@ export function streamClusterStatus(
 /** The two cluster routes of a stream node, behind the admin scope. */
 export function streamClusterRouters(node: StreamNode, readiness: Readiness, recent: RecentTransfers | undefined, document: ApiDocument): Router[] {
   const options = { scope: ADMIN_SCOPE, tags: ['cluster'] };
+  const leaderLoss = new LeaderLoss(node.consensus, node.clock);
   return [
     memberReportRouter(STREAM_MEMBER_REPORT_PATH, () => memberReport(node.self, node.consensus, readiness, recent), document, options),
     clusterStatusRouter(
       STREAM_CLUSTER_PATH,
-      (ctx) => streamClusterStatus(node, readiness, recent, ctx.get('Authorization') || undefined),
+      (ctx) => streamClusterStatus(node, readiness, recent, ctx.get('Authorization') || undefined, leaderLoss),
       document,
       options,
     ),

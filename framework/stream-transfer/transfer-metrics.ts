@@ -62,6 +62,6 @@ export class TransferMetrics {
     this.handingOff.delete(stream);
     // Completion re-points the stream at the target; anything else means it did not move.
     const owner = state.stream(stream)?.owner;
-    this.metrics.recordTransfer(owner === seen.target ? 'completed' : 'abandoned', this.clock.now() - seen.seenAt);
+    this.metrics.recordTransfer(owner === seen.target ? 'completed' : 'abandoned', this.clock.now() - seen.seenAt, { name: stream, source: this.self, target: seen.target });
   }
 }

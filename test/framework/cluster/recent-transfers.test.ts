@@ -24,3 +24,11 @@ test('the plot keeps what the metrics recorded, oldest first, for ten minutes an
   metrics.recordTransfer('completed', 1);
   t.is(recent.list().length, MAX_RECENT_TRANSFERS, 'stopped: no longer listening');
 });
+
+test('a transfer recorded with what moved keeps its name, source and target, for the list of recent transfers by name', (t) => {
+  const clock = new VirtualClock();
+  const metrics = new BatonMetrics({ defaultMetrics: false, eventLoopDelay: false });
+  const recent = new RecentTransfers(metrics, clock);
+  metrics.recordTransfer('completed', 12, { name: 'orders', source: 'n2', target: 'n3' });
+  t.deepEqual(recent.list(), [{ at: clock.now(), outcome: 'completed', durationMs: 12, name: 'orders', source: 'n2', target: 'n3' }]);
+});
