@@ -90,6 +90,13 @@ export class RaftCore {
   private outstanding: Ready | undefined;
   /** Entries were appended locally and not yet offered to followers. */
   private appendPending = false;
+  /** See HardState.catchUpTo: 0 when this member's log lost nothing it may have acknowledged. */
+  private catchUpTo = 0;
+  /**
+   * A leader of our term has found our log matching its own (an append fitted, or its snapshot
+   * was installed) since we started or the term changed: its progress of us is then true.
+   */
+  private matchedLeader = false;
 
   constructor(config: RaftConfig) {
     this.id = config.id;
@@ -117,6 +124,7 @@ export class RaftCore {
     const hs = storage.hardState();
     this.term = hs.term;
     this.vote = hs.vote;
+    this.catchUpTo = hs.catchUpTo ?? 0;
     this.prevHard = hs;
     this.becomeFollower(this.term, NONE);
     this.prevSoft = { lead: this.lead, role: this.role };
@@ -137,7 +145,20 @@ export class RaftCore {
   }
 
   hardState(): HardState {
-    return { term: this.term, vote: this.vote, commit: this.log.committed };
+    const hs: HardState = { term: this.term, vote: this.vote, commit: this.log.committed };
+    if (this.catchUpTo > 0) hs.catchUpTo = this.catchUpTo;
+    return hs;
+  }
+
+  /**
+   * True while this member must not vote or campaign: a repair dropped entries it may have
+   * acknowledged (HardState.catchUpTo). A lone voter has nobody to catch up from, so for it
+   * the dropped entries are simply gone and it goes on.
+   */
+  catchingUp(): boolean {
+    if (this.catchUpTo === 0) return false;
+    if (this.voterSet.size === 1 && this.voterSet.has(this.id)) this.catchUpTo = 0;
+    return this.catchUpTo > 0;
   }
 
   progressOf(id: MemberId): Readonly<Progress> | undefined {
@@ -161,6 +182,7 @@ export class RaftCore {
       hs.term !== this.prevHard.term ||
       hs.vote !== this.prevHard.vote ||
       hs.commit !== this.prevHard.commit ||
+      hs.catchUpTo !== this.prevHard.catchUpTo ||
       this.log.pendingSnapshot() !== undefined ||
       this.log.unstableEntries().length > 0 ||
       this.log.hasNextCommittedEntries() ||
@@ -186,7 +208,7 @@ export class RaftCore {
     const hs = this.hardState();
     // prevHard is durable: the driver handles one Ready at a time.
     const termOrVoteChanged = hs.term !== this.prevHard.term || hs.vote !== this.prevHard.vote;
-    if (termOrVoteChanged || hs.commit !== this.prevHard.commit) {
+    if (termOrVoteChanged || hs.commit !== this.prevHard.commit || hs.catchUpTo !== this.prevHard.catchUpTo) {
       rd.hardState = hs;
       this.prevHard = hs;
     }
@@ -377,9 +399,10 @@ export class RaftCore {
   private handleVoteRequest(m: Message): void {
     const respType: MessageType = m.type === 'vote' ? 'vote-resp' : 'pre-vote-resp';
     const canVote =
-      this.vote === m.from ||
+      !this.catchingUp() &&
+      (this.vote === m.from ||
       (this.vote === NONE && this.lead === NONE) ||
-      (m.type === 'pre-vote' && m.term > this.term);
+      (m.type === 'pre-vote' && m.term > this.term));
     if (canVote && this.log.isUpToDate(m.index!, m.logTerm!)) {
       // A granted vote answers in the candidate's term, so a pre-candidate can count it.
       this.msgs.push({ type: respType, from: this.id, to: m.from, term: m.term });
@@ -436,6 +459,12 @@ export class RaftCore {
       case 'heartbeat-resp':
         pr.recentActive = true;
         pr.probeSent = false;
+        if (m.reject && pr.match > (m.commit ?? 0)) {
+          // The follower lost entries it had acknowledged (its log was repaired): only its
+          // commit index is surely ours. Count it no higher, and find where we agree again.
+          pr.match = m.commit ?? 0;
+          pr.becomeProbe();
+        }
         if (pr.state === 'replicate' && pr.inflights.full()) pr.inflights.freeFirstOne();
         if (pr.state === 'snapshot' && this.leaderTicks - pr.snapshotSentAt >= this.electionTicks) {
           // The snapshot (or its answer) was likely lost: probe again, which resends it.
@@ -492,6 +521,13 @@ export class RaftCore {
       case 'heartbeat':
         this.electionElapsed = 0;
         this.lead = m.from;
+        if (this.catchingUp() && !this.matchedLeader) {
+          // A leader that was ours before the repair still thinks we hold what we acknowledged:
+          // it would count those entries and tell us to commit what we may hold differently.
+          // Say what we surely hold (our commit index) and where our log ends, so it probes again.
+          this.send({ type: 'heartbeat-resp', to: m.from, readSeq: m.readSeq, reject: true, index: this.log.lastIndex(), commit: this.log.committed });
+          return;
+        }
         this.log.commitTo(Math.min(m.commit ?? 0, this.log.lastIndex()));
         this.send({ type: 'heartbeat-resp', to: m.from, readSeq: m.readSeq });
         return;
@@ -522,6 +558,7 @@ export class RaftCore {
     }
     const lastNew = this.log.maybeAppend(m.index!, m.logTerm!, m.commit ?? 0, m.entries ?? []);
     if (lastNew !== undefined) {
+      this.caughtUpTo(lastNew);
       this.send({ type: 'app-resp', to: m.from, index: lastNew });
       return;
     }
@@ -551,12 +588,25 @@ export class RaftCore {
     if (this.log.matchTerm(s.meta.index, s.meta.term)) {
       // We already hold the snapshot's last entry: just fast-forward commit.
       this.log.commitTo(s.meta.index);
+      this.caughtUpTo(s.meta.index);
       return false;
     }
     this.log.restore(s);
+    this.caughtUpTo(s.meta.index);
     this.voterSet = new Set(s.meta.voters);
     this.sortedVoters = undefined;
     return true;
+  }
+
+  /**
+   * The leader of our term found our log matching its own up to `index` (an append it sent
+   * fitted, or its snapshot is ours). Every leader we accept is of a term at least that of any
+   * entry we lost, so it holds whatever of those was committed: once it matched us past them,
+   * our log holds them again, and our vote is safe.
+   */
+  private caughtUpTo(index: number): void {
+    this.matchedLeader = true;
+    if (this.catchUpTo > 0 && index >= this.catchUpTo) this.catchUpTo = 0;
   }
 
   // ---- roles ----
@@ -565,6 +615,8 @@ export class RaftCore {
     if (term !== this.term) {
       this.term = term;
       this.vote = NONE;
+      // A leader of a new term starts its progress of us afresh.
+      this.matchedLeader = false;
     }
     this.lead = NONE;
     this.electionElapsed = 0;
@@ -616,6 +668,8 @@ export class RaftCore {
 
   private hup(transfer: boolean): void {
     if (this.role === 'leader' || !this.voterSet.has(this.id)) return;
+    // Its log may lack entries it acknowledged: it could win without one a majority committed.
+    if (this.catchingUp()) return;
     // A committed but unapplied membership change may remove us or change the quorum.
     for (const e of this.log.slice(this.log.applied + 1, this.log.committed + 1) ?? []) {
       if (e.type === 'conf') return;

@@ -29,6 +29,13 @@ export interface HardState {
   term: number;
   vote: MemberId;
   commit: number;
+  /**
+   * Set when a repair dropped part of this member's log (`baton repair raft`): it may have
+   * acknowledged entries up to this index that it no longer holds, and a vote from it could
+   * then elect a leader without an entry a majority had committed. Until a leader's log has
+   * matched its own up to here, it neither votes nor campaigns; then the field is cleared.
+   */
+  catchUpTo?: number;
 }
 
 export interface SnapshotMeta {
@@ -69,7 +76,9 @@ export type MessageType =
  * - app: index/logTerm locate the entry preceding `entries`; commit is the leader's commit.
  * - app-resp: index is the follower's last matching index, or on reject the rejected index with
  *   rejectHint/logTerm pointing at where the leader should probe next.
- * - heartbeat(-resp): commit (capped at the follower's match), readSeq for ReadIndex quorums.
+ * - heartbeat(-resp): commit (capped at the follower's match), readSeq for ReadIndex quorums. A
+ *   heartbeat-resp with `reject` comes from a follower whose log was repaired and lost entries it
+ *   had acknowledged: `commit` is what it surely holds, `index` where its log ends.
  * - (pre-)vote: index/logTerm describe the candidate's last entry; context "transfer" marks a
  *   campaign started by TimeoutNow, which bypasses the leader lease.
  * - read-index(-resp): context identifies the read; index is the read's commit index.

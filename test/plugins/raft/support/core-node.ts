@@ -38,7 +38,7 @@ export interface AppliedRecord {
  */
 export class CoreNode {
   core!: RaftCore;
-  readonly disk: MemoryLogStorage;
+  disk: MemoryLogStorage;
   state!: DigestState;
   /** Every apply since the last (re)start, for the safety checks. */
   applied: AppliedRecord[] = [];
@@ -65,6 +65,22 @@ export class CoreNode {
 
   /** A commit-only hard state not written yet (see mustSync). */
   private deferredHardState: HardState | undefined;
+
+  /**
+   * What `baton repair raft` leaves after damage: the durable log cut after `keepTo`, the hard
+   * state kept (commit clamped to what is left), and `catchUpTo` at the old end of the log, so
+   * the member holds back its vote until a leader matched its log past what it lost. Restarts.
+   */
+  repair(keepTo: number): void {
+    const old = this.disk;
+    const disk = new MemoryLogStorage(old.snapshot().meta.voters);
+    if (old.snapshot().meta.index > 0) disk.applySnapshot(old.snapshot());
+    disk.append(old.entries(old.firstIndex(), keepTo + 1));
+    const hs = old.hardState();
+    disk.setHardState({ ...hs, commit: Math.min(hs.commit, keepTo), catchUpTo: old.lastIndex() });
+    this.disk = disk;
+    this.restart();
+  }
 
   /** Crash and start again from the disk: whatever was not persisted is gone. */
   restart(): void {

@@ -25,7 +25,7 @@ export function fmtMessage(m: Message): string {
     case 'heartbeat':
       return `${head} commit=${m.commit}${m.readSeq !== undefined ? ` readSeq=${m.readSeq}` : ''}`;
     case 'heartbeat-resp':
-      return `${head}${m.readSeq !== undefined ? ` readSeq=${m.readSeq}` : ''}`;
+      return `${head}${m.reject ? ` lost-entries last=${m.index} commit=${m.commit}` : ''}${m.readSeq !== undefined ? ` readSeq=${m.readSeq}` : ''}`;
     case 'vote':
     case 'pre-vote':
       return `${head} last=${m.logTerm}/${m.index}${m.context ? ` ${m.context}` : ''}`;
@@ -48,7 +48,7 @@ export function fmtReady(id: string, rd: Ready): string[] {
   if (rd.softState) out.push(`  soft: ${rd.softState.role} lead=${rd.softState.lead || '-'}`);
   if (rd.hardState) {
     const hs = rd.hardState;
-    out.push(`  hard: term=${hs.term} vote=${hs.vote || '-'} commit=${hs.commit}`);
+    out.push(`  hard: term=${hs.term} vote=${hs.vote || '-'} commit=${hs.commit}${hs.catchUpTo ? ` catch-up=${hs.catchUpTo}` : ''}`);
   }
   if (rd.snapshot) {
     out.push(`  snapshot: ${rd.snapshot.meta.term}/${rd.snapshot.meta.index} voters=[${rd.snapshot.meta.voters.join(' ')}]`);

@@ -16,6 +16,8 @@ import { fmtEntries, fmtMessage, fmtReady } from './format.js';
  *   transfer-leader ID TARGET | read-index ID CONTEXT
  *   compact ID INDEX        snapshot the applied state, drop the log up to INDEX
  *   restart ID              crash (losing all that was not persisted) and start again
+ *   repair ID INDEX         as `baton repair raft` after damage: cut the durable log after INDEX,
+ *                           hold the vote back until caught up past the old end, restart
  *   status ID | log ID
  */
 export class ScriptRunner {
@@ -91,6 +93,10 @@ export class ScriptRunner {
       case 'restart':
         this.node(args[0]).restart();
         out.push(`${args[0]} restarted: ${this.statusLine(args[0])}`);
+        break;
+      case 'repair':
+        this.node(args[0]).repair(Number(args[1]));
+        out.push(`${args[0]} repaired: ${this.statusLine(args[0])}`);
         break;
       case 'status':
         for (const id of this.ids(args)) this.status(id, out);
@@ -178,7 +184,8 @@ export class ScriptRunner {
 
   private statusLine(id: string): string {
     const c = this.node(id).core;
-    return `${c.role} term=${c.term} lead=${c.lead || '-'} vote=${c.vote || '-'} commit=${c.log.committed} applied=${c.log.applied} last=${c.log.lastIndex()} voters=[${c.voters().join(' ')}]`;
+    const catchUp = c.hardState().catchUpTo;
+    return `${c.role} term=${c.term} lead=${c.lead || '-'} vote=${c.vote || '-'} commit=${c.log.committed} applied=${c.log.applied} last=${c.log.lastIndex()} voters=[${c.voters().join(' ')}]${catchUp ? ` catch-up=${catchUp}` : ''}`;
   }
 
   private status(id: string, out: string[]): void {
