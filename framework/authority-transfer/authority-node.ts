@@ -22,7 +22,7 @@ import { RecentTransfers } from '../cluster/recent-transfers.js';
 import { dashboardRouter } from '../dashboard/dashboard-router.js';
 import { AuditProjection, type OwnershipConsensus } from './audit-projection.js';
 import { ChangeFeed } from './change-feed.js';
-import { authorityClusterRouter, authorityMemberReportRouter, type AuthorityClusterDeps } from './cluster-view.js';
+import { AUTHORITY_CLUSTER_PATH, authorityClusterRouter, authorityMemberReportRouter, type AuthorityClusterDeps } from './cluster-view.js';
 import { createControlRouter } from './control-router.js';
 import { FailoverCommands } from './failover-command.js';
 import { DirectoryFiles } from '../kernel/byte-files.js';
@@ -211,7 +211,7 @@ export class AuthorityNode implements Lifecycle {
     const controlRouters = [
       healthRouter(options.self, this.readiness, controlDocument),
       ...(cluster ? [authorityClusterRouter(cluster, controlDocument)] : []),
-      dashboardRouter(controlDocument),
+      dashboardRouter(controlDocument, { clusterPath: AUTHORITY_CLUSTER_PATH }),
       createControlRouter({ identity: deps.identity, tracker: this.tracker, ha }, controlDocument),
       metricsRouter(this.metrics, controlDocument),
       openApiRouter(controlDocument),

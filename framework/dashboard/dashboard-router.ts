@@ -20,6 +20,18 @@ const SECURITY_HEADERS = {
   'X-Frame-Options': 'DENY',
 };
 
+/** The page as built says where its picture is only once served: the placeholder is filled in here. */
+const CLUSTER_PATH_PLACEHOLDER = '{{CLUSTER_PATH}}';
+
+function withClusterPath(assets: ReturnType<typeof loadDashboardAssets>, clusterPath: string): ReturnType<typeof loadDashboardAssets> {
+  const page = assets?.get('index.html');
+  if (!assets || !page) return assets;
+  if (!/^\/[A-Za-z0-9/_-]*$/.test(clusterPath)) throw new Error(`the dashboard's cluster path ${JSON.stringify(clusterPath)} is not a plain absolute path`);
+  const filled = new Map(assets);
+  filled.set('index.html', { ...page, body: Buffer.from(page.body.toString('utf8').replace(CLUSTER_PATH_PLACEHOLDER, clusterPath)) });
+  return filled;
+}
+
 const assetParam = z.object({ asset: z.enum(Object.keys(DASHBOARD_FILES) as [DashboardFile, ...DashboardFile[]]) });
 
 /**
@@ -27,9 +39,16 @@ const assetParam = z.object({ asset: z.enum(Object.keys(DASHBOARD_FILES) as [Das
  * credential (a browser cannot send a bearer token on navigation); everything it shows comes
  * from the admin API, which it calls with the token the operator gives it.
  */
-export function dashboardRouter(document: ApiDocument, load: () => ReturnType<typeof loadDashboardAssets> = loadDashboardAssets): Router {
+export function dashboardRouter(
+  document: ApiDocument,
+  options: {
+    /** The route of this listener's cluster picture, which the page polls (the variant's own). */
+    clusterPath: string;
+    load?: () => ReturnType<typeof loadDashboardAssets>;
+  },
+): Router {
   const router = new Router();
-  const assets = load();
+  const assets = withClusterPath((options.load ?? loadDashboardAssets)(), options.clusterPath);
   const serve = (ctx: Context, name: DashboardFile) => {
     const asset: DashboardAsset | undefined = assets?.get(name);
     if (!asset) {

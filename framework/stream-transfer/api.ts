@@ -16,7 +16,7 @@ import type { RecentTransfers } from '../cluster/recent-transfers.js';
 import { dashboardRouter } from '../dashboard/dashboard-router.js';
 import { createAdminRouter, type AdminRouterOptions } from './admin-router.js';
 import { streamApiDocument } from './api-document.js';
-import { streamClusterRouters } from './cluster-view.js';
+import { STREAM_CLUSTER_PATH, streamClusterRouters } from './cluster-view.js';
 import type { DataPlaneOptions } from './data-access.js';
 import { createDataRouter } from './data-router.js';
 import { streamProblemMappers } from './problems.js';
@@ -48,7 +48,7 @@ export function streamApiRouters(node: StreamNode, options: StreamApiRouterOptio
   const routers = [
     healthRouter(node.self, readiness, document),
     ...streamClusterRouters(node, readiness, recent, document),
-    dashboardRouter(document),
+    dashboardRouter(document, { clusterPath: STREAM_CLUSTER_PATH }),
     createDataRouter(node, options.dataPlane),
     createAdminRouter(node.consensus, { canFence, ...admin }),
   ];

@@ -20,7 +20,7 @@ test('the authority dashboard: members and leader; a planned transfer with a rea
     return placed.ok;
   }, 'proj placed in east', 30_000);
 
-  const { page, pageErrors } = await openBrowser(t);
+  const { page, problems } = await openBrowser(t);
   await page.goto(`${east.url}/ui`);
   t.true(page.url().endsWith('/ui/'), '/ui redirects to /ui/');
   await page.getByLabel('Admin token').fill(cluster.token);
@@ -30,6 +30,9 @@ test('the authority dashboard: members and leader; a planned transfer with a rea
   t.deepEqual(await members.locator('tbody th').allTextContents(), ['east-1', 'north-1', 'west-1']);
   await page.waitForFunction(() => /^leader \S+-1, term \d+$/.test(document.querySelector('[data-testid=leader]')?.textContent ?? ''));
   t.is(await members.locator('[data-field=state]:text-is("up (Alive)")').count(), 3);
+  const leader = /^leader (\S+),/.exec((await page.getByTestId('leader').textContent())!)![1];
+  t.deepEqual(await members.locator('tr.leader th').allTextContents(), [leader], "the leader's row, and only it, stands out");
+  await page.waitForFunction(() => document.querySelector('[data-testid=counts]')?.textContent === '1 authority; 0 transfers in flight');
 
   // Every authority, listed a page at a time: proj in east at epoch 1.
   const listed = page.getByTestId('authority-list').locator('tr[data-listed=proj]');
@@ -45,7 +48,7 @@ test('the authority dashboard: members and leader; a planned transfer with a rea
   t.regex((await dialog.textContent())!, /Move proj from east to west\?.*“drain east”/);
   await dialog.getByRole('button', { name: 'Start the transfer' }).click();
   await page.waitForFunction(
-    () => document.querySelector('[data-testid=notice]')?.textContent === 'committed: proj moved from east to west at epoch 2',
+    () => document.querySelector('[data-testid=notice] [data-field=text]')?.textContent === 'committed: proj moved from east to west at epoch 2',
     undefined,
     { timeout: 60_000 },
   );
@@ -75,5 +78,5 @@ test('the authority dashboard: members and leader; a planned transfer with a rea
   await catchingUp.waitFor({ timeout: 30_000 }); // the listing's next poll
   t.deepEqual(await catchingUp.locator('td').allTextContents(), ['north', '3', 'north-1 (east-1: final 5, 3 held at east-1)']);
   await screenshot(page, 'dashboard-authority');
-  t.deepEqual(pageErrors, [], 'no script error on the page');
+  t.deepEqual(problems.list, [], 'no script or console error, no failed request: the page asks only its own variant\'s routes, and for no icon');
 });

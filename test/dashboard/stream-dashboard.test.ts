@@ -23,9 +23,10 @@ test('the stream dashboard: a wrong token is refused in words; the right one sho
     t.true(created.ok, `create ${stream}`);
   }
 
-  const { page, pageErrors } = await openBrowser(t);
+  const { page, problems } = await openBrowser(t);
   const response = await page.goto(`${n1.url}/ui/`);
   t.is(response?.headers()['content-type'], 'text/html; charset=utf-8');
+  problems.expect({ status: 401, path: '/v1/admin/cluster' }); // the wrong token, refused
   await page.getByLabel('Admin token').fill('not-the-token');
   await page.getByRole('button', { name: 'Open the dashboard' }).click();
   const refusal = page.getByTestId('login-error');
@@ -42,6 +43,10 @@ test('the stream dashboard: a wrong token is refused in words; the right one sho
   const leader = /^leader (n\d)/.exec((await page.getByTestId('leader').textContent())!)![1];
   t.is(await members.locator(`tr[data-member=${leader}] [data-field=role]`).textContent(), 'leader');
   t.is(await members.locator('[data-field=role]:text-is("follower")').count(), 2);
+  t.deepEqual(await members.locator('tr.leader th').allTextContents(), [leader], "the leader's row, and only it, stands out");
+  t.is(await members.locator('thead th').nth(7).textContent(), 'Loop delay p99 / max (10 s)', 'the delay says which figures of which window');
+  t.regex((await members.locator(`tr[data-member=${leader}] [data-field=loop-delay]`).textContent())!, /^\d+\.\d \/ \d+\.\d ms$/);
+  t.is(await page.getByTestId('counts').textContent(), '3 nodes, 2 streams; 0 transfers in flight');
   t.true(await page.evaluate(() => !location.href.includes('token') && sessionStorage.getItem('baton.dashboard.token') !== null), 'the token is in sessionStorage, not the URL');
 
   // Transfer orders from n2 to n3 and watch its row land on n3 at the next epoch.
@@ -76,5 +81,5 @@ test('the stream dashboard: a wrong token is refused in words; the right one sho
 
   const shot = await screenshot(page, 'dashboard-stream');
   t.true((await stat(shot)).size > 10_000);
-  t.deepEqual(pageErrors, [], 'no script error on the page');
+  t.deepEqual(problems.list, [], 'no script or console error, no failed request');
 });

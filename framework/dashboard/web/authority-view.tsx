@@ -6,6 +6,7 @@ import type { AuditRecord } from '../../contracts/audit-store.js';
 import { api, describeError } from './api.js';
 import { AuthorityList } from './authority-list.js';
 import type { ConfirmRequest } from './confirm.js';
+import { NoticeBanner, useNotice } from './notice.js';
 import { usePolling } from './poll.js';
 import { ProgressBar } from './progress-bar.js';
 
@@ -35,7 +36,7 @@ const TRANSFER_WAIT_MS = 6 * 60_000;
 const BASE = '/availability/v1';
 
 export function AuthorityView({ token, picture, ask }: Props) {
-  const [notice, setNotice] = useState<{ text: string; error?: boolean } | undefined>();
+  const [notice, setNotice] = useNotice();
   const [watched, setWatched] = useState<string[]>([]);
   const members = usePolling(() => api<{ members: TrackedMember[] }>(token, 'GET', `${BASE}/members`), 5_000, [token]);
   const authorities = usePolling(
@@ -68,10 +69,10 @@ export function AuthorityView({ token, picture, ask }: Props) {
   const transfers = picture.transfersInFlight.shown as unknown as TransferStatus[];
   const start = (request: { authority: string; source: string; target: string; reason: string }) => {
     watch(request.authority);
-    setNotice({ text: `transfer of ${request.authority} from ${request.source} to ${request.target}: waiting for ${request.target} to catch up…` });
+    setNotice({ text: `transfer of ${request.authority} from ${request.source} to ${request.target}: waiting for ${request.target} to catch up…`, kind: 'pending' });
     api<AuditRecord>(token, 'POST', `${BASE}/transfers`, request, TRANSFER_WAIT_MS)
-      .then((record) => setNotice({ text: `committed: ${record.authority} moved from ${record.source} to ${record.target} at epoch ${record.epoch}` }))
-      .catch((e) => setNotice({ text: `transfer of ${request.authority} did not commit: ${describeError(e)}`, error: true }))
+      .then((record) => setNotice({ text: `committed: ${record.authority} moved from ${record.source} to ${record.target} at epoch ${record.epoch}`, kind: 'done' }))
+      .catch((e) => setNotice({ text: `transfer of ${request.authority} did not commit: ${describeError(e)}`, kind: 'error' }))
       .finally(() => authorities.refresh());
   };
   const cancel = (t: TransferStatus) =>
@@ -81,16 +82,12 @@ export function AuthorityView({ token, picture, ask }: Props) {
       confirmLabel: 'Cancel the transfer',
       onConfirm: () =>
         void api(token, 'DELETE', `${BASE}/transfers/${encodeURIComponent(t.authority)}`)
-          .then(() => setNotice({ text: `cancelled: the transfer of ${t.authority} was called off before it committed` }))
-          .catch((e) => setNotice({ text: `cancel of ${t.authority} refused: ${describeError(e)}`, error: true })),
+          .then(() => setNotice({ text: `cancelled: the transfer of ${t.authority} was called off before it committed`, kind: 'done' }))
+          .catch((e) => setNotice({ text: `cancel of ${t.authority} refused: ${describeError(e)}`, kind: 'error' })),
     });
   return (
     <>
-      {notice && (
-        <p role="status" class={notice.error ? 'notice error' : 'notice'} data-testid="notice">
-          {notice.text}
-        </p>
-      )}
+      <NoticeBanner notice={notice} onDismiss={() => setNotice(undefined)} />
       <section aria-labelledby="inflight-title">
         <h2 id="inflight-title">
           Transfers in flight on {picture.servedBy} <span class="subtle">{picture.transfersInFlight.count}</span>

@@ -1,18 +1,16 @@
 import type { ClusterStatus } from '../../cluster/schemas.js';
-import { api, ApiError } from './api.js';
+import { api } from './api.js';
 
-/** Where each variant serves the picture; the node that served this page answers one of them. */
-const PATHS = ['/v1/admin/cluster', '/availability/v1/cluster'];
+/**
+ * Where the node that served this page serves its cluster picture (each variant has its own
+ * route): the page is told once, in its HTML, so no poll asks the other variant's route.
+ */
+export function picturePath(): string {
+  const path = document.querySelector<HTMLMetaElement>('meta[name=baton-cluster-path]')?.content ?? '';
+  if (!path.startsWith('/')) throw new Error('this page was not served by a Baton node: it does not say where the cluster picture is');
+  return path;
+}
 
-export async function fetchPicture(token: string): Promise<ClusterStatus> {
-  let last: unknown;
-  for (const path of PATHS) {
-    try {
-      return await api<ClusterStatus>(token, 'GET', path);
-    } catch (error) {
-      if (!(error instanceof ApiError && error.status === 404)) throw error;
-      last = error;
-    }
-  }
-  throw last;
+export function fetchPicture(token: string): Promise<ClusterStatus> {
+  return api<ClusterStatus>(token, 'GET', picturePath());
 }

@@ -7,9 +7,11 @@ import { fetchPicture } from './cluster.js';
 import { ConfirmDialog, type ConfirmRequest } from './confirm.js';
 import { MembersTable } from './members.js';
 import { DurationPlot } from './plot.js';
+import { RecentTransfersList, useSettledTransfers } from './recent-transfers.js';
 import { usePolling } from './poll.js';
 import { forgetToken, savedToken, saveToken } from './session.js';
 import { StreamView } from './stream-view.js';
+import { plural } from './words.js';
 
 function App() {
   const [token, setToken] = useState<string | null>(savedToken());
@@ -105,21 +107,28 @@ function Dashboard({ token, onLogOut }: { token: string; onLogOut: (why?: string
             The cluster picture could not be read: {picture.error}
           </p>
         )}
-        {p && (
-          <>
-            <MembersTable picture={p} />
-            <p class="counts" data-testid="counts">
-              {Object.entries(p.counts)
-                .map(([name, n]) => `${n} ${name}`)
-                .join(', ')}
-              ; {p.transfersInFlight.count} transfers in flight
-            </p>
-            <DurationPlot picture={p} now={Date.now()} />
-            {p.variant === 'stream' ? <StreamView token={token} picture={p} ask={setConfirm} /> : <AuthorityView token={token} picture={p} ask={setConfirm} />}
-          </>
-        )}
+        {p && <Picture picture={p} token={token} ask={setConfirm} />}
       </main>
       {confirm && <ConfirmDialog request={confirm} onClose={close} />}
+    </>
+  );
+}
+
+function Picture({ picture: p, token, ask }: { picture: ClusterStatus; token: string; ask: (request: ConfirmRequest) => void }) {
+  const now = Date.now(); // clock-ok: the page runs in the browser, outside any simulated clock
+  const settled = useSettledTransfers(p, now);
+  return (
+    <>
+      <MembersTable picture={p} now={now} />
+      <p class="counts" data-testid="counts">
+        {Object.entries(p.counts)
+          .map(([name, n]) => plural(n, name))
+          .join(', ')}
+        ; {plural(p.transfersInFlight.count, 'transfers')} in flight
+      </p>
+      <DurationPlot points={settled} now={now} />
+      <RecentTransfersList transfers={settled} />
+      {p.variant === 'stream' ? <StreamView token={token} picture={p} ask={ask} /> : <AuthorityView token={token} picture={p} ask={ask} />}
     </>
   );
 }

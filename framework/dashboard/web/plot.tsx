@@ -1,15 +1,16 @@
-import type { ClusterStatus } from '../../cluster/schemas.js';
+import type { SettledTransfer } from './recent-transfers.js';
 
 const WIDTH = 560;
 const HEIGHT = 140;
 const PAD = { left: 48, right: 8, top: 8, bottom: 22 };
 
 /**
- * Each transfer settled in the last ten minutes, on every member that answered: a dot at the
- * time it settled, as high as it took (log scale, so a 5 ms handoff and a 5 s one both show).
+ * Each transfer settled in the last ten minutes (a member that stopped answering counts with
+ * what it last reported): a dot at the time it settled, as high as it took (log scale, so a
+ * 5 ms handoff and a 5 s one both show).
  */
-export function DurationPlot({ picture, now }: { picture: ClusterStatus; now: number }) {
-  const points = picture.members.flatMap((m) => (m.report?.recentTransfers ?? []).map((t) => ({ ...t, member: m.id })));
+export function DurationPlot({ points, now }: { points: SettledTransfer[]; now: number }) {
+  const unanswered = points.filter((p) => p.unanswered).length;
   const windowMs = 10 * 60_000;
   const maxMs = Math.max(10, ...points.map((p) => p.durationMs));
   const top = 10 ** Math.ceil(Math.log10(maxMs));
@@ -30,7 +31,9 @@ export function DurationPlot({ picture, now }: { picture: ClusterStatus; now: nu
       <h2 id="plot-title">
         Transfer durations, last 10 minutes{' '}
         <span class="subtle" data-testid="plot-summary">
-          {points.length === 0 ? 'none settled' : `${points.length} settled, p50 ${Math.round(p50!)} ms, p99 ${Math.round(p99!)} ms`}
+          {points.length === 0
+            ? 'none settled'
+            : `${points.length} settled, p50 ${Math.round(p50!)} ms, p99 ${Math.round(p99!)} ms${unanswered ? ` (${unanswered} as last reported by members not answering)` : ''}`}
         </span>
       </h2>
       <svg class="plot" viewBox={`0 0 ${WIDTH} ${HEIGHT}`} role="img" aria-label={`Transfer durations: ${points.length} transfers settled in the last 10 minutes`}>
@@ -50,7 +53,7 @@ export function DurationPlot({ picture, now }: { picture: ClusterStatus; now: nu
         </text>
         {points.map((p, i) => (
           <circle key={i} cx={x(p.at)} cy={y(p.durationMs)} r={3.5} class={p.outcome === 'completed' || p.outcome === 'committed' ? 'dot ok' : 'dot bad'}>
-            <title>{`${p.member}: ${p.outcome} in ${Math.round(p.durationMs)} ms`}</title>
+            <title>{`${p.name ? `${p.name}: ` : ''}${p.outcome} in ${Math.round(p.durationMs)} ms (${p.member})`}</title>
           </circle>
         ))}
       </svg>

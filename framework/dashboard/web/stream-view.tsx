@@ -2,8 +2,10 @@ import { useRef, useState } from 'preact/hooks';
 import type { ClusterStatus } from '../../cluster/schemas.js';
 import { api, ApiError, describeError } from './api.js';
 import type { ConfirmRequest } from './confirm.js';
+import { NoticeBanner, useNotice } from './notice.js';
 import { usePolling } from './poll.js';
 import { ProgressBar } from './progress-bar.js';
+import { plural } from './words.js';
 
 interface NodeStatus {
   id: string;
@@ -14,6 +16,8 @@ interface NodeStatus {
   incoming: number;
   outgoing: number;
   drained: boolean;
+  /** As the metadata leader last published it. */
+  liveness: 'Alive' | 'Suspect' | 'Dead';
 }
 interface PendingTransfer {
   stream: string;
@@ -45,6 +49,9 @@ interface Move {
 
 const PAGE = 25;
 
+/** GET /v1/admin/transfers/{stream}: a linearizable read of where the stream is now. */
+type CurrentOwner = { status: 'settled'; stream: string; owner: string; epoch: number } | ({ status: 'pending' } & PendingTransfer);
+
 interface Props {
   token: string;
   picture: ClusterStatus;
@@ -52,38 +59,48 @@ interface Props {
 }
 
 export function StreamView({ token, picture, ask }: Props) {
-  const [notice, setNotice] = useState<{ text: string; error?: boolean } | undefined>();
+  const [notice, setNotice] = useNotice();
   const nodes = usePolling(() => api<{ nodes: NodeStatus[] }>(token, 'GET', '/v1/admin/nodes'), 1_000, [token]);
-  const transfers = usePolling(() => api<{ transfers: PendingTransfer[] }>(token, 'GET', '/v1/admin/transfers'), 1_000, [token]);
   const rebalance = usePolling(() => api<Rebalance>(token, 'GET', '/v1/admin/rebalance'), 2_000, [token]);
   const act = async (what: string, run: () => Promise<unknown>) => {
     try {
       await run();
-      setNotice({ text: what });
+      setNotice({ text: what, kind: 'done' });
     } catch (e) {
-      setNotice({ text: `${what} failed: ${describeError(e)}`, error: true });
+      setNotice({ text: `${what} failed: ${describeError(e)}`, kind: 'error' });
     }
     nodes.refresh();
-    transfers.refresh();
     rebalance.refresh();
   };
   const list = nodes.data?.nodes ?? [];
   return (
     <>
-      {notice && (
-        <p role="status" class={notice.error ? 'notice error' : 'notice'} data-testid="notice">
-          {notice.text}
-        </p>
-      )}
+      <NoticeBanner notice={notice} onDismiss={() => setNotice(undefined)} />
       <Nodes nodes={list} error={nodes.error} ask={ask} act={act} token={token} />
-      <Transfers transfers={transfers.data?.transfers} count={picture.transfersInFlight.count} error={transfers.error} />
+      {/* From the same answer as the summary line above, so the two always agree. */}
+      <Transfers transfers={picture.transfersInFlight.shown as unknown as PendingTransfer[]} count={picture.transfersInFlight.count} />
       <RebalancePanel run={rebalance.data} ask={ask} act={act} token={token} />
-      <Streams token={token} nodes={list} ask={ask} act={act} />
+      <Streams token={token} nodes={list} ask={ask} act={act} say={setNotice} />
     </>
   );
 }
 
 type Act = (what: string, run: () => Promise<unknown>) => Promise<void>;
+
+/** A Dead node cannot close its streams for a drain: it is failed over, its streams opened elsewhere without its close. */
+function failoverRequest(n: NodeStatus, act: Act, token: string): ConfirmRequest {
+  return {
+    title: `Fail over ${n.id}?`,
+    body: (
+      <p>
+        {n.id} is Dead: its {plural(n.owned, 'streams')} open on the other nodes at the next epoch, without its close. The object store fences it, so
+        if it comes back its next write fails.
+      </p>
+    ),
+    confirmLabel: `Fail over ${n.id}`,
+    onConfirm: () => void act(`failing over ${n.id}`, () => api(token, 'POST', `/v1/admin/nodes/${encodeURIComponent(n.id)}/failover`)),
+  };
+}
 
 function Nodes({ nodes, error, ask, act, token }: { nodes: NodeStatus[]; error?: string; ask: Props['ask']; act: Act; token: string }) {
   // The owned count when a drain was first seen: what "100%" is measured against.
@@ -110,7 +127,14 @@ function Nodes({ nodes, error, ask, act, token }: { nodes: NodeStatus[]; error?:
                 />
               )}
               <div class="row-actions">
-                {n.draining ? (
+                <span class="subtle" data-field="liveness">
+                  {n.liveness}{' '}
+                </span>
+                {n.liveness === 'Dead' ? (
+                  <button type="button" onClick={() => ask(failoverRequest(n, act, token))}>
+                    Fail over {n.id}
+                  </button>
+                ) : n.draining ? (
                   <button
                     type="button"
                     onClick={() =>
@@ -130,7 +154,7 @@ function Nodes({ nodes, error, ask, act, token }: { nodes: NodeStatus[]; error?:
                     onClick={() =>
                       ask({
                         title: `Drain ${n.id}?`,
-                        body: <p>Its {n.owned} streams move to the other nodes, a few at a time; it then owns none and can be taken down.</p>,
+                        body: <p>Its {plural(n.owned, 'streams')} move to the other nodes, a few at a time; it then owns none and can be taken down.</p>,
                         confirmLabel: `Drain ${n.id}`,
                         onConfirm: () => void act(`draining ${n.id}`, () => api(token, 'POST', `/v1/admin/nodes/${encodeURIComponent(n.id)}/drain`)),
                       })
@@ -148,14 +172,16 @@ function Nodes({ nodes, error, ask, act, token }: { nodes: NodeStatus[]; error?:
   );
 }
 
-function Transfers({ transfers, count, error }: { transfers?: PendingTransfer[]; count: number; error?: string }) {
+function Transfers({ transfers, count }: { transfers: PendingTransfer[]; count: number }) {
   return (
     <section aria-labelledby="transfers-title">
       <h2 id="transfers-title">
-        Transfers in flight <span class="subtle">{transfers?.length ?? count}</span>
+        Transfers in flight{' '}
+        <span class="subtle" data-testid="transfers-count">
+          {count > transfers.length ? `${count}, the oldest ${transfers.length} shown` : count}
+        </span>
       </h2>
-      {error && <p class="error">Transfers: {error}</p>}
-      {transfers && transfers.length === 0 ? (
+      {count === 0 ? (
         <p class="subtle">None: every stream is settled on its owner.</p>
       ) : (
         <table data-testid="transfers">
@@ -169,7 +195,7 @@ function Transfers({ transfers, count, error }: { transfers?: PendingTransfer[];
             </tr>
           </thead>
           <tbody>
-            {(transfers ?? []).slice(0, 100).map((t) => (
+            {transfers.map((t) => (
               <tr key={t.stream}>
                 <th scope="row">{t.stream}</th>
                 <td>{t.source}</td>
@@ -232,7 +258,7 @@ function RebalancePanel({ run, ask, act, token }: { run?: Rebalance; ask: Props[
   );
 }
 
-function Streams({ token, nodes, ask, act }: { token: string; nodes: NodeStatus[]; ask: Props['ask']; act: Act }) {
+function Streams({ token, nodes, ask, act, say }: { token: string; nodes: NodeStatus[]; ask: Props['ask']; act: Act; say: ReturnType<typeof useNotice>[1] }) {
   const [cursors, setCursors] = useState<string[]>(['']);
   const [search, setSearch] = useState('');
   const [looked, setLooked] = useState<string[]>([]);
@@ -261,20 +287,37 @@ function Streams({ token, nodes, ask, act }: { token: string; nodes: NodeStatus[
     const trimmed = name.trim();
     if (trimmed !== '' && !looked.includes(trimmed)) setLooked([trimmed, ...looked].slice(0, 20));
   };
-  const transfer = (stream: StreamRow, target: string) =>
+  // The row may be a poll old: the question names the owner and epoch as they are now.
+  const transfer = async (row: StreamRow, target: string) => {
+    let now: CurrentOwner;
+    try {
+      now = await api<CurrentOwner>(token, 'GET', `/v1/admin/transfers/${encodeURIComponent(row.stream)}`);
+    } catch (e) {
+      say({ text: `${row.stream} cannot be transferred now: ${describeError(e)}`, kind: 'error' });
+      return;
+    }
+    if (now.status === 'pending') {
+      say({ text: `${row.stream} is already moving from ${now.source} to ${now.target}`, kind: 'error' });
+      return;
+    }
+    if (now.owner === target) {
+      say({ text: `${row.stream} is already on ${target} (epoch ${now.epoch})`, kind: 'error' });
+      return;
+    }
     ask({
-      title: `Transfer ${stream.stream} to ${target}?`,
+      title: `Transfer ${row.stream} to ${target}?`,
       body: (
         <p>
-          {stream.owner} closes it at epoch {stream.epoch}; {target} opens it at the next epoch. No record data moves; appends wait briefly during the handoff.
+          {now.owner} closes it at epoch {now.epoch}; {target} opens it at the next epoch. No record data moves; appends wait briefly during the handoff.
         </p>
       ),
       confirmLabel: `Transfer to ${target}`,
       onConfirm: () => {
-        lookUp(stream.stream);
-        void act(`transfer of ${stream.stream} to ${target} accepted`, () => api(token, 'POST', '/v1/admin/transfers', { stream: stream.stream, target }));
+        lookUp(row.stream);
+        void act(`transfer of ${row.stream} to ${target} accepted`, () => api(token, 'POST', '/v1/admin/transfers', { stream: row.stream, target }));
       },
     });
+  };
   const filtered = (page.data?.streams ?? []).filter((s) => s.stream.includes(search.trim()));
   const rows: (StreamRow & { missing?: string })[] = [...(watched.data ?? []), ...filtered.filter((s) => !looked.includes(s.stream))];
   return (
@@ -320,7 +363,7 @@ function Streams({ token, nodes, ask, act }: { token: string; nodes: NodeStatus[
                   <td>{s.tail}</td>
                   <td data-field="state">{s.transfer ? `moving to ${s.transfer.target}` : s.state}</td>
                   <td>
-                    <TransferPicker stream={s} nodes={nodes} onPick={(target) => transfer(s, target)} />
+                    <TransferPicker stream={s} nodes={nodes} onPick={(target) => void transfer(s, target)} />
                   </td>
                 </>
               )}
@@ -343,7 +386,7 @@ function Streams({ token, nodes, ask, act }: { token: string; nodes: NodeStatus[
 }
 
 function TransferPicker({ stream, nodes, onPick }: { stream: StreamRow; nodes: NodeStatus[]; onPick: (target: string) => void }) {
-  const targets = nodes.filter((n) => n.id !== stream.owner && !n.draining);
+  const targets = nodes.filter((n) => n.id !== stream.owner && !n.draining && n.liveness !== 'Dead');
   const [target, setTarget] = useState('');
   const chosen = targets.some((n) => n.id === target) ? target : (targets[0]?.id ?? '');
   const id = `target-${stream.stream}`;
