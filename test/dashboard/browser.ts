@@ -86,13 +86,20 @@ export class PageProblems {
 }
 
 /** A real Chromium with a fresh profile at laptop width, closed (and its profile removed) after the test. */
-export async function openBrowser(t: ExecutionContext): Promise<{ context: BrowserContext; page: Page; problems: PageProblems }> {
+export async function openBrowser(
+  t: ExecutionContext,
+  options: {
+    /** For a cluster serving certificates of its own CA, which this fresh profile does not trust. */
+    ignoreHTTPSErrors?: boolean;
+  } = {},
+): Promise<{ context: BrowserContext; page: Page; problems: PageProblems }> {
   const profile = await mkdtemp(join(tmpdir(), 'baton-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
     args: FLAGS,
     viewport: { width: 1366, height: 900 },
+    ignoreHTTPSErrors: options.ignoreHTTPSErrors ?? false,
   });
   context.setDefaultTimeout(30_000);
   t.teardown(async () => {
