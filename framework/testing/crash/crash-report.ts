@@ -18,9 +18,14 @@ export interface CrashReport {
   failures: CrashFailure[];
   /** Wall-clock time of the check, for the log line (never asserted). */
   seconds: number;
+  /** ...and of its parts: the recorded run, building states, writing them and reopening the store on them. */
+  phases: { run: number; model: number; check: number };
 }
 
-/** Test knobs from the environment: CRASH_STATES (how many), CRASH_SEED, CRASH_POINT (replay one point). */
+/**
+ * Test knobs from the environment: CRASH_STATES (how many), CRASH_SEED, CRASH_POINT (replay one
+ * point); CRASH_DIR (where states are written) is read by the checker.
+ */
 export function crashCheckSettings(defaults: { states: number; seed: number }): { states: number; seed: number; point?: number } {
   const number = (name: string): number | undefined => {
     const raw = process.env[name];
@@ -35,7 +40,8 @@ export function crashCheckSettings(defaults: { states: number; seed: number }): 
 /** The report as one line for the test log, and each failure with the command that replays it. */
 export function describeReport(report: CrashReport, replay: string): string[] {
   const lines = [
-    `${report.store}: ${report.explored} crash states explored over ${report.operations} recorded operations (seed ${report.seed}) in ${report.seconds.toFixed(1)} s`,
+    `${report.store}: ${report.explored} crash states explored over ${report.operations} recorded operations (seed ${report.seed}) in ${report.seconds.toFixed(1)} s ` +
+      `(run ${report.phases.run.toFixed(1)}, model ${report.phases.model.toFixed(1)}, reopen and check ${report.phases.check.toFixed(1)})`,
   ];
   for (const f of report.failures) {
     lines.push(

@@ -52,8 +52,16 @@ interface NameChange {
 export class CrashModel {
   private readonly changes = new Map<number, NameChange>();
   private readonly kinds = new Map<number, 'file' | 'dir'>([[ROOT_NODE, 'dir']]);
+  /** Per node, the positions of its fsyncs and fdatasyncs, in order. */
+  private readonly syncs = new Map<number, number[]>();
+  /** Per file, its writes and truncations, in order. */
+  private readonly writes = new Map<number, { index: number; op: DataChange }[]>();
 
   constructor(readonly operations: readonly RecordedOperation[]) {
+    operations.forEach((op, index) => {
+      if (op.kind === 'fsync' || op.kind === 'fdatasync') append(this.syncs, op.node, index);
+      if (op.kind === 'write' || op.kind === 'truncate') append(this.writes, op.node, { index, op });
+    });
     const lastWriter = new Map<string, number>();
     const namesIn = new Map<number, Set<string>>();
     operations.forEach((op, i) => {
@@ -97,15 +105,20 @@ export class CrashModel {
 
     // Names: durable by a later fsync of a directory they changed, or because a durable change
     // depends on them; the rest kept or lost, never before what they depend on.
-    const lastSync = new Map<number, number>();
-    ops.forEach((op, i) => {
-      if (op.kind === 'fsync' || op.kind === 'fdatasync') lastSync.set(op.node, i);
-    });
+    const lastSync = (node: number): number => {
+      const list = this.syncs.get(node) ?? [];
+      let last = -1;
+      for (const at of list) {
+        if (at >= point) break;
+        last = at;
+      }
+      return last;
+    };
     const durable = new Set<number>();
     for (let i = point - 1; i >= 0; i--) {
       const change = this.changes.get(i);
       if (!change) continue;
-      if (!durable.has(i) && change.syncedBy.some((dir) => (lastSync.get(dir) ?? -1) > i)) durable.add(i);
+      if (!durable.has(i) && change.syncedBy.some((dir) => lastSync(dir) > i)) durable.add(i);
       if (durable.has(i)) for (const d of change.dependsOn) durable.add(d);
     }
     const kept = new Set<number>();
@@ -140,18 +153,13 @@ export class CrashModel {
     }
 
     // File bytes: the synced writes, then a prefix of the later ones, the last possibly torn.
-    const writes = new Map<number, { index: number; op: Extract<RecordedOperation, { kind: 'write' | 'truncate' }> }[]>();
-    ops.forEach((op, index) => {
-      if (op.kind !== 'write' && op.kind !== 'truncate') return;
-      if (!writes.has(op.node)) writes.set(op.node, []);
-      writes.get(op.node)!.push({ index, op });
-    });
     const contents = new Map<number, Uint8Array>();
     const contentOf = (node: number): Uint8Array => {
       const cached = contents.get(node);
       if (cached) return cached;
-      const list = writes.get(node) ?? [];
-      const synced = list.filter((w) => w.index < (lastSync.get(node) ?? -1)).length;
+      const list = (this.writes.get(node) ?? []).filter((w) => w.index < point);
+      const syncedAt = lastSync(node);
+      const synced = list.filter((w) => w.index < syncedAt).length;
       const cut = choice === 'keep-everything' ? list.length : choice === 'lose-unsynced' ? synced : synced + rng!.int(list.length - synced + 1);
       let bytes: Uint8Array = new Uint8Array(0);
       const apply = (op: (typeof list)[number]['op'], take?: number, zeros = false) => {
@@ -200,6 +208,14 @@ export class CrashModel {
     walk(ROOT_NODE, '', 0);
     return { point, image, lost, signature: signatureOf(image) };
   }
+}
+
+type DataChange = Extract<RecordedOperation, { kind: 'write' | 'truncate' }>;
+
+function append<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
 }
 
 function key(dir: number, name: string): string {
