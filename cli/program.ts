@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { registerAuthority } from './commands/authority.js';
+import { registerMember } from './commands/member.js';
 import { registerNew } from './commands/new.js';
 import { registerStatus } from './commands/status.js';
 import { registerNode } from './commands/node.js';
@@ -50,6 +51,7 @@ ${EXIT_CODES_HELP}`,
   registerNode(program, ctx);
   registerStreams(program, ctx);
   registerAuthority(program, ctx);
+  registerMember(program, ctx);
   registerNew(program, ctx);
   return program;
 }

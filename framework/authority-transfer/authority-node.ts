@@ -23,7 +23,8 @@ import { dashboardRouter } from '../dashboard/dashboard-router.js';
 import { AuditProjection, type OwnershipConsensus } from './audit-projection.js';
 import { ChangeFeed } from './change-feed.js';
 import { AUTHORITY_CLUSTER_PATH, authorityClusterRouter, authorityMemberReportRouter, type AuthorityClusterDeps } from './cluster-view.js';
-import { createControlRouter } from './control-router.js';
+import { ADMIN_READ_SCOPE, ADMIN_WRITE_SCOPE, createControlRouter } from './control-router.js';
+import { consensusAdminRouter } from '../cluster/consensus-admin-router.js';
 import { FailoverCommands } from './failover-command.js';
 import { DirectoryFiles } from '../kernel/byte-files.js';
 import { AppliedWaits } from './applied-waits.js';
@@ -213,6 +214,19 @@ export class AuthorityNode implements Lifecycle {
       ...(cluster ? [authorityClusterRouter(cluster, controlDocument)] : []),
       dashboardRouter(controlDocument, { clusterPath: AUTHORITY_CLUSTER_PATH }),
       createControlRouter({ identity: deps.identity, tracker: this.tracker, ha }, controlDocument),
+      ...(ha
+        ? [
+            consensusAdminRouter(ha.consensus, controlDocument, {
+              prefix: '/availability/v1',
+              readScope: ADMIN_READ_SCOPE,
+              writeScope: ADMIN_WRITE_SCOPE,
+              tags: ['consensus'],
+              variant: 'authority-transfer',
+              self: options.self,
+              consensusName: ha.consensus.constructor.name,
+            }),
+          ]
+        : []),
       metricsRouter(this.metrics, controlDocument),
       openApiRouter(controlDocument),
     ];

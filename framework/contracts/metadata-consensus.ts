@@ -142,9 +142,67 @@ export interface MetadataConsensus<S, C, R> {
   leadership(): Leadership;
   onLeadership(fn: (leadership: Leadership) => void): () => void;
   membership(): Membership;
-  /** Adds one voter (one change at a time); resolves once the change is committed. */
-  addVoter(member: MemberId, options?: { signal?: AbortSignal }): Promise<void>;
+  /**
+   * Adds one voter (one change at a time); resolves once the change is committed. `address`
+   * is where the new member's peers reach it, for a transport that learns addresses.
+   */
+  addVoter(member: MemberId, options?: { signal?: AbortSignal; address?: string }): Promise<void>;
   removeVoter(member: MemberId, options?: { signal?: AbortSignal }): Promise<void>;
+  /** Optional capability (`canListMembers`): the voters as the leader sees them. */
+  members?(options?: { signal?: AbortSignal; timeoutMs?: number }): Promise<MembershipDetails>;
+  /** Optional capability (`canMoveLeader`): makes `member` the leader; resolves once this member sees it lead. */
+  moveLeader?(member: MemberId, options?: { signal?: AbortSignal; timeoutMs?: number }): Promise<Leadership>;
+  /** Optional capability (`canExportSnapshot`): the replicated state at an applied index after a linearizable read. */
+  exportSnapshot?(options?: { signal?: AbortSignal; timeoutMs?: number }): Promise<ConsensusSnapshot>;
+}
+
+/** One voter, as the member asked knows it (match and liveness only from a leader's view). */
+export interface VoterDetails {
+  id: MemberId;
+  /** Where its peers reach it, when the transport knows. */
+  address?: string;
+  leader: boolean;
+  /** The highest log index the leader knows this voter holds. */
+  match?: number;
+  /** The applied index, known for the member that answers. */
+  applied?: number;
+  /** Heard from by the leader within an election timeout; absent when no leader answered. */
+  live?: boolean;
+}
+
+export interface MembershipDetails {
+  term: number;
+  leader?: MemberId;
+  /** Who answered the details: the leader, or this member alone when no leader could be asked. */
+  from: MemberId;
+  voters: VoterDetails[];
+}
+
+/**
+ * A consistent image of the replicated state: what the consensus stores as a snapshot
+ * (`pieces`, JSON values in its own format) at log position `index`/`term`, with the voters
+ * in force there. Enough to seed a fresh member's storage.
+ */
+export interface ConsensusSnapshot {
+  /** The consensus implementation's snapshot format, so a restore refuses a foreign one. */
+  format: string;
+  index: number;
+  term: number;
+  voters: MemberId[];
+  pieces: unknown[];
+}
+
+type WithCapability<K extends keyof MetadataConsensus<any, any, any>> = MetadataConsensus<any, any, any> &
+  Required<Pick<MetadataConsensus<any, any, any>, K>>;
+
+export function canListMembers(c: MetadataConsensus<any, any, any>): c is WithCapability<'members'> {
+  return typeof c.members === 'function';
+}
+export function canMoveLeader(c: MetadataConsensus<any, any, any>): c is WithCapability<'moveLeader'> {
+  return typeof c.moveLeader === 'function';
+}
+export function canExportSnapshot(c: MetadataConsensus<any, any, any>): c is WithCapability<'exportSnapshot'> {
+  return typeof c.exportSnapshot === 'function';
 }
 
 export const METADATA_CONSENSUS = token<MetadataConsensus<any, any, any>>('MetadataConsensus');
@@ -189,5 +247,12 @@ export class OutcomeUnknownError extends BatonError {
 export class ReadUnavailableError extends BatonError {
   constructor(detail: string) {
     super('read_unavailable', `linearizable read unavailable: ${detail}`);
+  }
+}
+
+/** The named member did not become leader in time (behind, down, or leadership moved elsewhere). Nothing else changed. */
+export class LeaderMoveFailedError extends BatonError {
+  constructor(detail: string) {
+    super('leader_move_failed', `leader move failed: ${detail}`);
   }
 }

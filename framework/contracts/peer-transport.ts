@@ -38,6 +38,10 @@ export interface PeerTransport {
   request(to: MemberId, message: PeerMessage, options: RequestOptions): Promise<PeerMessage>;
   /** Registers the handlers for one channel; returns the function that removes them. */
   listen(channel: string, handlers: PeerHandlers): () => void;
+  /** Optional: where `member` is reached, when the transport addresses peers. */
+  addressOf?(member: MemberId): string | undefined;
+  /** Optional: learns a new member's address (a voter being added); false when it refuses it. */
+  addPeer?(member: MemberId, address: string): boolean;
 }
 
 export const PEER_TRANSPORT = token<PeerTransport>('PeerTransport');

@@ -14,7 +14,8 @@ import { healthRouter } from '../cluster/health-router.js';
 import { ConsensusReadiness, type Readiness } from '../cluster/readiness.js';
 import type { RecentTransfers } from '../cluster/recent-transfers.js';
 import { dashboardRouter } from '../dashboard/dashboard-router.js';
-import { createAdminRouter, type AdminRouterOptions } from './admin-router.js';
+import { consensusAdminRouter } from '../cluster/consensus-admin-router.js';
+import { ADMIN_SCOPE, createAdminRouter, type AdminRouterOptions } from './admin-router.js';
 import { streamApiDocument } from './api-document.js';
 import { STREAM_CLUSTER_PATH, streamClusterRouters } from './cluster-view.js';
 import type { DataPlaneOptions } from './data-access.js';
@@ -51,6 +52,15 @@ export function streamApiRouters(node: StreamNode, options: StreamApiRouterOptio
     dashboardRouter(document, { clusterPath: STREAM_CLUSTER_PATH }),
     createDataRouter(node, options.dataPlane),
     createAdminRouter(node.consensus, { canFence, ...admin }),
+    consensusAdminRouter(node.consensus, document, {
+      prefix: '/v1/admin',
+      readScope: ADMIN_SCOPE,
+      writeScope: ADMIN_SCOPE,
+      tags: ['admin'],
+      variant: 'stream-transfer',
+      self: node.self,
+      consensusName: node.consensus.constructor.name,
+    }),
   ];
   if (metrics) routers.push(metricsRouter(metrics, document));
   routers.push(openApiRouter(document));

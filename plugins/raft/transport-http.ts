@@ -225,6 +225,29 @@ export class HttpPeerTransport implements PeerTransport {
     }
   }
 
+  addressOf(member: MemberId): string | undefined {
+    return Object.hasOwn(this.options.peers, member) ? this.options.peers[member] : undefined;
+  }
+
+  /**
+   * A voter being added: its address until the process restarts (then its config's `peers`
+   * must name it). A member already configured keeps its configured address.
+   */
+  addPeer(member: MemberId, address: string): boolean {
+    if (member === this.self || this.closed) return false;
+    if (Object.hasOwn(this.options.peers, member)) return this.options.peers[member] === address;
+    let url: URL;
+    try {
+      url = new URL(address);
+    } catch {
+      return false;
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') return false;
+    this.options.peers[member] = address.replace(/\/+$/, '');
+    this.log.info({ peer: member, address }, 'learned the address of a voter being added');
+    return true;
+  }
+
   listen(channel: string, handlers: PeerHandlers): () => void {
     if (this.handlers.has(channel))
       throw new Error(`channel "${channel}" already has handlers on ${this.self}`);

@@ -8,6 +8,8 @@ import {
   type AppliedView,
   type Leadership,
   type Membership,
+  type MembershipDetails,
+  type ConsensusSnapshot,
   type MetadataConsensus,
   type ProposeOptions,
   type Receipt,
@@ -51,6 +53,7 @@ import {
 } from './snapshot-transfer.js';
 import { ForwardedProposals, Forwarder, responseError } from './forwarding.js';
 import { MembershipChanges } from './membership.js';
+import { RaftAdministration } from './raft-admin.js';
 
 interface PendingRead<S> {
   index?: number;
@@ -143,6 +146,8 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
   private readonly forwarded: ForwardedProposals;
   /** addVoter and removeVoter (membership.ts). */
   private readonly membershipChanges: MembershipChanges;
+  /** Member details, leader moves and exported snapshots (raft-admin.ts). */
+  private readonly admin: RaftAdministration;
   /** Deadlines of the proposals at this member, swept every tick. */
   private readonly deadlines = new Deadlines();
   private readonly releaseQueued = () => {
@@ -209,6 +214,26 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
       addWaiter: (index, term, w) => this.addWaiter(index, term, w),
       waitForLeadershipChange: (ms, signal) => this.waitForLeadershipChange(ms, signal),
     });
+    this.admin = new RaftAdministration({
+      self: this.self,
+      cluster: this.cluster,
+      clock: this.clock,
+      transport: this.transport,
+      electionTimeoutMs: this.tuning.tickMs * this.tuning.electionTicks,
+      running: () => this.state === 'running',
+      leadership: () => this.leadership(),
+      onLeadership: (fn) => this.onLeadership(fn),
+      voters: () => this.core.voters(),
+      progressOf: (member) => this.core.progressOf(member),
+      applied: () => this.rs.applied.index,
+      enqueue: (input) => this.enqueue(input),
+      transferLeader: (member) => this.core.transferLeader(member),
+      read: (o) => this.read(o),
+      captureApplied: () => {
+        const index = this.rs.applied.index;
+        return { index, term: this.mem.term(index) ?? this.rs.applied.term, voters: [...this.rs.voters], image: this.rs.capture() };
+      },
+    });
     this.forwarded = new ForwardedProposals({
       self: this.self,
       cluster: this.cluster,
@@ -273,6 +298,7 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
         onMessage: () => this.stats.malformedMessages++,
         onRequest: (from, m) => this.forwarded.answer(from, m),
       }),
+      this.admin.listen(),
     );
     this.state = 'running';
     // Alone in the configuration: nobody else can lead, so there is nothing to wait out.
@@ -495,8 +521,24 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
     return { voters: [...this.rs.voters] };
   }
 
-  addVoter(member: MemberId, options: { signal?: AbortSignal } = {}): Promise<void> {
+  async addVoter(member: MemberId, options: { signal?: AbortSignal; address?: string } = {}): Promise<void> {
+    if (options.address !== undefined) await this.admin.announcePeer(member, options.address);
     return this.membershipChanges.change('add', member, options.signal);
+  }
+
+  members(options: { timeoutMs?: number } = {}): Promise<MembershipDetails> {
+    this.assertRunning('members');
+    return this.admin.members(options);
+  }
+
+  moveLeader(member: MemberId, options: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<Leadership> {
+    this.assertRunning('moveLeader');
+    return this.admin.moveLeader(member, options);
+  }
+
+  exportSnapshot(options: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<ConsensusSnapshot> {
+    this.assertRunning('exportSnapshot');
+    return this.admin.exportSnapshot(options);
   }
 
   removeVoter(member: MemberId, options: { signal?: AbortSignal } = {}): Promise<void> {
@@ -1014,6 +1056,7 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
   }
 
   private onRaftMessage(from: MemberId, message: PeerMessage): void {
+    this.admin.heard(from);
     const parsed = parseRaftEnvelope(message.body);
     if (!parsed) {
       this.stats.malformedMessages++;
