@@ -3,13 +3,13 @@ import { clockTime, duration } from './words.js';
 
 /**
  * `up (Alive)`; without a leader to publish verdicts, the last one is not shown as current:
- * `down (liveness unknown since 01:40:12; last verdict Alive)`.
+ * `down (unknown, last Alive)`, since when in the banner above and the cell's title.
  */
 function state(m: MemberStatus, picture: ClusterStatus): string {
   const reach = m.reachable ? 'up' : 'down';
   if (!m.liveness) return reach;
   const unknown = picture.livenessUnknown;
-  if (unknown) return `${reach} (liveness unknown since ${clockTime(unknown.since)}; last verdict ${m.liveness})`;
+  if (unknown) return `${reach} (unknown, last ${m.liveness})`;
   return `${reach} (${m.liveness})`;
 }
 
@@ -56,7 +56,9 @@ export function MembersTable({ picture, now }: { picture: ClusterStatus; now: nu
               <tr key={m.id} data-member={m.id} class={[m.reachable ? '' : 'down', leads ? 'leader' : ''].filter(Boolean).join(' ')} aria-current={leads ? 'true' : undefined}>
                 <th scope="row">{m.id}</th>
                 <td>{dash(m.address)}</td>
-                <td data-field="state">{state(m, picture)}</td>
+                <td data-field="state" title={picture.livenessUnknown ? `liveness unknown since ${clockTime(picture.livenessUnknown.since)}: no leader` : undefined}>
+                  {state(m, picture)}
+                </td>
                 <td data-field="role">{r ? r.role : '–'}</td>
                 <td>{dash(r?.term)}</td>
                 <td>{dash(r?.commitIndex)}</td>

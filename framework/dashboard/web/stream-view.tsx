@@ -76,7 +76,7 @@ export function StreamView({ token, picture, ask }: Props) {
   return (
     <>
       <NoticeBanner notice={notice} onDismiss={() => setNotice(undefined)} />
-      <Nodes nodes={list} error={nodes.error} ask={ask} act={act} token={token} />
+      <Nodes nodes={list} error={nodes.error} ask={ask} act={act} token={token} livenessKnown={!picture.livenessUnknown} />
       {/* From the same answer as the summary line above, so the two always agree. */}
       <Transfers transfers={picture.transfersInFlight.shown as unknown as PendingTransfer[]} count={picture.transfersInFlight.count} />
       <RebalancePanel run={rebalance.data} ask={ask} act={act} token={token} />
@@ -102,7 +102,7 @@ function failoverRequest(n: NodeStatus, act: Act, token: string): ConfirmRequest
   };
 }
 
-function Nodes({ nodes, error, ask, act, token }: { nodes: NodeStatus[]; error?: string; ask: Props['ask']; act: Act; token: string }) {
+function Nodes({ nodes, error, ask, act, token, livenessKnown }: { nodes: NodeStatus[]; error?: string; ask: Props['ask']; act: Act; token: string; livenessKnown: boolean }) {
   // The owned count when a drain was first seen: what "100%" is measured against.
   const drainStart = useRef(new Map<string, number>());
   return (
@@ -128,10 +128,16 @@ function Nodes({ nodes, error, ask, act, token }: { nodes: NodeStatus[]; error?:
               )}
               <div class="row-actions">
                 <span class="subtle" data-field="liveness">
-                  {n.liveness}{' '}
+                  {livenessKnown ? n.liveness : `${n.liveness}? (no leader: the last verdict)`}{' '}
                 </span>
                 {n.liveness === 'Dead' ? (
-                  <button type="button" onClick={() => ask(failoverRequest(n, act, token))}>
+                  // A failover on a verdict that is no longer current could take the streams of a live node.
+                  <button
+                    type="button"
+                    disabled={!livenessKnown}
+                    title={livenessKnown ? undefined : 'without a leader, Dead is the last verdict, not a current one'}
+                    onClick={() => ask(failoverRequest(n, act, token))}
+                  >
                     Fail over {n.id}
                   </button>
                 ) : n.draining ? (
