@@ -11,6 +11,7 @@ import { BearerTokens } from '../http/auth.js';
 import { HttpServer, type BoundAddress } from '../http/http-server.js';
 import { BatonMetrics } from '../http/metrics.js';
 import { metricsRouter } from '../http/metrics-http.js';
+import type { Tracing } from '../http/tracing.js';
 import { consensusReadingOf, countStoreErrors } from '../http/metrics-sources.js';
 import { ApiDocument } from '../http/openapi.js';
 import { openApiRouter } from '../http/openapi-routes.js';
@@ -64,6 +65,8 @@ export interface AuthorityNodeDeps {
   peerAuth?: PeerAuthenticator;
   /** The host's metrics; the node keeps a registry of its own when the host has none. */
   metrics?: BatonMetrics;
+  /** When given and enabled: server spans of both listeners, and `traceparent` on the peer calls they make. */
+  tracing?: Tracing;
 }
 
 /** The routers of one listener and the OpenAPI document that describes them. */
@@ -202,7 +205,7 @@ export class AuthorityNode implements Lifecycle {
         : undefined;
     const tokens = new BearerTokens(options.tokens);
     const app = (listener: string) =>
-      createApiApp({ clock, rng: deps.rng, logger: log, tokens, mappers: [transferProblemMapper], metrics: this.metrics, listener });
+      createApiApp({ clock, rng: deps.rng, logger: log, tokens, mappers: [transferProblemMapper], metrics: this.metrics, listener, tracing: deps.tracing });
 
     const controlDocument = new ApiDocument({
       title: 'Peryx availability control API',

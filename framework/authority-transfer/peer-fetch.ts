@@ -1,4 +1,5 @@
 import type { Clock } from '../contracts/clock.js';
+import { childSpan, traceHeaders } from '../http/tracing.js';
 
 export interface PeerFetchOptions {
   clock: Clock;
@@ -24,10 +25,14 @@ export async function fetchPeerJson(url: string, options: PeerFetchOptions): Pro
     controller.abort(new Error(`no answer from ${url} within ${options.timeoutMs} ms`)),
   );
   try {
-    const response = await fetch(url, {
-      signal: controller.signal,
-      headers: { ...options.headers, ...(options.token ? { authorization: `Bearer ${options.token}` } : {}) },
-    });
+    // A feed pull or barrier probe made for a traced request carries its traceparent; the
+    // background pulls of the replicator run outside any and make no span.
+    const response = await childSpan(`GET ${new URL(url).pathname.replace(/\/feeds\/[^/]+\//, '/feeds/{origin}/')}`, { 'url.full': url }, () =>
+      fetch(url, {
+        signal: controller.signal,
+        headers: { ...options.headers, ...traceHeaders(), ...(options.token ? { authorization: `Bearer ${options.token}` } : {}) },
+      }),
+    );
     if (!response.ok) throw new Error(`${url} answered ${response.status}`);
     return await response.json();
   } finally {

@@ -7,6 +7,7 @@ import { RNG } from '../contracts/rng.js';
 import { token } from '../contracts/token.js';
 import type { DocumentedRoutes } from '../http/routes.js';
 import { METRICS } from '../http/metrics.js';
+import { TRACING } from '../http/tracing.js';
 import { PEER_AUTH } from '../http/peer-auth-plugin.js';
 import { definePlugin, type Resolve } from '../kernel/plugin.js';
 import { resolveOptional } from '../kernel/resolve-optional.js';
@@ -75,7 +76,7 @@ function newAuthorityNode(
   resolve: Resolve,
   modeDeps: () => Omit<
     AuthorityNodeDeps,
-    'options' | 'clock' | 'rng' | 'log' | 'identity' | 'metrics'
+    'options' | 'clock' | 'rng' | 'log' | 'identity' | 'metrics' | 'tracing'
   > = () => ({}),
 ): AuthorityNode {
   return new AuthorityNode({
@@ -87,5 +88,6 @@ function newAuthorityNode(
     peerAuth: resolveOptional(resolve, PEER_AUTH),
     ...modeDeps(),
     metrics: resolveOptional(resolve, METRICS),
+    tracing: resolveOptional(resolve, TRACING),
   });
 }

@@ -1,4 +1,5 @@
 import type { Clock } from '../contracts/clock.js';
+import { childSpan, traceHeaders } from '../http/tracing.js';
 import { memberReportSchema, type MemberReport, type MemberStatus } from './schemas.js';
 
 /** A member of the picture and where its report is asked (null: no address known). */
@@ -66,10 +67,12 @@ async function fetchMemberReport(address: string, options: GatherOptions): Promi
   const controller = new AbortController();
   const timer = options.clock.setTimer(timeoutMs, () => controller.abort(new Error(`no answer within ${timeoutMs} ms`)));
   try {
-    const response = await fetch(url, {
-      signal: controller.signal,
-      headers: { accept: 'application/json', ...(options.authorization ? { authorization: options.authorization } : {}) },
-    });
+    const response = await childSpan('GET member report', { 'url.full': url }, () =>
+      fetch(url, {
+        signal: controller.signal,
+        headers: { accept: 'application/json', ...traceHeaders(), ...(options.authorization ? { authorization: options.authorization } : {}) },
+      }),
+    );
     const text = await boundedText(response, MAX_REPORT_BYTES);
     if (!response.ok) throw new Error(`${url} answered ${response.status}${problemDetail(text)}`);
     const parsed = memberReportSchema.safeParse(JSON.parse(text));

@@ -9,6 +9,7 @@ import { httpMetrics } from './metrics-http.js';
 import { problemHandling } from './problem-middleware.js';
 import type { ProblemMapper } from './problem-mapping.js';
 import { requestContext } from './request-context.js';
+import { serverSpans, type Tracing } from './tracing.js';
 
 export interface ApiAppOptions {
   clock: Clock;
@@ -23,6 +24,8 @@ export interface ApiAppOptions {
   listener?: string;
   /** The budget of request body bytes in flight; by default one of DEFAULT_BODY_BYTES_IN_FLIGHT for this app. */
   bodyAdmission?: BodyAdmission;
+  /** When enabled, a server span per request (routes.ts' templates as names; probes, scrapes and Raft's own traffic untraced). */
+  tracing?: Tracing;
   /** Runs around problem handling, below the request id: observers that need the final status. */
   outer?: readonly Middleware[];
 }
@@ -39,6 +42,8 @@ export function createApiApp(options: ApiAppOptions): Koa {
   app.silent = true;
   app.on('error', (error) => options.logger.error({ err: error }, 'response could not be written'));
   app.use(requestContext({ clock: options.clock, rng: options.rng, logger: options.logger }));
+  // Outside metrics and problem handling, so the span sees the final status and covers the whole request.
+  app.use(serverSpans(options.tracing, options.listener ?? 'http'));
   if (options.metrics) app.use(httpMetrics(options.metrics, options.clock, options.listener));
   for (const middleware of options.outer ?? []) app.use(middleware);
   app.use(problemHandling({ logger: options.logger, mappers: options.mappers }));

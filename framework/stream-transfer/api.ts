@@ -7,6 +7,7 @@ import { createApiApp } from '../http/api-app.js';
 import type { BearerTokens } from '../http/auth.js';
 import type { BatonMetrics } from '../http/metrics.js';
 import { metricsRouter } from '../http/metrics-http.js';
+import type { Tracing } from '../http/tracing.js';
 import type { ApiDocument, OperationSpec } from '../http/openapi.js';
 import { openApiRouter } from '../http/openapi-routes.js';
 import { serveRouter, type DocumentedRoutes } from '../http/routes.js';
@@ -85,6 +86,8 @@ export function createStreamApiApp(deps: {
   /** Liveness and failover details of the admin API. */
   admin?: Partial<AdminRouterOptions>;
   dataPlane?: DataPlaneOptions;
+  /** Server spans of this listener's requests, when the host traces. */
+  tracing?: Tracing;
 }): Koa {
   const app = createApiApp({
     clock: deps.clock,
@@ -94,6 +97,7 @@ export function createStreamApiApp(deps: {
     mappers: streamProblemMappers,
     metrics: deps.metrics,
     listener: 'streams',
+    tracing: deps.tracing,
   });
   const extra = deps.extraRoutes ?? [];
   for (const { routes } of extra) app.use(routes);

@@ -6,6 +6,7 @@ import { RNG } from '../contracts/rng.js';
 import { token } from '../contracts/token.js';
 import type { DocumentedRoutes } from '../http/routes.js';
 import { METRICS } from '../http/metrics.js';
+import { TRACING } from '../http/tracing.js';
 import { definePlugin } from '../kernel/plugin.js';
 import { resolveOptional } from '../kernel/resolve-optional.js';
 import { defineOptionlessPlugin } from '../kernel/optionless-plugin.js';
@@ -48,6 +49,7 @@ export const streamNodePlugin = definePlugin({
           logger: resolve(LOGGER),
           peerRoutes: resolveOptional(resolve, STREAM_PEER_ROUTES),
           metrics: resolveOptional(resolve, METRICS),
+          tracing: resolveOptional(resolve, TRACING),
         }),
     }),
 });

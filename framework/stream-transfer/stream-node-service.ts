@@ -8,6 +8,7 @@ import { BearerTokens } from '../http/auth.js';
 import { createHttpServer, type HttpServer } from '../http/http-server.js';
 import type { BatonMetrics } from '../http/metrics.js';
 import { countStoreErrors } from '../http/metrics-sources.js';
+import type { Tracing } from '../http/tracing.js';
 import type { Lifecycle } from '../kernel/plugin.js';
 import { ConsensusReadiness } from '../cluster/readiness.js';
 import { RecentTransfers } from '../cluster/recent-transfers.js';
@@ -35,6 +36,8 @@ export interface StreamNodeServiceDeps {
   peerRoutes?: DocumentedRoutes[];
   /** When given: GET /metrics, request durations, transfers, consensus position, store errors. */
   metrics?: BatonMetrics;
+  /** When given and enabled: server spans of the API, and `traceparent` on the peer calls they make. */
+  tracing?: Tracing;
 }
 
 /**
@@ -142,6 +145,7 @@ export class StreamNodeService implements Lifecycle {
       logger: log,
       metrics,
       extraRoutes: this.deps.peerRoutes,
+      tracing: this.deps.tracing,
       dataPlane: options.dataPlane,
       admin: {
         renewalAge: (node) => observer.lastRenewalMsAgo(node),

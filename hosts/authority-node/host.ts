@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { PluginCatalog, type PluginChoice } from '../../framework/kernel/catalog.js';
 import { metricsPlugin } from '../../framework/http/metrics-plugin.js';
 import { peerAuthPlugin } from '../../framework/http/peer-auth-plugin.js';
+import { tracingPlugin } from '../../framework/http/tracing-plugin.js';
 import { LOGGER } from '../../framework/contracts/logger.js';
 import { warnIfReadableByOthers } from '../../framework/kernel/secret-files.js';
 import { validateConfig, type LoadConfigOptions } from '../../framework/kernel/config.js';
@@ -69,6 +70,8 @@ export function authorityNodeHostBuilder(raw: unknown, catalog = authorityNodeCa
   const builder = createHost(systemDefaults)
     .add(pinoLoggerPlugin, config.log, 'log')
     .add(metricsPlugin, { labels: self ? { member: self } : undefined }, 'metrics');
+  // Early in the list, so it is started before and stopped (flushed) after what makes spans.
+  if (config.tracing) builder.add(tracingPlugin, { ...config.tracing, member: self ?? 'authority-node' }, 'tracing');
   if (self) {
     // Every roster member pulls this one's feed and probes it; Raft peers send to it.
     const peers = new Set(rosterMemberIds(config.node.roster));

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { pluginChoiceSchema } from '../../framework/kernel/catalog.js';
 import { hostLogConfig } from '../../framework/kernel/log-config.js';
 import { peerAuthConfigSchema } from '../../framework/http/peer-auth.js';
+import { tracingOptions } from '../../framework/http/tracing-plugin.js';
 
 /**
  * The config file of a stream node. `node` holds the node's own options (validated by its
@@ -31,6 +32,8 @@ export const streamNodeHostConfig = z
     peerAuth: peerAuthConfigSchema.optional(),
     /** Accept peers without credentials: only on a network nobody else reaches; warned at every start. */
     insecure: z.boolean().default(false),
+    /** OpenTelemetry traces over OTLP/HTTP (framework/http/tracing-plugin.ts); off when absent. */
+    tracing: tracingOptions.optional(),
   })
   .strict();
 

@@ -8,6 +8,7 @@ import { ConfigError } from '../../framework/kernel/wiring-error.js';
 import { createHost, type Host, type HostBuilder } from '../../framework/kernel/host.js';
 import { metricsPlugin } from '../../framework/http/metrics-plugin.js';
 import { peerAuthPlugin } from '../../framework/http/peer-auth-plugin.js';
+import { tracingPlugin } from '../../framework/http/tracing-plugin.js';
 import { pinoLoggerPlugin, systemDefaults } from '../../framework/kernel/system-plugins.js';
 import { STREAM_NODE, streamNodePlugin, streamStateMachinePlugin } from '../../framework/stream-transfer/plugins.js';
 import type { StreamNodeService } from '../../framework/stream-transfer/stream-node-service.js';
@@ -59,6 +60,8 @@ export function streamNodeHostBuilder(raw: unknown, catalog = streamNodeCatalog)
   // say how to reach them, or the build fails naming the PeerTransport.
   const peerTransport = config.peerTransport ?? (config.consensus ? undefined : lonePeerTransport(self));
   const builder = createHost(systemDefaults);
+  // Early in the list, so it is started before and stopped (flushed) after what makes spans.
+  if (config.tracing) builder.add(tracingPlugin, { ...config.tracing, member: self }, 'tracing');
   builder.add(peerAuthPlugin, { self, peers: transportPeers(peerTransport), peerAuth: config.peerAuth, insecure: config.insecure }, 'peerAuth');
   if (peerTransport) {
     const [transport] = catalog.resolve([peerTransport], 'peerTransport');

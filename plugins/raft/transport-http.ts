@@ -17,6 +17,7 @@ import { assertPeerSender, peerOf, requirePeer, type PeerAuthenticator } from '.
 import { HttpProblem, problems } from '../../framework/http/problem.js';
 import type { OperationSpec } from '../../framework/http/openapi.js';
 import { problemHandling } from '../../framework/http/problem-middleware.js';
+import { childSpan, traceHeaders } from '../../framework/http/tracing.js';
 import { PeerPoster } from './http-post.js';
 import { LargeMessageSlots } from './large-message-slots.js';
 import { readPeerStream, type InboundPeerStream } from './peer-stream-in.js';
@@ -347,11 +348,15 @@ export class HttpPeerTransport implements PeerTransport {
     const onAbort = () => controller.abort(options.signal?.reason);
     options.signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      const response = await this.poster.post(
-        `${base}${RAFT_HTTP_BASE}/requests`,
-        JSON.stringify({ cluster: this.options.cluster, from: this.self, message }),
-        this.headers(),
-        controller.signal,
+      // Inside the request being traced (a forwarded proposal below an admin request): its
+      // traceparent goes along, and the leader's server span continues the same trace.
+      const response = await childSpan(`raft ${message.channel}`, { 'baton.peer': to }, () =>
+        this.poster.post(
+          `${base}${RAFT_HTTP_BASE}/requests`,
+          JSON.stringify({ cluster: this.options.cluster, from: this.self, message }),
+          { ...this.headers(), ...traceHeaders() },
+          controller.signal,
+        ),
       );
       if (response.status < 200 || response.status > 299)
         throw new Error(`HTTP ${response.status}`);

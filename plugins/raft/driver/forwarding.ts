@@ -14,6 +14,8 @@ import {
   type PeerTransport,
 } from '../../../framework/contracts/peer-transport.js';
 import { valueDepthExceeds } from '../../../framework/http/json-bounds.js';
+import { childSpan } from '../../../framework/http/tracing.js';
+import { SpanKind } from '@opentelemetry/api';
 import { canonicalJson } from '../../../framework/consensus/canonical-json.js';
 import {
   PROPOSE_CHANNEL,
@@ -63,14 +65,17 @@ export class Forwarder {
       controller.abort(new Error(`no answer within ${timeoutMs} ms`)),
     );
     try {
-      const answer = await Promise.race([
-        this.transport.request(
-          leader,
-          { channel: PROPOSE_CHANNEL, body },
-          { timeoutMs, signal: controller.signal },
-        ),
-        guard,
-      ]);
+      // A span of the traced request that proposed (none outside one): the wait for the leader's answer.
+      const answer = await childSpan(
+        `raft forward ${body.kind === 'conf' ? 'membership change' : 'proposal'}`,
+        { 'baton.leader': leader },
+        () =>
+          Promise.race([
+            this.transport.request(leader, { channel: PROPOSE_CHANNEL, body }, { timeoutMs, signal: controller.signal }),
+            guard,
+          ]),
+        SpanKind.INTERNAL,
+      );
       return answer.body as ProposeResponse;
     } catch (error) {
       // It never reached the member we took for the leader (it is down: nothing listens there):
