@@ -2,6 +2,7 @@ import { Command } from 'commander';
 import { registerAuthority } from './commands/authority.js';
 import { registerMember } from './commands/member.js';
 import { registerNew } from './commands/new.js';
+import { registerRepair } from './commands/repair.js';
 import { registerStatus } from './commands/status.js';
 import { registerNode } from './commands/node.js';
 import { registerStreams } from './commands/streams.js';
@@ -53,5 +54,6 @@ ${EXIT_CODES_HELP}`,
   registerAuthority(program, ctx);
   registerMember(program, ctx);
   registerNew(program, ctx);
+  registerRepair(program, ctx);
   return program;
 }

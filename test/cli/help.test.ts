@@ -30,7 +30,7 @@ test('baton --help lists the commands, the global options and the exit codes, an
   const run = await spawnBaton(['--help']);
   t.is(run.code, 0, run.stderr);
   t.regex(run.stdout, /^Usage: baton \[options\] \[command\]/);
-  for (const command of ['up', 'status', 'streams', 'authority', 'new'])
+  for (const command of ['up', 'status', 'streams', 'authority', 'new', 'repair'])
     t.regex(run.stdout, new RegExp(`\\n  ${command}\\b`));
   t.regex(run.stdout, /--json/);
   t.regex(
@@ -84,6 +84,9 @@ test('the program has the command groups the CLI documents', (t) => {
       'new',
       'new host',
       'new plugin',
+      'repair',
+      'repair wal',
+      'repair raft',
     ],
   );
 });
