@@ -23,3 +23,36 @@ export function secondsAsMs(raw: string): number {
   }
   return Math.round(value * 1000);
 }
+
+const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
+type DurationUnit = keyof typeof UNIT_MS;
+
+/**
+ * A duration as given on the command line, returned in milliseconds: with a unit (`500ms`,
+ * `30s`, `2m`, `1h`, or several like `1m30s`), or a plain number in the flag's documented unit
+ * (`bare`: seconds for --timeout, milliseconds for --interval), so what worked before still does.
+ */
+export function durationMs(bare: DurationUnit, min = 1): (raw: string) => number {
+  return (raw) => {
+    const text = raw.trim();
+    let ms: number;
+    if (/^\d+(\.\d+)?$/.test(text)) {
+      ms = Number(text) * UNIT_MS[bare];
+    } else if (/^(\d+(\.\d+)?(ms|s|m|h))+$/.test(text)) {
+      ms = 0;
+      for (const part of text.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)) ms += Number(part[1]) * UNIT_MS[part[2] as DurationUnit];
+    } else {
+      throw new InvalidArgumentError(
+        `${JSON.stringify(raw)} is not a duration: give a number of ${bare === 's' ? 'seconds' : 'milliseconds'}, or one with a unit (500ms, 30s, 2m).`,
+      );
+    }
+    ms = Math.round(ms);
+    if (ms < min) throw new InvalidArgumentError(`it must be at least ${min} ms, not ${raw.trim()}.`);
+    if (!Number.isSafeInteger(ms)) throw new InvalidArgumentError(`${raw.trim()} is too long a duration.`);
+    return ms;
+  };
+}
+
+/** What a duration flag's help says of its input, after its own words. */
+export const SECONDS_HELP = 'a plain number is seconds; or with a unit: 500ms, 30s, 2m';
+export const MILLISECONDS_HELP = 'a plain number is milliseconds; or with a unit: 500ms, 2s';

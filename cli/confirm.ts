@@ -1,4 +1,5 @@
 import { createInterface } from 'node:readline';
+import { UsageError } from './cli-errors.js';
 import type { CliContext } from './context.js';
 
 /**
@@ -14,4 +15,22 @@ export async function confirm(ctx: CliContext, question: string): Promise<boolea
   } finally {
     lines.close();
   }
+}
+
+/**
+ * Whether a command that moves many streams may go ahead: at once with --yes; on a terminal
+ * once the person says yes to `question`; without a terminal (a script, a pipe, cron) never by
+ * itself: the command stops with a usage error (exit 2) naming --yes, so nothing moves unasked.
+ */
+export async function agreedToMove(
+  ctx: CliContext,
+  options: { yes?: boolean },
+  what: string,
+  question: string,
+): Promise<boolean> {
+  if (options.yes === true) return true;
+  if (ctx.stdin.isTTY !== true) {
+    throw new UsageError(`${what} moves many streams and stdin is not a terminal to ask on: give --yes to go ahead without asking`);
+  }
+  return confirm(ctx, question);
 }

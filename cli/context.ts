@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { Output, type Sink } from './output.js';
+import { Output, type OutputFormat, type Sink } from './output.js';
 import type { BatonPackage } from './scaffold/baton-package.js';
 
 /** What commands get from the process: streams, working directory, environment. Tests replace it. */
@@ -12,8 +12,8 @@ export interface CliContext {
   pkg: BatonPackage;
 }
 
-/** The Output for a command, honouring the global --json flag wherever it was given. */
+/** The Output for a command, honouring the global -o / --json / --no-headers wherever given. */
 export function outputFor(ctx: CliContext, command: Command): Output {
-  const { json } = command.optsWithGlobals<{ json?: boolean }>();
-  return new Output(json === true, ctx.stdout, ctx.stderr);
+  const { json, output, headers } = command.optsWithGlobals<{ json?: boolean; output?: OutputFormat; headers?: boolean }>();
+  return new Output(output ?? (json === true ? 'json' : 'table'), ctx.stdout, ctx.stderr, { headers });
 }

@@ -11,6 +11,8 @@ export const ExitCode = {
   Usage: 2,
   /** A server the command needed could not be reached or gave no answer in time (the message names the address). */
   Unreachable: 3,
+  /** `baton status`: the cluster answered, and a member is down or not ready, or there is no leader. */
+  Unhealthy: 4,
 } as const;
 
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
@@ -19,4 +21,5 @@ export const EXIT_CODES_HELP = `Exit codes:
   0  ok
   1  refused or failed (the message says why)
   2  usage error (unknown command or option, invalid argument)
-  3  unreachable (a server could not be reached or gave no answer in time; the message names its address)`;
+  3  unreachable (a server could not be reached or gave no answer in time; the message names its address)
+  4  unhealthy (baton status: a member is down or not ready, or there is no leader)`;

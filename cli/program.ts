@@ -9,6 +9,9 @@ import { registerStreams } from './commands/streams.js';
 import { registerUp } from './commands/up.js';
 import type { CliContext } from './context.js';
 import { EXIT_CODES_HELP } from './exit-codes.js';
+import { addGlobalOptions } from './global-options.js';
+import { registerCompletion } from './commands/completion.js';
+import { registerContext } from './commands/context.js';
 
 /**
  * The `baton` command and its groups, one file each under commands/. Commander never exits
@@ -46,6 +49,7 @@ Run "baton <command> --help" for the options of a command.
 
 ${EXIT_CODES_HELP}`,
     );
+  addGlobalOptions(program, ctx);
   program.configureHelp({ sortSubcommands: false, showGlobalOptions: true });
   registerUp(program, ctx);
   registerStatus(program, ctx);
@@ -55,5 +59,7 @@ ${EXIT_CODES_HELP}`,
   registerMember(program, ctx);
   registerNew(program, ctx);
   registerRepair(program, ctx);
+  registerContext(program, ctx);
+  registerCompletion(program, ctx);
   return program;
 }

@@ -26,7 +26,7 @@ export interface ProgressView {
  * `{"progress": ...}` line per change on stderr, so stdout still carries one result document.
  */
 export function progressView(ctx: CliContext, output: Output, label: string): ProgressView {
-  if (output.json)
+  if (output.machine)
     return new ChangedLines((r) => ctx.stderr.write(`${JSON.stringify({ progress: r.data })}\n`));
   if (ctx.stdout.isTTY) return new TerminalBar(ctx.stdout as NodeJS.WritableStream, label);
   return new ChangedLines((r) => ctx.stdout.write(`${label}: ${r.line}\n`));

@@ -2,7 +2,7 @@ import { CommanderError } from 'commander';
 import { UsageError } from './cli-errors.js';
 import type { CliContext } from './context.js';
 import { ExitCode } from './exit-codes.js';
-import { Output, toCliError } from './output.js';
+import { OUTPUT_FORMATS, Output, toCliError, type OutputFormat } from './output.js';
 import { buildProgram } from './program.js';
 
 /**
@@ -15,8 +15,7 @@ export async function runCli(argv: readonly string[], ctx: CliContext): Promise<
     await program.parseAsync([...argv], { from: 'user' });
     return ExitCode.Ok;
   } catch (thrown) {
-    const json = argv.includes('--json');
-    const output = new Output(json, ctx.stdout, ctx.stderr);
+    const output = new Output(formatIn(argv), ctx.stdout, ctx.stderr);
     if (thrown instanceof CommanderError) {
       // --help and --version end parsing through here too, with exit code 0.
       if (thrown.exitCode === 0) return ExitCode.Ok;
@@ -46,4 +45,23 @@ function helpCommand(program: ReturnType<typeof buildProgram>, argv: readonly st
     command = sub;
   }
   return `${path.join(' ')} --help`;
+}
+
+/** The output format argv asks for (`-o F`, `-oF`, `--output F`, `--output=F`, `--json`), for reporting an error in it. */
+function formatIn(argv: readonly string[]): OutputFormat {
+  let format: OutputFormat = 'table';
+  const known = (value: string | undefined) => OUTPUT_FORMATS.find((f) => f === value);
+  argv.forEach((word, i) => {
+    if (word === '--json') format = 'json';
+    const value =
+      word === '-o' || word === '--output'
+        ? argv[i + 1]
+        : word.startsWith('--output=')
+          ? word.slice('--output='.length)
+          : /^-o[a-z]/.test(word)
+            ? word.slice(2)
+            : undefined;
+    format = known(value) ?? format;
+  });
+  return format;
 }

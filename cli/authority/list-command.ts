@@ -53,7 +53,7 @@ Examples:
         method: 'GET',
         path: controlPaths.authorities(options.after, options.limit),
         token: connection.token,
-      });
+      }, connection.fetch);
       output.result(page, (p) => pageLines(authorityListing, { items: p.authorities, next: p.next, total: p.total }, options));
     });
 }

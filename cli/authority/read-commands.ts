@@ -174,7 +174,7 @@ async function get<T>(connection: Connection, path: string): Promise<T> {
     method: 'GET',
     path,
     token: connection.token,
-  });
+  }, connection.fetch);
   return body;
 }
 

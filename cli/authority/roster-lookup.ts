@@ -38,7 +38,7 @@ export async function homeMember(
     method: 'GET',
     path: CLUSTER_PATHS.authority,
     token: connection.token,
-  });
+  }, connection.fetch);
   const candidates = body.members
     .filter((m): m is PictureMember & { address: string } => inHome.includes(m.id) && m.address !== null)
     .sort((a, b) => Number(b.reachable) - Number(a.reachable));
@@ -56,6 +56,6 @@ async function trackedMembers(connection: Connection): Promise<RosterMember[]> {
     method: 'GET',
     path: controlPaths.members,
     token: connection.token,
-  });
+  }, connection.fetch);
   return body.members;
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
 import { adminRequest, isTimeout } from '../admin-client.js';
-import { secondsAsMs } from '../arguments.js';
+import { SECONDS_HELP, durationMs } from '../arguments.js';
 import {
   FailedError,
   HttpRefusal,
@@ -46,7 +46,7 @@ export function registerAuthorityTransferCommands(authority: Command, ctx: CliCo
       '--key <idempotency-key>',
       'the transfer identity; reuse it to retry (default: a new one, printed with the outcome)',
     )
-    .option('--timeout <seconds>', 'how long to wait for the answer (default 330)', secondsAsMs)
+    .option('--timeout <duration>', `how long to wait for the answer (default 330 s; ${SECONDS_HELP})`, durationMs('s'))
     .addHelpText(
       'after',
       `
@@ -97,7 +97,7 @@ Examples:
             reason: options.reason,
           },
           timeoutMs: options.timeout ?? DEFAULT_TRANSFER_TIMEOUT_MS,
-        }));
+        }, connection.fetch));
       } catch (error) {
         throw transferFailure(error, name, options, retry);
       } finally {
@@ -130,7 +130,7 @@ Examples:
           method: 'DELETE',
           path: controlPaths.transfer(name),
           token: connection.token,
-        });
+        }, connection.fetch);
       } catch (error) {
         throw cancelFailure(error);
       }

@@ -27,7 +27,7 @@ export async function noteOnceWaiting(
         method: 'GET',
         path: controlPaths.transfer(authority),
         token: connection.token,
-      });
+      }, connection.fetch);
       if (stop.aborted) return;
       if (body.id === key && body.state === 'AwaitingCatchUp') {
         waiting(body);

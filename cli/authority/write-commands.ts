@@ -80,7 +80,7 @@ Examples:
           token: connection.token,
           idempotencyKey: options.key ?? `cli-create-${randomUUID()}`,
           body: { type: 'transfer_authority', authority: name, target: options.home },
-        }));
+        }, connection.fetch));
       } catch (error) {
         throw await createFailure(error, connection, name);
       }
@@ -144,7 +144,7 @@ Examples:
               path: writePath(name),
               token: connection.token,
               body: { operation, epoch: home.epoch },
-            });
+            }, connection.fetch);
             written.push(body);
           } catch (error) {
             throw writeFailure(error, name, written.length);
@@ -182,7 +182,7 @@ async function currentHome(
       method: 'GET',
       path: controlPaths.authority(name),
       token: connection.token,
-    });
+    }, connection.fetch);
     return body;
   } catch (error) {
     if (error instanceof HttpRefusal && error.status === 404) {
@@ -205,7 +205,7 @@ async function createFailure(error: unknown, connection: Connection, name: strin
     method: 'GET',
     path: controlPaths.authority(name),
     token: connection.token,
-  }).then(
+  }, connection.fetch).then(
     ({ body }) => body,
     () => undefined,
   );

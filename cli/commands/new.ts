@@ -69,7 +69,7 @@ Example:
         command: Command,
       ) => {
         const output = outputFor(ctx, command);
-        const interactive = ctx.stdin.isTTY === true && options.yes !== true && !output.json;
+        const interactive = ctx.stdin.isTTY === true && options.yes !== true && !output.machine;
         const prompt = interactive ? new TerminalPrompt(ctx.stdin, ctx.stderr) : undefined;
         const project = await generateHost(ctx.pkg, {
           name,

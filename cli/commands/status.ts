@@ -1,12 +1,25 @@
 import type { Command } from 'commander';
-import { integerAtLeast } from '../arguments.js';
-import { UsageError } from '../cli-errors.js';
+import { MILLISECONDS_HELP, SECONDS_HELP, durationMs } from '../arguments.js';
+import { CliError, UsageError } from '../cli-errors.js';
+import { checkedUrl, resolveAccess } from '../connection.js';
 import { outputFor, type CliContext } from '../context.js';
-import { fetchClusterPicture, stateOf, type ClusterStatus } from '../status/cluster-picture.js';
+import { ExitCode } from '../exit-codes.js';
+import type { HumanView, Output } from '../output.js';
+import { answeredPicture, stateOf, type ClusterStatus } from '../status/cluster-picture.js';
 import { table } from '../table.js';
+import { SystemClock } from '../../framework/kernel/system-clock.js';
 
 /** The addresses `baton up` gives each variant's first node, tried when nothing else is said. */
 const DEFAULT_URLS = ['http://127.0.0.1:7700', 'http://127.0.0.1:7601'];
+/** How often --watch refreshes when it is given no interval. */
+const DEFAULT_WATCH_MS = 2000;
+
+/** The cluster answered, but is not whole: what is wrong, one clause per problem. */
+export class UnhealthyError extends CliError {
+  constructor(readonly problems: readonly string[]) {
+    super('unhealthy', `the cluster is unhealthy: ${problems.join('; ')}`, ExitCode.Unhealthy);
+  }
+}
 
 /** `baton status`: the cluster at a glance, like `etcdctl endpoint status` or `patronictl list`. */
 export function registerStatus(program: Command, ctx: CliContext): void {
@@ -16,39 +29,120 @@ export function registerStatus(program: Command, ctx: CliContext): void {
     .option(
       '--url <urls>',
       "address of a stream node's API or an authority node's control listener; several, comma-separated, are tried in turn " +
-        `(default: $BATON_URL, else ${DEFAULT_URLS.join(', ')})`,
+        `(default: $BATON_URL, else the context's, else ${DEFAULT_URLS.join(', ')})`,
     )
-    .option('--token <token>', 'bearer token with the admin (stream) or admin:read (authority) scope (default: $BATON_TOKEN)')
-    .option('--timeout <seconds>', 'how long each address gets to answer', integerAtLeast(1), 5)
+    .option('--token <token>', 'bearer token with the admin (stream) or admin:read (authority) scope (default: $BATON_TOKEN, else the context\'s)')
+    .option('--timeout <duration>', `how long each address gets to answer (default 5 s; ${SECONDS_HELP})`, durationMs('s'), 5000)
+    .option('-w, --watch [interval]', `refresh until Ctrl-C, every interval (default 2 s; ${MILLISECONDS_HELP})`, durationMs('ms', 100))
     .addHelpText(
       'after',
       `
 The member asked assembles the picture: it asks every other member for its own report (with
-your token) and lists those that do not answer as down, with the reason. Exit code 3 when no
-address given answers.
+your token) and lists those that do not answer as down, with the reason. For the authority
+variant each member is shown with its public address (peers and writes) and, where known, its
+control address (what --url takes).
+
+Exit codes: 0 when every member is up and ready and there is a leader; 4 (unhealthy) when the
+picture shows a member down or not ready, or no leader (it is still printed); 3 when no address
+given answers. A script or a cron job can use "baton status" as a health check.
+
+--watch redraws the picture in place on a terminal, and prints each refresh otherwise (with
+-o json, one document per line); it ends with Ctrl-C, exit 0.
 
 Examples:
   baton status
+  baton status --watch
   baton status --url http://127.0.0.1:7700,http://127.0.0.1:7701 --json`,
     )
-    .action(async (_local: { timeout: number }, command: Command) => {
+    .action(async (_local: unknown, command: Command) => {
       // --url and --token are global options too: given before or after `status`, they land there.
-      const options = command.optsWithGlobals<{ url?: string; token?: string; timeout: number }>();
+      const options = command.optsWithGlobals<{ timeout: number; watch?: number | true }>();
       const output = outputFor(ctx, command);
-      const urls = addresses(options.url ?? nonEmpty(ctx.env.BATON_URL), options.url !== undefined ? '--url' : 'BATON_URL');
-      const token = options.token ?? nonEmpty(ctx.env.BATON_TOKEN);
-      const picture = await fetchClusterPicture(urls, token, options.timeout * 1000);
-      output.result(picture, humanLines);
+      const access = resolveAccess(ctx, command);
+      const urls = addresses(access.url, access.from);
+      const read = async () => {
+        const { picture, url } = await answeredPicture(urls, access.token, options.timeout, access.fetch);
+        // The address that answered is the control listener of the member that served it.
+        return { picture, controlOf: { [picture.servedBy]: url } };
+      };
+      if (options.watch !== undefined) {
+        const interval = options.watch === true ? DEFAULT_WATCH_MS : options.watch;
+        await watch(ctx, output, read, interval);
+        return;
+      }
+      const { picture, controlOf } = await read();
+      output.result(picture, (p, view) => humanLines(p, view, controlOf));
+      const problems = healthProblems(picture);
+      if (problems.length > 0) throw new UnhealthyError(problems);
     });
 }
 
-function humanLines(p: ClusterStatus): string[] {
-  const dash = (value: number | string | null | undefined) => (value === null || value === undefined ? '-' : String(value));
+/**
+ * Reads and shows the picture every `intervalMs` until Ctrl-C (or SIGTERM). On a terminal each
+ * reading replaces the last on screen; otherwise each is printed after the last, with its time.
+ * A reading that fails is shown as such, and the watch goes on.
+ */
+async function watch(
+  ctx: CliContext,
+  output: Output,
+  read: () => Promise<{ picture: ClusterStatus; controlOf: Record<string, string> }>,
+  intervalMs: number,
+): Promise<void> {
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  const clock = new SystemClock();
+  const terminal = ctx.stdout.isTTY === true && !output.machine;
+  try {
+    while (!stop.signal.aborted) {
+      const at = new Date().toISOString();
+      let lines: string[];
+      let document: unknown;
+      try {
+        const { picture, controlOf } = await read();
+        const problems = healthProblems(picture);
+        document = { at, healthy: problems.length === 0, problems, picture };
+        lines = [...humanLines(picture, { headers: true, wide: output.format === 'wide' }, controlOf), problems.length === 0 ? 'healthy' : `UNHEALTHY: ${problems.join('; ')}`];
+      } catch (error) {
+        document = { at, error: (error as Error).message };
+        lines = [`no picture: ${(error as Error).message}`];
+      }
+      if (output.machine) ctx.stdout.write(`${JSON.stringify(document)}\n`);
+      else if (terminal) ctx.stdout.write(`\x1b[H\x1b[2J${at}  every ${intervalMs} ms, Ctrl-C stops\n${lines.join('\n')}\n`);
+      else ctx.stdout.write(`--- ${at}\n${lines.join('\n')}\n`);
+      try {
+        await clock.sleep(intervalMs, stop.signal);
+      } catch {
+        break;
+      }
+    }
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
+
+/** What keeps the picture from being healthy: no leader, a member down, a member not ready. */
+export function healthProblems(p: ClusterStatus): string[] {
+  const problems: string[] = [];
+  if (!p.leader) problems.push('no leader');
+  for (const m of p.members) {
+    if (!m.reachable) problems.push(`${m.id} is down${m.error ? ` (${m.error})` : ''}`);
+    else if (m.report && !m.report.ready) problems.push(`${m.id} is not ready (${m.report.notReady?.reason ?? 'unknown'})`);
+  }
+  return problems;
+}
+
+function humanLines(p: ClusterStatus, view: HumanView, controlOf: Record<string, string>): string[] {
+  const dash = (value: number | string | null | undefined) => (value === null || value === undefined || value === '' ? '-' : String(value));
+  const authority = p.variant === 'authority';
   const rows = p.members.map((m) => {
     const r = m.report;
     return [
       m.id,
       dash(m.address),
+      ...(authority ? [dash(controlOf[m.id])] : []),
       stateOf(m),
       r ? r.role : '-',
       dash(r?.term),
@@ -57,17 +151,31 @@ function humanLines(p: ClusterStatus): string[] {
       // The usual delay and the worst one of the window: one long block shows beside a quiet p99.
       r ? `${r.eventLoopDelay.p99Ms.toFixed(1)} / ${r.eventLoopDelay.maxMs.toFixed(1)} ms` : '-',
       r ? (r.ready ? 'ready' : `not ready: ${r.notReady?.reason ?? 'unknown'}`) : (m.error ?? ''),
+      ...(view.wide ? [dash(r?.leader), String(r?.recentTransfers.length ?? '-')] : []),
     ];
   });
   const counts = Object.entries(p.counts).map(([name, count]) => `${count} ${name}`).join(', ');
   const transfers = p.transfersInFlight;
+  const header = [
+    'MEMBER',
+    ...(authority ? ['PUBLIC ADDRESS', 'CONTROL ADDRESS'] : ['ADDRESS']),
+    'STATE',
+    'ROLE',
+    'TERM',
+    'COMMIT',
+    'APPLIED',
+    'LOOP P99 / MAX',
+    'READY',
+    ...(view.wide ? ['FOLLOWS', 'RECENT TRANSFERS'] : []),
+  ];
   return [
     `${p.variant} cluster, seen from ${p.servedBy}: ${p.leader ? `leader ${p.leader}` : 'NO LEADER'}, term ${p.term}`,
-    ...table(['MEMBER', 'ADDRESS', 'STATE', 'ROLE', 'TERM', 'COMMIT', 'APPLIED', 'LOOP P99 / MAX', 'READY'], rows),
+    ...table(header, rows, view),
     `${counts}; ${transfers.count} transfer${transfers.count === 1 ? '' : 's'} in flight`,
     ...transfers.shown.map((t) => `  ${transferLine(t)}`),
     ...(transfers.count > transfers.shown.length ? [`  ... and ${transfers.count - transfers.shown.length} more`] : []),
     ...p.members.flatMap(catchingUpLines),
+    ...(authority ? ['public addresses serve peers and writes; admin commands take a control address as --url'] : []),
   ];
 }
 
@@ -93,20 +201,5 @@ function addresses(given: string | undefined, from: string): string[] {
   if (given === undefined) return DEFAULT_URLS;
   const urls = given.split(',').map((u) => u.trim()).filter((u) => u !== '');
   if (urls.length === 0) throw new UsageError(`${from} names no address: give it as http://host:port`);
-  for (const url of urls) {
-    let parsed: URL;
-    try {
-      parsed = new URL(url);
-    } catch {
-      throw new UsageError(`${from} ${JSON.stringify(url)} is not a URL: give it as http://host:port`);
-    }
-    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-      throw new UsageError(`${from} ${url} is not an http(s) address: give it as http://host:port`);
-    }
-  }
-  return urls.map((u) => u.replace(/\/+$/, ''));
-}
-
-function nonEmpty(value: string | undefined): string | undefined {
-  return value === undefined || value === '' ? undefined : value;
+  return urls.map((u) => checkedUrl(u, from));
 }

@@ -18,17 +18,18 @@ export function registerStreams(program: Command, ctx: CliContext): void {
     .addHelpText(
       'after',
       `
-Every command talks to one node's API: --url (or BATON_URL, default http://127.0.0.1:7700) and
---token (or BATON_TOKEN) for the admin calls. Any node answers; appends are sent on to the
+Every command talks to one node's API: --url (or BATON_URL, else the context's, default
+http://127.0.0.1:7700) and --token or --token-file (or BATON_TOKEN, else the context's) for the
+admin calls. Any node answers; appends are sent on to the
 stream's owner.
 
 Examples:
-  export BATON_URL=http://127.0.0.1:7700 BATON_TOKEN=dev-admin-token
-  baton streams create events
+  baton streams create events          # with the context "baton up" made current
+  baton streams create events --url http://127.0.0.1:7700 --token-file ~/.config/baton/tokens/stream.token
   baton streams append events hello world
   baton streams transfer events --to n2
-  baton streams drain n1
-  baton streams failover n3`,
+  baton streams drain n1 --yes
+  baton streams failover n3 --yes`,
     );
   registerStreamCommands(streams, ctx);
   registerListCommand(streams, ctx);

@@ -5,11 +5,28 @@ import {
   type LocalAuthorityCluster,
 } from '../local-cluster/local-authority-cluster.js';
 import type { LocalStreamCluster } from '../local-cluster/local-stream-cluster.js';
+import type { SavedUpContext } from '../user-config.js';
 
 type Output = ReturnType<typeof outputFor>;
 
+/** What the summary says besides the cluster: the command that restarts it, the context it made current. */
+export interface UpSummaryExtras {
+  /** `baton up --data-dir DIR --variant authority`: as given, so it resumes this very cluster. */
+  restart: string;
+  context?: SavedUpContext;
+}
+
 const stopHint = (command: string) =>
   `Ctrl-C stops the cluster (data is kept; "${command}" again resumes).`;
+
+/** The context line: which context now points at this cluster, and what it was named after. */
+function contextLines(context: SavedUpContext | undefined): string[] {
+  if (!context) return [];
+  return [
+    `context: ${context.name} (named after the ${context.namedAfter}), now current: baton commands here need no --url or --token ` +
+      `(token in ${context.tokenFile}, 0600; "baton context list" shows the others)`,
+  ];
+}
 
 /**
  * How a person reaches members that serve TLS: the CA to trust, in the browser, for baton
@@ -34,7 +51,12 @@ const linkHint = (baton: string) =>
  * What `baton up` prints once the stream nodes answer: where, the token, what to try. `baton`
  * is how the person runs this CLI from where they are (see batonInvocation).
  */
-export function printStreamCluster(output: Output, cluster: LocalStreamCluster, baton = 'baton'): void {
+export function printStreamCluster(
+  output: Output,
+  cluster: LocalStreamCluster,
+  baton = 'baton',
+  extras: UpSummaryExtras = { restart: `${baton} up` },
+): void {
   const first = cluster.nodes[0].url;
   const { caFile } = cluster.nodes[0];
   const trust = clusterTrust(caFile);
@@ -46,6 +68,7 @@ export function printStreamCluster(output: Output, cluster: LocalStreamCluster, 
       token: cluster.record.token,
       dashboard: `${first}/ui/`,
       ...(caFile ? { caFile } : {}),
+      ...(extras.context ? { context: extras.context.name } : {}),
       nodes: cluster.nodes.map(({ id, url, logFile }) => ({ id, url, logFile })),
     },
     (data) => [
@@ -54,6 +77,7 @@ export function printStreamCluster(output: Output, cluster: LocalStreamCluster, 
       `admin token: ${data.token}`,
       ...trust.line,
       `dashboard: ${data.dashboard}  ${trust.dashboardHint}`,
+      ...contextLines(extras.context),
       '',
       'Try:',
       ...trust.export,
@@ -68,7 +92,7 @@ export function printStreamCluster(output: Output, cluster: LocalStreamCluster, 
       `  ${trust.curl} -H "Authorization: Bearer ${data.token}" ${first}/v1/streams/events`,
       `  ${trust.curl} ${first}/metrics`,
       '',
-      stopHint(`${baton} up`),
+      stopHint(extras.restart),
     ],
   );
 }
@@ -82,6 +106,7 @@ export async function printAuthorityCluster(
   output: Output,
   cluster: LocalAuthorityCluster,
   baton = 'baton',
+  extras: UpSummaryExtras = { restart: `${baton} up --variant authority` },
 ): Promise<void> {
   const { token } = cluster.record;
   const first = cluster.nodes[0];
@@ -100,6 +125,7 @@ export async function printAuthorityCluster(
       token,
       dashboard: `${first.url}/ui/`,
       ...(caFile ? { caFile } : {}),
+      ...(extras.context ? { context: extras.context.name } : {}),
       nodes: cluster.nodes.map(({ id, datacenter, url, publicUrl, logFile }) => ({
         id,
         datacenter,
@@ -119,6 +145,7 @@ export async function printAuthorityCluster(
       ...trust.line,
       `dashboard: ${data.dashboard}  ${trust.dashboardHint}`,
       `authority ${authority}: home ${data.authority.home ?? 'none'}, epoch ${data.authority.epoch ?? '-'}`,
+      ...contextLines(extras.context),
       '',
       'Try:',
       ...trust.export,
@@ -137,7 +164,7 @@ export async function printAuthorityCluster(
       ...linkHint(baton),
       `  ${trust.curl} ${first.url}/metrics`,
       '',
-      stopHint(`${baton} up --variant authority`),
+      stopHint(extras.restart),
     ],
   );
 }

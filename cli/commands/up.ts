@@ -1,4 +1,4 @@
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { Option, type Command } from 'commander';
 import { FailedError, UsageError } from '../cli-errors.js';
 import { outputFor, type CliContext } from '../context.js';
@@ -10,6 +10,8 @@ import { startLocalStreamCluster } from '../local-cluster/local-stream-cluster.j
 import { StopSignals } from '../local-cluster/stop-signal.js';
 import { printAuthorityCluster, printStreamCluster } from './up-summary.js';
 import { batonInvocation } from '../invocation.js';
+import { shellWord } from '../shell-word.js';
+import { saveUpContext } from '../user-config.js';
 
 type Output = ReturnType<typeof outputFor>;
 type Variant = 'stream' | 'authority';
@@ -89,18 +91,36 @@ Examples:
           options.variant === 'authority' ? join(options.dataDir, 'authority') : options.dataDir;
         output.note(`starting 3 ${options.variant} nodes (data in ${dataDir}) ...`);
         const signals = new StopSignals();
+        const baton = batonInvocation(ctx);
+        const restart = restartCommand(baton, options, command);
+        // The context of this cluster, made current, so the commands printed need no token typed.
+        const saveContext = (url: string, token: string, caFile: string | undefined) =>
+          saveUpContext(ctx.env, {
+            variant: options.variant,
+            dataDirOption: options.dataDir,
+            dataDir: resolve(ctx.cwd, dataDir),
+            isDefaultDataDir: command.getOptionValueSource('dataDir') === 'default',
+            url,
+            token,
+            ...(caFile ? { caFile } : {}),
+          }).catch((error: unknown) => {
+            output.note(`the context of this cluster was not saved: ${(error as Error).message}`);
+            return undefined;
+          });
         try {
           const start = { dataDir, interrupted: signals.signal, basePort, tls: options.tls };
           if (options.variant === 'authority') {
             const cluster = await startLocalAuthorityCluster(start);
-            await runUntilStopped(output, signals, cluster, () =>
-              printAuthorityCluster(output, cluster, batonInvocation(ctx)),
-            );
+            await runUntilStopped(output, signals, cluster, async () => {
+              const context = await saveContext(cluster.nodes[0].url, cluster.record.token, cluster.nodes[0].caFile);
+              await printAuthorityCluster(output, cluster, baton, { restart, context });
+            });
           } else {
             const cluster = await startLocalStreamCluster(start);
-            await runUntilStopped(output, signals, cluster, () =>
-              printStreamCluster(output, cluster, batonInvocation(ctx)),
-            );
+            await runUntilStopped(output, signals, cluster, async () => {
+              const context = await saveContext(cluster.nodes[0].url, cluster.record.token, cluster.nodes[0].caFile);
+              printStreamCluster(output, cluster, baton, { restart, context });
+            });
           }
         } finally {
           signals.dispose();
@@ -141,6 +161,14 @@ async function runUntilStopped(
     );
   }
   output.note('stopped; run the same baton up again (same --data-dir) to resume');
+}
+
+/** `baton up` with the options that name this cluster (data dir, variant), so it resumes as started. */
+function restartCommand(baton: string, options: { variant: Variant; dataDir: string }, command: Command): string {
+  const words = [`${baton} up`];
+  if (command.getOptionValueSource('dataDir') !== 'default') words.push(`--data-dir ${shellWord(options.dataDir)}`);
+  if (options.variant !== 'stream') words.push(`--variant ${options.variant}`);
+  return words.join(' ');
 }
 
 function parseBasePort(raw: string | undefined, used: number): number | undefined {

@@ -9,10 +9,11 @@ import { rootCertificates } from 'node:tls';
  * NODE_EXTRA_CA_CERTS only at start. It carries what the CLI's calls use (method, headers, a
  * string body, an abort signal) over node:https, and fails as fetch fails: a TypeError whose
  * `cause` is the socket's error, or the signal's reason, so callers explain it the same way.
- * http:// addresses go to the global fetch.
+ * http:// addresses go to the global fetch. The CAs of NODE_EXTRA_CA_CERTS stay trusted as well
+ * (a `ca` of its own would otherwise replace them), so `--cacert` adds to them.
  */
 export function fetchTrustingCa(caFile: string): typeof fetch {
-  const agent = new Agent({ keepAlive: true, ca: [...rootCertificates, readFileSync(caFile, 'utf8')] });
+  const agent = new Agent({ keepAlive: true, ca: [...rootCertificates, ...extraCaCertificates(), readFileSync(caFile, 'utf8')] });
   return (input, init = {}) => {
     const url = input instanceof Request ? input.url : String(input);
     if (!url.startsWith('https:')) return fetch(input, init);
@@ -46,6 +47,17 @@ export function fetchTrustingCa(caFile: string): typeof fetch {
       outgoing.end(body);
     });
   };
+}
+
+/** The certificates NODE_EXTRA_CA_CERTS names, as Node itself would have added them; none if unreadable. */
+function extraCaCertificates(): string[] {
+  const file = process.env.NODE_EXTRA_CA_CERTS;
+  if (!file) return [];
+  try {
+    return [readFileSync(file, 'utf8')];
+  } catch {
+    return [];
+  }
 }
 
 function readAll(incoming: IncomingMessage): Promise<Buffer> {

@@ -1,6 +1,6 @@
 import type { ClusterStatus, MemberStatus } from '../../framework/cluster/schemas.js';
 import { adminRequest } from '../admin-client.js';
-import { HttpRefusal, UnreachableError } from '../cli-errors.js';
+import { FailedError, HttpRefusal, UnreachableError } from '../cli-errors.js';
 
 export type { ClusterStatus, MemberStatus };
 
@@ -12,11 +12,21 @@ export const CLUSTER_PATHS = { stream: '/v1/admin/cluster', authority: '/availab
  * path. An unreachable address is passed over for the next; any other refusal (a missing or
  * wrong token) is the answer. Unreachable everywhere: UnreachableError naming every address.
  */
-export async function fetchClusterPicture(urls: readonly string[], token: string | undefined, timeoutMs: number): Promise<ClusterStatus> {
+export async function fetchClusterPicture(urls: readonly string[], token: string | undefined, timeoutMs: number, send: typeof fetch = fetch): Promise<ClusterStatus> {
+  return (await answeredPicture(urls, token, timeoutMs, send)).picture;
+}
+
+/** As fetchClusterPicture, with the address that answered (the serving member's listener). */
+export async function answeredPicture(
+  urls: readonly string[],
+  token: string | undefined,
+  timeoutMs: number,
+  send: typeof fetch = fetch,
+): Promise<{ picture: ClusterStatus; url: string }> {
   const failures: string[] = [];
   for (const url of urls) {
     try {
-      return await pictureAt(url, token, timeoutMs);
+      return { picture: await pictureAt(url, token, timeoutMs, send), url };
     } catch (error) {
       if (!(error instanceof UnreachableError)) throw error;
       failures.push(`${error.address} (${error.reason})`);
@@ -25,13 +35,18 @@ export async function fetchClusterPicture(urls: readonly string[], token: string
   throw new UnreachableError(urls.length === 1 ? urls[0] : urls.join(', '), `no member answered: ${failures.join('; ')}`);
 }
 
-async function pictureAt(url: string, token: string | undefined, timeoutMs: number): Promise<ClusterStatus> {
-  const get = (path: string) => adminRequest<ClusterStatus>(url, { method: 'GET', path, token, timeoutMs });
+async function pictureAt(url: string, token: string | undefined, timeoutMs: number, send: typeof fetch): Promise<ClusterStatus> {
+  const get = (path: string) => adminRequest<ClusterStatus>(url, { method: 'GET', path, token, timeoutMs }, send);
   try {
     return (await get(CLUSTER_PATHS.stream)).body;
   } catch (error) {
     if (!(error instanceof HttpRefusal && error.status === 404)) throw error;
+  }
+  try {
     return (await get(CLUSTER_PATHS.authority)).body;
+  } catch (error) {
+    if (!(error instanceof HttpRefusal && error.status === 404)) throw error;
+    throw new WrongListenerError(url, error);
   }
 }
 
@@ -39,4 +54,21 @@ async function pictureAt(url: string, token: string | undefined, timeoutMs: numb
 export function stateOf(member: MemberStatus): string {
   const reach = member.reachable ? 'up' : 'down';
   return member.liveness ? `${reach} (${member.liveness})` : reach;
+}
+
+/**
+ * An address that serves neither variant's picture: most often an authority member's public
+ * server (what its roster lists), which takes writes and peer calls but no admin reads. The
+ * message says which listener the command needs.
+ */
+export class WrongListenerError extends FailedError {
+  constructor(url: string, cause: HttpRefusal) {
+    super(
+      'wrong_listener',
+      `${url} answers 404 for the cluster picture: it is neither a stream node's API nor an authority member's control listener. ` +
+        "If it is an authority member's public address (the one peers and writes use), give --url that member's control listener instead " +
+        '("baton up --variant authority" prints both, labelled control and public)',
+      { cause },
+    );
+  }
 }

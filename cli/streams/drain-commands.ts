@@ -1,8 +1,9 @@
 import type { Command } from 'commander';
 import { adminRequest } from '../admin-client.js';
-import { integerAtLeast, secondsAsMs } from '../arguments.js';
+import { MILLISECONDS_HELP, SECONDS_HELP, durationMs, integerAtLeast } from '../arguments.js';
 import { TimedOutError } from '../cli-errors.js';
 import { connectionOf, withConnectionOptions } from '../connection.js';
+import { agreedToMove } from '../confirm.js';
 import { outputFor, type CliContext } from '../context.js';
 import { progressView } from '../progress.js';
 import { pollUntil } from '../wait.js';
@@ -26,12 +27,13 @@ export function registerDrainCommands(streams: Command, ctx: CliContext): void {
       integerAtLeast(1),
     )
     .option('--no-wait', 'return once the drain is accepted; the cluster carries it on')
+    .option('-y, --yes', 'drain without asking first (needed when stdin is not a terminal)')
     .option(
-      '--timeout <seconds>',
-      'how long to wait for the node to own nothing (default 600)',
-      secondsAsMs,
+      '--timeout <duration>',
+      `how long to wait for the node to own nothing (default 600 s; ${SECONDS_HELP})`,
+      durationMs('s'),
     )
-    .option('--interval <ms>', 'how often to check progress (default 250)', integerAtLeast(10))
+    .option('--interval <duration>', `how often to check progress (default 250 ms; ${MILLISECONDS_HELP})`, durationMs('ms', 10))
     .addHelpText(
       'after',
       `
@@ -39,21 +41,27 @@ The node takes no new streams and hands its streams to the least loaded nodes, a
 Progress is a bar on a terminal, one line per change otherwise, and with --json one
 {"progress": ...} line per change on stderr and the final state on stdout. When the wait ends
 the drain goes on in the cluster; running the command again resumes watching it.
+On a terminal the command asks first; without one (a script, a pipe) it needs --yes (exit 2
+otherwise, nothing moved).
 "baton streams undrain NODE" stops it (transfers already started finish).
 
 Examples:
   baton streams drain n1
-  baton streams drain n1 --max-in-flight 8 --timeout 1800
-  baton streams drain n1 --no-wait --json`,
+  baton streams drain n1 --max-in-flight 8 --timeout 30m
+  baton streams drain n1 --yes --no-wait --json`,
     )
     .action(
       async (
         node: string,
-        options: { maxInFlight?: number; wait: boolean; timeout?: number; interval?: number },
+        options: { maxInFlight?: number; wait: boolean; timeout?: number; interval?: number; yes?: boolean },
         command: Command,
       ) => {
         const output = outputFor(ctx, command);
         const client = streamClient(connectionOf(ctx, command, STREAM_API));
+        if (!(await agreedToMove(ctx, options, `streams drain ${node}`, `move every stream off ${node}?`))) {
+          output.result({ id: node, declined: true }, () => 'nothing moved');
+          return;
+        }
         const first = await streamCall(() => client.drain(node, options.maxInFlight));
         let last = first;
         if (options.wait && !first.drained) {
@@ -112,7 +120,7 @@ Examples:
         method: 'POST',
         path: `/v1/admin/nodes/${encodeURIComponent(node)}/undrain`,
         token: connection.token,
-      });
+      }, connection.fetch);
       output.result(
         body,
         (p) =>

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { connectionOf, withConnectionOptions } from '../connection.js';
+import { agreedToMove } from '../confirm.js';
 import { outputFor, type CliContext } from '../context.js';
 import { STREAM_API, streamCall, streamClient } from './stream-api.js';
 
@@ -9,6 +10,7 @@ export function registerFailoverCommand(streams: Command, ctx: CliContext): void
     .description("move every stream of a lost (Dead) node to live nodes, without the node's help")
     .argument('<node>', 'the Dead node whose streams should move')
     .option('--force', 'fail over a node that is not Dead, or on a store without conditional puts')
+    .option('-y, --yes', 'fail over without asking first (needed when stdin is not a terminal)')
     .addHelpText(
       'after',
       `
@@ -24,16 +26,23 @@ node that still answers. On a store without conditional puts (e.g. s3rver) the o
 be fenced in the store and the failover is refused unless --force; only force it there once the
 node is certainly stopped.
 
+On a terminal the command asks first; without one (a script, a pipe) it needs --yes (exit 2
+otherwise, nothing moved).
+
 The metadata leader also fails a node over by itself once it has been Dead for
 node.liveness.autoFailoverAfterMs (default 1 s; null turns that off).
 
 Examples:
   baton streams failover n3
-  baton streams failover n3 --force --json`,
+  baton streams failover n3 --yes --force --json`,
     )
-    .action(async (node: string, options: { force?: boolean }, command: Command) => {
+    .action(async (node: string, options: { force?: boolean; yes?: boolean }, command: Command) => {
       const output = outputFor(ctx, command);
       const client = streamClient(connectionOf(ctx, command, STREAM_API));
+      if (!(await agreedToMove(ctx, options, `streams failover ${node}`, `give every stream of ${node} to live nodes?`))) {
+        output.result({ node, declined: true }, () => 'nothing moved');
+        return;
+      }
       const result = await streamCall(() => client.failover(node, { force: options.force ?? false }));
       output.result(result, (r) =>
         r.duplicate

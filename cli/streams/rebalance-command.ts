@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { integerAtLeast, secondsAsMs } from '../arguments.js';
+import { MILLISECONDS_HELP, SECONDS_HELP, durationMs, integerAtLeast } from '../arguments.js';
 import { TimedOutError } from '../cli-errors.js';
 import { connectionOf, withConnectionOptions } from '../connection.js';
 import { outputFor, type CliContext } from '../context.js';
@@ -9,7 +9,7 @@ import { SystemClock } from '../../framework/kernel/system-clock.js';
 import type { StreamClient } from '../../framework/stream-transfer/client.js';
 import type { PendingTransfer } from '../../framework/stream-transfer/model.js';
 import type { RebalancePage } from '../../framework/stream-transfer/rebalance-listing.js';
-import { confirm } from '../confirm.js';
+import { agreedToMove } from '../confirm.js';
 import { rebalancePlanLines } from './rebalance-plan.js';
 import { STREAM_API, streamCall, streamClient } from './stream-api.js';
 import { DEFAULT_INTERVAL_MS, seconds } from './transfer-commands.js';
@@ -35,11 +35,11 @@ export function registerRebalanceCommand(streams: Command, ctx: CliContext): voi
     )
     .option('--no-wait', 'return once the plan is accepted; the cluster carries it out')
     .option(
-      '--timeout <seconds>',
-      'how long to wait for every move to settle (default 600)',
-      secondsAsMs,
+      '--timeout <duration>',
+      `how long to wait for every move to settle (default 600 s; ${SECONDS_HELP})`,
+      durationMs('s'),
     )
-    .option('--interval <ms>', 'how often to check progress (default 250)', integerAtLeast(10))
+    .option('--interval <duration>', `how often to check progress (default 250 ms; ${MILLISECONDS_HELP})`, durationMs('ms', 10))
     .addHelpText(
       'after',
       `
@@ -48,8 +48,8 @@ is shown first, each move as stream: from -> to, then each node's streams now an
 move whose stream changed meanwhile is skipped. Progress is shown as for "baton streams drain".
 
 On a terminal the command asks before moving anything (answer y); --yes skips the question.
-When stdin is not a terminal (a script, a pipe) there is no one to ask: the plan is carried
-out as if --yes were given, and the command says so on stderr.
+When stdin is not a terminal (a script, a pipe, cron) there is no one to ask: without --yes the
+command moves nothing and exits 2 (usage), naming --yes.
 
 Examples:
   baton streams rebalance --dry-run
@@ -75,8 +75,8 @@ Examples:
           new Map(
             (await streamCall(() => client.nodes())).nodes.map((n) => [n.id, n.owned] as const),
           );
-        const asking = !options.dryRun && !options.yes && ctx.stdin.isTTY === true;
-        if (asking) {
+        if (!options.dryRun && !options.yes) {
+          if (ctx.stdin.isTTY !== true) await agreedToMove(ctx, options, 'streams rebalance', '');
           // The person sees the plan the cluster would run, then says whether to run it.
           const [preview, counts] = await Promise.all([
             streamCall(() => client.rebalance({ dryRun: true })),
@@ -89,14 +89,12 @@ Examples:
             return;
           }
           ctx.stderr.write(`${rebalancePlanLines(preview, counts, 'would move').join('\n')}\n`);
-          if (!(await confirm(ctx, `move these ${preview.planned} stream(s)?`))) {
+          if (!(await agreedToMove(ctx, options, 'streams rebalance', `move these ${preview.planned} stream(s)?`))) {
             output.result({ dryRun: false, moves: [], settled: false, declined: true }, () =>
               'nothing moved',
             );
             return;
           }
-        } else if (!options.dryRun && !options.yes) {
-          output.note('stdin is not a terminal: running the plan without asking (--yes)');
         }
         const counts = await owned();
         const answer = await streamCall(() =>

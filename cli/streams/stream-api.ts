@@ -19,10 +19,11 @@ const REQUEST_TIMEOUT_MS = 30_000;
  * naming that address; the client itself follows hints and sits through handoffs.
  */
 export function streamClient(connection: Connection, timeoutMs = REQUEST_TIMEOUT_MS, stop?: AbortSignal): StreamClient {
+  const send = connection.fetch ?? fetch;
   const reaching: typeof fetch = async (input, init) => {
     try {
       const timeout = AbortSignal.timeout(timeoutMs);
-      return await fetch(input, { ...init, signal: stop ? AbortSignal.any([stop, timeout]) : timeout });
+      return await send(input, { ...init, signal: stop ? AbortSignal.any([stop, timeout]) : timeout });
     } catch (error) {
       const url = input instanceof Request ? input.url : String(input);
       throw new UnreachableError(new URL(url).origin, connectionFailure(error, timeoutMs), {

@@ -168,7 +168,7 @@ Examples:
         if (page.records.length < want) break;
       }
       // An empty read prints nothing on stdout, so `| wc -l` counts records.
-      if (output.json || records.length > 0) {
+      if (output.machine || records.length > 0) {
         output.result({ stream: name, from: options.from, records, next }, (r) =>
           r.records.map((record) => `${record.offset}\t${record.body}`),
         );

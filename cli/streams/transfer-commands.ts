@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { secondsAsMs, integerAtLeast } from '../arguments.js';
+import { MILLISECONDS_HELP, SECONDS_HELP, durationMs } from '../arguments.js';
 import { FailedError, TimedOutError } from '../cli-errors.js';
 import { connectionOf, withConnectionOptions } from '../connection.js';
 import { outputFor, type CliContext } from '../context.js';
@@ -28,8 +28,8 @@ export function registerTransferCommands(streams: Command, ctx: CliContext): voi
     .argument('<name>', 'the stream to move')
     .requiredOption('--to <node>', 'the node that will own it')
     .option('--no-wait', 'return once the transfer is accepted, without waiting for the handoff')
-    .option('--timeout <seconds>', 'how long to wait for the handoff (default 60)', secondsAsMs)
-    .option('--interval <ms>', 'how often to check the handoff (default 250)', integerAtLeast(10))
+    .option('--timeout <duration>', `how long to wait for the handoff (default 60 s; ${SECONDS_HELP})`, durationMs('s'))
+    .option('--interval <duration>', `how often to check the handoff (default 250 ms; ${MILLISECONDS_HELP})`, durationMs('ms', 10))
     .addHelpText(
       'after',
       `

@@ -87,6 +87,11 @@ test('the program has the command groups the CLI documents', (t) => {
       'repair',
       'repair wal',
       'repair raft',
+      'context',
+      'context list',
+      'context use',
+      'context show',
+      'completion',
     ],
   );
 });

@@ -78,7 +78,7 @@ test('streams transfer to the owner is a no-op; to a draining or unknown node it
   const owner = await baton(cluster, 'streams', 'transfer', 'events', '--to', 'n1');
   t.is(owner.code, ExitCode.Ok, owner.stderr);
   t.is(owner.stdout, 'events is already on n1: nothing to move\n');
-  await baton(cluster, 'streams', 'drain', 'n2');
+  await baton(cluster, 'streams', 'drain', 'n2', '--yes');
   const draining = await baton(cluster, 'streams', 'transfer', 'events', '--to', 'n2');
   t.is(draining.code, ExitCode.Failed);
   t.regex(
@@ -105,6 +105,7 @@ test('streams drain off a terminal prints one line per change, then says the nod
     'streams',
     'drain',
     'n1',
+    '--yes',
     '--max-in-flight',
     '1',
     '--interval',
@@ -127,7 +128,7 @@ test('streams drain off a terminal prints one line per change, then says the nod
 test('streams drain --json puts progress lines on stderr and one final document on stdout', async (t) => {
   const cluster = await startStreamCluster(t, ['n1', 'n2']);
   await createOn(cluster, 'n1', ['s1', 's2']);
-  const run = await baton(cluster, 'streams', 'drain', 'n1', '--json', '--interval', '10');
+  const run = await baton(cluster, 'streams', 'drain', 'n1', '--yes', '--json', '--interval', '10');
   t.is(run.code, ExitCode.Ok, run.stderr);
   t.like(JSON.parse(run.stdout), { id: 'n1', draining: true, drained: true, owned: 0 });
   const updates = run.stderr
@@ -141,7 +142,7 @@ test('streams drain --json puts progress lines on stderr and one final document 
 test('streams drain on a terminal draws a progress bar and clears it before the result', async (t) => {
   const cluster = await startStreamCluster(t, ['n1', 'n2']);
   await createOn(cluster, 'n1', ['s1', 's2']);
-  const run = await runBaton(['streams', 'drain', 'n1', '--interval', '10'], {
+  const run = await runBaton(['streams', 'drain', 'n1', '--yes', '--interval', '10'], {
     cwd,
     env: cluster.env,
     stdoutIsTTY: true,
@@ -156,7 +157,7 @@ test('streams drain --no-wait returns at once; undrain puts the node back in ser
   const cluster = await startStreamCluster(t, ['n1']);
   await createOn(cluster, 'n1', ['s1']);
   // Alone in the cluster, n1 has nowhere to send its stream: the drain waits.
-  const drain = await baton(cluster, 'streams', 'drain', 'n1', '--no-wait');
+  const drain = await baton(cluster, 'streams', 'drain', 'n1', '--yes', '--no-wait');
   t.is(drain.code, ExitCode.Ok, drain.stderr);
   t.regex(
     drain.stdout,
@@ -178,6 +179,7 @@ test('a drain that cannot finish in time exits 3 (no answer in time), saying why
     'streams',
     'drain',
     'n1',
+    '--yes',
     '--timeout',
     '0.3',
     '--interval',
@@ -192,7 +194,7 @@ test('a drain that cannot finish in time exits 3 (no answer in time), saying why
 
 test('streams drain of an unknown node is refused with the reason', async (t) => {
   const cluster = await startStreamCluster(t, ['n1']);
-  const run = await baton(cluster, 'streams', 'drain', 'n9');
+  const run = await baton(cluster, 'streams', 'drain', 'n9', '--yes');
   t.is(run.code, ExitCode.Failed);
   t.regex(run.stderr, /node n9 is not registered/);
 });
@@ -212,16 +214,23 @@ test('streams rebalance --dry-run shows each move from -> to and each node befor
   const plan = JSON.parse(json.stdout) as { moves: { source: string; target: string }[] };
   t.deepEqual(plan.moves.map((m) => `${m.source}->${m.target}`), ['n1->n2', 'n1->n2']);
 
-  const run = await baton(cluster, 'streams', 'rebalance', '--interval', '10');
+  // Without a terminal there is no one to ask: nothing moves without --yes.
+  const unasked = await baton(cluster, 'streams', 'rebalance', '--interval', '10');
+  t.is(unasked.code, ExitCode.Usage);
+  t.regex(unasked.stderr, /streams rebalance moves many streams and stdin is not a terminal to ask on: give --yes/);
+  t.is(cluster.consensus.view().state.transferCount, 0);
+  t.is(cluster.consensus.view().state.rebalance, undefined, 'no rebalance was started');
+
+  const run = await baton(cluster, 'streams', 'rebalance', '--yes', '--interval', '10');
   t.is(run.code, ExitCode.Ok, run.stderr);
-  t.regex(run.stderr, /^stdin is not a terminal: running the plan without asking \(--yes\)\n/, 'says what it chose');
+  t.notRegex(run.stderr, /\[y\/N\]/, 'nothing was asked');
   t.regex(run.stderr, /moving 2 stream\(s\):\n {2}r\d: n1 -> n2/, 'the plan is shown first');
   t.regex(run.stdout, /rebalancing: 2 of 2 move\(s\) done, 0 moving, 0 waiting\n/);
   t.true(run.stdout.endsWith('rebalanced: 2 stream(s) moved\n'));
   const owners = names.map((name) => cluster.consensus.view().state.stream(name)!.owner);
   t.is(owners.filter((o) => o === 'n2').length, 2);
 
-  const balanced = await baton(cluster, 'streams', 'rebalance', '--json');
+  const balanced = await baton(cluster, 'streams', 'rebalance', '--yes', '--json');
   t.like(JSON.parse(balanced.stdout), { dryRun: false, moves: [], settled: true });
 });
 
@@ -310,7 +319,7 @@ test('the executable drains with one line per change when stdout is a pipe', asy
   const cluster = await startStreamCluster(t, ['n1', 'n2']);
   await createOn(cluster, 'n1', ['s1', 's2', 's3']);
   const run = await spawnBaton(
-    ['streams', 'drain', 'n1', '--interval', '10', '--max-in-flight', '1'],
+    ['streams', 'drain', 'n1', '--yes', '--interval', '10', '--max-in-flight', '1'],
     {
       env: cluster.env,
     },
@@ -355,13 +364,37 @@ test('a handoff that does not settle in time exits 3 (no answer in time) and say
 test('streams failover refuses a node that is not Dead (exit 1, the reason), moves its streams with --force', async (t) => {
   const cluster = await startStreamCluster(t, ['n1']);
   await baton(cluster, 'streams', 'nodes', 'add', 'n7', '--address', 'http://127.0.0.1:9');
-  const refused = await baton(cluster, 'streams', 'failover', 'n1');
+  const refused = await baton(cluster, 'streams', 'failover', 'n1', '--yes');
   t.is(refused.code, ExitCode.Failed);
   t.regex(refused.stderr, /409\)?: node n1 is Alive: a failover takes its streams without its close/);
   await baton(cluster, 'streams', 'create', 'gone', '--owner', 'n7');
-  const forced = await baton(cluster, 'streams', 'failover', 'n7', '--force', '--json');
+  const forced = await baton(cluster, 'streams', 'failover', 'n7', '--yes', '--force', '--json');
   t.is(forced.code, ExitCode.Ok, forced.stderr);
   t.like(JSON.parse(forced.stdout), { id: 'n7', moved: 1, remaining: 0, owned: 0 });
-  const again = await baton(cluster, 'streams', 'failover', 'n7', '--force');
+  const again = await baton(cluster, 'streams', 'failover', 'n7', '--yes', '--force');
   t.regex(again.stdout, /n7 owns no stream to fail over/);
+});
+
+test('streams drain and failover without a terminal need --yes: refused with exit 2 naming --yes, nothing moved; with --yes they run', async (t) => {
+  const cluster = await startStreamCluster(t, ['n1', 'n2']);
+  await createOn(cluster, 'n1', ['d1', 'd2']);
+  const drain = await spawnBaton(['streams', 'drain', 'n1', '--interval', '10'], { env: cluster.env });
+  t.is(drain.code, ExitCode.Usage);
+  t.regex(drain.stderr, /streams drain n1 moves many streams and stdin is not a terminal to ask on: give --yes/);
+  t.is(cluster.consensus.view().state.transferCount, 0);
+  t.false(cluster.consensus.view().state.node('n1')!.draining, 'the drain was not started');
+  const failover = await baton(cluster, 'streams', 'failover', 'n2', '--force');
+  t.is(failover.code, ExitCode.Usage);
+  t.regex(failover.stderr, /give --yes/);
+  const json = await baton(cluster, 'streams', 'drain', 'n1', '--json');
+  t.is(json.code, ExitCode.Usage);
+  t.like(JSON.parse(json.stderr), { error: { code: 'usage', exitCode: 2 } });
+
+  const agreed = await spawnBaton(['streams', 'drain', 'n1', '--yes', '--interval', '10'], { env: cluster.env });
+  t.is(agreed.code, ExitCode.Ok, agreed.stderr);
+  t.regex(agreed.stdout, /n1 is drained/);
+  const declined = await runBaton(['streams', 'failover', 'n2', '--force'], { cwd, env: cluster.env, stdin: terminalTyping(['n']) });
+  t.is(declined.code, ExitCode.Ok, declined.stderr);
+  t.regex(declined.stderr, /give every stream of n2 to live nodes\? \[y\/N\] $/);
+  t.is(declined.stdout, 'nothing moved\n');
 });
