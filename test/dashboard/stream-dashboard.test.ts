@@ -79,6 +79,19 @@ test('the stream dashboard: a wrong token is refused in words; the right one sho
   // The settled handoffs show in the plot of recent transfer durations.
   await page.waitForFunction(() => /[1-9]\d* settled/.test(document.querySelector('[data-testid=plot-summary]')?.textContent ?? ''), undefined, { timeout: 30_000 });
 
+  // The summary line and the transfers panel read the same answer: a transfer held in flight
+  // (the picture as a member answers it while one is, since a real handoff takes milliseconds).
+  await page.route('**/v1/admin/cluster', async (route) => {
+    const answer = await route.fetch();
+    const body = (await answer.json()) as { transfersInFlight: { count: number; shown: unknown[] } };
+    body.transfersInFlight = { count: 1, shown: [{ stream: 'held', source: 'n1', target: 'n2', epoch: 4, reason: 'admin', since: 0 }] };
+    await route.fulfill({ response: answer, json: body });
+  });
+  await page.waitForFunction(() => document.querySelector('[data-testid=counts]')?.textContent === '3 nodes, 2 streams; 1 transfer in flight');
+  t.is(await page.getByTestId('transfers-count').textContent(), '1', 'the panel counts what the summary counts');
+  t.deepEqual(await page.locator('[data-testid=transfers] tbody th').allTextContents(), ['held']);
+  await page.unroute('**/v1/admin/cluster');
+
   const shot = await screenshot(page, 'dashboard-stream');
   t.true((await stat(shot)).size > 10_000);
   t.deepEqual(problems.list, [], 'no script or console error, no failed request');
