@@ -148,8 +148,10 @@ export type SnapshotReading = { snapshot?: Snapshot; name?: string; problem?: Lo
 
 /**
  * The snapshot the log names, or (logs of earlier versions, whose base records named none)
- * the newest snapshot file that is whole: a newer one cut short was being written when the
- * member stopped, and was never in force.
+ * the newest snapshot file of those versions (`.json`) that is whole: a newer one cut short was
+ * being written when the member stopped, and was never in force. A `.snap` file is in force only
+ * when the log names it: one written before the log's first base record (the first snapshot,
+ * then a crash) was never put in force.
  */
 export async function readSnapshotInForce(files: ByteFiles, names: string[], named: number | undefined): Promise<SnapshotReading> {
   const snapshots = names
@@ -165,7 +167,7 @@ export async function readSnapshotInForce(files: ByteFiles, names: string[], nam
     const read = await readSnapshotFile(files, file.name, file.whole);
     return 'snapshot' in read ? { name: file.name, snapshot: read.snapshot } : { name: file.name, problem: read.problem };
   }
-  for (const file of snapshots) {
+  for (const file of snapshots.filter((f) => f.whole)) {
     const read = await readSnapshotFile(files, file.name, file.whole);
     if ('snapshot' in read) return { name: file.name, snapshot: read.snapshot };
     if (!read.incomplete) return { name: file.name, problem: read.problem };
