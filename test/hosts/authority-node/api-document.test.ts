@@ -70,6 +70,14 @@ async function exerciseControl(n: Node): Promise<void> {
   await fetch(`${n.control}/livez`);
   await fetch(`${n.control}/readyz`);
   await n.call('GET', '/availability/v1/cluster', { token: READER }); // 200
+  await n.call('GET', '/availability/v1/consensus/members', { token: READER }); // 200
+  await n.call('POST', '/availability/v1/consensus/members', { token: ADMIN, body: { id: 'east-1' } }); // 200: already a voter
+  await n.call('POST', '/availability/v1/consensus/members', { token: ADMIN, body: { id: 'x', address: 'ftp://x' } }); // 400
+  await n.call('DELETE', '/availability/v1/consensus/members/nobody', { token: ADMIN }); // 404
+  await n.call('DELETE', '/availability/v1/consensus/members/east-1', { token: ADMIN }); // 409: the last voter
+  await n.call('POST', '/availability/v1/consensus/leader', { token: ADMIN, body: { member: 'east-1' } }); // 200: leads already
+  await n.call('POST', '/availability/v1/consensus/leader', { token: ADMIN, body: { member: 'nobody' } }); // 404
+  await (await fetch(`${n.control}/availability/v1/consensus/snapshot`, { headers: { authorization: `Bearer ${READER}` } })).text(); // 200, NDJSON
   await fetch(`${n.control}/ui`, { redirect: 'manual' }); // 308
   await fetch(`${n.control}/ui/`);
   await fetch(`${n.control}/ui/app.css`);

@@ -161,6 +161,15 @@ test('every status the API answers while exercised is declared in the document, 
   await expect('dashboard script', call('GET', '/ui/app.js'), 200);
   await expect('no such dashboard file', call('GET', '/ui/secret.txt'), 404);
   await expect('cluster', call('GET', '/v1/admin/cluster'), 200);
+  // The consensus administration: this fake consensus changes voters but neither moves its leader nor exports snapshots.
+  await expect('voters', call('GET', '/v1/admin/consensus/members'), 200);
+  await expect('add voter', call('POST', '/v1/admin/consensus/members', { id: 'n5', address: 'http://127.0.0.1:9' }), 201);
+  await expect('add voter again', call('POST', '/v1/admin/consensus/members', { id: 'n5' }), 200);
+  await expect('add voter invalid', call('POST', '/v1/admin/consensus/members', { id: 'n 5' }), 400);
+  await expect('remove voter', call('DELETE', '/v1/admin/consensus/members/n5'), 200);
+  await expect('remove unknown voter', call('DELETE', '/v1/admin/consensus/members/n9'), 404);
+  await expect('leader move unsupported', call('POST', '/v1/admin/consensus/leader', { member: 'n1' }), 501);
+  await expect('snapshot unsupported', call('GET', '/v1/admin/consensus/snapshot'), 501);
   await expect('member report', call('GET', '/v1/admin/cluster/member'), 200);
   await eventually(async () => (await call('GET', '/readyz')).status === 200, 'n1 to be ready');
   await expect('metrics', call('GET', '/metrics'), 200);
