@@ -38,7 +38,8 @@ export async function members(url: string, token: string): Promise<Members> {
 export async function exerciseMembership(
   t: ExecutionContext,
   cluster: { prefix: string; ids: string[]; urlOf: (id: string) => string; token: string; stop: (id: string) => Promise<void> },
-  fourth: { id: string; address: string },
+  /** With `url`, a running member: it must catch up with the leader and apply as a voter before it is removed. */
+  fourth: { id: string; address: string; url?: string },
 ): Promise<void> {
   const { ids, urlOf, token } = cluster;
   let leader = '';
@@ -70,6 +71,18 @@ export async function exerciseMembership(
   await eventually(async () => (await members(urlOf(leader), token)).voters.length === 4, 'the fourth voter in every list');
   const withFourth = await members(urlOf(leader), token);
   t.is(withFourth.voters.find((v) => v.id === fourth.id)!.address, fourth.address);
+  if (fourth.url) {
+    const lastIndex = Math.max(...withFourth.voters.map((v) => v.match ?? 0));
+    await eventually(async () => {
+      const seen = (await members(urlOf(leader), token)).voters.find((v) => v.id === fourth.id);
+      return seen?.live === true && (seen.match ?? 0) >= lastIndex;
+    }, `${fourth.id} live and caught up at the leader`, 30_000);
+    // The new voter answers itself: it follows the leader and has applied the log.
+    await eventually(async () => {
+      const own = await members(fourth.url!, token);
+      return own.leader === leader && (own.voters.find((v) => v.id === fourth.id)?.applied ?? 0) >= lastIndex;
+    }, `${fourth.id} following ${leader} and applied`, 30_000);
+  }
   const removed = await baton(urlOf(leader), token, 'member', 'remove', fourth.id);
   t.is(removed.code, 0, removed.stderr);
   t.deepEqual((JSON.parse(removed.stdout) as { voters: string[] }).voters, [...ids].sort());
