@@ -69,7 +69,7 @@ export class Output {
     }
     const text = human(data, this.view);
     const lines = Array.isArray(text) ? text : [text];
-    this.stdout.write(`${lines.join('\n')}\n`);
+    if (lines.length > 0) this.stdout.write(`${lines.join('\n')}\n`);
   }
 
   /** A remark for a person (progress, a hint): stderr, so it never mixes into a document. */

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { integerAtLeast } from './arguments.js';
 import { shellWord } from './shell-word.js';
+import type { HumanView } from './output.js';
 import { table } from './table.js';
 
 /** How many items a listing asks for per page unless --limit says otherwise. */
@@ -48,8 +49,15 @@ export function withPageOptions(
  * One page for a person: a table, then how many are shown of how many and, when there are more,
  * the command for the next page. An empty page says so, and after what.
  */
-export function pageLines<Item>(listing: PagedListing<Item>, page: ListedPage<Item>, asked: { after?: string; limit: number }): string | string[] {
-  if (page.items.length === 0) return asked.after ? `no ${listing.plural} after ${asked.after}` : listing.nothing;
+export function pageLines<Item>(
+  listing: PagedListing<Item>,
+  page: ListedPage<Item>,
+  asked: { after?: string; limit: number },
+  view: HumanView = { headers: true, wide: false },
+): string | string[] {
+  if (page.items.length === 0) return view.headers ? (asked.after ? `no ${listing.plural} after ${asked.after}` : listing.nothing) : [];
+  // Without headers a script reads rows only: no header line, no summary line.
+  if (!view.headers) return table(listing.columns, page.items.map((item) => listing.row(item)), view);
   const shown = `${page.items.length} shown of ${listing.counted(page.total)}`;
   // The next page's command keeps the page size asked for, and quotes an id a shell would split.
   const limit = asked.limit === DEFAULT_PAGE ? '' : ` --limit ${asked.limit}`;

@@ -43,7 +43,8 @@ export async function readUserConfig(env: NodeJS.ProcessEnv): Promise<UserConfig
   try {
     text = await readFile(path, 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { contexts: {} };
+    const { code } = error as NodeJS.ErrnoException;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return { contexts: {} };
     throw new FailedError('config_unreadable', `cannot read ${path}: ${(error as Error).message}`, { cause: error });
   }
   try {

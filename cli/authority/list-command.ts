@@ -54,6 +54,6 @@ Examples:
         path: controlPaths.authorities(options.after, options.limit),
         token: connection.token,
       }, connection.fetch);
-      output.result(page, (p) => pageLines(authorityListing, { items: p.authorities, next: p.next, total: p.total }, options));
+      output.result(page, (p, view) => pageLines(authorityListing, { items: p.authorities, next: p.next, total: p.total }, options, view));
     });
 }

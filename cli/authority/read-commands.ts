@@ -155,7 +155,7 @@ Examples:
       const output = outputFor(ctx, command);
       const connection = connectionOf(ctx, command, AUTHORITY_CONTROL);
       const result = await get<{ members: Member[] }>(connection, controlPaths.members);
-      output.result(result, (r) =>
+      output.result(result, (r, view) =>
         table(
           ['MEMBER', 'DATACENTER', 'STATE', 'LAST HEARD'],
           r.members.map((m) => [
@@ -164,6 +164,7 @@ Examples:
             m.state,
             m.last_heard_ms_ago === null ? 'never' : `${seconds(m.last_heard_ms_ago)} ago`,
           ]),
+          view,
         ),
       );
     });

@@ -12,6 +12,7 @@ import type { NodeState } from '../local-cluster/node-supervisor.js';
 import { table } from '../table.js';
 
 interface RunningUp {
+  variant: 'stream' | 'authority';
   dataDir: string;
   control: UpControlRecord;
   token: string;
@@ -45,20 +46,26 @@ Examples:
     command.option('--data-dir <dir>', 'the data dir of the running baton up', '.baton/data');
 
   dataDirOption(node.command('list'))
-    .description('each node: running (pid), stopped, or exited and why')
+    .description('each node: running (pid), stopped, or exited and why (of both variants when both run from the data dir)')
     .action(async (options: { dataDir: string }, command: Command) => {
       const output = outputFor(ctx, command);
-      const up = await runningUp(ctx, options.dataDir);
-      const { body } = await call<{ nodes: NodeState[] }>(up, 'GET', '/nodes');
-      output.result(body, (r) =>
+      const ups = await runningUps(ctx, options.dataDir);
+      const nodes: (NodeState & { variant: string })[] = [];
+      for (const up of ups) {
+        const { body } = await call<{ nodes: NodeState[] }>(up, 'GET', '/nodes');
+        nodes.push(...body.nodes.map((n) => ({ ...n, variant: up.variant })));
+      }
+      output.result({ nodes }, (r, view) =>
         table(
-          ['NODE', 'STATE', 'PID', 'LAST EXIT'],
+          ['NODE', 'VARIANT', 'STATE', 'PID', 'LAST EXIT'],
           r.nodes.map((n) => [
             n.id,
+            n.variant,
             n.state,
             n.state === 'running' && n.pid ? String(n.pid) : '-',
             n.state === 'running' ? '' : n.state === 'stopped' ? 'stopped on request' : (n.cause ?? ''),
           ]),
+          view,
         ),
       );
     });
@@ -86,13 +93,22 @@ Examples:
 
 /** The `baton up` running from `dataDir` (or its authority/ subdirectory) that has `name`, if given. */
 async function runningUp(ctx: CliContext, dataDirOption: string, name?: string): Promise<RunningUp> {
+  const found = await runningUps(ctx, dataDirOption);
+  if (!name || found.length === 1) return found[0];
+  const stream = found.find((up) => up.variant === 'stream');
+  const authority = found.find((up) => up.variant === 'authority');
+  return /^[a-z]+-\d+$/.test(name) && authority ? authority : (stream ?? found[0]);
+}
+
+/** Every `baton up` running from `dataDir`: the stream variant's there, the authority variant's in its authority/ subdirectory. */
+async function runningUps(ctx: CliContext, dataDirOption: string): Promise<RunningUp[]> {
   const root = resolve(ctx.cwd, dataDirOption);
   const found: RunningUp[] = [];
-  for (const dataDir of [root, join(root, 'authority')]) {
+  for (const [variant, dataDir] of [['stream', root], ['authority', join(root, 'authority')]] as const) {
     const control = await readControl(dataDir);
     const record = control && (await readClusterRecord(dataDir));
     if (control && record && processIsAlive(control.pid)) {
-      found.push({ dataDir, control, token: record.token, send: controlFetch(dataDir, control, record.tls === true) });
+      found.push({ variant, dataDir, control, token: record.token, send: controlFetch(dataDir, control, record.tls === true) });
     }
   }
   if (found.length === 0) {
@@ -101,9 +117,7 @@ async function runningUp(ctx: CliContext, dataDirOption: string, name?: string):
       `no baton up is running from ${root}: start the cluster with "baton up" (or give the --data-dir it runs from)`,
     );
   }
-  if (!name || found.length === 1) return found[0];
-  const [stream, authority] = found;
-  return /^[a-z]+-\d+$/.test(name) && authority ? authority : stream;
+  return found;
 }
 
 async function readControl(dataDir: string): Promise<UpControlRecord | undefined> {

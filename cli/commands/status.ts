@@ -13,6 +13,8 @@ import { SystemClock } from '../../framework/kernel/system-clock.js';
 const DEFAULT_URLS = ['http://127.0.0.1:7700', 'http://127.0.0.1:7601'];
 /** How often --watch refreshes when it is given no interval. */
 const DEFAULT_WATCH_MS = 2000;
+/** How long each address gets to answer unless --timeout says otherwise. */
+const DEFAULT_TIMEOUT_MS = 5000;
 
 /** The cluster answered, but is not whole: what is wrong, one clause per problem. */
 export class UnhealthyError extends CliError {
@@ -32,7 +34,7 @@ export function registerStatus(program: Command, ctx: CliContext): void {
         `(default: $BATON_URL, else the context's, else ${DEFAULT_URLS.join(', ')})`,
     )
     .option('--token <token>', 'bearer token with the admin (stream) or admin:read (authority) scope (default: $BATON_TOKEN, else the context\'s)')
-    .option('--timeout <duration>', `how long each address gets to answer (default 5 s; ${SECONDS_HELP})`, durationMs('s'), 5000)
+    .option('--timeout <duration>', `how long each address gets to answer (default 5 s; ${SECONDS_HELP})`, durationMs('s'))
     .option('-w, --watch [interval]', `refresh until Ctrl-C, every interval (default 2 s; ${MILLISECONDS_HELP})`, durationMs('ms', 100))
     .addHelpText(
       'after',
@@ -56,12 +58,13 @@ Examples:
     )
     .action(async (_local: unknown, command: Command) => {
       // --url and --token are global options too: given before or after `status`, they land there.
-      const options = command.optsWithGlobals<{ timeout: number; watch?: number | true }>();
+      const options = command.optsWithGlobals<{ timeout?: number; watch?: number | true }>();
+      const timeoutMs = options.timeout ?? DEFAULT_TIMEOUT_MS;
       const output = outputFor(ctx, command);
       const access = resolveAccess(ctx, command);
       const urls = addresses(access.url, access.from);
       const read = async () => {
-        const { picture, url } = await answeredPicture(urls, access.token, options.timeout, access.fetch);
+        const { picture, url } = await answeredPicture(urls, access.token, timeoutMs, access.fetch);
         // The address that answered is the control listener of the member that served it.
         return { picture, controlOf: { [picture.servedBy]: url } };
       };

@@ -42,6 +42,6 @@ Examples:
       const output = outputFor(ctx, command);
       const client = streamClient(connectionOf(ctx, command, STREAM_API));
       const page = await streamCall(() => client.streams({ after: options.after, limit: options.limit }));
-      output.result(page, (p) => pageLines(streamListing, { items: p.streams, next: p.next, total: p.total }, options));
+      output.result(page, (p, view) => pageLines(streamListing, { items: p.streams, next: p.next, total: p.total }, options, view));
     });
 }

@@ -30,11 +30,11 @@ Examples:
       const output = outputFor(ctx, command);
       const client = streamClient(connectionOf(ctx, command, STREAM_API));
       const result = await streamCall(() => client.nodes());
-      output.result(result, (r) =>
+      output.result(result, (r, view) =>
         r.nodes.length === 0
           ? 'no nodes are registered'
           : table(
-              ['NODE', 'ADDRESS', 'LIVENESS', 'SLOTS', 'OWNED', 'IN', 'OUT', 'STATE'],
+              ['NODE', 'ADDRESS', 'LIVENESS', 'SLOTS', 'OWNED', 'IN', 'OUT', 'STATE', ...(view.wide ? ['LAST RENEWAL'] : [])],
               r.nodes.map((n) => [
                 n.id,
                 n.address,
@@ -44,7 +44,9 @@ Examples:
                 String(n.incoming),
                 String(n.outgoing),
                 n.drained ? 'drained' : n.draining ? 'draining' : 'in service',
+                ...(view.wide ? [n.lastRenewalMsAgo === null ? '-' : `${n.lastRenewalMsAgo} ms ago`] : []),
               ]),
+              view,
             ),
       );
     });

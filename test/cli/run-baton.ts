@@ -5,6 +5,12 @@ import type { CliContext } from '../../cli/context.js';
 import { runCli } from '../../cli/run.js';
 import { findBatonPackage } from '../../cli/scaffold/baton-package.js';
 
+/**
+ * The config directory a spawned baton gets unless a test gives its own: one that cannot exist
+ * (under a file), so no context of the person running the tests is ever read or changed.
+ */
+export const NO_USER_CONFIG = '/dev/null/baton-cli-tests';
+
 /** The compiled `baton` executable, as package.json "bin" runs it. */
 export const BATON_MAIN = fileURLToPath(new URL('../../cli/main.js', import.meta.url));
 
@@ -22,7 +28,7 @@ export function spawnBaton(
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BATON_MAIN, ...args], {
       cwd: options.cwd,
-      env: { ...process.env, BATON_DEBUG: '', BATON_URL: '', BATON_TOKEN: '', ...options.env },
+      env: { ...process.env, BATON_DEBUG: '', BATON_URL: '', BATON_TOKEN: '', XDG_CONFIG_HOME: NO_USER_CONFIG, ...options.env },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     // Without input, stdin ends at once: not a terminal, nothing to read.

@@ -1,4 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ExecutionContext } from 'ava';
 import { BATON_MAIN } from './run-baton.js';
@@ -16,10 +19,13 @@ export interface UpProcess {
  * `baton up ...args` as a user runs it (in `cwd`, where its default data dir is), stopped with
  * SIGTERM after the test if it still runs.
  */
-export function startUp(t: ExecutionContext, args: readonly string[], cwd?: string): UpProcess {
+export function startUp(t: ExecutionContext, args: readonly string[], cwd?: string, env: NodeJS.ProcessEnv = {}): UpProcess {
+  // The context baton up saves goes to a directory of the test's (XDG_CONFIG_HOME), never the user's.
+  const config = env.XDG_CONFIG_HOME ?? mkdtempSync(join(tmpdir(), 'baton-config-'));
+  if (env.XDG_CONFIG_HOME === undefined) t.teardown(() => rm(config, { recursive: true, force: true }));
   const child = spawn(process.execPath, [BATON_MAIN, 'up', ...args], {
     cwd,
-    env: { ...process.env, BATON_DEBUG: '', BATON_URL: '', BATON_TOKEN: '' },
+    env: { ...process.env, BATON_DEBUG: '', BATON_URL: '', BATON_TOKEN: '', XDG_CONFIG_HOME: config, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -61,11 +67,12 @@ export async function startUpOnFreshPorts(
   t: ExecutionContext,
   args: readonly string[],
   marker: RegExp,
+  env: NodeJS.ProcessEnv = {},
 ): Promise<{ up: UpProcess; cwd: string; dataDir: string }> {
   const attempt = async () => {
     const cwd = await workDir(t);
     const dataDir = join(cwd, 'data');
-    const up = startUp(t, ['--data-dir', dataDir, ...args]);
+    const up = startUp(t, ['--data-dir', dataDir, ...args], undefined, env);
     await upAndReady(up, marker);
     return { up, cwd, dataDir };
   };
