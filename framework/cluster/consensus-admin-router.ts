@@ -9,6 +9,7 @@ import {
   LeaderMoveFailedError,
   type MembershipDetails,
   type MetadataConsensus,
+  type OptionalConsensusCapability,
 } from '../contracts/metadata-consensus.js';
 import type { MemberId } from '../contracts/peer-transport.js';
 import { requireScope } from '../http/auth.js';
@@ -49,12 +50,13 @@ export interface ConsensusAdminOptions {
   problemsOf?: Record<number, string>;
 }
 
-function notImplemented(what: string, consensus: string): HttpProblem {
+function notImplemented(what: string, consensus: MetadataConsensus<any, any, any>, capability: OptionalConsensusCapability, name: string): HttpProblem {
+  const why = consensus.capabilityGaps?.[capability] ?? `it does not offer the optional ${capability} operation`;
   return new HttpProblem({
     status: 501,
     type: 'not-implemented',
-    detail: `${what} is not offered by this cluster's metadata consensus (${consensus}): it has no such operation; use the consensus's own tooling`,
-    extra: { consensus },
+    detail: `${what} is not possible with this cluster's metadata consensus (${name}): ${why}`,
+    extra: { consensus: name, capability },
   });
 }
 
@@ -194,7 +196,7 @@ export function consensusAdminRouter(
     },
     async (ctx) => {
       const body = await readValidBody(ctx, moveLeaderBody);
-      if (!canMoveLeader(consensus)) throw notImplemented('moving the leader', options.consensusName);
+      if (!canMoveLeader(consensus)) throw notImplemented('moving the leader', consensus, 'moveLeader', options.consensusName);
       if (!consensus.membership().voters.includes(body.member))
         throw problems.notFound(`${body.member} is not a voter (voters: ${consensus.membership().voters.join(', ')})`, { member: body.member });
       const before = consensus.leadership().leader;
@@ -223,7 +225,7 @@ export function consensusAdminRouter(
       },
     },
     async (ctx) => {
-      if (!canExportSnapshot(consensus)) throw notImplemented('exporting a snapshot', options.consensusName);
+      if (!canExportSnapshot(consensus)) throw notImplemented('exporting a snapshot', consensus, 'exportSnapshot', options.consensusName);
       const snapshot = await consensus.exportSnapshot();
       const { header, lines } = encodeBackup(snapshot, options.variant, options.self);
       ctx.type = 'application/x-ndjson';

@@ -154,7 +154,12 @@ export interface MetadataConsensus<S, C, R> {
   moveLeader?(member: MemberId, options?: { signal?: AbortSignal; timeoutMs?: number }): Promise<Leadership>;
   /** Optional capability (`canExportSnapshot`): the replicated state at an applied index after a linearizable read. */
   exportSnapshot?(options?: { signal?: AbortSignal; timeoutMs?: number }): Promise<ConsensusSnapshot>;
+  /** Why an optional capability is absent, in words an operator can act on (the admin API's 501 says it). */
+  readonly capabilityGaps?: Partial<Record<OptionalConsensusCapability, string>>;
 }
+
+/** The optional operations of a MetadataConsensus an administrator may ask for. */
+export type OptionalConsensusCapability = 'members' | 'moveLeader' | 'exportSnapshot';
 
 /** One voter, as the member asked knows it (match and liveness only from a leader's view). */
 export interface VoterDetails {

@@ -72,6 +72,12 @@ export interface EtcdConsensusDeps<S, C, R> {
  */
 export class EtcdConsensus<S, C, R> implements MetadataConsensus<S, C, R>, Lifecycle {
   readonly self: MemberId;
+  /** What an operator asks of a Raft member that this plugin cannot do, and what to do instead. */
+  readonly capabilityGaps = {
+    moveLeader:
+      'its leader holds an etcd lease and no member can be named to take it over; stop the leader\'s process (or let its lease expire) and another voter takes the lease',
+    exportSnapshot: 'the replicated log lives in etcd; back it up there (etcdctl snapshot save) and restore it with etcdutl snapshot restore',
+  };
   private readonly keys: LogKeys;
   private readonly machine: StateMachine<S, C, R>;
   private readonly clock: Clock;
