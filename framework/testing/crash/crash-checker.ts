@@ -97,7 +97,7 @@ export async function checkCrashConsistency<Op>(workload: CrashWorkload<Op>, opt
       results.forEach((message, k) => {
         const { point, round, state } = batch[k];
         if (message !== undefined && failures.length < maxFailures) {
-          failures.push({ point, round, after: point === 0 ? '(nothing)' : describeOperation(operations[point - 1]), message, lost: state.lost });
+          failures.push({ point, round, after: point === 0 ? '(nothing)' : describeOperation(operations[point - 1]), message, lost: state.lost() });
         }
       });
       batch = [];

@@ -20,8 +20,8 @@ export interface CrashState {
   /** Operations 0 .. point-1 were issued before the power went. */
   point: number;
   image: CrashImage;
-  /** The unsynced changes the crash lost or tore, for a failure message. */
-  lost: string[];
+  /** The unsynced changes the crash lost or tore, for a failure message (described only when asked). */
+  lost(): string[];
   /** Equal for two states with equal trees: the checker explores each tree once. */
   signature: string;
 }
@@ -101,17 +101,21 @@ export class CrashModel {
     const ops = this.operations.slice(0, point);
     const keepChance = rng?.next() ?? 0;
     const keep = (): boolean => (choice === 'keep-everything' ? true : choice === 'lose-unsynced' ? false : rng!.next() < keepChance);
-    const lost: string[] = [];
+    // What was lost, described only for a failure message: most states never need it.
+    const lost: (() => string)[] = [];
 
     // Names: durable by a later fsync of a directory they changed, or because a durable change
     // depends on them; the rest kept or lost, never before what they depend on.
+    const lastSyncs = new Map<number, number>();
     const lastSync = (node: number): number => {
-      const list = this.syncs.get(node) ?? [];
-      let last = -1;
-      for (const at of list) {
+      let last = lastSyncs.get(node);
+      if (last !== undefined) return last;
+      last = -1;
+      for (const at of this.syncs.get(node) ?? []) {
         if (at >= point) break;
         last = at;
       }
+      lastSyncs.set(node, last);
       return last;
     };
     const durable = new Set<number>();
@@ -125,7 +129,7 @@ export class CrashModel {
     for (const [i, change] of this.changes) {
       if (i >= point) break;
       if (durable.has(i) || (change.dependsOn.every((d) => kept.has(d)) && keep())) kept.add(i);
-      else lost.push(`lost: ${describeOperation(ops[i])}`);
+      else lost.push(() => `lost: ${describeOperation(ops[i])}`);
     }
 
     // Directories and the names in them, as the kept changes left them.
@@ -154,6 +158,8 @@ export class CrashModel {
 
     // File bytes: the synced writes, then a prefix of the later ones, the last possibly torn.
     const contents = new Map<number, Uint8Array>();
+    /** What decided each file's bytes (which writes, how torn): equal keys, equal bytes. */
+    const contentKeys = new Map<Uint8Array, string>();
     const contentOf = (node: number): Uint8Array => {
       const cached = contents.get(node);
       if (cached) return cached;
@@ -161,29 +167,22 @@ export class CrashModel {
       const syncedAt = lastSync(node);
       const synced = list.filter((w) => w.index < syncedAt).length;
       const cut = choice === 'keep-everything' ? list.length : choice === 'lose-unsynced' ? synced : synced + rng!.int(list.length - synced + 1);
-      let bytes: Uint8Array = new Uint8Array(0);
-      const apply = (op: (typeof list)[number]['op'], take?: number, zeros = false) => {
-        if (op.kind === 'truncate') {
-          bytes = resized(bytes, op.length);
-          return;
-        }
-        const part = op.bytes.subarray(0, take ?? op.bytes.length);
-        bytes = resized(bytes, Math.max(bytes.length, op.offset + part.length));
-        if (!zeros) bytes.set(part, op.offset);
-      };
-      for (const w of list.slice(0, cut)) apply(w.op);
+      const steps: { op: DataChange; take?: number; zeros?: boolean }[] = list.slice(0, cut).map((w) => ({ op: w.op }));
       if (cut < list.length) {
         const next = list[cut].op;
         const path = next.path;
         if (choice === 'sampled' && next.kind === 'write') {
           const take = rng!.int(next.bytes.length + 1);
           const zeros = take > 0 && rng!.chance(0.25);
-          apply(next, take, zeros);
-          lost.push(`torn: ${path} keeps ${cut - synced} of ${list.length - synced} unsynced writes, then ${take} of ${next.bytes.length} bytes${zeros ? ' as zeros' : ''}`);
+          steps.push({ op: next, take, zeros });
+          lost.push(() => `torn: ${path} keeps ${cut - synced} of ${list.length - synced} unsynced writes, then ${take} of ${next.bytes.length} bytes${zeros ? ' as zeros' : ''}`);
         } else {
-          lost.push(`torn: ${path} keeps ${cut - synced} of ${list.length - synced} unsynced writes`);
+          lost.push(() => `torn: ${path} keeps ${cut - synced} of ${list.length - synced} unsynced writes`);
         }
       }
+      const bytes = replayed(steps);
+      const torn = steps.at(-1);
+      contentKeys.set(bytes, `${node}:${steps.length}:${torn?.take ?? ''}${torn?.zeros ? 'z' : ''}`);
       contents.set(node, bytes);
       return bytes;
     };
@@ -206,7 +205,7 @@ export class CrashModel {
       }
     };
     walk(ROOT_NODE, '', 0);
-    return { point, image, lost, signature: signatureOf(image) };
+    return { point, image, lost: () => lost.map((describe) => describe()), signature: signatureOf(image, contentKeys) };
   }
 }
 
@@ -222,19 +221,31 @@ function key(dir: number, name: string): string {
   return `${dir}/${name}`;
 }
 
-function resized(bytes: Uint8Array, length: number): Uint8Array {
-  if (length === bytes.length) return bytes;
-  const out = new Uint8Array(length);
-  out.set(bytes.subarray(0, Math.min(length, bytes.length)));
-  return out;
+/** A file's bytes after `steps`, in one buffer (the recorded bytes themselves, for a file written once). */
+function replayed(steps: { op: DataChange; take?: number; zeros?: boolean }[]): Uint8Array {
+  const [only] = steps;
+  if (steps.length === 1 && only.op.kind === 'write' && only.op.offset === 0 && !only.zeros) return only.op.bytes.subarray(0, only.take);
+  let capacity = 0;
+  for (const { op, take } of steps) capacity = Math.max(capacity, op.kind === 'truncate' ? op.length : op.offset + (take ?? op.bytes.length));
+  const buffer = new Uint8Array(capacity);
+  let length = 0;
+  for (const { op, take, zeros } of steps) {
+    if (op.kind === 'truncate') {
+      if (op.length < length) buffer.fill(0, op.length, length);
+      length = op.length;
+      continue;
+    }
+    const part = op.bytes.subarray(0, take ?? op.bytes.length);
+    if (zeros) buffer.fill(0, op.offset, op.offset + part.length);
+    else buffer.set(part, op.offset);
+    length = Math.max(length, op.offset + part.length);
+  }
+  return buffer.subarray(0, length);
 }
 
-function signatureOf(image: CrashImage): string {
-  const hash = createHash('sha1');
-  for (const d of image.directories) hash.update(`d ${d}\n`);
-  for (const f of image.files) {
-    hash.update(`f ${f.path} ${f.sameAs ?? ''} ${f.bytes.length}\n`);
-    hash.update(f.bytes);
-  }
-  return hash.digest('hex');
+/** The tree's names and, for each file, what decided its bytes (hashing the bytes themselves costs more than the check saves). */
+function signatureOf(image: CrashImage, contentKeys: Map<Uint8Array, string>): string {
+  const lines = image.directories.map((d) => `d ${d}`);
+  for (const f of image.files) lines.push(`f ${f.path} ${f.sameAs ?? ''} ${contentKeys.get(f.bytes)}`);
+  return createHash('sha1').update(lines.join('\n')).digest('hex');
 }
