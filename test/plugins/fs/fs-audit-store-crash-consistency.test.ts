@@ -32,8 +32,8 @@ function auditWorkload(): CrashWorkload<Op> {
           actor: 'operator:alice', reason: `move ${n}`, barrier: commit_index * 2, epoch: n, commit_term: 1 + rng.int(3), commit_index,
         };
       };
-      for (let step = 0; step < 36; step++) {
-        if (step === 18) {
+      for (let step = 0; step < 26; step++) {
+        if (step === 13) {
           store = new FsAuditStore({ dir: join(dir, 'store'), files });
           await store.start();
         }
