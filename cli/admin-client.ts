@@ -133,7 +133,7 @@ function refusal(request: AdminRequest, url: string, status: number, body: unkno
     problem.detail ?? problem.title ?? (typeof body === 'string' && body ? body : `HTTP ${status}`);
   return new HttpRefusal(
     problemCode(problem.type, status),
-    `${new URL(url).origin} refused (${status}): ${inCliTerms(String(why))}${authHint(status)}`,
+    `${new URL(url).origin} refused (${status}): ${inCliTerms(String(why))}${authHint(status)}${listenerHint(request.path, status, problem)}`,
     status,
     problem,
   );
@@ -142,6 +142,17 @@ function refusal(request: AdminRequest, url: string, status: number, body: unkno
 /** The last segment of a problem type (`urn:baton:problem:not-owner` -> `not-owner`), else `http_<status>`. */
 export function problemCode(type: string | undefined, status: number): string {
   return type && type !== 'about:blank' ? type.replace(/^.*[/#:]/, '') : `http_${status}`;
+}
+
+/**
+ * A 404 of a control route that names nothing it looked for (no authority, no code) is the
+ * route itself missing: the address is not an authority member's control listener, most often
+ * its public one, which the roster and the cluster picture list.
+ */
+function listenerHint(path: string, status: number, problem: Record<string, unknown>): string {
+  if (status !== 404 || !path.startsWith('/availability/v1/') || problem.authority !== undefined || problem.code !== undefined) return '';
+  return " (this address serves no such route: give --url an authority member's control listener, not its public address; " +
+    '"baton up --variant authority" prints both, labelled control and public)';
 }
 
 /** What to do about a 401 or 403, appended to the server's words. */

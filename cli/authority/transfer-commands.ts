@@ -12,6 +12,7 @@ import {
 import { connectionOf, withConnectionOptions } from '../connection.js';
 import { outputFor, type CliContext } from '../context.js';
 import { AUTHORITY_CONTROL, auditLines, controlPaths, type AuditRecord } from './control-api.js';
+import { rosterDatacenters } from './roster-lookup.js';
 import { noteOnceWaiting } from './waiting-note.js';
 
 /**
@@ -27,6 +28,7 @@ interface TransferOptions {
   reason: string;
   key?: string;
   timeout?: number;
+  allowUnknownTarget?: boolean;
 }
 
 /** `baton authority transfer` and `baton authority cancel`. */
@@ -46,6 +48,7 @@ export function registerAuthorityTransferCommands(authority: Command, ctx: CliCo
       '--key <idempotency-key>',
       'the transfer identity; reuse it to retry (default: a new one, printed with the outcome)',
     )
+    .option('--allow-unknown-target', 'send a target that is no datacenter of the roster (it waits until its budget or a cancel)')
     .option('--timeout <duration>', `how long to wait for the answer (default 330 s; ${SECONDS_HELP})`, durationMs('s'))
     .addHelpText(
       'after',
@@ -53,6 +56,10 @@ export function registerAuthorityTransferCommands(authority: Command, ctx: CliCo
 The node commits only once the target datacenter has applied every write it acknowledged; the
 command waits for that (up to the node's budget, five minutes by default). Then it prints the
 sealed audit: id, actor (your token's principal), reason, barrier, epoch, commit term and index.
+
+A target that is no datacenter of the roster (a typo) is refused before anything is sent (exit
+2), naming the roster's datacenters: the node would accept it and hold the authority until its
+budget ran out or a cancel. --allow-unknown-target sends it anyway.
 
 Refusals exit 1: a target that did not catch up in time (504: nothing moved, retry with the
 same --key once it has), a transfer already running or cancelled (409, with the reason). A retry
@@ -69,6 +76,17 @@ Examples:
         throw new UsageError(
           `--key ${JSON.stringify(options.key)} is not a valid idempotency key: use 1 to 128 letters, digits or . _ : ~ -`,
         );
+      }
+      // The node accepts any target and waits for it to catch up: a typo would hold the authority for minutes.
+      // A roster that cannot be read (no answer, no scope, mode dc) leaves it to the transfer's own answer.
+      if (options.allowUnknownTarget !== true) {
+        const datacenters = await rosterDatacenters(connection).catch(() => undefined);
+        if (datacenters && datacenters.length > 0 && !datacenters.includes(options.to)) {
+          throw new UsageError(
+            `--to ${options.to} is no datacenter of the roster (${datacenters.join(', ')}): a transfer there would wait until its budget ` +
+              'or a cancel. Check the name, or give --allow-unknown-target to send it anyway',
+          );
+        }
       }
       // Chosen here, not by the node, so a retry can name it even if no answer ever arrives.
       const key = options.key ?? `cli-${randomUUID()}`;

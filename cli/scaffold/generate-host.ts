@@ -78,7 +78,9 @@ export async function generateHost(
     join(pkg.templates, 'host', 'files', 'common'),
     join(pkg.templates, 'host', 'files', variant.name),
   ];
-  const files = await writeProject(dir, await renderLayers(layers, values));
+  // config/host.json (and any file that repeats the token) is a secret of its owner.
+  const rendered = (await renderLayers(layers, values)).map((file) => (file.content.includes(adminToken) ? { ...file, private: true } : file));
+  const files = await writeProject(dir, rendered);
   const where = relative(request.cwd, dir) || '.';
   return {
     kind: 'host',

@@ -2,7 +2,7 @@ import { join, relative, resolve, sep } from 'node:path';
 import { UsageError } from '../cli-errors.js';
 import type { BatonPackage } from './baton-package.js';
 import { camelCase, pascalCase, validateName } from './names.js';
-import { availableContracts, kebabCase, pluginClassName } from './plugin-contracts.js';
+import { PLUGIN_CONTRACTS, availableContracts, kebabCase, pluginClassName } from './plugin-contracts.js';
 import { renderLayers } from './template-files.js';
 import { writeProject } from './write-project.js';
 
@@ -37,6 +37,12 @@ export async function generatePlugin(
   const name = validateName('plugin', request.name);
   const contracts = availableContracts(pkg);
   const contract = contracts.find((c) => c.name === request.contract);
+  const known = PLUGIN_CONTRACTS.find((c) => c.name === request.contract);
+  if (!contract && known) {
+    throw new UsageError(
+      `contract ${known.name} is not available yet: this Baton has no plugin template for it, so there is nothing to generate; choose one of ${contracts.map((c) => c.name).join(', ')}`,
+    );
+  }
   if (!contract) {
     throw new UsageError(
       `unknown contract ${JSON.stringify(request.contract)}: choose one of ${contracts.map((c) => c.name).join(', ')}`,

@@ -6,6 +6,8 @@ import { outputPath, renderTemplate } from './render.js';
 export interface GeneratedFile {
   path: string;
   content: string;
+  /** It holds a secret (the admin token): created 0600, readable by its owner only. */
+  private?: boolean;
 }
 
 /**

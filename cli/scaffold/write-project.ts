@@ -28,7 +28,7 @@ export async function writeProject(
     const target = join(dir, file.path);
     await mkdir(dirname(target), { recursive: true });
     try {
-      await writeFile(target, file.content, { flag: 'wx' });
+      await writeFile(target, file.content, { flag: 'wx', mode: file.private ? 0o600 : 0o666 });
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       const done = written.length > 0 ? ` (already written: ${written.join(', ')})` : '';
