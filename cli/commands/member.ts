@@ -1,12 +1,10 @@
-import { createHash } from 'node:crypto';
-import { dirname } from 'node:path';
 import type { Command } from 'commander';
-import { decodeBackup, BackupInvalidError, type BackupVariant } from '../../framework/cluster/snapshot-file.js';
-import { durableFiles } from '../../framework/kernel/durable-files.js';
+import type { BackupVariant } from '../../framework/cluster/snapshot-file.js';
 import { connectionFailure, joinUrl } from '../admin-client.js';
 import { FailedError, UnreachableError, UsageError } from '../cli-errors.js';
 import { consensusApiOf, CONSENSUS_APIS, withConsensusOptions, type ConsensusApi } from '../consensus/consensus-api.js';
 import { restoreBackup } from '../consensus/restore-backup.js';
+import { saveBackup } from '../consensus/save-backup.js';
 import { outputFor, type CliContext } from '../context.js';
 import { table } from '../table.js';
 
@@ -137,7 +135,7 @@ function registerSnapshot(program: Command, ctx: CliContext): void {
 
   withConsensusOptions(snapshot.command('save'))
     .description('save a consistent snapshot of the metadata (index, term, variant, sha256) to FILE, written 0600')
-    .argument('<file>', 'where to write the backup (replaced atomically)')
+    .argument('<file>', 'where to write the backup (streamed to a temporary file, put in place once it checks)')
     .addHelpText(
       'after',
       `${CONNECTION_HELP}
@@ -151,25 +149,16 @@ Examples:
     .action(async (file: string, _options: unknown, command: Command) => {
       const output = outputFor(ctx, command);
       const api = await consensusApiOf(ctx, command);
-      const bytes = await download(api, '/snapshot');
-      let header;
-      try {
-        header = decodeBackup(bytes).header;
-      } catch (error) {
-        if (error instanceof BackupInvalidError) throw new FailedError('invalid_backup', `${api.url} sent a backup that does not check: ${error.message}`);
-        throw error;
-      }
-      await durableFiles.createDirectory(dirname(file), { parents: true });
-      await durableFiles.replace(file, bytes, { permissions: 0o600 });
+      const response = await download(api, '/snapshot');
+      const { header, bytes } = await saveBackup(file, response, api.url);
       const result = {
         file,
         variant: header.variant,
         index: header.index,
         term: header.term,
         voters: header.voters,
-        bytes: bytes.length,
+        bytes,
         sha256: header.sha256,
-        fileSha256: createHash('sha256').update(bytes).digest('hex'),
         takenBy: header.takenBy,
       };
       output.result(result, (r) => [
@@ -223,8 +212,8 @@ function variantOption(given: string | undefined): BackupVariant | undefined {
   throw new UsageError(`--variant ${JSON.stringify(given)}: give stream or authority`);
 }
 
-/** The body of a GET under the variant's prefix, as bytes (problem answers through the admin client's refusal). */
-async function download(api: ConsensusApi, path: string): Promise<Buffer> {
+/** The body of a GET under the variant's prefix, as it arrives (problem answers through the admin client's refusal). */
+async function download(api: ConsensusApi, path: string): Promise<AsyncIterable<Uint8Array>> {
   const url = joinUrl(api.url, CONSENSUS_APIS[api.variant].prefix + path);
   const timeoutMs = 120_000;
   let response: Response;
@@ -236,10 +225,11 @@ async function download(api: ConsensusApi, path: string): Promise<Buffer> {
   } catch (error) {
     throw new UnreachableError(new URL(url).origin, connectionFailure(error, timeoutMs), { cause: error });
   }
-  if (!response.ok) {
+  if (!response.ok || !response.body) {
+    await response.body?.cancel();
     // The admin client words the refusal the same way as every other command's.
     await api.call({ method: 'GET', path });
     throw new FailedError(`http_${response.status}`, `${new URL(url).origin} refused (${response.status})`);
   }
-  return Buffer.from(await response.arrayBuffer());
+  return response.body as unknown as AsyncIterable<Uint8Array>;
 }
