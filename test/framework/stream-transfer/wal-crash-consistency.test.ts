@@ -8,7 +8,7 @@ import { checkCrashConsistency, type CrashWorkload } from '../../../framework/te
 import { crashCheckSettings, describeReport } from '../../../framework/testing/crash/crash-report.js';
 
 const REPLAY = 'npx ava dist/test/framework/stream-transfer/wal-crash-consistency.test.js';
-const STREAMS = ['s0', 's1', 's2'];
+const STREAMS = ['s0', 's1', 's2', 's3'];
 
 /** One WAL append of the workload: the entry it logs. */
 type Op = WalEntry;
@@ -57,7 +57,7 @@ function apply(sessions: Map<string, Session>, e: WalEntry): void {
 }
 
 /**
- * A node's WAL traffic on three streams: opens, appends of records (up to three at once, on
+ * A node's WAL traffic on four streams: opens, appends of records (up to three at once, on
  * different streams), flushes, closes and settles, through a CompactingWal over a FileWal whose
  * small threshold compacts every few appends, with one restart (close and reopen) midway.
  */
@@ -91,7 +91,7 @@ function walWorkload(): CrashWorkload<Op> {
             const through = s.unflushed[rng.int(s.unflushed.length)];
             batch.push({ t: 'flushed', stream, epoch: 1, upTo: through.first + through.bodies.length });
           }
-          else if (roll < 0.18 && step > 30) batch.push({ t: 'closed', stream, epoch: 1, tail: s.next, producers: {} });
+          else if (roll < 0.18 && step > 60) batch.push({ t: 'closed', stream, epoch: 1, tail: s.next, producers: {} });
           else {
             const bodies = Array.from({ length: 1 + rng.int(3) }, () => `${stream}-${s.next}-${rng.hex(1 + rng.int(12))}`);
             batch.push({ t: 'records', stream, epoch: 1, first: s.next, bodies });
