@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import test from 'ava';
@@ -6,14 +7,17 @@ import { streamClusterVariant } from '../../cli/local-cluster/local-stream-clust
 import type { ClusterStatus } from '../../framework/cluster/schemas.js';
 import { startNodeProcesses } from '../framework/cluster/node-processes.js';
 import { eventually } from '../hosts/eventually.js';
+import { ExitCode } from '../../cli/exit-codes.js';
 import { closedPort } from './closed-port.js';
-import { spawnBaton } from './run-baton.js';
+import { BATON_MAIN, NO_USER_CONFIG, spawnBaton } from './run-baton.js';
 
 const readyz = async (url: string) => (await fetch(`${url}/readyz`)).status === 200;
 
 async function status(env: NodeJS.ProcessEnv, ...args: string[]): Promise<{ code: number | null; picture: ClusterStatus; stderr: string }> {
   const run = await spawnBaton(['status', '--json', ...args], { env });
-  return { code: run.code, picture: run.code === 0 ? (JSON.parse(run.stdout) as ClusterStatus) : (undefined as never), stderr: run.stderr };
+  // Exit 4 (unhealthy) still prints the picture.
+  const printed = run.code === ExitCode.Ok || run.code === ExitCode.Unhealthy;
+  return { code: run.code, picture: printed ? (JSON.parse(run.stdout) as ClusterStatus) : (undefined as never), stderr: run.stderr };
 }
 
 test.serial('baton status on a stream cluster: three members, one leader, indexes and counts; a killed member shows as down', async (t) => {
@@ -65,20 +69,38 @@ test.serial('baton status on a stream cluster: three members, one leader, indexe
   await eventually(async () => {
     const run = await status(env);
     degraded = run.picture;
-    return run.code === 0 && degraded.members.find((m) => m.id === 'n3')?.reachable === false;
+    return run.code === ExitCode.Unhealthy && degraded.members.find((m) => m.id === 'n3')?.reachable === false;
   }, 'the picture to show n3 down', 30_000);
+  // A stopped member makes the check fail with its own code, saying which member and why.
+  const check = await status(env);
+  t.is(check.code, ExitCode.Unhealthy);
+  t.like(JSON.parse(check.stderr), { error: { code: 'unhealthy', exitCode: 4 } });
+  t.regex(JSON.parse(check.stderr).error.message as string, /n3 is down \(.*connection refused/);
   const down = degraded.members.find((m) => m.id === 'n3')!;
   t.is(down.report, null);
   t.regex(down.error!, /connection refused/);
   t.true(degraded.members.filter((m) => m.id !== 'n3').every((m) => m.reachable));
   const table = await spawnBaton(['status'], { env });
+  t.is(table.code, ExitCode.Unhealthy);
+  t.regex(table.stderr, /^baton: the cluster is unhealthy: n3 is down/);
   t.regex(table.stdout, /\nn3 +http:\/\/127\.0\.0\.1:\d+ +down \((Alive|Suspect|Dead)\) +- +- +- +- +- +connection refused\n/);
   // Silent since it was killed, it is then published Dead.
   await eventually(async () => (await status(env)).picture.members.find((m) => m.id === 'n3')?.liveness === 'Dead', 'n3 to be published Dead', 60_000);
 
+  // --watch prints each refresh when stdout is not a terminal, until stopped (Ctrl-C ends it with 0).
+  const watching = spawn(process.execPath, [BATON_MAIN, 'status', '--watch', '100ms'], { env: { ...process.env, ...env, XDG_CONFIG_HOME: NO_USER_CONFIG }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let watched = '';
+  watching.stdout.setEncoding('utf8').on('data', (chunk: string) => (watched += chunk));
+  const watchExit = new Promise<number | null>((resolve) => watching.once('exit', (code) => resolve(code)));
+  t.teardown(() => void watching.kill('SIGKILL'));
+  await eventually(() => (watched.match(/^--- \d{4}-/gm) ?? []).length >= 2, 'two refreshes of --watch', 30_000);
+  t.regex(watched, /UNHEALTHY: .*n3 is down/);
+  watching.kill('SIGINT');
+  t.is(await watchExit, 0);
+
   // The first address is down: the next one given answers.
   const fallback = await status({ BATON_TOKEN: cluster.token }, '--url', `${n3.url},${n1.url}`);
-  t.is(fallback.code, 0, fallback.stderr);
+  t.is(fallback.code, ExitCode.Unhealthy, fallback.stderr);
   t.is(fallback.picture.servedBy, 'n1');
 });
 
@@ -103,10 +125,11 @@ test.serial('baton status on an authority cluster shows the tracker verdict besi
   await eventually(async () => {
     const run = await status(env);
     picture = run.picture;
-    return run.code === 0 && picture.members.find((m) => m.id === 'west-1')?.reachable === false;
+    return run.code === ExitCode.Unhealthy && picture.members.find((m) => m.id === 'west-1')?.reachable === false;
   }, 'west-1 down in the picture', 30_000);
   const human = await spawnBaton(['status'], { env });
-  t.regex(human.stdout, /\nwest-1 +http:\/\/127\.0\.0\.1:\d+ +down \((Alive|Suspect|Dead)\) /);
+  t.is(human.code, ExitCode.Unhealthy);
+  t.regex(human.stdout, /\nwest-1 +http:\/\/127\.0\.0\.1:\d+ +- +down \((Alive|Suspect|Dead)\) /);
 });
 
 test('baton status names a member catching up as a new home: the authority, the source member, its final and what is held', async (t) => {
