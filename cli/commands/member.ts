@@ -55,7 +55,7 @@ export function registerMember(program: Command, ctx: CliContext): void {
           const rows = d.voters.map((v) => [
             v.id,
             v.leader ? 'leader' : 'follower',
-            dash(v.address ?? (v.id === d.from ? 'this member' : undefined)),
+            dash(v.address),
             dash(v.match),
             dash(v.applied),
             v.live === undefined ? 'unknown' : v.live ? 'live' : 'not heard',

@@ -147,9 +147,14 @@ export class RaftAdministration {
       );
       if (isDetails(answer.body)) {
         const own = this.host.applied();
+        // The leader does not know its own address; this member knows the leader's (and the others').
         return {
           ...answer.body,
-          voters: answer.body.voters.map((v) => (v.id === this.host.self ? { ...v, applied: own } : v)),
+          voters: answer.body.voters.map((v) => {
+            if (v.id === this.host.self) return { ...v, applied: own };
+            const address = v.address ?? this.host.transport.addressOf?.(v.id);
+            return address ? { ...v, address } : v;
+          }),
         };
       }
     } catch {
