@@ -91,7 +91,7 @@ test('baton up --variant authority --tls: control and public listeners on https,
   t.is(control.caFile, caFile);
   const listed = await runBaton(['node', 'list', '--data-dir', dataDir], { cwd: process.cwd() });
   t.is(listed.code, ExitCode.Ok, listed.stderr);
-  t.regex(listed.stdout, /east-1\s+running[\s\S]*west-1\s+running[\s\S]*north-1\s+running/);
+  t.regex(listed.stdout, /east-1\s+authority\s+running[\s\S]*west-1\s+authority\s+running[\s\S]*north-1\s+authority\s+running/);
   up.child.kill('SIGTERM');
   t.is(await up.exited, 0, up.stderr());
 });
