@@ -45,7 +45,20 @@ export class FileWal implements StreamWal {
     if (entries.length === 0) return Promise.resolve();
     return new Promise((resolve, reject) => {
       this.queue.push({ bytes: encodeEntries(entries), resolve, reject });
-      this.writing ??= this.drain().finally(() => (this.writing = undefined));
+      this.startDrain();
+    });
+  }
+
+  /**
+   * Starts a drain unless one runs. A drain resolves its batch before it ends, so the caller's
+   * next append can queue while the drain is finishing: the end of a drain looks at the queue
+   * again, or that append would wait forever (two awaited appends in a row hung).
+   */
+  private startDrain(): void {
+    if (this.writing) return;
+    this.writing = this.drain().finally(() => {
+      this.writing = undefined;
+      if (this.queue.length > 0) this.startDrain();
     });
   }
 
