@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { stringify as toYaml } from 'yaml';
 import { MILLISECONDS_HELP, SECONDS_HELP, durationMs } from '../arguments.js';
 import { CliError, UsageError } from '../cli-errors.js';
 import { checkedUrl, resolveAccess } from '../connection.js';
@@ -49,7 +50,7 @@ picture shows a member down or not ready, or no leader (it is still printed); 3 
 given answers. A script or a cron job can use "baton status" as a health check.
 
 --watch redraws the picture in place on a terminal, and prints each refresh otherwise (with
--o json, one document per line); it ends with Ctrl-C, exit 0.
+-o json one document per line, with -o yaml one YAML document each); it ends with Ctrl-C, exit 0.
 
 Examples:
   baton status
@@ -111,7 +112,8 @@ async function watch(
         document = { at, error: (error as Error).message };
         lines = [`no picture: ${(error as Error).message}`];
       }
-      if (output.machine) ctx.stdout.write(`${JSON.stringify(document)}\n`);
+      if (output.format === 'yaml') ctx.stdout.write(`---\n${toYaml(document)}`);
+      else if (output.machine) ctx.stdout.write(`${JSON.stringify(document)}\n`);
       else if (terminal) ctx.stdout.write(`\x1b[H\x1b[2J${at}  every ${intervalMs} ms, Ctrl-C stops\n${lines.join('\n')}\n`);
       else ctx.stdout.write(`--- ${at}\n${lines.join('\n')}\n`);
       try {
