@@ -52,10 +52,13 @@ export interface FileSystem {
 
 /** The seam on node:fs: what every store uses outside tests. */
 export const nodeFileSystem: FileSystem = {
-  async openForWrite(path, mode, permissions = 0o644) {
+  // Without a mode, what Node's own calls use (0o666 files, 0o777 directories), narrowed by the
+  // process umask: a deployment that shares a store between users (umask 002, setgid group
+  // directories) keeps its group-writable files and directories.
+  async openForWrite(path, mode, permissions = 0o666) {
     return new NodeWritableFile(await open(path, mode === 'append' ? 'a' : mode === 'create' ? 'wx' : 'r+', permissions));
   },
-  async mkdir(path, permissions = 0o755) {
+  async mkdir(path, permissions = 0o777) {
     await mkdir(path, { mode: permissions });
   },
   rename: (from, to) => rename(from, to),

@@ -252,6 +252,7 @@ async function appendFollowingHints(c: StreamCluster, input: AppendInput): Promi
         records: input.bodies.map((body) => ({ body })),
         producer: { id: input.producer, seq: input.seq },
       },
+      token: c.token,
       timeoutMs: APPEND_TIMEOUT_MS,
     });
     if (answer.kind !== 'answer') {
@@ -371,7 +372,7 @@ async function converge(
           Object.entries(c.urls).map(async ([id, url]) => {
             const described: Record<string, unknown> = {};
             for (const stream of streams) {
-              const r = await callJson(`${url}/v1/streams/${stream}`, { timeoutMs: 2_000 });
+              const r = await callJson(`${url}/v1/streams/${stream}`, { token: c.token, timeoutMs: 2_000 });
               if (r.kind !== 'answer' || r.status !== 200) return `${id}: no answer for ${stream}`;
               described[stream] = { owner: r.body.owner, epoch: r.body.epoch, state: r.body.state };
             }
@@ -399,7 +400,7 @@ async function readAll(c: StreamCluster, stream: string, node: string): Promise<
   for (let from = 0; ;) {
     const r = await callJson(
       `${c.urls[node]}/v1/streams/${stream}/records?from=${from}&limit=1000`,
-      { timeoutMs: 10_000 },
+      { token: c.token, timeoutMs: 10_000 },
     );
     if (r.kind !== 'answer' || r.status !== 200)
       throw new Error(`${node} answered ${JSON.stringify(r).slice(0, 300)}`);
