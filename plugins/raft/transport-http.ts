@@ -15,15 +15,19 @@ import { token } from '../../framework/contracts/token.js';
 import { DEFAULT_JSON_BOUNDS, jsonBoundsViolation, type JsonBounds } from '../../framework/http/json-bounds.js';
 import { assertPeerSender, peerOf, requirePeer, type PeerAuthenticator } from '../../framework/http/peer-auth.js';
 import { HttpProblem, problems } from '../../framework/http/problem.js';
-import type { OperationSpec } from '../../framework/http/openapi.js';
 import { problemHandling } from '../../framework/http/problem-middleware.js';
 import { childSpan, traceHeaders } from '../../framework/http/tracing.js';
 import { PeerPoster } from './http-post.js';
 import { LargeMessageSlots } from './large-message-slots.js';
+import { BodyRefused, bodyTimedOut, defaultBodyDeadlineMs, readBody, tooLarge } from './peer-body.js';
+import { batchSchema, member, peerMessage, RAFT_HTTP_BASE, requestSchema } from './peer-wire.js';
 import { readPeerStream, type InboundPeerStream } from './peer-stream-in.js';
 import { OutboundPeerStream } from './peer-stream-out.js';
 
-export const RAFT_HTTP_BASE = '/internal/raft/v1';
+export { RAFT_HTTP_BASE } from './peer-wire.js';
+
+export { defaultBodyDeadlineMs } from './peer-body.js';
+export { RAFT_PEER_OPERATIONS } from './peer-routes-document.js';
 
 export interface HttpPeerTransportOptions {
   self: MemberId;
@@ -104,14 +108,6 @@ export interface HttpTransportStats {
   handlerErrors: number;
 }
 
-const member = z.string().min(1).max(256);
-const peerMessage = z.object({ channel: z.string().min(1).max(64), body: z.unknown() });
-const batchSchema = z.object({
-  cluster: z.string(),
-  from: member,
-  messages: z.array(peerMessage).max(100_000),
-});
-const requestSchema = z.object({ cluster: z.string(), from: member, message: peerMessage });
 
 /** How often open inbound streams look whether their server stopped (see watchInbound). */
 const INBOUND_CHECK_MS = 200;
@@ -120,28 +116,6 @@ const INBOUND_CHECK_MS = 200;
 export const DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 /** Snapshots, until they travel in chunks, and appends of large entries. */
 export const DEFAULT_MAX_LARGE_MESSAGE_BYTES = 64 * 1024 * 1024;
-/**
- * The slowest rate an honest peer is assumed to send a body at: a busy link between regions,
- * far below what one TCP connection carries in a data centre. A body deadline is how long a
- * sender that stalls can hold its slot (and the bytes it sent): long enough for a whole body of
- * the route's bound at this rate, and no longer, so an honest message arrives and a stalled one
- * is cut soon.
- */
-const SLOW_HONEST_BYTES_PER_SECOND = 2 * 1024 * 1024;
-/** Whatever the size: connection setup, a GC pause or a busy event loop on either side. */
-const MIN_BODY_DEADLINE_MS = 5_000;
-
-/**
- * The default body deadline of a route whose bodies are at most `maxBytes`: a body of that size
- * at a slow but honest rate, never below the floor. largeMessageDeadlineMs is this of
- * maxLargeMessageBytes (32 s for 64 MiB); requestDeadlineMs of maxMessageBytes, where the floor
- * rules (4 MiB takes 2 s at this rate): a forwarded proposal is rarely more than a few KiB, and
- * its sender gives up on it soon after its propose timeout (5 s by default) anyway, so a stalled
- * body holds one of the request slots for 5 s at most instead of until Node's request timeout.
- */
-export function defaultBodyDeadlineMs(maxBytes: number): number {
-  return Math.max(MIN_BODY_DEADLINE_MS, Math.ceil((maxBytes / SLOW_HONEST_BYTES_PER_SECOND) * 1000));
-}
 
 /** Streams one member may hold open here (one in use, a few being replaced). */
 const MAX_STREAMS_PER_PEER = 4;
@@ -652,66 +626,6 @@ export class HttpPeerTransport implements PeerTransport {
   }
 }
 
-const PEER_REFUSALS = {
-  400: 'Malformed peer message, or JSON past the nesting or size bounds (refused before parsing)',
-  403: 'The sender named is not the authenticated member, or not a member of this cluster',
-  413: 'The body or a frame is over its bound (maxMessageBytes; maxLargeMessageBytes on /messages)',
-  503: 'At the bound of concurrent peer work, or the member is stopping; see Retry-After',
-};
-const PEER_AUTH_NOTE =
-  'Authenticated by the sending member\'s own credential (X-Baton-Member, X-Baton-Peer-Secret); under `insecure: true` by X-Baton-Member alone.';
-
-/** What the routes of `router()` are, for the OpenAPI document of the listener they are mounted on. */
-export const RAFT_PEER_OPERATIONS: readonly OperationSpec[] = [
-  {
-    method: 'post',
-    path: `${RAFT_HTTP_BASE}/stream`,
-    summary: 'A long-lived stream of one-way Raft messages from a peer, newline-delimited JSON frames {channel, body}',
-    description: `${PEER_AUTH_NOTE} The cluster and the sender are named by the X-Baton-Cluster and X-Baton-From headers.`,
-    operationId: 'raftStream',
-    tags: ['internal'],
-    peer: true,
-    params: {
-      headers: [
-        { name: 'X-Baton-Cluster', description: 'The cluster id', required: true },
-        { name: 'X-Baton-From', description: 'The sending member (must be the authenticated one)' },
-      ],
-    },
-    responses: { 204: 'The sender ended the stream', ...PEER_REFUSALS },
-  },
-  {
-    method: 'post',
-    path: `${RAFT_HTTP_BASE}/messages`,
-    summary: 'A batch of one-way messages too large for a stream frame (snapshot chunks, large appends), read one at a time per sender, each within a deadline',
-    description: PEER_AUTH_NOTE,
-    operationId: 'raftMessages',
-    tags: ['internal'],
-    peer: true,
-    requestBody: batchSchema,
-    responses: {
-      204: 'Delivered to the member',
-      408: 'The body did not arrive whole within largeMessageDeadlineMs; the connection is closed',
-      ...PEER_REFUSALS,
-    },
-  },
-  {
-    method: 'post',
-    path: `${RAFT_HTTP_BASE}/requests`,
-    summary: "A request from a peer awaiting an answer (a follower forwarding a proposal or membership change to the leader), its body read within a deadline",
-    description: PEER_AUTH_NOTE,
-    operationId: 'raftRequest',
-    tags: ['internal'],
-    peer: true,
-    requestBody: requestSchema,
-    responses: {
-      200: { description: "The channel handler's answer" },
-      404: 'No handler for this channel',
-      408: 'The body did not arrive whole within requestDeadlineMs; the connection is closed',
-      500: 'The channel handler failed (the member keeps running)',
-      ...PEER_REFUSALS,
-    },
-  },
-];
 
 /** 503 with Retry-After: the member is fine, it is only at its bound for concurrent peer work. */
 function busy(detail: string): HttpProblem {
@@ -727,26 +641,6 @@ function notAMember(from: MemberId, cluster: string): HttpProblem {
   return new HttpProblem({ status: 403, type: 'not-a-member', detail: `${from} is not a member of cluster ${cluster} as this member knows it` });
 }
 
-/** 408, and the connection closed: the rest of the body may still be on its way. */
-function bodyTimedOut(deadlineMs: number, option: string): HttpProblem {
-  return new HttpProblem({
-    status: 408,
-    type: 'body-timeout',
-    detail: `the body did not arrive whole within ${deadlineMs} ms: send it again, or raise ${option} on the receiver if the link is this slow`,
-    extra: { deadline_ms: deadlineMs },
-    headers: { Connection: 'close' },
-  });
-}
-
-function tooLarge(limit: number, what: string): HttpProblem {
-  return new HttpProblem({
-    status: 413,
-    type: 'body-too-large',
-    detail: `${what} is over the limit of ${limit} bytes`,
-    extra: { limit_bytes: limit },
-    headers: { Connection: 'close' },
-  });
-}
 
 /**
  * The frame check of `peerMessage` written out: it runs for every message on a stream, and the
@@ -760,54 +654,6 @@ function isPeerMessage(value: unknown): value is PeerMessage {
   );
 }
 
-/** A body this member will not read on: it is over its bound, or late. */
-class BodyRefused extends Error {
-  constructor(
-    readonly reason: 'too_large' | 'deadline',
-    readonly deadlineMs = 0,
-  ) {
-    super(reason === 'too_large' ? 'body over its bound' : `body not whole within ${deadlineMs} ms`);
-  }
-}
-
-/**
- * The request body as text, refusing more than `limit` bytes, and a body not whole within the
- * deadline (timed on the injected clock). A refused body is left unread rather than destroyed,
- * so the refusal can still be answered; it says `Connection: close`, and Node closes the
- * connection once that answer is written.
- */
-function readBody(ctx: Context, limit: number, deadline: { clock: Clock; ms: number }): Promise<string> {
-  const declared = ctx.request.length;
-  if (declared !== undefined && declared > limit) return Promise.reject(new BodyRefused('too_large'));
-  const req = ctx.req;
-  return new Promise<string>((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) finish(new BodyRefused('too_large'));
-      else chunks.push(chunk);
-    };
-    const onEnd = () => finish();
-    const onError = (error: Error) => finish(error);
-    const onClose = () => finish(new Error('the connection closed before the body was whole'));
-    const timer = deadline.clock.setTimer(deadline.ms, () => finish(new BodyRefused('deadline', deadline.ms)));
-    let done = false;
-    function finish(error?: Error): void {
-      if (done) return;
-      done = true;
-      timer.cancel();
-      req.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose);
-      if (error === undefined) {
-        resolve(Buffer.concat(chunks).toString('utf8'));
-        return;
-      }
-      req.pause();
-      reject(error);
-    }
-    req.on('data', onData).on('end', onEnd).on('error', onError).on('close', onClose);
-  });
-}
 
 /**
  * Errors raised while connecting, before a byte of the request left: the peer never saw it. A
