@@ -24,7 +24,7 @@ import { WriteFence } from '../../framework/authority-transfer/write-fence.js';
 import { createSilentLogger } from '../../framework/kernel/pino-logger.js';
 import { SystemClock } from '../../framework/kernel/system-clock.js';
 import { SimNetwork } from '../../framework/testing/sim/network.js';
-import { SeededRng } from '../../framework/testing/sim/seeded-rng.js';
+import { SeededRng } from '../../framework/conformance/seeded-rng.js';
 import { MemoryAuditStore } from '../../plugins/memory/memory-audit-store.js';
 import { RaftConsensus } from '../../plugins/raft/driver/raft-consensus.js';
 import { MemoryRaftStorage } from '../../plugins/raft/storage/memory-storage.js';

@@ -26,7 +26,7 @@ import { SystemClock } from '../../framework/kernel/system-clock.js';
 import { LocalConsensus } from '../../framework/testing/fakes/local-consensus.js';
 import { RedisServer } from '../../framework/testing/redis-server.js';
 import { SimNetwork } from '../../framework/testing/sim/network.js';
-import { SeededRng } from '../../framework/testing/sim/seeded-rng.js';
+import { SeededRng } from '../../framework/conformance/seeded-rng.js';
 import { benchFreezeWindow } from './freeze-window.js';
 import { MemoryAuditStore } from '../../plugins/memory/memory-audit-store.js';
 import { RaftConsensus } from '../../plugins/raft/driver/raft-consensus.js';

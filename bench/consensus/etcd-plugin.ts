@@ -4,8 +4,8 @@
 import { createSilentLogger } from '../../framework/kernel/pino-logger.js';
 import { SystemClock } from '../../framework/kernel/system-clock.js';
 import type { EtcdCluster } from '../../framework/testing/etcd-server.js';
-import { kvStateMachine, type KvCommand, type KvResult, type KvState } from '../../framework/testing/fakes/kv-state-machine.js';
-import { SeededRng } from '../../framework/testing/sim/seeded-rng.js';
+import { kvStateMachine, type KvCommand, type KvResult, type KvState } from '../../framework/conformance/kv-state-machine.js';
+import { SeededRng } from '../../framework/conformance/seeded-rng.js';
 import { EtcdConsensus } from '../../plugins/etcd/etcd-consensus.js';
 import { etcdConsensusOptions } from '../../plugins/etcd/options.js';
 import { runLoad, waitUntil, type LoadSummary } from './load.js';

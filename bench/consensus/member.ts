@@ -16,7 +16,7 @@ import {
   type KvCommand,
   type KvResult,
   type KvState,
-} from '../../framework/testing/fakes/kv-state-machine.js';
+} from '../../framework/conformance/kv-state-machine.js';
 import { RaftConsensus } from '../../plugins/raft/driver/raft-consensus.js';
 import { DirectoryFiles } from '../../framework/kernel/byte-files.js';
 import { FileRaftStorage } from '../../plugins/raft/storage/file-storage.js';

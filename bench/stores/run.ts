@@ -8,10 +8,10 @@ import type { AuditRecord, AuditStore } from '../../framework/contracts/audit-st
 import type { ObjectStore } from '../../framework/contracts/object-store.js';
 import { createSilentLogger } from '../../framework/kernel/pino-logger.js';
 import { SystemClock } from '../../framework/kernel/system-clock.js';
-import { auditRecord } from '../../framework/testing/audit-store-suite.js';
+import { auditRecord } from '../../framework/conformance/audit-store-suite.js';
 import { RedisServer } from '../../framework/testing/redis-server.js';
 import { S3Server, S3_TEST_CREDENTIALS } from '../../framework/testing/s3-server.js';
-import { SeededRng } from '../../framework/testing/sim/seeded-rng.js';
+import { SeededRng } from '../../framework/conformance/seeded-rng.js';
 import { makeTempDir } from '../../framework/testing/temp-dir.js';
 import { FsAuditStore, FsObjectStore } from '../../plugins/fs/index.js';
 import { MemoryAuditStore, MemoryObjectStore } from '../../plugins/memory/index.js';

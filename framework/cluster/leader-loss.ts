@@ -1,6 +1,6 @@
 import type { Clock } from '../contracts/clock.js';
 import type { MetadataConsensus } from '../contracts/metadata-consensus.js';
-import { consensusFactsOf } from './consensus-facts.js';
+import { consensusFactsOf } from '../http/consensus-facts.js';
 
 /**
  * Since when this member has known no leader: what a verdict the leader publishes (stream

@@ -1,7 +1,7 @@
 import type { MetadataConsensus } from '../contracts/metadata-consensus.js';
 import { processEventLoopDelay } from '../http/event-loop-delay.js';
-import { buildInfo } from './build-info.js';
-import { consensusFactsOf } from './consensus-facts.js';
+import { buildInfo } from '../http/build-info.js';
+import { consensusFactsOf } from '../http/consensus-facts.js';
 import type { Readiness } from './readiness.js';
 import type { RecentTransfers } from './recent-transfers.js';
 import type { HomesCatchingUp, MemberReport } from './schemas.js';

@@ -1,7 +1,7 @@
 import type { Clock } from '../contracts/clock.js';
 import type { Logger } from '../contracts/logger.js';
 import type { MetadataConsensus } from '../contracts/metadata-consensus.js';
-import { consensusFactsOf } from './consensus-facts.js';
+import { consensusFactsOf } from '../http/consensus-facts.js';
 
 /** Why a member is not ready, as a stable code a probe or script can switch on. */
 export type NotReadyReason = 'no_leader' | 'catching_up' | 'stopped';

@@ -1,6 +1,6 @@
 import { StoreUnavailableError } from '../contracts/errors.js';
 import type { MetadataConsensus } from '../contracts/metadata-consensus.js';
-import { consensusFactsOf } from '../cluster/consensus-facts.js';
+import { consensusFactsOf } from './consensus-facts.js';
 import type { BatonMetrics, ConsensusReading } from './metrics.js';
 
 /**

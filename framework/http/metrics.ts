@@ -1,6 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { token } from '../contracts/token.js';
-import { buildInfo } from '../cluster/build-info.js';
+import { buildInfo } from './build-info.js';
 import { processEventLoopDelay } from './event-loop-delay.js';
 
 /** What moved where: a stream or an authority, from one node or datacenter to another. */

@@ -11,7 +11,7 @@ import {
   type SpanExporter,
 } from '@opentelemetry/sdk-trace-base';
 import { z } from 'zod';
-import { buildInfo } from '../cluster/build-info.js';
+import { buildInfo } from './build-info.js';
 import { definePlugin } from '../kernel/plugin.js';
 import { TRACING, type Tracing } from './tracing.js';
 

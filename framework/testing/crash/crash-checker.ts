@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { DurableFiles } from '../../kernel/durable-files.js';
 import { nodeFileSystem, type FileSystem } from '../../kernel/file-system.js';
-import { SeededRng } from '../sim/seeded-rng.js';
+import { SeededRng } from '../../conformance/seeded-rng.js';
 import { CrashHistory, type HistoryEntry } from './crash-history.js';
 import { CrashModel, type CrashChoice, type CrashImage, type CrashState } from './crash-states.js';
 import type { CrashFailure, CrashReport } from './crash-report.js';

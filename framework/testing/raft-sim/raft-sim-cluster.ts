@@ -10,8 +10,8 @@ import type { MemberId, PeerTransport } from '../../contracts/peer-transport.js'
 import type { Rng } from '../../contracts/rng.js';
 import { createSilentLogger } from '../../kernel/pino-logger.js';
 import { SimNetwork, type LinkConditions } from '../sim/network.js';
-import { SeededRng } from '../sim/seeded-rng.js';
-import { VirtualClock } from '../sim/virtual-clock.js';
+import { SeededRng } from '../../conformance/seeded-rng.js';
+import { VirtualClock } from '../../conformance/virtual-clock.js';
 
 /** A consensus member the harness can start and stop: a RaftConsensus, or anything shaped like it. */
 export interface RaftSimMember<S, C, R> extends MetadataConsensus<S, C, R> {

@@ -1,7 +1,7 @@
 import test from 'ava';
 import { AppliedWaitRefusedError, AppliedWaits } from '../../../framework/authority-transfer/applied-waits.js';
 import { FeedReplicas } from '../../../framework/authority-transfer/feed-replicas.js';
-import { flushMicrotasks, VirtualClock } from '../../../framework/testing/sim/virtual-clock.js';
+import { flushMicrotasks, VirtualClock } from '../../../framework/conformance/virtual-clock.js';
 import { settle } from './harness.js';
 
 const EAST = { member: 'east-1', incarnation: 'inc-1' };

@@ -10,7 +10,7 @@ import type {
 } from '../../../framework/authority-transfer/ownership.js';
 import type { AuditRecord } from '../../../framework/contracts/audit-store.js';
 import { createSilentLogger } from '../../../framework/kernel/pino-logger.js';
-import { VirtualClock } from '../../../framework/testing/sim/virtual-clock.js';
+import { VirtualClock } from '../../../framework/conformance/virtual-clock.js';
 import { MemoryAuditStore } from '../../../plugins/memory/memory-audit-store.js';
 
 const record: AuditRecord = {

@@ -11,7 +11,7 @@ import { WriteFence } from '../../../framework/authority-transfer/write-fence.js
 import { createSilentLogger } from '../../../framework/kernel/pino-logger.js';
 import { FakeCluster } from '../../../framework/testing/fakes/fake-cluster.js';
 import { LocalConsensus } from '../../../framework/testing/fakes/local-consensus.js';
-import { VirtualClock } from '../../../framework/testing/sim/virtual-clock.js';
+import { VirtualClock } from '../../../framework/conformance/virtual-clock.js';
 import { MemoryAuditStore } from '../../../plugins/memory/memory-audit-store.js';
 import type { OwnershipLocalConsensus } from './harness.js';
 

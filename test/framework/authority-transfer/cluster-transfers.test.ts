@@ -12,7 +12,7 @@ import {
   TransferInProgressError,
 } from '../../../framework/authority-transfer/transfer-errors.js';
 import { OutcomeUnknownError } from '../../../framework/contracts/metadata-consensus.js';
-import { flushMicrotasks } from '../../../framework/testing/sim/virtual-clock.js';
+import { flushMicrotasks } from '../../../framework/conformance/virtual-clock.js';
 import { clusterHarness } from './cluster-harness.js';
 import { request, settle } from './harness.js';
 

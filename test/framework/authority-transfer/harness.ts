@@ -10,7 +10,7 @@ import {
 import type { TransferRequest } from '../../../framework/authority-transfer/transfer-plan.js';
 import { createSilentLogger } from '../../../framework/kernel/pino-logger.js';
 import { LocalConsensus } from '../../../framework/testing/fakes/local-consensus.js';
-import { VirtualClock } from '../../../framework/testing/sim/virtual-clock.js';
+import { VirtualClock } from '../../../framework/conformance/virtual-clock.js';
 import { MemoryAuditStore } from '../../../plugins/memory/memory-audit-store.js';
 import { ScriptedFrontierProbe } from './scripted-frontier-probe.js';
 

@@ -6,7 +6,7 @@ import type { Ownership, OwnershipCommand, OwnershipState } from '../../../frame
 import { restoreOwnership } from '../../../framework/authority-transfer/ownership-index.js';
 import { HomeCatchingUpError } from '../../../framework/authority-transfer/transfer-errors.js';
 import type { Logger } from '../../../framework/contracts/logger.js';
-import { VirtualClock } from '../../../framework/testing/sim/virtual-clock.js';
+import { VirtualClock } from '../../../framework/conformance/virtual-clock.js';
 
 /** north-1 became home of proj at epoch 2; east-1 recorded its final serial 5 in incarnation i1. */
 const moved = (settled: string[] = []): Ownership => ({

@@ -1,7 +1,7 @@
 import test from 'ava';
 import { MemberTracker } from '../../../framework/authority-transfer/member-tracker.js';
 import { Roster } from '../../../framework/authority-transfer/roster.js';
-import { VirtualClock } from '../../../framework/testing/sim/virtual-clock.js';
+import { VirtualClock } from '../../../framework/conformance/virtual-clock.js';
 
 const roster = new Roster({
   east: { members: { 'east-1': { public: 'http://e1' } } },

@@ -19,7 +19,7 @@ import { NotAppendedError, OutcomeUnknownError, ReadUnavailableError } from '../
 import { PlannedTransferEngine } from '../../../framework/authority-transfer/planned-transfer-engine.js';
 import type { OwnershipState } from '../../../framework/authority-transfer/ownership.js';
 import { restoreOwnership, snapshotOwnership } from '../../../framework/authority-transfer/ownership-index.js';
-import { flushMicrotasks } from '../../../framework/testing/sim/virtual-clock.js';
+import { flushMicrotasks } from '../../../framework/conformance/virtual-clock.js';
 import { atNextCommit, engineHarness, establish, request, settle } from './harness.js';
 
 async function ready() {

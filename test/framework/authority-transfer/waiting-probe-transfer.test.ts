@@ -1,6 +1,6 @@
 import test from 'ava';
 import { TransferCancelledError } from '../../../framework/authority-transfer/transfer-errors.js';
-import { flushMicrotasks } from '../../../framework/testing/sim/virtual-clock.js';
+import { flushMicrotasks } from '../../../framework/conformance/virtual-clock.js';
 import { clusterHarness } from './cluster-harness.js';
 import { request, settle } from './harness.js';
 

@@ -1,7 +1,7 @@
 import test from 'ava';
 import { MAX_RECENT_TRANSFERS, RECENT_TRANSFERS_WINDOW_MS, RecentTransfers } from '../../../framework/cluster/recent-transfers.js';
 import { BatonMetrics } from '../../../framework/http/metrics.js';
-import { VirtualClock } from '../../../framework/testing/sim/virtual-clock.js';
+import { VirtualClock } from '../../../framework/conformance/virtual-clock.js';
 
 test('the plot keeps what the metrics recorded, oldest first, for ten minutes and at most 200', (t) => {
   const clock = new VirtualClock();

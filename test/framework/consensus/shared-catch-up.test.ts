@@ -1,6 +1,6 @@
 import test from 'ava';
 import { SharedCatchUp } from '../../../framework/consensus/shared-catch-up.js';
-import { flushMicrotasks } from '../../../framework/testing/sim/virtual-clock.js';
+import { flushMicrotasks } from '../../../framework/conformance/virtual-clock.js';
 
 /** A linearizable read the test resolves or rejects by hand, counting how many were issued. */
 function scriptedReads() {

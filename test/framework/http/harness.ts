@@ -6,7 +6,7 @@ import { createApiApp, type ApiAppOptions } from '../../../framework/http/api-ap
 import { createHttpServer, type HttpServer } from '../../../framework/http/http-server.js';
 import { serveRouter } from '../../../framework/http/routes.js';
 import { SystemClock } from '../../../framework/kernel/system-clock.js';
-import { SeededRng } from '../../../framework/testing/sim/seeded-rng.js';
+import { SeededRng } from '../../../framework/conformance/seeded-rng.js';
 
 export interface LogRecord {
   level: 'debug' | 'info' | 'warn' | 'error';

@@ -4,7 +4,7 @@ import Koa from 'koa';
 import test from 'ava';
 import { createHttpServer, HttpListenError } from '../../../framework/http/http-server.js';
 import { SystemClock } from '../../../framework/kernel/system-clock.js';
-import { VirtualClock } from '../../../framework/testing/sim/virtual-clock.js';
+import { VirtualClock } from '../../../framework/conformance/virtual-clock.js';
 
 function helloApp(onRequest?: () => Promise<void>): Koa {
   const app = new Koa();

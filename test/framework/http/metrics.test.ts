@@ -12,7 +12,7 @@ import { problems } from '../../../framework/http/problem.js';
 import { BearerTokens, requireScope } from '../../../framework/http/auth.js';
 import { SystemClock } from '../../../framework/kernel/system-clock.js';
 import { LocalConsensus } from '../../../framework/testing/fakes/local-consensus.js';
-import { kvStateMachine } from '../../../framework/testing/fakes/kv-state-machine.js';
+import { kvStateMachine } from '../../../framework/conformance/kv-state-machine.js';
 import { eventually } from '../../hosts/eventually.js';
 import { call, startApi } from './harness.js';
 

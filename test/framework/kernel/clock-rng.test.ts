@@ -1,6 +1,6 @@
 import test from 'ava';
-import { SeededRng } from '../../../framework/testing/sim/seeded-rng.js';
-import { VirtualClock } from '../../../framework/testing/sim/virtual-clock.js';
+import { SeededRng } from '../../../framework/conformance/seeded-rng.js';
+import { VirtualClock } from '../../../framework/conformance/virtual-clock.js';
 import { SystemRng } from '../../../framework/kernel/system-rng.js';
 
 test('a seeded rng replays the same sequence for the same seed, and differs across seeds', (t) => {

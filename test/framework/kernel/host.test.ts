@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { CLOCK, type Clock } from '../../../framework/contracts/clock.js';
 import { token } from '../../../framework/contracts/token.js';
 import { createHost, definePlugin, PluginCatalog, WiringError } from '../../../framework/kernel/index.js';
-import { VirtualClock } from '../../../framework/testing/sim/virtual-clock.js';
+import { VirtualClock } from '../../../framework/conformance/virtual-clock.js';
 
 interface Greeter {
   greet(name: string): string;

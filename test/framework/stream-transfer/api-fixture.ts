@@ -2,7 +2,7 @@ import { BearerTokens } from '../../../framework/http/auth.js';
 import { createHttpServer, type HttpServer } from '../../../framework/http/http-server.js';
 import { SystemClock } from '../../../framework/kernel/system-clock.js';
 import { createStreamApiApp } from '../../../framework/stream-transfer/api.js';
-import { SeededRng } from '../../../framework/testing/sim/seeded-rng.js';
+import { SeededRng } from '../../../framework/conformance/seeded-rng.js';
 import { Cluster } from './cluster-fixture.js';
 
 export const ADMIN_TOKEN = 'admin-token';

@@ -15,7 +15,7 @@ import {
 } from '../../../framework/contracts/metadata-consensus.js';
 import { LocalConsensus } from '../../../framework/testing/fakes/local-consensus.js';
 import { SimDisk } from '../../../framework/testing/sim/disk.js';
-import { VirtualClock } from '../../../framework/testing/sim/virtual-clock.js';
+import { VirtualClock } from '../../../framework/conformance/virtual-clock.js';
 import type { ObjectStore, PutOptions } from '../../../framework/contracts/object-store.js';
 import { MemoryObjectStore } from '../../../plugins/memory/memory-object-store.js';
 

@@ -9,7 +9,7 @@ import { NodeLease } from '../../../framework/stream-transfer/node-lease.js';
 import { DEFAULT_NODE_LIVENESS_OPTIONS, NodeLivenessTracker, type NodeLivenessOptions } from '../../../framework/stream-transfer/node-liveness.js';
 import { StreamStateMachine } from '../../../framework/stream-transfer/state-machine.js';
 import { LocalConsensus } from '../../../framework/testing/fakes/local-consensus.js';
-import { VirtualClock } from '../../../framework/testing/sim/virtual-clock.js';
+import { VirtualClock } from '../../../framework/conformance/virtual-clock.js';
 import { MemoryObjectStore } from '../../../plugins/memory/memory-object-store.js';
 import { DiskWal } from '../../../framework/stream-transfer/disk-wal.js';
 import { AppendUnavailableError } from '../../../framework/stream-transfer/errors.js';

@@ -5,7 +5,7 @@ import type { StreamMetadata } from '../../../framework/stream-transfer/model.js
 import { StreamStateMachine } from '../../../framework/stream-transfer/state-machine.js';
 import { TransferMetrics } from '../../../framework/stream-transfer/transfer-metrics.js';
 import { LocalConsensus } from '../../../framework/testing/fakes/local-consensus.js';
-import { VirtualClock } from '../../../framework/testing/sim/virtual-clock.js';
+import { VirtualClock } from '../../../framework/conformance/virtual-clock.js';
 
 async function setup() {
   const clock = new VirtualClock();

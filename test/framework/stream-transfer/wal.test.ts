@@ -8,7 +8,7 @@ import type { WalEntry } from '../../../framework/stream-transfer/wal.js';
 import { decodeEntries, encodeEntries } from '../../../framework/stream-transfer/wal-codec.js';
 import { recoverSessions } from '../../../framework/stream-transfer/wal-recovery.js';
 import { SimDisk } from '../../../framework/testing/sim/disk.js';
-import { SeededRng } from '../../../framework/testing/sim/seeded-rng.js';
+import { SeededRng } from '../../../framework/conformance/seeded-rng.js';
 import { makeTempDir } from '../../../framework/testing/temp-dir.js';
 
 const open = (next = 0): WalEntry => ({ t: 'open', stream: 's', epoch: 1, next, producers: {} });

@@ -1,6 +1,6 @@
 import test from 'ava';
 import type { AuditRecord, AuditStore } from '../../../framework/contracts/audit-store.js';
-import { auditStoreSuite } from '../../../framework/testing/audit-store-suite.js';
+import { auditStoreSuite } from '../../../framework/conformance/audit-store-suite.js';
 import { MemoryAuditStore } from '../../../plugins/memory/memory-audit-store.js';
 import { attemptPasses, collectSuite, findTest } from './collect-suite.js';
 

@@ -3,15 +3,15 @@ import {
   consensusSuite,
   type ConsensusCluster,
   type KvConsensus,
-} from '../../../framework/testing/consensus-suite.js';
+} from '../../../framework/conformance/consensus-suite.js';
 import { FakeCluster } from '../../../framework/testing/fakes/fake-cluster.js';
 import type {
   KvCommand,
   KvResult,
   KvState,
-} from '../../../framework/testing/fakes/kv-state-machine.js';
+} from '../../../framework/conformance/kv-state-machine.js';
 import type { StateMachine } from '../../../framework/contracts/metadata-consensus.js';
-import { VirtualClock } from '../../../framework/testing/sim/virtual-clock.js';
+import { VirtualClock } from '../../../framework/conformance/virtual-clock.js';
 import { attemptPasses, collectSuite, findTest } from './collect-suite.js';
 
 type Member = ReturnType<FakeCluster<KvState, KvCommand, KvResult>['member']>;

@@ -4,14 +4,14 @@ import type {
   Leadership,
   Receipt,
 } from '../../../framework/contracts/metadata-consensus.js';
-import { consensusSuite, type KvConsensus } from '../../../framework/testing/consensus-suite.js';
+import { consensusSuite, type KvConsensus } from '../../../framework/conformance/consensus-suite.js';
 import type {
   KvCommand,
   KvResult,
   KvState,
-} from '../../../framework/testing/fakes/kv-state-machine.js';
+} from '../../../framework/conformance/kv-state-machine.js';
 import { LocalConsensus } from '../../../framework/testing/fakes/local-consensus.js';
-import { VirtualClock } from '../../../framework/testing/sim/virtual-clock.js';
+import { VirtualClock } from '../../../framework/conformance/virtual-clock.js';
 import { attemptPasses, collectSuite, findTest } from './collect-suite.js';
 
 // Each member below breaks one rule of the MetadataConsensus contract; the suite must notice.

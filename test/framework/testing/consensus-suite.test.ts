@@ -1,7 +1,7 @@
 import test from 'ava';
-import { consensusSuite } from '../../../framework/testing/consensus-suite.js';
+import { consensusSuite } from '../../../framework/conformance/consensus-suite.js';
 import { LocalConsensus } from '../../../framework/testing/fakes/local-consensus.js';
-import { VirtualClock } from '../../../framework/testing/sim/virtual-clock.js';
+import { VirtualClock } from '../../../framework/conformance/virtual-clock.js';
 
 // The fake single-member consensus is held to the same contract as the real ones, so the
 // variants' unit tests built on it test behaviour a real cluster has.

@@ -7,7 +7,7 @@ import {
   type ObjectStore,
   type PutOptions,
 } from '../../../framework/contracts/object-store.js';
-import { objectStoreSuite } from '../../../framework/testing/object-store-suite.js';
+import { objectStoreSuite } from '../../../framework/conformance/object-store-suite.js';
 import { MemoryObjectStore } from '../../../plugins/memory/memory-object-store.js';
 import { attemptPasses, collectSuite, findTest } from './collect-suite.js';
 

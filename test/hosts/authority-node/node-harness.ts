@@ -6,7 +6,7 @@ import { FRONTIER_PROBE } from '../../../framework/authority-transfer/frontier-p
 import { AUTHORITY_NODE } from '../../../framework/authority-transfer/plugins.js';
 import type { OwnershipConsensus } from '../../../framework/authority-transfer/audit-projection.js';
 import { SystemClock } from '../../../framework/kernel/system-clock.js';
-import { VirtualClock } from '../../../framework/testing/sim/virtual-clock.js';
+import { VirtualClock } from '../../../framework/conformance/virtual-clock.js';
 import { authorityNodeHostBuilder } from '../../../hosts/authority-node/host.js';
 import type { MemoryAuditStore } from '../../../plugins/memory/memory-audit-store.js';
 import { ScriptedFrontierProbe } from '../../framework/authority-transfer/scripted-frontier-probe.js';

@@ -31,7 +31,7 @@ import {
   type KvCommand,
   type KvResult,
   type KvState,
-} from '../../../framework/testing/fakes/kv-state-machine.js';
+} from '../../../framework/conformance/kv-state-machine.js';
 import { etcdConsensusPlugin } from '../../../plugins/etcd/plugin.js';
 import { httpPeerTransportPlugin, raftConsensusPlugin } from '../../../plugins/raft/plugin.js';
 import { RAFT_PEER_ROUTER } from '../../../plugins/raft/transport-http.js';

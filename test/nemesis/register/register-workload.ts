@@ -4,14 +4,14 @@ import { fileURLToPath } from 'node:url';
 import { freeLoopbackPorts } from '../../../cli/local-cluster/free-ports.js';
 import { SystemClock } from '../../../framework/kernel/system-clock.js';
 import { EtcdCluster } from '../../../framework/testing/etcd-server.js';
-import type { KvCommand, KvResult } from '../../../framework/testing/fakes/kv-state-machine.js';
+import type { KvCommand, KvResult } from '../../../framework/conformance/kv-state-machine.js';
 import {
   checkLinearizability,
   describeIllegal,
   type Operation,
-} from '../../../framework/testing/linearizability/index.js';
-import { kvRegisterModel } from '../../../framework/testing/linearizability/kv-register-model.js';
-import type { SeededRng } from '../../../framework/testing/sim/seeded-rng.js';
+} from '../../../framework/conformance/linearizability/index.js';
+import { kvRegisterModel } from '../../../framework/conformance/linearizability/kv-register-model.js';
+import type { SeededRng } from '../../../framework/conformance/seeded-rng.js';
 import { eventually } from '../../hosts/eventually.js';
 import { FAST } from '../../plugins/etcd/etcd-fixture.js';
 import {

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { GRPCDeadlineExceededError, GRPCUnavailableError } from 'etcd3';
-import { VirtualClock } from '../../../framework/testing/sim/virtual-clock.js';
+import { VirtualClock } from '../../../framework/conformance/virtual-clock.js';
 import { certainlyNotSent } from '../../../plugins/etcd/etcd-errors.js';
 import { EndpointHealth } from '../../../plugins/etcd/endpoint-health.js';
 

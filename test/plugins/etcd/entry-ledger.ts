@@ -1,5 +1,5 @@
 import type { AppliedEntry } from '../../../framework/contracts/metadata-consensus.js';
-import type { KvCommand, KvResult } from '../../../framework/testing/fakes/kv-state-machine.js';
+import type { KvCommand, KvResult } from '../../../framework/conformance/kv-state-machine.js';
 import type { KvEtcdConsensus } from './etcd-fixture.js';
 
 /**

@@ -3,7 +3,7 @@ import type { EtcdCluster } from '../../../framework/testing/etcd-server.js';
 import {
   consensusSuite,
   type ConsensusCluster,
-} from '../../../framework/testing/consensus-suite.js';
+} from '../../../framework/conformance/consensus-suite.js';
 import { freshPrefix, makeMember, type KvEtcdConsensus } from './etcd-fixture.js';
 import { TcpCut } from './tcp-cut.js';
 

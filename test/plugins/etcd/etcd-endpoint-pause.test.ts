@@ -1,7 +1,7 @@
 import test from 'ava';
 import { SystemClock } from '../../../framework/kernel/system-clock.js';
 import { EtcdCluster } from '../../../framework/testing/etcd-server.js';
-import { VirtualClock } from '../../../framework/testing/sim/virtual-clock.js';
+import { VirtualClock } from '../../../framework/conformance/virtual-clock.js';
 import { createEtcdClient } from '../../../plugins/etcd/etcd-client.js';
 import { EndpointHealth, type EndpointStats } from '../../../plugins/etcd/endpoint-health.js';
 import { etcdConsensusOptions } from '../../../plugins/etcd/options.js';

@@ -2,14 +2,14 @@ import { randomBytes } from 'node:crypto';
 import type { StateMachine } from '../../../framework/contracts/metadata-consensus.js';
 import { createPinoLogger, createSilentLogger } from '../../../framework/kernel/pino-logger.js';
 import { SystemClock } from '../../../framework/kernel/system-clock.js';
-import { SeededRng } from '../../../framework/testing/sim/seeded-rng.js';
+import { SeededRng } from '../../../framework/conformance/seeded-rng.js';
 import type { EtcdCluster } from '../../../framework/testing/etcd-server.js';
 import {
   kvStateMachine,
   type KvCommand,
   type KvResult,
   type KvState,
-} from '../../../framework/testing/fakes/kv-state-machine.js';
+} from '../../../framework/conformance/kv-state-machine.js';
 import { EtcdConsensus } from '../../../plugins/etcd/etcd-consensus.js';
 import { etcdConsensusOptions, type EtcdConsensusInput } from '../../../plugins/etcd/options.js';
 

@@ -5,7 +5,7 @@ import {
   type Receipt,
 } from '../../../framework/contracts/metadata-consensus.js';
 import { EtcdCluster } from '../../../framework/testing/etcd-server.js';
-import type { KvResult } from '../../../framework/testing/fakes/kv-state-machine.js';
+import type { KvResult } from '../../../framework/conformance/kv-state-machine.js';
 import { EntryLedger } from './entry-ledger.js';
 import { eventually, makeMember, outcome, startGroup } from './etcd-fixture.js';
 

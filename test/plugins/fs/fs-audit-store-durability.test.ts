@@ -6,7 +6,7 @@ import {
   InvalidAuditRecordError,
   StoreUnavailableError,
 } from '../../../framework/contracts/audit-store.js';
-import { auditRecord } from '../../../framework/testing/audit-store-suite.js';
+import { auditRecord } from '../../../framework/conformance/audit-store-suite.js';
 import { makeTempDir } from '../../../framework/testing/temp-dir.js';
 import { positionFileText, recordFileName } from '../../../plugins/fs/audit-record-file.js';
 import { FsAuditStore } from '../../../plugins/fs/fs-audit-store.js';

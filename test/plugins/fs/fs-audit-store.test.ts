@@ -1,5 +1,5 @@
 import test from 'ava';
-import { auditStoreSuite } from '../../../framework/testing/audit-store-suite.js';
+import { auditStoreSuite } from '../../../framework/conformance/audit-store-suite.js';
 import { FsAuditStore } from '../../../plugins/fs/fs-audit-store.js';
 import { fsStoreFixture } from './store-fixture.js';
 

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { objectStoreSuite } from '../../../framework/testing/object-store-suite.js';
+import { objectStoreSuite } from '../../../framework/conformance/object-store-suite.js';
 import { FsObjectStore } from '../../../plugins/fs/fs-object-store.js';
 import { fsStoreFixture } from './store-fixture.js';
 

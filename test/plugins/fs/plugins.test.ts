@@ -5,7 +5,7 @@ import { AUDIT_STORE } from '../../../framework/contracts/audit-store.js';
 import { OBJECT_STORE } from '../../../framework/contracts/object-store.js';
 import { createHost } from '../../../framework/kernel/host.js';
 import { WiringError } from '../../../framework/kernel/wiring-error.js';
-import { auditRecord } from '../../../framework/testing/audit-store-suite.js';
+import { auditRecord } from '../../../framework/conformance/audit-store-suite.js';
 import { makeTempDir } from '../../../framework/testing/temp-dir.js';
 import { FsAuditStore } from '../../../plugins/fs/fs-audit-store.js';
 import { FsObjectStore } from '../../../plugins/fs/fs-object-store.js';

@@ -5,8 +5,8 @@ import { InvalidIdentityError } from '../../../framework/contracts/identity-supp
 import { RNG } from '../../../framework/contracts/rng.js';
 import { createHost } from '../../../framework/kernel/host.js';
 import { WiringError } from '../../../framework/kernel/wiring-error.js';
-import { identitySupplierSuite } from '../../../framework/testing/identity-supplier-suite.js';
-import { SeededRng } from '../../../framework/testing/sim/seeded-rng.js';
+import { identitySupplierSuite } from '../../../framework/conformance/identity-supplier-suite.js';
+import { SeededRng } from '../../../framework/conformance/seeded-rng.js';
 import { NpmIdentitySupplier, npmIdentityPlugin } from '../../../plugins/identity/npm.js';
 import { supplierFromPlugin } from './supplier-from-plugin.js';
 

@@ -1,8 +1,8 @@
 import test from 'ava';
 import fc from 'fast-check';
 import { InvalidIdentityError } from '../../../framework/contracts/identity-supplier.js';
-import { identitySupplierSuite } from '../../../framework/testing/identity-supplier-suite.js';
-import { SeededRng } from '../../../framework/testing/sim/seeded-rng.js';
+import { identitySupplierSuite } from '../../../framework/conformance/identity-supplier-suite.js';
+import { SeededRng } from '../../../framework/conformance/seeded-rng.js';
 import { PypiIdentitySupplier, pypiIdentityPlugin } from '../../../plugins/identity/pypi.js';
 import { supplierFromPlugin } from './supplier-from-plugin.js';
 

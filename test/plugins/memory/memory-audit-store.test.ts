@@ -1,6 +1,6 @@
 import test from 'ava';
 import { InvalidAuditRecordError, StoreUnavailableError } from '../../../framework/contracts/audit-store.js';
-import { auditRecord, auditStoreSuite } from '../../../framework/testing/audit-store-suite.js';
+import { auditRecord, auditStoreSuite } from '../../../framework/conformance/audit-store-suite.js';
 import { MemoryAuditStore } from '../../../plugins/memory/memory-audit-store.js';
 
 auditStoreSuite({

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { StoreUnavailableError } from '../../../framework/contracts/object-store.js';
-import { objectStoreSuite } from '../../../framework/testing/object-store-suite.js';
+import { objectStoreSuite } from '../../../framework/conformance/object-store-suite.js';
 import { MemoryObjectStore } from '../../../plugins/memory/memory-object-store.js';
 
 objectStoreSuite({

@@ -3,7 +3,7 @@ import { AUDIT_STORE } from '../../../framework/contracts/audit-store.js';
 import { OBJECT_STORE } from '../../../framework/contracts/object-store.js';
 import { WiringError } from '../../../framework/kernel/wiring-error.js';
 import { createHost } from '../../../framework/kernel/host.js';
-import { auditRecord } from '../../../framework/testing/audit-store-suite.js';
+import { auditRecord } from '../../../framework/conformance/audit-store-suite.js';
 import { MemoryAuditStore } from '../../../plugins/memory/memory-audit-store.js';
 import { MemoryObjectStore } from '../../../plugins/memory/memory-object-store.js';
 import { memoryAuditStorePlugin, memoryObjectStorePlugin } from '../../../plugins/memory/plugins.js';

@@ -8,7 +8,7 @@ import {
   S3_TEST_CREDENTIALS,
   type S3ServerOptions,
 } from '../../../framework/testing/s3-server.js';
-import { SeededRng } from '../../../framework/testing/sim/seeded-rng.js';
+import { SeededRng } from '../../../framework/conformance/seeded-rng.js';
 import { s3ObjectStoreOptions, type S3ObjectStoreInput } from '../../../plugins/minio/options.js';
 import { S3ObjectStore } from '../../../plugins/minio/s3-object-store.js';
 

@@ -17,7 +17,7 @@ import { createSilentLogger } from '../../../framework/kernel/pino-logger.js';
 import { SystemClock } from '../../../framework/kernel/system-clock.js';
 import { WiringError } from '../../../framework/kernel/wiring-error.js';
 import { S3Server, S3_TEST_CREDENTIALS } from '../../../framework/testing/s3-server.js';
-import { SeededRng } from '../../../framework/testing/sim/seeded-rng.js';
+import { SeededRng } from '../../../framework/conformance/seeded-rng.js';
 import { s3ObjectStorePlugin } from '../../../plugins/minio/plugin.js';
 import { S3ObjectStore } from '../../../plugins/minio/s3-object-store.js';
 import { openS3Fixture, storeOptions } from './s3-fixture.js';

@@ -1,7 +1,7 @@
 import test from 'ava';
 import type { Clock } from '../../../framework/contracts/clock.js';
 import { SystemClock } from '../../../framework/kernel/system-clock.js';
-import { VirtualClock } from '../../../framework/testing/sim/virtual-clock.js';
+import { VirtualClock } from '../../../framework/conformance/virtual-clock.js';
 import { DEFAULT_MAX_MESSAGE_BYTES, defaultBodyDeadlineMs, HttpPeerTransport } from '../../../plugins/raft/transport-http.js';
 import { eventually } from '../../hosts/eventually.js';
 import { testPeerAuthenticator } from '../../support/peer-auth.js';

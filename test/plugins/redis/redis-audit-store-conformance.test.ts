@@ -1,5 +1,5 @@
 import test from 'ava';
-import { auditStoreSuite } from '../../../framework/testing/audit-store-suite.js';
+import { auditStoreSuite } from '../../../framework/conformance/audit-store-suite.js';
 import { RedisServer } from '../../../framework/testing/redis-server.js';
 import { eventually, openStore } from './redis-fixture.js';
 

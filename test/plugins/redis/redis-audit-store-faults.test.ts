@@ -2,7 +2,7 @@ import test from 'ava';
 import { Redis } from 'ioredis';
 import type { AuditRecord } from '../../../framework/contracts/audit-store.js';
 import { StoreUnavailableError } from '../../../framework/contracts/errors.js';
-import { auditRecord } from '../../../framework/testing/audit-store-suite.js';
+import { auditRecord } from '../../../framework/conformance/audit-store-suite.js';
 import { RedisServer } from '../../../framework/testing/redis-server.js';
 import { eventually, openStore, timed } from './redis-fixture.js';
 

@@ -9,7 +9,7 @@ import { LOGGER } from '../../../framework/contracts/logger.js';
 import { createHost } from '../../../framework/kernel/host.js';
 import { createSilentLogger } from '../../../framework/kernel/pino-logger.js';
 import { WiringError } from '../../../framework/kernel/wiring-error.js';
-import { auditRecord } from '../../../framework/testing/audit-store-suite.js';
+import { auditRecord } from '../../../framework/conformance/audit-store-suite.js';
 import { freeLoopbackPort, RedisServer } from '../../../framework/testing/redis-server.js';
 import { redisAuditStoreOptions } from '../../../plugins/redis/options.js';
 import { redisAuditStorePlugin } from '../../../plugins/redis/plugin.js';

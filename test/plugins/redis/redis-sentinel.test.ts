@@ -1,6 +1,6 @@
 import test from 'ava';
 import { Redis } from 'ioredis';
-import { auditRecord } from '../../../framework/testing/audit-store-suite.js';
+import { auditRecord } from '../../../framework/conformance/audit-store-suite.js';
 import { RedisServer } from '../../../framework/testing/redis-server.js';
 import { eventually, makeStore } from './redis-fixture.js';
 

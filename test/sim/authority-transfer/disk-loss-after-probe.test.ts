@@ -1,8 +1,8 @@
 import test from 'ava';
 import { HomeCatchingUpError } from '../../../framework/authority-transfer/transfer-errors.js';
 import type { AuditRecord } from '../../../framework/contracts/audit-store.js';
-import { SeededRng } from '../../../framework/testing/sim/seeded-rng.js';
-import { VirtualClock } from '../../../framework/testing/sim/virtual-clock.js';
+import { SeededRng } from '../../../framework/conformance/seeded-rng.js';
+import { VirtualClock } from '../../../framework/conformance/virtual-clock.js';
 import { SimCluster } from './sim-cluster.js';
 
 // The target's replica is lost after the driver's last probe read it at the final serials and

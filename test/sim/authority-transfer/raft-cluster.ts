@@ -10,7 +10,7 @@ import {
   type NetworkFault,
 } from '../../../framework/testing/raft-sim/raft-sim-cluster.js';
 import type { LinkConditions } from '../../../framework/testing/sim/network.js';
-import type { SeededRng } from '../../../framework/testing/sim/seeded-rng.js';
+import type { SeededRng } from '../../../framework/conformance/seeded-rng.js';
 import type { RaftTuning } from '../../../plugins/raft/driver/options.js';
 import { RaftConsensus } from '../../../plugins/raft/driver/raft-consensus.js';
 import { MemoryRaftStorage } from '../../../plugins/raft/storage/memory-storage.js';

@@ -1,7 +1,7 @@
 import test from 'ava';
 import { StoreUnavailableError } from '../../../framework/contracts/errors.js';
 import type { OwnershipCommand } from '../../../framework/authority-transfer/ownership.js';
-import { SeededRng } from '../../../framework/testing/sim/seeded-rng.js';
+import { SeededRng } from '../../../framework/conformance/seeded-rng.js';
 import { Observer } from './authority-invariants.js';
 import { RaftAuthorityCluster } from './raft-cluster.js';
 import { runSeeds } from './run-seeds.js';

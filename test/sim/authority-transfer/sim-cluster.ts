@@ -36,8 +36,8 @@ import {
 } from '../../../framework/contracts/metadata-consensus.js';
 import { createSilentLogger } from '../../../framework/kernel/pino-logger.js';
 import { LocalConsensus } from '../../../framework/testing/fakes/local-consensus.js';
-import type { SeededRng } from '../../../framework/testing/sim/seeded-rng.js';
-import type { VirtualClock } from '../../../framework/testing/sim/virtual-clock.js';
+import type { SeededRng } from '../../../framework/conformance/seeded-rng.js';
+import type { VirtualClock } from '../../../framework/conformance/virtual-clock.js';
 import { MemoryAuditStore } from '../../../plugins/memory/memory-audit-store.js';
 
 type Log = LocalConsensus<OwnershipState, OwnershipCommand, OwnershipResult>;

@@ -4,8 +4,8 @@ import type { StreamMetadata } from '../../../framework/stream-transfer/model.js
 import { StreamStateMachine } from '../../../framework/stream-transfer/state-machine.js';
 import type { StreamConsensus } from '../../../framework/stream-transfer/stream-node.js';
 import { LocalConsensus } from '../../../framework/testing/fakes/local-consensus.js';
-import type { SeededRng } from '../../../framework/testing/sim/seeded-rng.js';
-import { VirtualClock } from '../../../framework/testing/sim/virtual-clock.js';
+import type { SeededRng } from '../../../framework/conformance/seeded-rng.js';
+import { VirtualClock } from '../../../framework/conformance/virtual-clock.js';
 import type { AppliedListener, StreamMetadataBackend, Undo } from './metadata-backend.js';
 import { MetadataLink } from './metadata-link.js';
 

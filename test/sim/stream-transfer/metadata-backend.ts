@@ -6,8 +6,8 @@ import type {
 import type { StreamCommand, StreamResult } from '../../../framework/stream-transfer/commands.js';
 import type { StreamMetadata } from '../../../framework/stream-transfer/model.js';
 import type { StreamConsensus } from '../../../framework/stream-transfer/stream-node.js';
-import type { SeededRng } from '../../../framework/testing/sim/seeded-rng.js';
-import type { VirtualClock } from '../../../framework/testing/sim/virtual-clock.js';
+import type { SeededRng } from '../../../framework/conformance/seeded-rng.js';
+import type { VirtualClock } from '../../../framework/conformance/virtual-clock.js';
 
 /** Undoes one metadata fault (a partition healed, a leader back). */
 export type Undo = () => void;

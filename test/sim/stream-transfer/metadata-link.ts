@@ -11,7 +11,7 @@ import type { StreamCommand, StreamResult } from '../../../framework/stream-tran
 import type { StreamMetadata } from '../../../framework/stream-transfer/model.js';
 import type { StreamConsensus } from '../../../framework/stream-transfer/stream-node.js';
 import type { LocalConsensus } from '../../../framework/testing/fakes/local-consensus.js';
-import type { SeededRng } from '../../../framework/testing/sim/seeded-rng.js';
+import type { SeededRng } from '../../../framework/conformance/seeded-rng.js';
 
 export interface LinkFaults {
   /** Probability a proposal is refused before it is appended (a dropped message). */

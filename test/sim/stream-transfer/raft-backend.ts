@@ -8,7 +8,7 @@ import { StreamStateMachine } from '../../../framework/stream-transfer/state-mac
 import type { StreamConsensus } from '../../../framework/stream-transfer/stream-node.js';
 import { RaftSimCluster } from '../../../framework/testing/raft-sim/raft-sim-cluster.js';
 import type { LinkConditions } from '../../../framework/testing/sim/network.js';
-import type { SeededRng } from '../../../framework/testing/sim/seeded-rng.js';
+import type { SeededRng } from '../../../framework/conformance/seeded-rng.js';
 import type { RaftTuning } from '../../../plugins/raft/driver/options.js';
 import { RaftConsensus } from '../../../plugins/raft/driver/raft-consensus.js';
 import { MemoryRaftStorage } from '../../../plugins/raft/storage/memory-storage.js';

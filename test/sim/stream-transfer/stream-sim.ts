@@ -14,7 +14,7 @@ import { NodeLease } from '../../../framework/stream-transfer/node-lease.js';
 import { DEFAULT_NODE_LIVENESS_OPTIONS } from '../../../framework/stream-transfer/node-liveness.js';
 import { StreamNode } from '../../../framework/stream-transfer/stream-node.js';
 import { SimDisk } from '../../../framework/testing/sim/disk.js';
-import { SeededRng } from '../../../framework/testing/sim/seeded-rng.js';
+import { SeededRng } from '../../../framework/conformance/seeded-rng.js';
 import { MemoryObjectStore } from '../../../plugins/memory/memory-object-store.js';
 import type { StreamMetadataBackend, Undo } from './metadata-backend.js';
 import { latentStore } from './latent-store.js';

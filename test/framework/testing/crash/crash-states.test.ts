@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { DurableFiles } from '../../../../framework/kernel/durable-files.js';
 import { CrashModel, type CrashImage } from '../../../../framework/testing/crash/crash-states.js';
 import { RecordingFileSystem } from '../../../../framework/testing/crash/recording-file-system.js';
-import { SeededRng } from '../../../../framework/testing/sim/seeded-rng.js';
+import { SeededRng } from '../../../../framework/conformance/seeded-rng.js';
 import { makeTempDir } from '../../../../framework/testing/temp-dir.js';
 
 const text = (s: string) => new TextEncoder().encode(s);

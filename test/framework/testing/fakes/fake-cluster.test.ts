@@ -6,8 +6,8 @@ import {
   type Leadership,
 } from '../../../../framework/contracts/metadata-consensus.js';
 import { FakeCluster } from '../../../../framework/testing/fakes/fake-cluster.js';
-import { kvStateMachine } from '../../../../framework/testing/fakes/kv-state-machine.js';
-import { VirtualClock } from '../../../../framework/testing/sim/virtual-clock.js';
+import { kvStateMachine } from '../../../../framework/conformance/kv-state-machine.js';
+import { VirtualClock } from '../../../../framework/conformance/virtual-clock.js';
 
 function setup() {
   const clock = new VirtualClock();

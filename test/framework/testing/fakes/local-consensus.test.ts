@@ -9,8 +9,8 @@ import { LocalConsensus } from '../../../../framework/testing/fakes/local-consen
 import {
   kvStateMachine,
   type KvCommand,
-} from '../../../../framework/testing/fakes/kv-state-machine.js';
-import { VirtualClock } from '../../../../framework/testing/sim/virtual-clock.js';
+} from '../../../../framework/conformance/kv-state-machine.js';
+import { VirtualClock } from '../../../../framework/conformance/virtual-clock.js';
 
 const put = (key: string, value: string): KvCommand => ({ op: 'put', key, value });
 

@@ -1,15 +1,15 @@
 import test from 'ava';
-import type { KvCommand, KvResult } from '../../../../framework/testing/fakes/kv-state-machine.js';
+import type { KvCommand, KvResult } from '../../../../framework/conformance/kv-state-machine.js';
 import {
   checkLinearizability,
   describeIllegal,
-} from '../../../../framework/testing/linearizability/checker.js';
+} from '../../../../framework/conformance/linearizability/checker.js';
 import {
   HistoryRecorder,
   type Operation,
-} from '../../../../framework/testing/linearizability/history.js';
-import { kvRegisterModel } from '../../../../framework/testing/linearizability/kv-register-model.js';
-import { SeededRng } from '../../../../framework/testing/sim/seeded-rng.js';
+} from '../../../../framework/conformance/linearizability/history.js';
+import { kvRegisterModel } from '../../../../framework/conformance/linearizability/kv-register-model.js';
+import { SeededRng } from '../../../../framework/conformance/seeded-rng.js';
 
 type Op = Operation<KvCommand, KvResult>;
 

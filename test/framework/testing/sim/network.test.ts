@@ -4,8 +4,8 @@ import {
   type PeerMessage,
 } from '../../../../framework/contracts/peer-transport.js';
 import { SimNetwork, type LinkConditions } from '../../../../framework/testing/sim/network.js';
-import { SeededRng } from '../../../../framework/testing/sim/seeded-rng.js';
-import { VirtualClock, flushMicrotasks } from '../../../../framework/testing/sim/virtual-clock.js';
+import { SeededRng } from '../../../../framework/conformance/seeded-rng.js';
+import { VirtualClock, flushMicrotasks } from '../../../../framework/conformance/virtual-clock.js';
 
 function setup(defaults: Partial<LinkConditions> = {}, seed = 7) {
   const clock = new VirtualClock();

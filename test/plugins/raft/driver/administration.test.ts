@@ -1,5 +1,5 @@
 import test from 'ava';
-import type { KvCommand } from '../../../../framework/testing/fakes/kv-state-machine.js';
+import type { KvCommand } from '../../../../framework/conformance/kv-state-machine.js';
 import { RAFT_SNAPSHOT_FORMAT } from '../../../../plugins/raft/driver/raft-admin.js';
 import { MemoryRaftStorage } from '../../../../plugins/raft/storage/memory-storage.js';
 import { imageOfPieces } from '../../../../plugins/raft/storage/snapshot-image.js';

@@ -5,8 +5,8 @@ import {
   type KvCommand,
   type KvResult,
   type KvState,
-} from '../../../../framework/testing/fakes/kv-state-machine.js';
-import type { VirtualClock } from '../../../../framework/testing/sim/virtual-clock.js';
+} from '../../../../framework/conformance/kv-state-machine.js';
+import type { VirtualClock } from '../../../../framework/conformance/virtual-clock.js';
 import type { RaftTuning } from '../../../../plugins/raft/driver/options.js';
 import { SimCluster } from '../support/sim-cluster.js';
 

@@ -1,10 +1,10 @@
 import test from 'ava';
 import { NotAppendedError, OutcomeUnknownError, ReadUnavailableError } from '../../../../framework/contracts/metadata-consensus.js';
-import type { KvCommand, KvResult } from '../../../../framework/testing/fakes/kv-state-machine.js';
-import { checkLinearizability, describeIllegal } from '../../../../framework/testing/linearizability/checker.js';
-import { HistoryRecorder } from '../../../../framework/testing/linearizability/history.js';
-import { kvRegisterModel } from '../../../../framework/testing/linearizability/kv-register-model.js';
-import { SeededRng } from '../../../../framework/testing/sim/seeded-rng.js';
+import type { KvCommand, KvResult } from '../../../../framework/conformance/kv-state-machine.js';
+import { checkLinearizability, describeIllegal } from '../../../../framework/conformance/linearizability/checker.js';
+import { HistoryRecorder } from '../../../../framework/conformance/linearizability/history.js';
+import { kvRegisterModel } from '../../../../framework/conformance/linearizability/kv-register-model.js';
+import { SeededRng } from '../../../../framework/conformance/seeded-rng.js';
 import { SimCluster } from '../support/sim-cluster.js';
 import { piecewiseKv } from '../support/piecewise-kv.js';
 

@@ -1,6 +1,6 @@
 import test from 'ava';
-import type { KvCommand, KvState } from '../../../../framework/testing/fakes/kv-state-machine.js';
-import { kvStateMachine } from '../../../../framework/testing/fakes/kv-state-machine.js';
+import type { KvCommand, KvState } from '../../../../framework/conformance/kv-state-machine.js';
+import { kvStateMachine } from '../../../../framework/conformance/kv-state-machine.js';
 import { RaftSimCluster } from '../../../../framework/testing/raft-sim/raft-sim-cluster.js';
 import { SimDisk } from '../../../../framework/testing/sim/disk.js';
 import type { Entry, Snapshot } from '../../../../plugins/raft/core/types.js';

@@ -2,7 +2,7 @@ import test from 'ava';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CorruptRecordError } from '../../../../framework/contracts/errors.js';
-import { SeededRng } from '../../../../framework/testing/sim/seeded-rng.js';
+import { SeededRng } from '../../../../framework/conformance/seeded-rng.js';
 import { SimDisk } from '../../../../framework/testing/sim/disk.js';
 import { makeTempDir } from '../../../../framework/testing/temp-dir.js';
 import type { Entry, HardState, Snapshot } from '../../../../plugins/raft/core/types.js';

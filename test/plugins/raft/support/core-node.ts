@@ -8,7 +8,7 @@ import type {
   Message,
   Ready,
 } from '../../../../plugins/raft/core/types.js';
-import { SeededRng } from '../../../../framework/testing/sim/seeded-rng.js';
+import { SeededRng } from '../../../../framework/conformance/seeded-rng.js';
 
 /** What the test state machine snapshots: the applied index and the hash chain up to it. */
 export interface DigestState {

@@ -2,7 +2,7 @@ import { testPeerAuthenticator } from '../../../support/peer-auth.js';
 import Koa from 'koa';
 import type Router from '@koa/router';
 import type { Server } from 'node:http';
-import { kvStateMachine, type KvCommand, type KvResult, type KvState } from '../../../../framework/testing/fakes/kv-state-machine.js';
+import { kvStateMachine, type KvCommand, type KvResult, type KvState } from '../../../../framework/conformance/kv-state-machine.js';
 import { SystemClock } from '../../../../framework/kernel/system-clock.js';
 import { SystemRng } from '../../../../framework/kernel/system-rng.js';
 import { RaftConsensus } from '../../../../plugins/raft/driver/raft-consensus.js';

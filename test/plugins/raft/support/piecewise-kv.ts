@@ -4,7 +4,7 @@ import {
   type KvCommand,
   type KvResult,
   type KvState,
-} from '../../../../framework/testing/fakes/kv-state-machine.js';
+} from '../../../../framework/conformance/kv-state-machine.js';
 
 /**
  * The kv register with `capture` and `assemble`: a snapshot is a head piece (position, voters,

@@ -1,4 +1,4 @@
-import { SeededRng } from '../../../../framework/testing/sim/seeded-rng.js';
+import { SeededRng } from '../../../../framework/conformance/seeded-rng.js';
 import type { Message } from '../../../../plugins/raft/core/types.js';
 import { CoreNode } from './core-node.js';
 import { fmtEntries, fmtMessage, fmtReady } from './format.js';

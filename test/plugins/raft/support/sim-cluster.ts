@@ -4,7 +4,7 @@ import {
   type KvCommand,
   type KvResult,
   type KvState,
-} from '../../../../framework/testing/fakes/kv-state-machine.js';
+} from '../../../../framework/conformance/kv-state-machine.js';
 import { RaftSimCluster } from '../../../../framework/testing/raft-sim/raft-sim-cluster.js';
 import type { LinkConditions } from '../../../../framework/testing/sim/network.js';
 import { RaftConsensus } from '../../../../plugins/raft/driver/raft-consensus.js';

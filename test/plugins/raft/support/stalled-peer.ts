@@ -1,6 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import type { Timer } from '../../../../framework/contracts/clock.js';
-import { VirtualClock } from '../../../../framework/testing/sim/virtual-clock.js';
+import { VirtualClock } from '../../../../framework/conformance/virtual-clock.js';
 import { HttpPeerTransport, RAFT_HTTP_BASE } from '../../../../plugins/raft/transport-http.js';
 import { peerHeaders } from '../../../support/peer-auth.js';
 import { listen } from './http-cluster.js';

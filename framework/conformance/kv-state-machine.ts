@@ -2,8 +2,8 @@ import type {
   ApplyContext,
   LogPosition,
   StateMachine,
-} from '../../contracts/metadata-consensus.js';
-import type { MemberId } from '../../contracts/peer-transport.js';
+} from '../contracts/metadata-consensus.js';
+import type { MemberId } from '../contracts/peer-transport.js';
 
 /**
  * A small key-value register state machine: what the consensus conformance suite and the

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import type { IdentitySupplier } from '../contracts/identity-supplier.js';
 import { InvalidIdentityError, OPERATION_ID_PATTERN } from '../contracts/identity-supplier.js';
 import type { Rng } from '../contracts/rng.js';
-import { SeededRng } from './sim/seeded-rng.js';
+import { SeededRng } from './seeded-rng.js';
 
 /** The contract's rule for an operation identity, re-exported for suites and tests. */
 export const IDEMPOTENCY_KEY_PATTERN = OPERATION_ID_PATTERN;

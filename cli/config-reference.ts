@@ -5,8 +5,8 @@ import { fileURLToPath } from 'node:url';
 import type { Plugin } from '../framework/kernel/plugin.js';
 import type { HostConfigShape } from '../framework/kernel/config-check.js';
 import { keyTable } from '../framework/kernel/config-reference.js';
-import { authorityNodeConfigShape } from './authority-node/host.js';
-import { streamNodeConfigShape } from './stream-node/host.js';
+import { authorityNodeConfigShape } from '../hosts/authority-node/host.js';
+import { streamNodeConfigShape } from '../hosts/stream-node/host.js';
 
 /** Where the reference is kept, in the source tree (this runs from dist/hosts). */
 export const CONFIG_REFERENCE = fileURLToPath(new URL('../../docs/configuration.md', import.meta.url));

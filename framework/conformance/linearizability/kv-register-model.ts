@@ -1,4 +1,4 @@
-import type { KvCommand, KvResult } from '../fakes/kv-state-machine.js';
+import type { KvCommand, KvResult } from '../kv-state-machine.js';
 import type { Operation } from './history.js';
 import type { Model } from './model.js';
 

@@ -15,12 +15,12 @@ import {
   type KvCommand,
   type KvResult,
   type KvState,
-} from './fakes/kv-state-machine.js';
+} from './kv-state-machine.js';
 import { checkLinearizability, describeIllegal } from './linearizability/checker.js';
 import { HistoryRecorder } from './linearizability/history.js';
 import { kvRegisterModel } from './linearizability/kv-register-model.js';
-import { SeededRng } from './sim/seeded-rng.js';
-import { flushMicrotasks } from './sim/virtual-clock.js';
+import { SeededRng } from './seeded-rng.js';
+import { flushMicrotasks } from './virtual-clock.js';
 
 export type KvConsensus = MetadataConsensus<KvState, KvCommand, KvResult>;
 
