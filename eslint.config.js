@@ -3,6 +3,7 @@
 // through the injected Clock and Rng. Only the system implementations of those contracts may.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import { packageBoundaries } from './scripts/eslint-package-boundaries.js';
 
 const noAmbientTimeOrRandomness = [
   'error',
@@ -35,7 +36,7 @@ const noHandWrittenFiles = [
 ];
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'templates/**/files/**'] },
+  { ignores: ['**/dist/**', '**/node_modules/**', 'templates/**/files/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -61,10 +62,11 @@ export default tseslint.config(
       'framework/kernel/directory-lock.ts',
       // Test support (temp dirs, spawned servers, the crash harness materialising crash states): nothing durable.
       'framework/testing/**',
+      'framework/conformance/servers/**',
       // Build output of the dashboard bundle.
       'framework/dashboard/build-dashboard.ts',
       // Writes a generated reference document into the source tree.
-      'hosts/config-reference.ts',
+      'cli/config-reference.ts',
       // Writes a new project for a user (`baton new`), once, refusing to overwrite.
       'cli/scaffold/write-project.ts',
       // A child process's log file, appended by the child's stdout.
@@ -75,5 +77,12 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': noHandWrittenFiles,
     },
+  },
+  // Every folder with a package.json is a package: it reaches another only by its name and its
+  // public exports, never by a relative path into the other's folder nor by its internal/* modules.
+  {
+    files: ['framework/**/*.ts', 'plugins/**/*.ts', 'hosts/**/*.ts', 'cli/**/*.ts'],
+    plugins: { baton: packageBoundaries },
+    rules: { 'baton/package-boundaries': 'error' },
   },
 );

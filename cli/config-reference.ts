@@ -2,18 +2,16 @@
 // Writes docs/configuration.md from the hosts' zod schemas: `npm run config-reference`.
 import { writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import type { Plugin } from '../framework/kernel/plugin.js';
-import type { HostConfigShape } from '../framework/kernel/config-check.js';
-import { keyTable } from '../framework/kernel/config-reference.js';
-import { authorityNodeConfigShape } from '../hosts/authority-node/host.js';
-import { streamNodeConfigShape } from '../hosts/stream-node/host.js';
+import { type Plugin, type HostConfigShape, keyTable } from '@baton/kernel';
+import { authorityNodeConfigShape } from '@baton/host-authority-node';
+import { streamNodeConfigShape } from '@baton/host-stream-node';
 
-/** Where the reference is kept, in the source tree (this runs from dist/hosts). */
+/** Where the reference is kept, in the source tree (this runs from cli/dist). */
 export const CONFIG_REFERENCE = fileURLToPath(new URL('../../docs/configuration.md', import.meta.url));
 
 const HOSTS: { title: string; entry: string; shape: HostConfigShape }[] = [
-  { title: 'Stream node', entry: 'dist/hosts/stream-node/main.js', shape: streamNodeConfigShape() },
-  { title: 'Authority node', entry: 'dist/hosts/authority-node/main.js', shape: authorityNodeConfigShape() },
+  { title: 'Stream node', entry: 'hosts/stream-node/dist/main.js', shape: streamNodeConfigShape() },
+  { title: 'Authority node', entry: 'hosts/authority-node/dist/main.js', shape: authorityNodeConfigShape() },
 ];
 
 /** The whole reference, as markdown: each host's keys and sections, then every plugin's options. */

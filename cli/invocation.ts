@@ -8,9 +8,9 @@ import type { CliContext } from './context.js';
  * checkout (npm runs a project's own bin by name); otherwise node with the entry point's path.
  */
 export function batonInvocation(ctx: Pick<CliContext, 'cwd' | 'env' | 'pkg'>): string {
-  const main = join(ctx.pkg.root, 'dist', 'cli', 'main.js');
+  const main = join(ctx.pkg.cli, 'dist', 'main.js');
   if (pathLeadsTo(ctx.env.PATH ?? '', main)) return 'baton';
-  const inside = relative(ctx.pkg.root, ctx.cwd);
+  const inside = ctx.pkg.checkout === undefined ? '..' : relative(ctx.pkg.checkout, ctx.cwd);
   if (!inside.startsWith('..') && !isAbsolute(inside)) return 'npx baton';
   return `node ${main}`;
 }

@@ -1,5 +1,5 @@
 import { stringify as toYaml } from 'yaml';
-import { BatonError } from '../framework/contracts/errors.js';
+import { BatonError } from '@baton/contracts';
 import { CliError, FailedError } from './cli-errors.js';
 
 /** Where output goes; process.stdout/stderr in the command, string buffers in tests. */

@@ -1,4 +1,4 @@
-import type { Clock } from '../framework/contracts/clock.js';
+import type { Clock } from '@baton/contracts';
 
 export interface PollOptions {
   clock: Clock;

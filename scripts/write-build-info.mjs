@@ -1,4 +1,4 @@
-// Records which commit a build was made from in dist/build-info.json, so a running member can
+// Records which commit a build was made from in framework/http/dist/build-info.json (the package that reports it), so a running member can
 // say so (its member report, baton_build_info) without asking git at run time. Run by
 // `npm run build`; outside a git checkout, or without git, the build is "unknown".
 import { execFileSync } from 'node:child_process';
@@ -12,6 +12,6 @@ try {
 } catch {
   // Not a checkout (a packed release, a copy): the build stays unknown.
 }
-const dist = new URL('../dist/', import.meta.url);
+const dist = new URL('../framework/http/dist/', import.meta.url);
 mkdirSync(dist, { recursive: true });
 writeFileSync(new URL('build-info.json', dist), `${JSON.stringify({ build })}\n`);

@@ -8,26 +8,26 @@
 // the time the source refuses the authority's writes (503 with Retry-After), per transfer. The
 // probes wait at the target for the serial they need (answered on the replica's apply).
 import { performance } from 'node:perf_hooks';
-import { AuditProjection } from '../../framework/authority-transfer/audit-projection.js';
-import { ChangeFeed } from '../../framework/authority-transfer/change-feed.js';
-import { AppliedWaits } from '../../framework/authority-transfer/applied-waits.js';
-import { FeedReplicas } from '../../framework/authority-transfer/feed-replicas.js';
-import { FreezeAcknowledger } from '../../framework/authority-transfer/freeze-acknowledger.js';
-import { datacenterFrontier, type FrontierProbe } from '../../framework/authority-transfer/frontier-probe.js';
-import type { OwnershipCommand, OwnershipResult, OwnershipState } from '../../framework/authority-transfer/ownership.js';
-import { OwnershipStateMachine } from '../../framework/authority-transfer/ownership-state-machine.js';
-import { PlannedTransferEngine } from '../../framework/authority-transfer/planned-transfer-engine.js';
-import type { SourcePositions } from '../../framework/authority-transfer/source-positions.js';
-import { AuthorityFrozenError } from '../../framework/authority-transfer/transfer-errors.js';
-import { HomeCatchUp } from '../../framework/authority-transfer/home-catch-up.js';
-import { WriteFence } from '../../framework/authority-transfer/write-fence.js';
-import { createSilentLogger } from '../../framework/kernel/pino-logger.js';
-import { SystemClock } from '../../framework/kernel/system-clock.js';
-import { SimNetwork } from '../../framework/testing/sim/network.js';
-import { SeededRng } from '../../framework/conformance/seeded-rng.js';
-import { MemoryAuditStore } from '../../plugins/memory/memory-audit-store.js';
-import { RaftConsensus } from '../../plugins/raft/driver/raft-consensus.js';
-import { MemoryRaftStorage } from '../../plugins/raft/storage/memory-storage.js';
+import { AuditProjection } from '@baton/authority-transfer/internal/audit-projection.js';
+import { ChangeFeed } from '@baton/authority-transfer/internal/change-feed.js';
+import { AppliedWaits } from '@baton/authority-transfer/internal/applied-waits.js';
+import { FeedReplicas } from '@baton/authority-transfer/internal/feed-replicas.js';
+import { FreezeAcknowledger } from '@baton/authority-transfer/internal/freeze-acknowledger.js';
+import { datacenterFrontier, type FrontierProbe } from '@baton/authority-transfer/internal/frontier-probe.js';
+import type { OwnershipCommand, OwnershipResult, OwnershipState } from '@baton/authority-transfer/internal/ownership.js';
+import { OwnershipStateMachine } from '@baton/authority-transfer/internal/ownership-state-machine.js';
+import { PlannedTransferEngine } from '@baton/authority-transfer/internal/planned-transfer-engine.js';
+import type { SourcePositions } from '@baton/authority-transfer/internal/source-positions.js';
+import { AuthorityFrozenError } from '@baton/authority-transfer/internal/transfer-errors.js';
+import { HomeCatchUp } from '@baton/authority-transfer/internal/home-catch-up.js';
+import { WriteFence } from '@baton/authority-transfer/internal/write-fence.js';
+import { createSilentLogger } from '@baton/plugin-pino/internal/pino-logger.js';
+import { SystemClock } from '@baton/kernel/internal/system-clock.js';
+import { SimNetwork } from '@baton/testing/internal/sim/network.js';
+import { SeededRng } from '@baton/conformance/internal/seeded-rng.js';
+import { MemoryAuditStore } from '@baton/plugin-memory/internal/memory-audit-store.js';
+import { RaftConsensus } from '@baton/plugin-raft/internal/driver/raft-consensus.js';
+import { MemoryRaftStorage } from '@baton/plugin-raft/internal/storage/memory-storage.js';
 
 const clock = new SystemClock();
 const log = createSilentLogger();

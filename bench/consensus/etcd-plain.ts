@@ -2,7 +2,7 @@
 // quorum: etcd fsyncs its WAL before it acknowledges). The client is given every member's
 // endpoint, as a deployment would; followers forward puts to the leader.
 import { Etcd3 } from 'etcd3';
-import type { EtcdCluster } from '../../framework/testing/etcd-server.js';
+import type { EtcdCluster } from '@baton/conformance/internal/servers/etcd-server.js';
 import { runLoad, type LoadSummary } from './load.js';
 
 export async function benchPlainEtcd(cluster: EtcdCluster, concurrencies: number[], seconds: number): Promise<LoadSummary[]> {

@@ -1,13 +1,13 @@
 // Setup (d): the plugins/etcd consensus (EtcdConsensus), three members sharing one log in the same
 // etcd cluster as (c); proposals go to the member that leads. Each proposal is an etcd
 // transaction appending one log entry, then applied when the member sees it come back.
-import { createSilentLogger } from '../../framework/kernel/pino-logger.js';
-import { SystemClock } from '../../framework/kernel/system-clock.js';
-import type { EtcdCluster } from '../../framework/testing/etcd-server.js';
-import { kvStateMachine, type KvCommand, type KvResult, type KvState } from '../../framework/conformance/kv-state-machine.js';
-import { SeededRng } from '../../framework/conformance/seeded-rng.js';
-import { EtcdConsensus } from '../../plugins/etcd/etcd-consensus.js';
-import { etcdConsensusOptions } from '../../plugins/etcd/options.js';
+import { createSilentLogger } from '@baton/plugin-pino/internal/pino-logger.js';
+import { SystemClock } from '@baton/kernel/internal/system-clock.js';
+import type { EtcdCluster } from '@baton/conformance/internal/servers/etcd-server.js';
+import { kvStateMachine, type KvCommand, type KvResult, type KvState } from '@baton/conformance/internal/kv-state-machine.js';
+import { SeededRng } from '@baton/conformance/internal/seeded-rng.js';
+import { EtcdConsensus } from '@baton/plugin-etcd/internal/etcd-consensus.js';
+import { etcdConsensusOptions } from '@baton/plugin-etcd/internal/options.js';
 import { runLoad, waitUntil, type LoadSummary } from './load.js';
 
 export async function benchEtcdPlugin(cluster: EtcdCluster, concurrencies: number[], seconds: number): Promise<LoadSummary[]> {

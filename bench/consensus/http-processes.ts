@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
-import { freeLoopbackPort } from '../../framework/testing/redis-server.js';
+import { freeLoopbackPort } from '@baton/conformance/internal/servers/redis-server.js';
 import type { LoadSummary } from './load.js';
 
 const MEMBER_SCRIPT = join(dirname(fileURLToPath(import.meta.url)), 'member.js');

@@ -3,19 +3,19 @@
 // reference. In one process there is no wire to serialise for (the receiving driver still checks
 // every message; entries are never mutated once created, so sharing them is safe). The proposal
 // queue is large so a bench's concurrency is refused by nothing but its own load.
-import type { StateMachine } from '../../framework/contracts/metadata-consensus.js';
-import type {
-  MemberId,
-  PeerHandlers,
-  PeerMessage,
-  PeerTransport,
-} from '../../framework/contracts/peer-transport.js';
-import { PeerUnreachableError } from '../../framework/contracts/peer-transport.js';
-import { createSilentLogger } from '../../framework/kernel/pino-logger.js';
-import { SystemClock } from '../../framework/kernel/system-clock.js';
-import { SystemRng } from '../../framework/kernel/system-rng.js';
-import { RaftConsensus } from '../../plugins/raft/driver/raft-consensus.js';
-import { MemoryRaftStorage } from '../../plugins/raft/storage/memory-storage.js';
+import type { StateMachine } from '@baton/contracts/internal/metadata-consensus.js';
+import {
+  type MemberId,
+  type PeerHandlers,
+  type PeerMessage,
+  type PeerTransport,
+  PeerUnreachableError,
+} from '@baton/contracts/internal/peer-transport.js';
+import { createSilentLogger } from '@baton/plugin-pino/internal/pino-logger.js';
+import { SystemClock } from '@baton/kernel/internal/system-clock.js';
+import { SystemRng } from '@baton/kernel/internal/system-rng.js';
+import { RaftConsensus } from '@baton/plugin-raft/internal/driver/raft-consensus.js';
+import { MemoryRaftStorage } from '@baton/plugin-raft/internal/storage/memory-storage.js';
 import { waitUntil } from './load.js';
 
 /** Delivers on the next microtask; requests (proposal forwarding, unused here) cross as JSON. */

@@ -6,7 +6,7 @@ import {
   type KvCommand,
   type KvResult,
   type KvState,
-} from '../../framework/conformance/kv-state-machine.js';
+} from '@baton/conformance/internal/kv-state-machine.js';
 import { startInProcessCluster } from './in-process-cluster.js';
 import { runLoad, type LoadSummary } from './load.js';
 

@@ -1,4 +1,4 @@
-import { PeerAuthenticator, peerSecretDigest } from '../../framework/http/peer-auth.js';
+import { PeerAuthenticator, peerSecretDigest } from '@baton/http/internal/peer-auth.js';
 // One voter of setup (b), run as its own process by http-processes.ts (forked, with an IPC
 // channel): plugins/raft with file storage in a directory, peers reached over HTTP on loopback.
 // Arguments: <self> <port> <peers as JSON {id: baseUrl}> <data dir>.
@@ -8,23 +8,23 @@ import { PeerAuthenticator, peerSecretDigest } from '../../framework/http/peer-a
 //          {type:'stop'} -> stops and exits.
 import { createServer } from 'node:http';
 import Koa from 'koa';
-import { createSilentLogger } from '../../framework/kernel/pino-logger.js';
-import { SystemClock } from '../../framework/kernel/system-clock.js';
-import { SystemRng } from '../../framework/kernel/system-rng.js';
+import { createSilentLogger } from '@baton/plugin-pino/internal/pino-logger.js';
+import { SystemClock } from '@baton/kernel/internal/system-clock.js';
+import { SystemRng } from '@baton/kernel/internal/system-rng.js';
 import {
   kvStateMachine,
   type KvCommand,
   type KvResult,
   type KvState,
-} from '../../framework/conformance/kv-state-machine.js';
-import { RaftConsensus } from '../../plugins/raft/driver/raft-consensus.js';
-import { DirectoryFiles } from '../../framework/kernel/byte-files.js';
-import { FileRaftStorage } from '../../plugins/raft/storage/file-storage.js';
-import { HttpPeerTransport } from '../../plugins/raft/transport-http.js';
+} from '@baton/conformance/internal/kv-state-machine.js';
+import { RaftConsensus } from '@baton/plugin-raft/internal/driver/raft-consensus.js';
+import { DirectoryFiles } from '@baton/kernel/internal/byte-files.js';
+import { FileRaftStorage } from '@baton/plugin-raft/internal/storage/file-storage.js';
+import { HttpPeerTransport } from '@baton/plugin-raft/internal/transport-http.js';
 import { runLoad } from './load.js';
 import { performance } from 'node:perf_hooks';
-import type { PeerTransport } from '../../framework/contracts/peer-transport.js';
-import type { RaftStorage } from '../../plugins/raft/storage/raft-storage.js';
+import type { PeerTransport } from '@baton/contracts/internal/peer-transport.js';
+import type { RaftStorage } from '@baton/plugin-raft/internal/storage/raft-storage.js';
 
 type Command =
   { type: 'status' } | { type: 'load'; concurrency: number; seconds: number } | { type: 'stop' };

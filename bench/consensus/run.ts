@@ -10,7 +10,7 @@
 // ETCD_BINARY selects the etcd executable, default /usr/bin/etcd; BENCH_SETUPS=ac runs only
 // (a) and (c)). A setup that fails is reported on stderr and the run exits 1.
 // Prints a human table, then one JSON line per setup and concurrency: {"bench":"consensus", ...}.
-import { EtcdCluster } from '../../framework/testing/etcd-server.js';
+import { EtcdCluster } from '@baton/conformance/internal/servers/etcd-server.js';
 import { benchEtcdPlugin } from './etcd-plugin.js';
 import { benchPlainEtcd } from './etcd-plain.js';
 import { benchHttpProcesses } from './http-processes.js';

@@ -16,12 +16,12 @@
 // Map of N records behind the same apply call and timing: what any map pays from 1k to 1M
 // (cache and TLB misses of a larger heap), so the ratio of `move` can be read against it.
 import { performance } from 'node:perf_hooks';
-import type { ApplyContext, StateMachine } from '../../framework/contracts/metadata-consensus.js';
-import { OwnershipStateMachine } from '../../framework/authority-transfer/ownership-state-machine.js';
-import type { OwnershipCommand, OwnershipState } from '../../framework/authority-transfer/ownership.js';
-import type { StreamCommand } from '../../framework/stream-transfer/commands.js';
-import { StreamStateMachine } from '../../framework/stream-transfer/state-machine.js';
-import type { StreamMetadata } from '../../framework/stream-transfer/stream-metadata.js';
+import type { ApplyContext, StateMachine } from '@baton/contracts/internal/metadata-consensus.js';
+import { OwnershipStateMachine } from '@baton/authority-transfer/internal/ownership-state-machine.js';
+import type { OwnershipCommand, OwnershipState } from '@baton/authority-transfer/internal/ownership.js';
+import type { StreamCommand } from '@baton/stream-transfer/internal/commands.js';
+import { StreamStateMachine } from '@baton/stream-transfer/internal/state-machine.js';
+import type { StreamMetadata } from '@baton/stream-transfer/internal/stream-metadata.js';
 import { percentile, sweepSizes, type ScaleRow } from './rows.js';
 
 const NODES = 10;

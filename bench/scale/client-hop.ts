@@ -10,7 +10,7 @@ import { Agent, request } from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { EtcdCluster } from '../../framework/testing/etcd-server.js';
+import { EtcdCluster } from '@baton/conformance/internal/servers/etcd-server.js';
 import { benchPlainEtcd } from '../consensus/etcd-plain.js';
 import { pollLeader, startMembers, stopMember, type Member } from '../consensus/http-processes.js';
 import { runLoad, type LoadSummary } from '../consensus/load.js';

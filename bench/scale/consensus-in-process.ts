@@ -9,10 +9,10 @@
 // BENCH_SCALE_AUTHORITIES_N the authorities' N when it must differ (a state machine without
 // `capture` copies its whole state at every snapshot, which at a million does not fit a run).
 import { performance } from 'node:perf_hooks';
-import type { StateMachine } from '../../framework/contracts/metadata-consensus.js';
-import { OwnershipStateMachine } from '../../framework/authority-transfer/ownership-state-machine.js';
-import { StreamStateMachine } from '../../framework/stream-transfer/state-machine.js';
-import { RaftConsensus } from '../../plugins/raft/driver/raft-consensus.js';
+import type { StateMachine } from '@baton/contracts/internal/metadata-consensus.js';
+import { OwnershipStateMachine } from '@baton/authority-transfer/internal/ownership-state-machine.js';
+import { StreamStateMachine } from '@baton/stream-transfer/internal/state-machine.js';
+import { RaftConsensus } from '@baton/plugin-raft/internal/driver/raft-consensus.js';
 import { startInProcessCluster } from '../consensus/in-process-cluster.js';
 import { waitUntil } from '../consensus/load.js';
 import { heapMb, largestSize, longestBlockMs, type ScaleRow } from './rows.js';

@@ -10,7 +10,7 @@ import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { startLocalStreamCluster } from '../../cli/local-cluster/local-stream-cluster.js';
+import { startLocalStreamCluster } from '@baton/cli/internal/local-cluster/local-stream-cluster.js';
 import { percentile, type ScaleRow } from './rows.js';
 
 const CONCURRENCY = 64;

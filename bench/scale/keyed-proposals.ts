@@ -2,7 +2,7 @@
 // storage), the kv register, the default snapshot interval and a full window (10,000 keys), at
 // concurrency 64 for 4 s: proposals/s and p99 without keys, then with a fresh key each. A window
 // that was cloned whole at every snapshot made keyed proposals cost several times plain ones.
-import { kvStateMachine, type KvCommand, type KvResult, type KvState } from '../../framework/conformance/kv-state-machine.js';
+import { kvStateMachine, type KvCommand, type KvResult, type KvState } from '@baton/conformance/internal/kv-state-machine.js';
 import { startInProcessCluster } from '../consensus/in-process-cluster.js';
 import { runLoad } from '../consensus/load.js';
 import type { ScaleRow } from './rows.js';

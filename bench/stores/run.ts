@@ -4,21 +4,21 @@
 // Run: npm run build && node dist/bench/stores/run.js   (BENCH_QUICK=1 for a short run)
 // Prints a human table, then one JSON line per benchmark: {"bench":"stores", ...}.
 import { performance } from 'node:perf_hooks';
-import type { AuditRecord, AuditStore } from '../../framework/contracts/audit-store.js';
-import type { ObjectStore } from '../../framework/contracts/object-store.js';
-import { createSilentLogger } from '../../framework/kernel/pino-logger.js';
-import { SystemClock } from '../../framework/kernel/system-clock.js';
-import { auditRecord } from '../../framework/conformance/audit-store-suite.js';
-import { RedisServer } from '../../framework/testing/redis-server.js';
-import { S3Server, S3_TEST_CREDENTIALS } from '../../framework/testing/s3-server.js';
-import { SeededRng } from '../../framework/conformance/seeded-rng.js';
-import { makeTempDir } from '../../framework/testing/temp-dir.js';
-import { FsAuditStore, FsObjectStore } from '../../plugins/fs/index.js';
-import { MemoryAuditStore, MemoryObjectStore } from '../../plugins/memory/index.js';
-import { s3ObjectStoreOptions } from '../../plugins/minio/options.js';
-import { S3ObjectStore } from '../../plugins/minio/s3-object-store.js';
-import { redisAuditStoreOptions } from '../../plugins/redis/options.js';
-import { RedisAuditStore } from '../../plugins/redis/redis-audit-store.js';
+import type { AuditRecord, AuditStore } from '@baton/contracts/internal/audit-store.js';
+import type { ObjectStore } from '@baton/contracts/internal/object-store.js';
+import { createSilentLogger } from '@baton/plugin-pino/internal/pino-logger.js';
+import { SystemClock } from '@baton/kernel/internal/system-clock.js';
+import { auditRecord } from '@baton/conformance/internal/audit-store-suite.js';
+import { RedisServer } from '@baton/conformance/internal/servers/redis-server.js';
+import { S3Server, S3_TEST_CREDENTIALS } from '@baton/testing/internal/s3-server.js';
+import { SeededRng } from '@baton/conformance/internal/seeded-rng.js';
+import { makeTempDir } from '@baton/testing/internal/temp-dir.js';
+import { FsAuditStore, FsObjectStore } from '@baton/plugin-fs/internal/index.js';
+import { MemoryAuditStore, MemoryObjectStore } from '@baton/plugin-memory/internal/index.js';
+import { s3ObjectStoreOptions } from '@baton/plugin-minio/internal/options.js';
+import { S3ObjectStore } from '@baton/plugin-minio/internal/s3-object-store.js';
+import { redisAuditStoreOptions } from '@baton/plugin-redis/internal/options.js';
+import { RedisAuditStore } from '@baton/plugin-redis/internal/redis-audit-store.js';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 /** Payload sizes and how many operations of each: enough for a stable p99, not a long wait. */

@@ -8,21 +8,21 @@
 // Also run by bench/stream-transfer/run.js. Prints a human table, then one JSON line.
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
-import { createSilentLogger } from '../../framework/kernel/pino-logger.js';
-import { SystemClock } from '../../framework/kernel/system-clock.js';
-import type { StreamCommand, StreamResult } from '../../framework/stream-transfer/commands.js';
-import { DiskWal } from '../../framework/stream-transfer/disk-wal.js';
-import { NotOwnerError } from '../../framework/stream-transfer/errors.js';
-import { HandoffWatcher } from '../../framework/stream-transfer/handoff-watcher.js';
-import { LivenessObserver } from '../../framework/stream-transfer/liveness-observer.js';
-import { MemoryWalDisk } from '../../framework/stream-transfer/memory-wal-disk.js';
-import type { StreamMetadata } from '../../framework/stream-transfer/model.js';
-import { NodeLease } from '../../framework/stream-transfer/node-lease.js';
-import { DEFAULT_NODE_LIVENESS_OPTIONS, type NodeLivenessOptions } from '../../framework/stream-transfer/node-liveness.js';
-import { StreamStateMachine } from '../../framework/stream-transfer/state-machine.js';
-import { StreamNode } from '../../framework/stream-transfer/stream-node.js';
-import { LocalConsensus } from '../../framework/testing/fakes/local-consensus.js';
-import { MemoryObjectStore } from '../../plugins/memory/memory-object-store.js';
+import { createSilentLogger } from '@baton/plugin-pino/internal/pino-logger.js';
+import { SystemClock } from '@baton/kernel/internal/system-clock.js';
+import type { StreamCommand, StreamResult } from '@baton/stream-transfer/internal/commands.js';
+import { DiskWal } from '@baton/stream-transfer/internal/disk-wal.js';
+import { NotOwnerError } from '@baton/stream-transfer/internal/errors.js';
+import { HandoffWatcher } from '@baton/stream-transfer/internal/handoff-watcher.js';
+import { LivenessObserver } from '@baton/stream-transfer/internal/liveness-observer.js';
+import { MemoryWalDisk } from '@baton/stream-transfer/internal/memory-wal-disk.js';
+import type { StreamMetadata } from '@baton/stream-transfer/internal/model.js';
+import { NodeLease } from '@baton/stream-transfer/internal/node-lease.js';
+import { DEFAULT_NODE_LIVENESS_OPTIONS, type NodeLivenessOptions } from '@baton/stream-transfer/internal/node-liveness.js';
+import { StreamStateMachine } from '@baton/stream-transfer/internal/state-machine.js';
+import { StreamNode } from '@baton/stream-transfer/internal/stream-node.js';
+import { LocalConsensus } from '@baton/testing/internal/fakes/local-consensus.js';
+import { MemoryObjectStore } from '@baton/plugin-memory/internal/memory-object-store.js';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const STREAMS = QUICK ? 200 : 1_000;

@@ -9,22 +9,22 @@
 // Prints a human table, then one JSON line: {"bench":"stream-transfer","measure":"http-appends",...}.
 import { Agent, request } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { BearerTokens } from '../../framework/http/auth.js';
-import { createHttpServer } from '../../framework/http/http-server.js';
-import { createSilentLogger } from '../../framework/kernel/pino-logger.js';
-import { SystemClock } from '../../framework/kernel/system-clock.js';
-import { SystemRng } from '../../framework/kernel/system-rng.js';
-import { createStreamApiApp } from '../../framework/stream-transfer/api.js';
-import type { StreamCommand, StreamResult } from '../../framework/stream-transfer/commands.js';
-import type { DataPlaneOptions } from '../../framework/stream-transfer/data-access.js';
-import { DiskWal } from '../../framework/stream-transfer/disk-wal.js';
-import { HandoffWatcher } from '../../framework/stream-transfer/handoff-watcher.js';
-import { MemoryWalDisk } from '../../framework/stream-transfer/memory-wal-disk.js';
-import type { StreamMetadata } from '../../framework/stream-transfer/model.js';
-import { StreamStateMachine } from '../../framework/stream-transfer/state-machine.js';
-import { StreamNode } from '../../framework/stream-transfer/stream-node.js';
-import { LocalConsensus } from '../../framework/testing/fakes/local-consensus.js';
-import { MemoryObjectStore } from '../../plugins/memory/memory-object-store.js';
+import { BearerTokens } from '@baton/http/internal/auth.js';
+import { createHttpServer } from '@baton/http/internal/http-server.js';
+import { createSilentLogger } from '@baton/plugin-pino/internal/pino-logger.js';
+import { SystemClock } from '@baton/kernel/internal/system-clock.js';
+import { SystemRng } from '@baton/kernel/internal/system-rng.js';
+import { createStreamApiApp } from '@baton/stream-transfer/internal/api.js';
+import type { StreamCommand, StreamResult } from '@baton/stream-transfer/internal/commands.js';
+import type { DataPlaneOptions } from '@baton/stream-transfer/internal/data-access.js';
+import { DiskWal } from '@baton/stream-transfer/internal/disk-wal.js';
+import { HandoffWatcher } from '@baton/stream-transfer/internal/handoff-watcher.js';
+import { MemoryWalDisk } from '@baton/stream-transfer/internal/memory-wal-disk.js';
+import type { StreamMetadata } from '@baton/stream-transfer/internal/model.js';
+import { StreamStateMachine } from '@baton/stream-transfer/internal/state-machine.js';
+import { StreamNode } from '@baton/stream-transfer/internal/stream-node.js';
+import { LocalConsensus } from '@baton/testing/internal/fakes/local-consensus.js';
+import { MemoryObjectStore } from '@baton/plugin-memory/internal/memory-object-store.js';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const ROUNDS = QUICK ? 2 : 5;

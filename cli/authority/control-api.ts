@@ -1,4 +1,4 @@
-import type { AuditRecord } from '../../framework/contracts/audit-store.js';
+import type { AuditRecord } from '@baton/contracts';
 import type { ConnectionTarget } from '../connection.js';
 
 /** The authority commands talk to an authority node's control listener (mode ha). */
@@ -27,8 +27,8 @@ export const controlPaths = {
  * What the control listener answers: the sealed audit record (seed 003, "The audit record") and
  * a transfer in flight (GET /availability/v1/transfers/{authority}), typed once by the node.
  */
-export type { AuditRecord } from '../../framework/contracts/audit-store.js';
-export type { TransferStatus } from '../../framework/authority-transfer/planned-transfer-engine.js';
+export type { AuditRecord } from '@baton/contracts';
+export type { TransferStatus } from '@baton/authority-transfer';
 
 /** The record as a few lines for a person. */
 export function auditLines(record: AuditRecord): string[] {

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { adminRequest } from '../admin-client.js';
-import { MAX_AUDIT_PAGE } from '../../framework/authority-transfer/audit-page.js';
+import { MAX_AUDIT_PAGE } from '@baton/authority-transfer';
 import { integerAtLeast } from '../arguments.js';
 import { shellWord } from '../shell-word.js';
 import { FailedError, HttpRefusal } from '../cli-errors.js';

@@ -1,4 +1,4 @@
-import { SystemClock } from '../../framework/kernel/system-clock.js';
+import { SystemClock } from '@baton/kernel';
 import { adminRequest } from '../admin-client.js';
 import type { Connection } from '../connection.js';
 import { controlPaths, type TransferStatus } from './control-api.js';

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { BackupVariant } from '../../framework/cluster/snapshot-file.js';
+import type { BackupVariant } from '@baton/cluster';
 import { connectionFailure, joinUrl } from '../admin-client.js';
 import { FailedError, UnreachableError, UsageError } from '../cli-errors.js';
 import { consensusApiOf, CONSENSUS_APIS, withConsensusOptions, type ConsensusApi } from '../consensus/consensus-api.js';

@@ -48,8 +48,8 @@ export function registerNew(program: Command, ctx: CliContext): void {
   host
     .option('--dir <path>', 'directory to generate into (default: ./NAME)')
     .option(
-      '--baton <spec>',
-      "how the generated package.json depends on Baton (default: file: with the path from the project to this Baton, relative)",
+      '--baton <range>',
+      'the version range the generated package.json asks for every @baton/* package (default: ^ this version)',
     )
     .option('-y, --yes', 'take the defaults for every choice not given, without asking')
     .addHelpText(
@@ -109,8 +109,8 @@ Example:
     )
     .option('--dir <path>', 'directory to generate into (default: ./NAME)')
     .option(
-      '--baton <spec>',
-      "how the generated package.json depends on Baton (default: file: with the path from the project to this Baton, relative)",
+      '--baton <range>',
+      'the version range the generated package.json asks for every @baton/* package (default: ^ this version)',
     )
     .addHelpText(
       'after',

@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { adminRequest } from '../admin-client.js';
 import { FailedError, HttpRefusal, UnreachableError } from '../cli-errors.js';
-import { processIsAlive } from '../../framework/kernel/directory-lock.js';
+import { processIsAlive } from '@baton/kernel';
 import { outputFor, type CliContext } from '../context.js';
 import { readClusterRecord } from '../local-cluster/cluster-record.js';
 import { controlRecordPath, type UpControlRecord } from '../local-cluster/control-server.js';

@@ -1,10 +1,9 @@
 import { access } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { lockDirectory, type DirectoryLock } from '../../framework/kernel/directory-lock.js';
-import { repairWal, type WalRepairReport } from '../../framework/stream-transfer/wal-repair.js';
-import type { WalEntry } from '../../framework/stream-transfer/wal.js';
-import { repairRaftLog, type RaftRepairReport } from '../../plugins/raft/storage/log-repair.js';
+import { lockDirectory, type DirectoryLock } from '@baton/kernel';
+import { repairWal, type WalRepairReport, type WalEntry } from '@baton/stream-transfer';
+import { repairRaftLog, type RaftRepairReport } from '@baton/plugin-raft';
 import { FailedError } from '../cli-errors.js';
 import { outputFor, type CliContext } from '../context.js';
 

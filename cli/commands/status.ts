@@ -8,7 +8,7 @@ import { ExitCode } from '../exit-codes.js';
 import type { HumanView, Output } from '../output.js';
 import { answeredPicture, stateOf, type ClusterStatus } from '../status/cluster-picture.js';
 import { table } from '../table.js';
-import { SystemClock } from '../../framework/kernel/system-clock.js';
+import { SystemClock } from '@baton/kernel';
 
 /** The addresses `baton up` gives each variant's first node, tried when nothing else is said. */
 const DEFAULT_URLS = ['http://127.0.0.1:7700', 'http://127.0.0.1:7601'];

@@ -1,11 +1,8 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { decodeBackup, BackupInvalidError, type BackupHeader, type BackupVariant } from '../../framework/cluster/snapshot-file.js';
-import { DirectoryFiles } from '../../framework/kernel/byte-files.js';
-import { durableFiles } from '../../framework/kernel/durable-files.js';
-import { RAFT_SNAPSHOT_FORMAT } from '../../plugins/raft/driver/raft-admin.js';
-import { FileRaftStorage } from '../../plugins/raft/storage/file-storage.js';
-import { imageOfPieces } from '../../plugins/raft/storage/snapshot-image.js';
+import { decodeBackup, BackupInvalidError, type BackupHeader, type BackupVariant } from '@baton/cluster';
+import { DirectoryFiles, durableFiles } from '@baton/kernel';
+import { RAFT_SNAPSHOT_FORMAT, FileRaftStorage, imageOfPieces } from '@baton/plugin-raft';
 import { FailedError } from '../cli-errors.js';
 
 /** Where a member's Raft storage lives under its data dir (both hosts' layout). */

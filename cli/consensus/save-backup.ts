@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { dirname } from 'node:path';
-import { backupHeaderSchema, type BackupHeader } from '../../framework/cluster/snapshot-file.js';
-import { durableFiles } from '../../framework/kernel/durable-files.js';
+import { backupHeaderSchema, type BackupHeader } from '@baton/cluster';
+import { durableFiles } from '@baton/kernel';
 import { FailedError } from '../cli-errors.js';
 
 /**

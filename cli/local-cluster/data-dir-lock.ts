@@ -1,4 +1,4 @@
-import { lockDirectory, DirectoryLockedError } from '../../framework/kernel/directory-lock.js';
+import { lockDirectory, DirectoryLockedError } from '@baton/kernel';
 import { FailedError } from '../cli-errors.js';
 
 /**

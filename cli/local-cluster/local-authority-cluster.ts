@@ -28,7 +28,7 @@ const PLACEMENT_KEY = 'baton-up-place-proj';
 
 export const authorityClusterVariant: LocalClusterVariant<LocalAuthorityNodeConfig> = {
   variant: 'authority',
-  entryPoint: fileURLToPath(new URL('../../hosts/authority-node/main.js', import.meta.url)),
+  entryPoint: fileURLToPath(import.meta.resolve('@baton/host-authority-node/main')),
   portKeys: AUTHORITY_PORT_KEYS,
   writeConfigs: writeAuthorityNodeConfigs,
   ready: readyAndPlaced,

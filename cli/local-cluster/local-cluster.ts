@@ -1,5 +1,5 @@
 import { memberIdsOf, withPeerSecrets } from './peer-credentials.js';
-import { SystemClock } from '../../framework/kernel/system-clock.js';
+import { SystemClock } from '@baton/kernel';
 import { FailedError, UsageError } from '../cli-errors.js';
 import {
   newAdminToken,

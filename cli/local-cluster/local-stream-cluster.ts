@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { StreamClient } from '../../framework/stream-transfer/client.js';
+import { StreamClient } from '@baton/stream-transfer';
 import { LOCAL_NODE_IDS } from './cluster-record.js';
 import {
   startLocalCluster,
@@ -15,7 +15,7 @@ export type LocalStreamCluster = LocalCluster<LocalNodeConfig>;
 /** Three stream nodes n1, n2, n3, one port each: the node's API, which carries Raft traffic too. */
 export const streamClusterVariant: LocalClusterVariant<LocalNodeConfig> = {
   variant: 'stream',
-  entryPoint: fileURLToPath(new URL('../../hosts/stream-node/main.js', import.meta.url)),
+  entryPoint: fileURLToPath(import.meta.resolve('@baton/host-stream-node/main')),
   portKeys: LOCAL_NODE_IDS,
   writeConfigs: writeStreamNodeConfigs,
   // Ready once every node answers and lists all three registered: any node then takes a create.

@@ -1,7 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { openSync, closeSync, readFileSync } from 'node:fs';
-import type { HostProcessReport } from '../../framework/kernel/host-process.js';
-import { SystemClock } from '../../framework/kernel/system-clock.js';
+import { type HostProcessReport, SystemClock } from '@baton/kernel';
 
 /** How long a node gets to stop after SIGTERM before it is killed. */
 const STOP_GRACE_MS = 20_000;

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { peerSecretDigest, type PeerAuthConfig } from '../../framework/http/peer-auth.js';
+import { peerSecretDigest, type PeerAuthConfig } from '@baton/http';
 
 /** A fresh member secret: 256 bits, printable. */
 export function newPeerSecret(): string {

@@ -1,5 +1,5 @@
 import { dirname } from 'node:path';
-import { durableFiles } from '../../framework/kernel/durable-files.js';
+import { durableFiles } from '@baton/kernel';
 
 /** Creates `dir` (and its parents) readable by its owner only; an existing one is narrowed to 0700. */
 export async function privateDirectory(dir: string): Promise<void> {

@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { join, relative, resolve } from 'node:path';
 import { FailedError, UsageError } from '../cli-errors.js';
 import type { BatonPackage } from './baton-package.js';
-import { dependencyVersions, type GeneratedProject } from './generate-plugin.js';
+import { withBatonDependencies } from './baton-dependencies.js';
+import { batonRange, dependencyVersions, type GeneratedProject } from './generate-plugin.js';
 import { HOST_VARIANTS, type HostPluginChoice, type HostVariant } from './host-variants.js';
 import { pascalCase, validateName } from './names.js';
 import type { Question } from './prompt.js';
@@ -48,7 +49,7 @@ export async function generateHost(
     log: { level: 'info' },
   };
   const values: Record<string, string> = {
-    ...dependencyVersions(pkg, dir, request.batonDependency),
+    ...dependencyVersions(pkg),
     name,
     className: pascalCase(name),
     variant: variant.name,
@@ -80,7 +81,7 @@ export async function generateHost(
   ];
   // config/host.json (and any file that repeats the token) is a secret of its owner.
   const rendered = (await renderLayers(layers, values)).map((file) => (file.content.includes(adminToken) ? { ...file, private: true } : file));
-  const files = await writeProject(dir, rendered);
+  const files = await writeProject(dir, withBatonDependencies(rendered, batonRange(pkg, request.batonDependency)));
   const where = relative(request.cwd, dir) || '.';
   return {
     kind: 'host',

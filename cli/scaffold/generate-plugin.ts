@@ -1,9 +1,10 @@
-import { join, relative, resolve, sep } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { UsageError } from '../cli-errors.js';
 import type { BatonPackage } from './baton-package.js';
 import { camelCase, pascalCase, validateName } from './names.js';
 import { PLUGIN_CONTRACTS, availableContracts, kebabCase, pluginClassName } from './plugin-contracts.js';
 import { renderLayers } from './template-files.js';
+import { withBatonDependencies } from './baton-dependencies.js';
 import { writeProject } from './write-project.js';
 
 export interface NewPluginRequest {
@@ -59,7 +60,7 @@ export async function generatePlugin(
   const fileName = kebabCase(className);
   const dir = resolve(request.cwd, request.dir ?? name);
   const values = {
-    ...dependencyVersions(pkg, dir, request.batonDependency),
+    ...dependencyVersions(pkg),
     name,
     pluginId: name,
     className,
@@ -75,7 +76,7 @@ export async function generatePlugin(
     join(pkg.templates, 'plugin', 'files', 'common'),
     join(pkg.templates, 'plugin', 'files', variant),
   ];
-  const files = await writeProject(dir, await renderLayers(layers, values));
+  const files = await writeProject(dir, withBatonDependencies(await renderLayers(layers, values), batonRange(pkg, request.batonDependency)));
   const where = relative(request.cwd, dir) || '.';
   return {
     kind: 'plugin',
@@ -93,20 +94,19 @@ export async function generatePlugin(
 
 /**
  * The versions a generated package.json asks for: the ones this Baton is built and tested with.
- * Baton itself is a `file:` path relative to the project (`file:../baton`), never this
- * machine's absolute path, so the project and its Baton checkout move together to another
- * machine or directory and still install.
+ * The @baton/* packages come from a registry like any dependency, at `batonRange`: a project
+ * never depends on a path of this machine, so it installs wherever it is copied.
  */
-export function dependencyVersions(
-  pkg: BatonPackage,
-  projectDir: string,
-  batonDependency?: string,
-): Record<string, string> {
+export function dependencyVersions(pkg: BatonPackage): Record<string, string> {
   return {
-    batonDependency: batonDependency ?? `file:${relative(projectDir, pkg.root).split(sep).join('/') || '.'}`,
     zodVersion: pkg.versionOf('zod'),
     avaVersion: pkg.versionOf('ava'),
     typescriptVersion: pkg.versionOf('typescript'),
     typesNodeVersion: pkg.versionOf('@types/node'),
   };
+}
+
+/** `--baton` when given, else compatible releases of this CLI's own version (`^0.1.0`). */
+export function batonRange(pkg: BatonPackage, requested?: string): string {
+  return requested ?? `^${pkg.version}`;
 }

@@ -46,7 +46,7 @@ const identityChoices: HostPluginChoice[] = [
 ].map(([key, exportName, summary]) => ({
   key,
   summary,
-  importFrom: 'baton/plugins/identity/index.js',
+  importFrom: '@baton/plugin-identity',
   exportName,
   config: {},
   testOptions: '{}',
@@ -74,7 +74,7 @@ export const HOST_VARIANTS: readonly HostVariant[] = [
           {
             key: 'single-member',
             summary: 'one voter, its log under data/consensus (durable across restarts, not replicated)',
-            importFrom: 'baton/hosts/authority-node/single-member-consensus.js',
+            importFrom: '@baton/host-authority-node',
             exportName: 'singleMemberConsensusPlugin',
             // On disk by default: ownership and epochs survive a restart of the generated host.
             config: { self: NODE_ID, dataDir: 'data/consensus' },
@@ -91,7 +91,7 @@ export const HOST_VARIANTS: readonly HostVariant[] = [
           {
             key: 'fs',
             summary: 'files under a local directory, fsynced (the embedded durable default)',
-            importFrom: 'baton/plugins/fs/plugins.js',
+            importFrom: '@baton/plugin-fs',
             exportName: 'fsAuditStorePlugin',
             config: { dir: 'data/audit' },
             testOptions: '{ dir: await tempDir(t) }',
@@ -99,7 +99,7 @@ export const HOST_VARIANTS: readonly HostVariant[] = [
           {
             key: 'memory',
             summary: 'process memory, gone on exit (tests, demos)',
-            importFrom: 'baton/plugins/memory/plugins.js',
+            importFrom: '@baton/plugin-memory',
             exportName: 'memoryAuditStorePlugin',
             config: {},
             testOptions: '{}',
@@ -107,7 +107,7 @@ export const HOST_VARIANTS: readonly HostVariant[] = [
           {
             key: 'redis',
             summary: 'Redis (needs a reachable server; the test spawns redis-server)',
-            importFrom: 'baton/plugins/redis/plugin.js',
+            importFrom: '@baton/plugin-redis',
             exportName: 'redisAuditStorePlugin',
             config: { url: 'redis://127.0.0.1:6379', keyPrefix: 'baton:' },
             testOptions: '{ url: await redisUrl(t) }',
@@ -150,7 +150,7 @@ export const HOST_VARIANTS: readonly HostVariant[] = [
             key: 'raft',
             summary:
               'Raft, this node its only voter, its log under data/raft (add voters and peers to grow)',
-            importFrom: 'baton/plugins/raft/plugin.js',
+            importFrom: '@baton/plugin-raft',
             exportName: 'raftConsensusPlugin',
             config: { member: STREAM_NODE_ID, voters: [STREAM_NODE_ID], dataDir: 'data/raft' },
             testOptions: `{ member: '${STREAM_NODE_ID}', voters: ['${STREAM_NODE_ID}'] }`,
@@ -166,7 +166,7 @@ export const HOST_VARIANTS: readonly HostVariant[] = [
           {
             key: 'fs',
             summary: 'files under a local directory, fsynced (the embedded durable default)',
-            importFrom: 'baton/plugins/fs/plugins.js',
+            importFrom: '@baton/plugin-fs',
             exportName: 'fsObjectStorePlugin',
             config: { dir: 'data/objects' },
             testOptions: '{ dir: await tempDir(t) }',
@@ -174,7 +174,7 @@ export const HOST_VARIANTS: readonly HostVariant[] = [
           {
             key: 'memory',
             summary: 'process memory, gone on exit (tests, demos)',
-            importFrom: 'baton/plugins/memory/plugins.js',
+            importFrom: '@baton/plugin-memory',
             exportName: 'memoryObjectStorePlugin',
             config: {},
             testOptions: '{}',

@@ -9,7 +9,7 @@ export interface PluginContract {
   /** The interface's name, appended to the plugin's class name. */
   title: string;
   summary: string;
-  /** The conformance suite the generated test runs: without it there is no template. */
+  /** The module of @baton/conformance with the suite the generated test runs. */
   suite: string;
   /** A template implemented with a trivial example (`--example`) exists for this contract. */
   example: boolean;
@@ -20,42 +20,42 @@ export const PLUGIN_CONTRACTS: readonly PluginContract[] = [
     name: 'object-store',
     title: 'ObjectStore',
     summary: 'durable bytes by key (where stream records live)',
-    suite: 'framework/testing/object-store-suite.ts',
+    suite: 'object-store-suite.js',
     example: false,
   },
   {
     name: 'audit-store',
     title: 'AuditStore',
     summary: "the durable audit trail of a member's authority transfers",
-    suite: 'framework/testing/audit-store-suite.ts',
+    suite: 'audit-store-suite.js',
     example: false,
   },
   {
     name: 'identity-supplier',
     title: 'IdentitySupplier',
     summary: 'opaque authority and operation identities for one ecosystem',
-    suite: 'framework/testing/identity-supplier-suite.ts',
+    suite: 'identity-supplier-suite.js',
     example: true,
   },
   {
     name: 'consensus',
     title: 'MetadataConsensus',
     summary: 'replicates the deterministic state machine of a variant',
-    suite: 'framework/testing/consensus-suite.ts',
+    suite: 'consensus-suite.js',
     example: false,
   },
 ];
 
 /**
- * The contracts that can be generated from this Baton: a template directory and the conformance
- * suite it wires in must both exist (a template whose suite is missing could not compile).
+ * The contracts that can be generated from this Baton: a template directory must exist, and the
+ * conformance suite it wires in too when @baton/conformance is here to look in (a template whose
+ * suite is missing could not compile). Without it installed the generated project brings its own.
  */
 export function availableContracts(pkg: BatonPackage): PluginContract[] {
   return PLUGIN_CONTRACTS.filter(
     (contract) =>
       existsSync(join(pkg.templates, 'plugin', 'files', contract.name)) &&
-      (existsSync(join(pkg.root, contract.suite)) ||
-        existsSync(join(pkg.root, 'dist', contract.suite.replace(/\.ts$/, '.js')))),
+      (pkg.conformance === undefined || existsSync(join(pkg.conformance, 'dist', contract.suite))),
   );
 }
 

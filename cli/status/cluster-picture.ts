@@ -1,4 +1,4 @@
-import type { ClusterStatus, MemberStatus } from '../../framework/cluster/schemas.js';
+import type { ClusterStatus, MemberStatus } from '@baton/cluster';
 import { adminRequest } from '../admin-client.js';
 import { FailedError, HttpRefusal, UnreachableError } from '../cli-errors.js';
 

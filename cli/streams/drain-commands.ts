@@ -7,8 +7,8 @@ import { agreedToMove } from '../confirm.js';
 import { outputFor, type CliContext } from '../context.js';
 import { progressView } from '../progress.js';
 import { pollUntil } from '../wait.js';
-import { SystemClock } from '../../framework/kernel/system-clock.js';
-import type { DrainProgress } from '../../framework/stream-transfer/progress.js';
+import { SystemClock } from '@baton/kernel';
+import type { DrainProgress } from '@baton/stream-transfer';
 import { STREAM_API, streamCall, streamClient } from './stream-api.js';
 import { DEFAULT_INTERVAL_MS, seconds } from './transfer-commands.js';
 

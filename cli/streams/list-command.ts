@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { connectionOf, withConnectionOptions } from '../connection.js';
 import { outputFor, type CliContext } from '../context.js';
 import { pageLines, withPageOptions, type PagedListing } from '../paged-listing.js';
-import { MAX_PAGE_LIMIT, type StreamSummary } from '../../framework/stream-transfer/listing.js';
+import { MAX_PAGE_LIMIT, type StreamSummary } from '@baton/stream-transfer';
 import { STREAM_API, streamCall, streamClient } from './stream-api.js';
 
 const streamListing: PagedListing<StreamSummary> = {

@@ -1,10 +1,9 @@
 import type { Command } from 'commander';
-import { MAX_NODE_SLOTS } from '../../framework/stream-transfer/model.js';
+import { MAX_NODE_SLOTS, type NodeStatus } from '@baton/stream-transfer';
 import { integerAtLeast } from '../arguments.js';
 import { connectionOf, withConnectionOptions } from '../connection.js';
 import { outputFor, type CliContext } from '../context.js';
 import { table } from '../table.js';
-import type { NodeStatus } from '../../framework/stream-transfer/progress.js';
 import { STREAM_API, streamCall, streamClient } from './stream-api.js';
 
 /** `baton streams nodes` and `baton streams nodes add`. */

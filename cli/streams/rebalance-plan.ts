@@ -1,4 +1,4 @@
-import type { PlanPreview } from '../../framework/stream-transfer/rebalance-listing.js';
+import type { PlanPreview } from '@baton/stream-transfer';
 import { table } from '../table.js';
 
 /**

@@ -7,8 +7,9 @@ import { outputFor, type CliContext } from '../context.js';
 import {
   MAX_READ_LIMIT,
   MAX_RECORDS_PER_APPEND,
-} from '../../framework/stream-transfer/data-router.js';
-import type { AppendAnswer, ReadAnswer } from '../../framework/stream-transfer/client.js';
+  type AppendAnswer,
+  type ReadAnswer,
+} from '@baton/stream-transfer';
 import { STREAM_API, streamCall, streamClient } from './stream-api.js';
 
 /** Body bytes per append request: half the API's body limit, leaving room for JSON escaping. */

@@ -4,8 +4,8 @@ import { FailedError, TimedOutError } from '../cli-errors.js';
 import { connectionOf, withConnectionOptions } from '../connection.js';
 import { outputFor, type CliContext } from '../context.js';
 import { pollUntil } from '../wait.js';
-import { SystemClock } from '../../framework/kernel/system-clock.js';
-import type { PendingTransfer } from '../../framework/stream-transfer/model.js';
+import { SystemClock } from '@baton/kernel';
+import type { PendingTransfer } from '@baton/stream-transfer';
 import { STREAM_API, streamCall, streamClient } from './stream-api.js';
 
 const DEFAULT_TIMEOUT_MS = 60_000;

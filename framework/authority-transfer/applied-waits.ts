@@ -1,6 +1,4 @@
-import type { Clock, Timer } from '../contracts/clock.js';
-import { BatonError } from '../contracts/errors.js';
-import type { MemberId } from '../contracts/peer-transport.js';
+import { type Clock, type Timer, BatonError, type MemberId } from '@baton/contracts';
 import type { FeedOrigin } from './change-feed.js';
 import type { AppliedPosition } from './feed-replicas.js';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { decimalQuery } from '../http/query-number.js';
+import { decimalQuery } from '@baton/http';
 import { auditRecordSchema } from './api-schemas.js';
 
 /** A page of an authority's audit holds this many records unless asked, and never more than the maximum. */

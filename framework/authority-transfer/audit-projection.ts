@@ -1,8 +1,12 @@
-import type { AuditRecord, AuditStore } from '../contracts/audit-store.js';
-import type { Clock, Timer } from '../contracts/clock.js';
-import type { Logger } from '../contracts/logger.js';
-import type { MetadataConsensus } from '../contracts/metadata-consensus.js';
-import type { MemberId } from '../contracts/peer-transport.js';
+import type {
+  AuditRecord,
+  AuditStore,
+  Clock,
+  Timer,
+  Logger,
+  MetadataConsensus,
+  MemberId,
+} from '@baton/contracts';
 import type { OwnershipCommand, OwnershipResult, OwnershipState } from './ownership.js';
 
 /** Acknowledgements per consensus entry, at most: keeps one entry small whatever the backlog. */

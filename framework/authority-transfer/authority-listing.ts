@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { decimalQuery } from '../http/query-number.js';
-import { keysAfter } from '../consensus/sorted-tree.js';
+import { decimalQuery } from '@baton/http';
+import { keysAfter } from '@baton/consensus';
 import type { Ownership, OwnershipState } from './ownership.js';
 import type { CatchUpView } from './catch-up-view.js';
 import { ownershipSchema } from './api-schemas.js';

@@ -1,33 +1,37 @@
 import { join } from 'node:path';
 import Router from '@koa/router';
-import type { AuditStore } from '../contracts/audit-store.js';
-import type { Clock } from '../contracts/clock.js';
-import type { IdentitySupplier } from '../contracts/identity-supplier.js';
-import type { Logger } from '../contracts/logger.js';
-import type { Rng } from '../contracts/rng.js';
-import { createApiApp } from '../http/api-app.js';
-import type { PeerAuthenticator } from '../http/peer-auth.js';
-import { BearerTokens } from '../http/auth.js';
-import { HttpServer, type BoundAddress } from '../http/http-server.js';
-import { BatonMetrics } from '../http/metrics.js';
-import { metricsRouter } from '../http/metrics-http.js';
-import type { Tracing } from '../http/tracing.js';
-import { consensusReadingOf, countStoreErrors } from '../http/metrics-sources.js';
-import { ApiDocument } from '../http/openapi.js';
-import { openApiRouter } from '../http/openapi-routes.js';
-import { serveRouter, type DocumentedRoutes } from '../http/routes.js';
-import type { Lifecycle } from '../kernel/plugin.js';
-import { healthRouter } from '../cluster/health-router.js';
-import { ConsensusReadiness, servingReadiness, type Readiness } from '../cluster/readiness.js';
-import { RecentTransfers } from '../cluster/recent-transfers.js';
-import { dashboardRouter } from '../dashboard/dashboard-router.js';
+import type { AuditStore, Clock, IdentitySupplier, Logger, Rng } from '@baton/contracts';
+import {
+  createApiApp,
+  type PeerAuthenticator,
+  BearerTokens,
+  HttpServer,
+  type BoundAddress,
+  BatonMetrics,
+  metricsRouter,
+  type Tracing,
+  consensusReadingOf,
+  countStoreErrors,
+  ApiDocument,
+  openApiRouter,
+  serveRouter,
+  type DocumentedRoutes,
+} from '@baton/http';
+import { type Lifecycle, DirectoryFiles } from '@baton/kernel';
+import {
+  healthRouter,
+  ConsensusReadiness,
+  servingReadiness,
+  type Readiness,
+  RecentTransfers,
+  consensusAdminRouter,
+} from '@baton/cluster';
+import { dashboardRouter } from '@baton/dashboard';
 import { AuditProjection, type OwnershipConsensus } from './audit-projection.js';
 import { ChangeFeed } from './change-feed.js';
 import { AUTHORITY_CLUSTER_PATH, authorityClusterRouter, authorityMemberReportRouter, type AuthorityClusterDeps } from './cluster-view.js';
 import { ADMIN_READ_SCOPE, ADMIN_WRITE_SCOPE, createControlRouter } from './control-router.js';
-import { consensusAdminRouter } from '../cluster/consensus-admin-router.js';
 import { FailoverCommands } from './failover-command.js';
-import { DirectoryFiles } from '../kernel/byte-files.js';
 import { AppliedWaits } from './applied-waits.js';
 import { FeedReplicas } from './feed-replicas.js';
 import { FeedReplicator } from './feed-replicator.js';

@@ -1,4 +1,4 @@
-import type { MemberId } from '../contracts/peer-transport.js';
+import type { MemberId } from '@baton/contracts';
 import type { ChangeFeed } from './change-feed.js';
 import type { FeedReplicas } from './feed-replicas.js';
 import type { Ownership } from './ownership.js';

@@ -1,4 +1,4 @@
-import type { Clock } from '../contracts/clock.js';
+import type { Clock } from '@baton/contracts';
 import { MAX_APPLIED_WAIT_MS } from './applied-waits.js';
 import type { FrontierProbe } from './frontier-probe.js';
 import { reprobeDelay, type ReprobeSchedule } from './reprobe-schedule.js';

@@ -1,6 +1,5 @@
-import type { Logger } from '../contracts/logger.js';
-import type { MemberId } from '../contracts/peer-transport.js';
-import { MemoryFiles, type ByteFiles } from '../kernel/byte-files.js';
+import type { Logger, MemberId } from '@baton/contracts';
+import { MemoryFiles, type ByteFiles } from '@baton/kernel';
 import { FeedLog } from './feed-log.js';
 import { FeedUnavailableError } from './transfer-errors.js';
 

@@ -1,13 +1,16 @@
 import type Router from '@koa/router';
-import { clusterStatusRouter, memberReportRouter } from '../cluster/cluster-routes.js';
-import { clusterStatus } from '../cluster/cluster-status.js';
-import { gatherMemberStatuses } from '../cluster/member-reports.js';
-import { memberReport } from '../cluster/member-report.js';
-import type { Readiness } from '../cluster/readiness.js';
-import type { RecentTransfers } from '../cluster/recent-transfers.js';
-import type { ClusterStatus } from '../cluster/schemas.js';
-import type { Clock } from '../contracts/clock.js';
-import type { ApiDocument } from '../http/openapi.js';
+import {
+  clusterStatusRouter,
+  memberReportRouter,
+  clusterStatus,
+  gatherMemberStatuses,
+  memberReport,
+  type Readiness,
+  type RecentTransfers,
+  type ClusterStatus,
+} from '@baton/cluster';
+import type { Clock } from '@baton/contracts';
+import type { ApiDocument } from '@baton/http';
 import type { OwnershipConsensus } from './audit-projection.js';
 import { ADMIN_READ_SCOPE } from './control-router.js';
 import type { HomeCatchUp } from './home-catch-up.js';

@@ -1,17 +1,20 @@
 import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import { z } from 'zod';
-import type { AuditStore } from '../contracts/audit-store.js';
-import type { AuthorityId, IdentitySupplier } from '../contracts/identity-supplier.js';
-import { requireScope } from '../http/auth.js';
-import { IDEMPOTENCY_KEY_HEADER, idempotencyKey } from '../http/idempotency-key.js';
-import { readValidBody } from '../http/json-body.js';
-import { validate } from '../http/validate.js';
-import type { ApiDocument, OperationSpec } from '../http/openapi.js';
-import { route } from '../http/openapi-routes.js';
-import { problems } from '../http/problem.js';
-import { principalOf } from '../http/state.js';
-import { SharedCatchUp } from '../consensus/shared-catch-up.js';
+import type { AuditStore, AuthorityId, IdentitySupplier } from '@baton/contracts';
+import {
+  requireScope,
+  IDEMPOTENCY_KEY_HEADER,
+  idempotencyKey,
+  readValidBody,
+  validate,
+  type ApiDocument,
+  type OperationSpec,
+  route,
+  problems,
+  principalOf,
+} from '@baton/http';
+import { SharedCatchUp } from '@baton/consensus';
 import {
   auditRecordSchema,
   membersSchema,

@@ -1,4 +1,4 @@
-import type { LogPosition } from '../contracts/metadata-consensus.js';
+import type { LogPosition } from '@baton/contracts';
 import type { OwnershipConsensus } from './audit-projection.js';
 import type { MemberTracker } from './member-tracker.js';
 import type { TransferAuthorityResult } from './ownership.js';

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { crc32 } from 'node:zlib';
-import { BatonError } from '../contracts/errors.js';
+import { BatonError } from '@baton/contracts';
 import type { FeedEntry } from './change-feed.js';
-import type { ByteFiles } from '../kernel/byte-files.js';
+import type { ByteFiles } from '@baton/kernel';
 
 const META = 'feed.meta';
 const SEGMENT = /^seg-(\d{16})\.log$/;

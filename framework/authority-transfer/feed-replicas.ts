@@ -1,6 +1,6 @@
-import type { MemberId } from '../contracts/peer-transport.js';
+import type { MemberId } from '@baton/contracts';
 import type { FeedEntry, FeedOrigin } from './change-feed.js';
-import { MemoryFiles, type ByteFiles } from '../kernel/byte-files.js';
+import { MemoryFiles, type ByteFiles } from '@baton/kernel';
 import { FeedLog } from './feed-log.js';
 
 /** How far this member has applied one peer's feed, in which incarnation of it. */

@@ -1,5 +1,4 @@
-import type { Clock, Timer } from '../contracts/clock.js';
-import type { Logger } from '../contracts/logger.js';
+import type { Clock, Timer, Logger } from '@baton/contracts';
 import type { FeedEntry } from './change-feed.js';
 import type { FeedReplicas } from './feed-replicas.js';
 import type { MemberTracker } from './member-tracker.js';

@@ -1,5 +1,4 @@
-import type { Clock, Timer } from '../contracts/clock.js';
-import type { Logger } from '../contracts/logger.js';
+import type { Clock, Timer, Logger } from '@baton/contracts';
 import type { OwnershipConsensus } from './audit-projection.js';
 import type { ChangeFeed } from './change-feed.js';
 import { intentsOf } from './ownership-index.js';

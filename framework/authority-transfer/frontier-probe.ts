@@ -1,4 +1,4 @@
-import { token } from '../contracts/token.js';
+import { token } from '@baton/contracts';
 import type { FeedOrigin } from './change-feed.js';
 
 export interface ProbeOptions {

@@ -1,6 +1,4 @@
-import type { Clock, Timer } from '../contracts/clock.js';
-import type { Logger } from '../contracts/logger.js';
-import type { MemberId } from '../contracts/peer-transport.js';
+import type { Clock, Timer, Logger, MemberId } from '@baton/contracts';
 import type { OwnershipConsensus } from './audit-projection.js';
 import type { FeedReplicas } from './feed-replicas.js';
 import type { FinalSerial, Ownership, OwnershipState } from './ownership.js';

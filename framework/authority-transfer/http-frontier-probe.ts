@@ -1,5 +1,4 @@
-import type { Clock } from '../contracts/clock.js';
-import type { MemberId } from '../contracts/peer-transport.js';
+import type { Clock, MemberId } from '@baton/contracts';
 import type { FeedOrigin } from './change-feed.js';
 import type { AppliedPosition } from './feed-replicas.js';
 import { datacenterFrontier, type FrontierProbe, type FrontierReading, type MemberReading, type ProbeOptions } from './frontier-probe.js';

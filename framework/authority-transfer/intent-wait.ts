@@ -1,4 +1,4 @@
-import type { Clock } from '../contracts/clock.js';
+import type { Clock } from '@baton/contracts';
 import type { OwnershipConsensus } from './audit-projection.js';
 import type { TransferIntent } from './ownership.js';
 

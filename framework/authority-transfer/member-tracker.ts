@@ -1,5 +1,4 @@
-import type { Clock } from '../contracts/clock.js';
-import type { MemberId } from '../contracts/peer-transport.js';
+import type { Clock, MemberId } from '@baton/contracts';
 import type { Roster } from './roster.js';
 
 export type MemberState = 'Alive' | 'Suspect' | 'Dead';

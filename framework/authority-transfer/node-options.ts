@@ -1,7 +1,5 @@
 import { z } from 'zod';
-import { bearerTokensSchema } from '../http/auth.js';
-import { admissionLimitsSchema } from '../http/connection-admission.js';
-import { listenerTlsSchema } from '../http/listener-tls.js';
+import { bearerTokensSchema, admissionLimitsSchema, listenerTlsSchema } from '@baton/http';
 
 const listener = z
   .object({

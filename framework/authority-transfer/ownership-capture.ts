@@ -1,7 +1,7 @@
-import type { StateAssembly, StateCapture } from '../contracts/metadata-consensus.js';
+import type { StateAssembly, StateCapture } from '@baton/contracts';
 import type { OwnershipState, PendingAudit, TransferIntent, Ownership } from './ownership.js';
 import { emptyOwnershipState, putIntent, putOwnership, putPending } from './ownership-index.js';
-import { readPieces, recordPieces, type RecordsPiece } from '../consensus/record-pieces.js';
+import { readPieces, recordPieces, type RecordsPiece } from '@baton/consensus';
 
 /** About this many records travel in one piece (an authority is ~60 bytes of JSON, an intent ~400). */
 export const OWNERSHIP_RECORDS_PER_PIECE = 1_000;

@@ -1,4 +1,4 @@
-import { sortedTree } from '../consensus/sorted-tree.js';
+import { sortedTree } from '@baton/consensus';
 import { unsettled, type Ownership, type OwnershipState, type PendingAudit, type TransferIntent } from './ownership.js';
 
 /** An empty ownership state, indexes included. */

@@ -1,4 +1,4 @@
-import type { ApplyContext, StateAssembly, StateCapture, StateMachine } from '../contracts/metadata-consensus.js';
+import type { ApplyContext, StateAssembly, StateCapture, StateMachine } from '@baton/contracts';
 import type {
   AckAuditResult,
   AckAuditCommand,
@@ -17,7 +17,7 @@ import { catchUpAfter, finalBarrier, finalsComplete, MAX_SETTLED_MEMBERS } from 
 import { dropIntent, dropPending, emptyOwnershipState, indexOwnership, putOwnership, putPending, restoreOwnership, snapshotOwnership } from './ownership-index.js';
 import { applyTransferLifecycle } from './transfer-lifecycle.js';
 import { assembleOwnership, captureOwnership } from './ownership-capture.js';
-import { updateValue } from '../consensus/sorted-tree.js';
+import { updateValue } from '@baton/consensus';
 
 /**
  * The replicated ownership state machine: authority -> home datacenter + fencing epoch, the

@@ -1,6 +1,5 @@
-import type { AuditRecord } from '../contracts/audit-store.js';
-import type { MemberId } from '../contracts/peer-transport.js';
-import type { SortedTree } from '../consensus/sorted-tree.js';
+import type { AuditRecord, MemberId } from '@baton/contracts';
+import type { SortedTree } from '@baton/consensus';
 import type { TransferRequest } from './transfer-plan.js';
 
 /**

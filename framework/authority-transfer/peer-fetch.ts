@@ -1,5 +1,5 @@
-import type { Clock } from '../contracts/clock.js';
-import { childSpan, traceHeaders } from '../http/tracing.js';
+import type { Clock } from '@baton/contracts';
+import { childSpan, traceHeaders } from '@baton/http';
 
 export interface PeerFetchOptions {
   clock: Clock;

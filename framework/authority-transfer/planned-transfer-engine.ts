@@ -1,8 +1,12 @@
-import type { AuditRecord, AuditStore } from '../contracts/audit-store.js';
-import type { Clock, Timer } from '../contracts/clock.js';
-import type { Logger } from '../contracts/logger.js';
-import { NotAppendedError } from '../contracts/metadata-consensus.js';
-import type { BatonMetrics } from '../http/metrics.js';
+import {
+  type AuditRecord,
+  type AuditStore,
+  type Clock,
+  type Timer,
+  type Logger,
+  NotAppendedError,
+} from '@baton/contracts';
+import type { BatonMetrics } from '@baton/http';
 import type { AuditProjection, OwnershipConsensus } from './audit-projection.js';
 import { awaitCatchUp } from './catch-up.js';
 import type { ChangeFeed } from './change-feed.js';

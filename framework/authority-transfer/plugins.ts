@@ -1,17 +1,15 @@
-import { AUDIT_STORE } from '../contracts/audit-store.js';
-import { CLOCK } from '../contracts/clock.js';
-import { IDENTITY_SUPPLIER } from '../contracts/identity-supplier.js';
-import { LOGGER } from '../contracts/logger.js';
-import { METADATA_CONSENSUS, STATE_MACHINE } from '../contracts/metadata-consensus.js';
-import { RNG } from '../contracts/rng.js';
-import { token } from '../contracts/token.js';
-import type { DocumentedRoutes } from '../http/routes.js';
-import { METRICS } from '../http/metrics.js';
-import { TRACING } from '../http/tracing.js';
-import { PEER_AUTH } from '../http/peer-auth-plugin.js';
-import { definePlugin, type Resolve } from '../kernel/plugin.js';
-import { resolveOptional } from '../kernel/resolve-optional.js';
-import { defineOptionlessPlugin } from '../kernel/optionless-plugin.js';
+import {
+  AUDIT_STORE,
+  CLOCK,
+  IDENTITY_SUPPLIER,
+  LOGGER,
+  METADATA_CONSENSUS,
+  STATE_MACHINE,
+  RNG,
+  token,
+} from '@baton/contracts';
+import { type DocumentedRoutes, METRICS, TRACING, PEER_AUTH } from '@baton/http';
+import { definePlugin, type Resolve, resolveOptional, defineOptionlessPlugin } from '@baton/kernel';
 import { AuthorityNode, type AuthorityNodeDeps } from './authority-node.js';
 import { FRONTIER_PROBE } from './frontier-probe.js';
 import { authorityNodeOptions, type AuthorityNodeOptions } from './node-options.js';

@@ -1,16 +1,23 @@
 import Router from '@koa/router';
 import { z } from 'zod';
-import { decimalQuery } from '../http/query-number.js';
-import type { IdentitySupplier } from '../contracts/identity-supplier.js';
+import {
+  decimalQuery,
+  requireScope,
+  assertPeerSender,
+  markPeerRoute,
+  requirePeer,
+  type PeerAuthenticator,
+  peekState,
+  HttpProblem,
+  problems,
+  retryAfter,
+  readValidBody,
+  type ApiDocument,
+  route,
+  validate,
+} from '@baton/http';
+import type { IdentitySupplier } from '@baton/contracts';
 import type { Context, Middleware } from 'koa';
-import { requireScope } from '../http/auth.js';
-import { assertPeerSender, markPeerRoute, requirePeer, type PeerAuthenticator } from '../http/peer-auth.js';
-import { peekState } from '../http/state.js';
-import { HttpProblem, problems, retryAfter } from '../http/problem.js';
-import { readValidBody } from '../http/json-body.js';
-import type { ApiDocument } from '../http/openapi.js';
-import { route } from '../http/openapi-routes.js';
-import { validate } from '../http/validate.js';
 import { appliedSerialSchema, feedPageSchema, writeResultSchema } from './api-schemas.js';
 import type { ChangeFeed, FeedOrigin } from './change-feed.js';
 import { AppliedWaitRefusedError, DEFAULT_APPLIED_WAIT_LIMITS, type AppliedWaits } from './applied-waits.js';

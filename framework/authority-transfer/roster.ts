@@ -1,4 +1,4 @@
-import type { MemberId } from '../contracts/peer-transport.js';
+import type { MemberId } from '@baton/contracts';
 
 /** One member as the roster knows it: the public address its peers reach it at. */
 export interface RosterMember {

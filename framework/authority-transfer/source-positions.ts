@@ -1,5 +1,4 @@
-import type { Clock } from '../contracts/clock.js';
-import type { MemberId } from '../contracts/peer-transport.js';
+import type { Clock, MemberId } from '@baton/contracts';
 import type { ChangeFeed } from './change-feed.js';
 import { fetchPeerJson } from './peer-fetch.js';
 import type { Roster } from './roster.js';

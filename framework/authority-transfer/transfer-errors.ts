@@ -1,4 +1,4 @@
-import { BatonError } from '../contracts/errors.js';
+import { BatonError } from '@baton/contracts';
 
 /**
  * The typed errors of the authority-transfer variant. Each carries the HTTP status the seed

@@ -1,4 +1,4 @@
-import type { ApplyContext } from '../contracts/metadata-consensus.js';
+import type { ApplyContext } from '@baton/contracts';
 import type {
   OwnershipState,
   RegisterTransferCommand,

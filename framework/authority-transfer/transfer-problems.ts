@@ -1,5 +1,4 @@
-import type { ProblemMapper } from '../http/problem-mapping.js';
-import { HttpProblem, retryAfter } from '../http/problem.js';
+import { type ProblemMapper, HttpProblem, retryAfter } from '@baton/http';
 import { TransferError } from './transfer-errors.js';
 
 /**

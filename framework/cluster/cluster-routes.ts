@@ -1,8 +1,6 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import { requireScope } from '../http/auth.js';
-import type { ApiDocument } from '../http/openapi.js';
-import { route } from '../http/openapi-routes.js';
+import { requireScope, type ApiDocument, route } from '@baton/http';
 import { clusterStatusSchema, memberReportSchema, type ClusterStatus, type MemberReport } from './schemas.js';
 
 export interface ClusterRoutesOptions {

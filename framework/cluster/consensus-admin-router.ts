@@ -10,14 +10,18 @@ import {
   type MembershipDetails,
   type MetadataConsensus,
   type OptionalConsensusCapability,
-} from '../contracts/metadata-consensus.js';
-import type { MemberId } from '../contracts/peer-transport.js';
-import { requireScope } from '../http/auth.js';
-import { readValidBody } from '../http/json-body.js';
-import type { ApiDocument, OperationSpec } from '../http/openapi.js';
-import { route } from '../http/openapi-routes.js';
-import { HttpProblem, problems } from '../http/problem.js';
-import { validate } from '../http/validate.js';
+  type MemberId,
+} from '@baton/contracts';
+import {
+  requireScope,
+  readValidBody,
+  type ApiDocument,
+  type OperationSpec,
+  route,
+  HttpProblem,
+  problems,
+  validate,
+} from '@baton/http';
 import { encodeBackup, type BackupVariant } from './snapshot-file.js';
 
 const memberId = z

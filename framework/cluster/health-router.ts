@@ -1,8 +1,6 @@
 import Router from '@koa/router';
 import { z } from 'zod';
-import type { ApiDocument } from '../http/openapi.js';
-import { route } from '../http/openapi-routes.js';
-import { HttpProblem } from '../http/problem.js';
+import { type ApiDocument, route, HttpProblem } from '@baton/http';
 import type { Readiness } from './readiness.js';
 
 export const LIVEZ_PATH = '/livez';

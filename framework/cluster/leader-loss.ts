@@ -1,6 +1,5 @@
-import type { Clock } from '../contracts/clock.js';
-import type { MetadataConsensus } from '../contracts/metadata-consensus.js';
-import { consensusFactsOf } from '../http/consensus-facts.js';
+import type { Clock, MetadataConsensus } from '@baton/contracts';
+import { consensusFactsOf } from '@baton/http';
 
 /**
  * Since when this member has known no leader: what a verdict the leader publishes (stream

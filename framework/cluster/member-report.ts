@@ -1,7 +1,5 @@
-import type { MetadataConsensus } from '../contracts/metadata-consensus.js';
-import { processEventLoopDelay } from '../http/event-loop-delay.js';
-import { buildInfo } from '../http/build-info.js';
-import { consensusFactsOf } from '../http/consensus-facts.js';
+import type { MetadataConsensus } from '@baton/contracts';
+import { processEventLoopDelay, buildInfo, consensusFactsOf } from '@baton/http';
 import type { Readiness } from './readiness.js';
 import type { RecentTransfers } from './recent-transfers.js';
 import type { HomesCatchingUp, MemberReport } from './schemas.js';

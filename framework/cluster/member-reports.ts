@@ -1,5 +1,5 @@
-import type { Clock } from '../contracts/clock.js';
-import { childSpan, traceHeaders } from '../http/tracing.js';
+import type { Clock } from '@baton/contracts';
+import { childSpan, traceHeaders } from '@baton/http';
 import { memberReportSchema, type MemberReport, type MemberStatus } from './schemas.js';
 
 /** A member of the picture and where its report is asked (null: no address known). */

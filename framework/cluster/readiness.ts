@@ -1,7 +1,5 @@
-import type { Clock } from '../contracts/clock.js';
-import type { Logger } from '../contracts/logger.js';
-import type { MetadataConsensus } from '../contracts/metadata-consensus.js';
-import { consensusFactsOf } from '../http/consensus-facts.js';
+import type { Clock, Logger, MetadataConsensus } from '@baton/contracts';
+import { consensusFactsOf } from '@baton/http';
 
 /** Why a member is not ready, as a stable code a probe or script can switch on. */
 export type NotReadyReason = 'no_leader' | 'catching_up' | 'stopped';

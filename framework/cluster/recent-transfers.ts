@@ -1,5 +1,5 @@
-import type { Clock } from '../contracts/clock.js';
-import type { BatonMetrics, TransferNamed } from '../http/metrics.js';
+import type { Clock } from '@baton/contracts';
+import type { BatonMetrics, TransferNamed } from '@baton/http';
 import type { RecentTransfer } from './schemas.js';
 
 /** What a member keeps for the plot: the last few minutes, and never more than this many. */

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import type { ConsensusSnapshot } from '../contracts/metadata-consensus.js';
+import type { ConsensusSnapshot } from '@baton/contracts';
 
 /** The first line of a metadata backup. */
 export const BACKUP_FORMAT = 'baton-metadata-backup/1';

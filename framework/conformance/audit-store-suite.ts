@@ -4,7 +4,7 @@ import {
   StoreUnavailableError,
   type AuditRecord,
   type AuditStore,
-} from '../contracts/audit-store.js';
+} from '@baton/contracts';
 
 /** One isolated, empty store, made fresh for each test of the suite. */
 export interface AuditStoreFixture {

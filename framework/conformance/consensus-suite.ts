@@ -8,8 +8,8 @@ import {
   type MetadataConsensus,
   type Receipt,
   type StateMachine,
-} from '../contracts/metadata-consensus.js';
-import type { MemberId } from '../contracts/peer-transport.js';
+  type MemberId,
+} from '@baton/contracts';
 import {
   kvStateMachine,
   type KvCommand,

@@ -1,8 +1,11 @@
 import type { ExecutionContext, TestFn } from 'ava';
 import fc from 'fast-check';
-import type { IdentitySupplier } from '../contracts/identity-supplier.js';
-import { InvalidIdentityError, OPERATION_ID_PATTERN } from '../contracts/identity-supplier.js';
-import type { Rng } from '../contracts/rng.js';
+import {
+  type IdentitySupplier,
+  InvalidIdentityError,
+  OPERATION_ID_PATTERN,
+  type Rng,
+} from '@baton/contracts';
 import { SeededRng } from './seeded-rng.js';
 
 /** The contract's rule for an operation identity, re-exported for suites and tests. */

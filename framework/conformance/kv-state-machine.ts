@@ -1,9 +1,4 @@
-import type {
-  ApplyContext,
-  LogPosition,
-  StateMachine,
-} from '../contracts/metadata-consensus.js';
-import type { MemberId } from '../contracts/peer-transport.js';
+import type { ApplyContext, LogPosition, StateMachine, MemberId } from '@baton/contracts';
 
 /**
  * A small key-value register state machine: what the consensus conformance suite and the

@@ -5,7 +5,7 @@ import {
   StoreUnavailableError,
   UnsupportedOperationError,
   type ObjectStore,
-} from '../contracts/object-store.js';
+} from '@baton/contracts';
 
 /** One isolated, empty store, made fresh for each test of the suite. */
 export interface ObjectStoreFixture {

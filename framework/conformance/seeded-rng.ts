@@ -1,4 +1,4 @@
-import type { Rng } from '../contracts/rng.js';
+import type { Rng } from '@baton/contracts';
 
 /**
  * A deterministic Rng (xoshiro128**, seeded through splitmix32), so one seed replays a whole

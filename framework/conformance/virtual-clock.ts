@@ -1,4 +1,4 @@
-import type { Clock, Timer } from '../contracts/clock.js';
+import type { Clock, Timer } from '@baton/contracts';
 
 interface Pending {
   at: number;

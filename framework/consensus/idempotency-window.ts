@@ -1,4 +1,4 @@
-import type { LogPosition } from '../contracts/metadata-consensus.js';
+import type { LogPosition } from '@baton/contracts';
 
 /** The committed decision remembered for one idempotency key. */
 export interface RememberedDecision<R> {

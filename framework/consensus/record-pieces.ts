@@ -1,4 +1,4 @@
-import type { StateAssembly } from '../contracts/metadata-consensus.js';
+import type { StateAssembly } from '@baton/contracts';
 
 /**
  * The piece format both variants' captures share: a head piece naming the format, then runs of

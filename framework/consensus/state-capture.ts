@@ -2,7 +2,7 @@ import type {
   StateAssembly,
   StateCapture,
   StateMachine,
-} from '../contracts/metadata-consensus.js';
+} from '@baton/contracts';
 
 /**
  * A capture of `state` through the machine's own `capture`, or, for a machine without one,

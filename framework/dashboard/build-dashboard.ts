@@ -1,11 +1,11 @@
-// Bundles the dashboard page (framework/dashboard/web) into dist/framework/dashboard/ui/ with
+// Bundles the dashboard page (framework/dashboard/web) into framework/dashboard/dist/ui/ with
 // esbuild: one script, one style sheet, one HTML file, no CDN. Run by `npm run build` after tsc.
 import { copyFile, mkdir, stat } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { DASHBOARD_BUILD_DIR } from './dashboard-assets.js';
 
-const source = fileURLToPath(new URL('../../../framework/dashboard/web/', import.meta.url));
+const source = fileURLToPath(new URL('../web/', import.meta.url));
 /** A page of this size loads at once on any laptop; a bundle past it means a dependency crept in. */
 const MAX_BUNDLE_BYTES = 200 * 1024;
 

@@ -1,9 +1,7 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
-import type { ApiDocument } from '../http/openapi.js';
-import { route } from '../http/openapi-routes.js';
-import { HttpProblem, problems } from '../http/problem.js';
+import { type ApiDocument, route, HttpProblem, problems } from '@baton/http';
 import { DASHBOARD_FILES, loadDashboardAssets, type DashboardAsset, type DashboardFile } from './dashboard-assets.js';
 
 export const DASHBOARD_PATH = '/ui/';

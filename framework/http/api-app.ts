@@ -1,7 +1,5 @@
 import Koa, { type Middleware } from 'koa';
-import type { Clock } from '../contracts/clock.js';
-import type { Logger } from '../contracts/logger.js';
-import type { Rng } from '../contracts/rng.js';
+import type { Clock, Logger, Rng } from '@baton/contracts';
 import { authenticate, type BearerTokens } from './auth.js';
 import { BodyAdmission, bodyAdmission } from './body-admission.js';
 import type { BatonMetrics } from './metrics.js';

@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Middleware } from 'koa';
 import { z } from 'zod';
-import { ConfigError } from '../kernel/wiring-error.js';
+import { ConfigError } from '@baton/kernel';
 import { proveConnection } from './connection-admission.js';
 import { HttpProblem } from './problem.js';
 import { peekState, setState, type AuthFailure, type Principal } from './state.js';

@@ -1,6 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers';
 import type { Context, Middleware } from 'koa';
-import type { Clock } from '../contracts/clock.js';
+import type { Clock } from '@baton/contracts';
 import { HttpProblem } from './problem.js';
 
 /** 16 MiB of request bodies buffered at once per listener: 16 appends of the largest size. */

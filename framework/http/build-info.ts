@@ -28,11 +28,11 @@ function textOr(value: unknown, fallback: string): string {
 /**
  * Read once, when the module loads (a member's start), never per request: the package's version
  * and the build record `scripts/write-build-info.mjs` leaves beside the compiled output
- * (dist/build-info.json). A build made without it (a bare `tsc`) reports `unknown`.
+ * (framework/http/dist/build-info.json). A build made without it (a bare `tsc`) reports `unknown`.
  */
 const resolved: BuildInfo = Object.freeze({
-  version: textOr(readJson(new URL('../../../package.json', import.meta.url))?.version, UNKNOWN),
-  build: textOr(readJson(new URL('../../build-info.json', import.meta.url))?.build, UNKNOWN),
+  version: textOr(readJson(new URL('../package.json', import.meta.url))?.version, UNKNOWN),
+  build: textOr(readJson(new URL('./build-info.json', import.meta.url))?.build, UNKNOWN),
   nodeVersion: process.version,
 });
 

@@ -1,6 +1,6 @@
 import type { Socket } from 'node:net';
 import { z } from 'zod';
-import type { Clock, Timer } from '../contracts/clock.js';
+import type { Clock, Timer } from '@baton/contracts';
 
 /**
  * How many connections a listener holds, and how long a connection may take to say what it

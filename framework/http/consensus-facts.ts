@@ -1,5 +1,4 @@
-import type { MetadataConsensus } from '../contracts/metadata-consensus.js';
-import type { MemberId } from '../contracts/peer-transport.js';
+import type { MetadataConsensus, MemberId } from '@baton/contracts';
 
 /** What a member's consensus says of itself: its role, the leader it follows, its log positions. */
 export interface ConsensusFacts {

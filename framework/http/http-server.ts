@@ -2,10 +2,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type Koa from 'koa';
-import type { Clock } from '../contracts/clock.js';
-import { BatonError } from '../contracts/errors.js';
-import type { Logger } from '../contracts/logger.js';
-import type { Lifecycle } from '../kernel/plugin.js';
+import { type Clock, BatonError, type Logger } from '@baton/contracts';
+import type { Lifecycle } from '@baton/kernel';
 import { answerClientError } from './client-error.js';
 import {
   ConnectionAdmission,

@@ -1,6 +1,5 @@
 import type { Context } from 'koa';
-import type { IdentitySupplier, OperationId } from '../contracts/identity-supplier.js';
-import { InvalidIdentityError } from '../contracts/identity-supplier.js';
+import { type IdentitySupplier, type OperationId, InvalidIdentityError } from '@baton/contracts';
 import { HttpProblem } from './problem.js';
 import { setState } from './state.js';
 

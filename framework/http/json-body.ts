@@ -1,5 +1,5 @@
 import type { Context } from 'koa';
-import type { Clock } from '../contracts/clock.js';
+import type { Clock } from '@baton/contracts';
 import type { z } from 'zod';
 import { HttpProblem, problems } from './problem.js';
 import { validate } from './validate.js';

@@ -1,5 +1,5 @@
 import type { Socket } from 'node:net';
-import type { Clock } from '../contracts/clock.js';
+import type { Clock } from '@baton/contracts';
 
 /** How long a closing connection keeps reading what the client still sends. */
 export const LINGER_MS = 2_000;

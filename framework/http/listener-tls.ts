@@ -1,8 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import type { Logger } from '../contracts/logger.js';
-import { warnIfReadableByOthers } from '../kernel/secret-files.js';
-import { ConfigError } from '../kernel/wiring-error.js';
+import type { Logger } from '@baton/contracts';
+import { warnIfReadableByOthers, ConfigError } from '@baton/kernel';
 
 /**
  * TLS on a listener: the certificate it presents and its private key (PEM files), so bearer

@@ -1,6 +1,6 @@
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
-import type { Clock } from '../contracts/clock.js';
+import type { Clock } from '@baton/contracts';
 import type { ApiDocument } from './openapi.js';
 import type { BatonMetrics } from './metrics.js';
 import { routeTemplateOf } from './routes.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { definePlugin } from '../kernel/plugin.js';
+import { definePlugin } from '@baton/kernel';
 import { BatonMetrics, METRICS } from './metrics.js';
 
 /** Provides the host's BatonMetrics: one registry per host, never the global default one. */

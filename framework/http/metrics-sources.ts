@@ -1,5 +1,4 @@
-import { StoreUnavailableError } from '../contracts/errors.js';
-import type { MetadataConsensus } from '../contracts/metadata-consensus.js';
+import { StoreUnavailableError, type MetadataConsensus } from '@baton/contracts';
 import { consensusFactsOf } from './consensus-facts.js';
 import type { BatonMetrics, ConsensusReading } from './metrics.js';
 

@@ -1,5 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { token } from '../contracts/token.js';
+import { token } from '@baton/contracts';
 import { buildInfo } from './build-info.js';
 import { processEventLoopDelay } from './event-loop-delay.js';
 

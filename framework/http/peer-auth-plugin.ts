@@ -1,9 +1,6 @@
 import { z } from 'zod';
-import { LOGGER } from '../contracts/logger.js';
-import { token } from '../contracts/token.js';
-import { definePlugin } from '../kernel/plugin.js';
-import { readSecretFile } from '../kernel/secret-files.js';
-import { ConfigError } from '../kernel/wiring-error.js';
+import { LOGGER, token } from '@baton/contracts';
+import { definePlugin, readSecretFile, ConfigError } from '@baton/kernel';
 import { PeerAuthenticator, peerAuthConfigSchema } from './peer-auth.js';
 
 /** How this member authenticates its peers and itself to them; every peer route uses it. */

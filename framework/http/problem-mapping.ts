@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { StoreUnavailableError } from '../contracts/errors.js';
-import { InvalidIdentityError } from '../contracts/identity-supplier.js';
 import {
+  StoreUnavailableError,
+  InvalidIdentityError,
   NotAppendedError,
   OutcomeUnknownError,
   ReadUnavailableError,
-} from '../contracts/metadata-consensus.js';
+} from '@baton/contracts';
 import { describeInvalidFields, invalidFields } from './invalid-fields.js';
 import { HttpProblem, retryAfter } from './problem.js';
 

@@ -1,5 +1,5 @@
 import type { Context, Middleware } from 'koa';
-import type { Logger } from '../contracts/logger.js';
+import type { Logger } from '@baton/contracts';
 import { HttpProblem, PROBLEM_CONTENT_TYPE } from './problem.js';
 import { defaultProblemMappers, toProblem, type ProblemMapper } from './problem-mapping.js';
 import { peekState } from './state.js';

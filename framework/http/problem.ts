@@ -1,5 +1,5 @@
 import { STATUS_CODES } from 'node:http';
-import { BatonError } from '../contracts/errors.js';
+import { BatonError } from '@baton/contracts';
 
 /** The media type of every error body Baton's HTTP APIs send (RFC 9457). */
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';

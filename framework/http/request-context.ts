@@ -1,7 +1,5 @@
 import type { Middleware } from 'koa';
-import type { Clock } from '../contracts/clock.js';
-import type { Logger } from '../contracts/logger.js';
-import type { Rng } from '../contracts/rng.js';
+import type { Clock, Logger, Rng } from '@baton/contracts';
 import { setState } from './state.js';
 
 export const REQUEST_ID_HEADER = 'X-Request-Id';

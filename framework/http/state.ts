@@ -1,6 +1,5 @@
 import type { Context } from 'koa';
-import type { OperationId } from '../contracts/identity-supplier.js';
-import type { Logger } from '../contracts/logger.js';
+import type { OperationId, Logger } from '@baton/contracts';
 import type { PeerIdentity } from './peer-auth.js';
 
 /** Who made a request, as established from its bearer token. */

@@ -12,7 +12,7 @@ import {
 } from '@opentelemetry/sdk-trace-base';
 import { z } from 'zod';
 import { buildInfo } from './build-info.js';
-import { definePlugin } from '../kernel/plugin.js';
+import { definePlugin } from '@baton/kernel';
 import { TRACING, type Tracing } from './tracing.js';
 
 /**

@@ -15,7 +15,7 @@ import {
 } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import type { Middleware } from 'koa';
-import { token } from '../contracts/token.js';
+import { token } from '@baton/contracts';
 import { routeTemplateOf } from './routes.js';
 
 /**

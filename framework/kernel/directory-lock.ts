@@ -1,6 +1,6 @@
 import { mkdir, open, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { BatonError } from '../contracts/errors.js';
+import { BatonError } from '@baton/contracts';
 
 /** Another live process holds the lock: two writers of one WAL or Raft log would corrupt it. */
 export class DirectoryLockedError extends BatonError {

@@ -13,7 +13,7 @@ export interface StartedHostProcess {
 export interface HostProcessSpec {
   /** What the process runs, in messages: "stream node", "authority node". */
   name: string;
-  /** The compiled entry point, for the usage line: "dist/hosts/stream-node/main.js". */
+  /** The compiled entry point, for the usage line: "hosts/stream-node/dist/main.js". */
   entryPoint: string;
   /** What `--help` prints after the usage line: what the config holds, where its reference is. */
   help?: string;

@@ -1,7 +1,6 @@
 import 'reflect-metadata';
 import { container as rootContainer, instanceCachingFactory, type DependencyContainer } from 'tsyringe';
-import type { Token } from '../contracts/token.js';
-import { tokenName } from '../contracts/token.js';
+import { type Token, tokenName } from '@baton/contracts';
 import type { Lifecycle, Plugin, Provider, Resolve } from './plugin.js';
 import { formatIssues } from './zod-issues.js';
 import { WiringError } from './wiring-error.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Token } from '../contracts/token.js';
+import type { Token } from '@baton/contracts';
 import { definePlugin } from './plugin.js';
 
 export interface OptionlessPluginDefinition<T> {

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { Token } from '../contracts/token.js';
+import type { Token } from '@baton/contracts';
 
 /** Resolves a token inside the host being built (typed by the token). */
 export type Resolve = <T>(token: Token<T>) => T;

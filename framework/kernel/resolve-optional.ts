@@ -1,4 +1,4 @@
-import type { Token } from '../contracts/token.js';
+import type { Token } from '@baton/contracts';
 import type { Resolve } from './plugin.js';
 
 /**

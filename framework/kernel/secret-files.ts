@@ -1,5 +1,5 @@
 import { readFileSync, statSync } from 'node:fs';
-import type { Logger } from '../contracts/logger.js';
+import type { Logger } from '@baton/contracts';
 import { ConfigError } from './wiring-error.js';
 
 /**

@@ -1,6 +1,6 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { BatonError } from '../contracts/errors.js';
+import { BatonError } from '@baton/contracts';
 import type { DurableFiles } from './durable-files.js';
 import { errnoCode } from './file-system.js';
 

@@ -1,4 +1,4 @@
-import type { Clock, Timer } from '../contracts/clock.js';
+import type { Clock, Timer } from '@baton/contracts';
 
 /** The real clock: wall time and Node timers. The one place outside tests that touches them. */
 export class SystemClock implements Clock {

@@ -1,10 +1,5 @@
-import { CLOCK } from '../contracts/clock.js';
-import { LOGGER } from '../contracts/logger.js';
-import { RNG } from '../contracts/rng.js';
-import { logOptions } from './log-config.js';
+import { CLOCK, RNG } from '@baton/contracts';
 import { defineOptionlessPlugin } from './optionless-plugin.js';
-import { createPinoLogger } from './pino-logger.js';
-import { definePlugin } from './plugin.js';
 import { SystemClock } from './system-clock.js';
 import { SystemRng } from './system-rng.js';
 
@@ -22,17 +17,9 @@ export const systemRngPlugin = defineOptionlessPlugin({
   create: () => new SystemRng(),
 });
 
-export const pinoLoggerPlugin = definePlugin({
-  id: 'pino-logger',
-  description: 'Structured logs with pino; human-readable on a terminal.',
-  provides: [LOGGER],
-  options: logOptions,
-  register: (ctx) => ctx.provide(LOGGER, { useFactory: () => createPinoLogger(ctx.options) }),
-});
-
-/** The defaults every host starts from: real time, real randomness, pino. */
-export const systemDefaults = [
-  { plugin: systemClockPlugin },
-  { plugin: systemRngPlugin },
-  { plugin: pinoLoggerPlugin },
-] as const;
+/**
+ * The defaults every host starts from: real time and real randomness. The logger is a plugin of
+ * its own choosing (pinoLoggerPlugin from @baton/plugin-pino), so the kernel pulls in no logging
+ * library for a plugin author who only defines and tests a plugin.
+ */
+export const systemDefaults = [{ plugin: systemClockPlugin }, { plugin: systemRngPlugin }] as const;

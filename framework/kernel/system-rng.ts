@@ -1,5 +1,5 @@
 import { randomBytes, randomInt } from 'node:crypto';
-import type { Rng } from '../contracts/rng.js';
+import type { Rng } from '@baton/contracts';
 
 /** Cryptographic randomness from the OS, for production. Tests use the seeded one. */
 export class SystemRng implements Rng {

@@ -1,4 +1,4 @@
-import { BatonError } from '../contracts/errors.js';
+import { BatonError } from '@baton/contracts';
 
 /**
  * A host's composition is wrong: a missing or duplicated provider, a cycle, an unknown plugin,

@@ -1,9 +1,6 @@
 import Router from '@koa/router';
 import { z } from 'zod';
-import { requireScope } from '../http/auth.js';
-import { readValidBody } from '../http/json-body.js';
-import { HttpProblem, problems } from '../http/problem.js';
-import { validate } from '../http/validate.js';
+import { requireScope, readValidBody, HttpProblem, problems, validate } from '@baton/http';
 import type { StreamCommand, StreamResult } from './commands.js';
 import { CommandRejectedError } from './errors.js';
 import { ID_PATTERN, MAX_NODE_SLOTS } from './model.js';

@@ -1,4 +1,4 @@
-import { ApiDocument, type OperationSpec, type ResponseSpec } from '../http/openapi.js';
+import { ApiDocument, type OperationSpec, type ResponseSpec } from '@baton/http';
 import {
   ADMIN_SCOPE,
   createStreamBody,

@@ -1,21 +1,26 @@
 import type Router from '@koa/router';
 import type Koa from 'koa';
-import type { Clock } from '../contracts/clock.js';
-import type { Logger } from '../contracts/logger.js';
-import type { Rng } from '../contracts/rng.js';
-import { createApiApp } from '../http/api-app.js';
-import type { BearerTokens } from '../http/auth.js';
-import type { BatonMetrics } from '../http/metrics.js';
-import { metricsRouter } from '../http/metrics-http.js';
-import type { Tracing } from '../http/tracing.js';
-import type { ApiDocument, OperationSpec } from '../http/openapi.js';
-import { openApiRouter } from '../http/openapi-routes.js';
-import { serveRouter, type DocumentedRoutes } from '../http/routes.js';
-import { healthRouter } from '../cluster/health-router.js';
-import { ConsensusReadiness, type Readiness } from '../cluster/readiness.js';
-import type { RecentTransfers } from '../cluster/recent-transfers.js';
-import { dashboardRouter } from '../dashboard/dashboard-router.js';
-import { consensusAdminRouter } from '../cluster/consensus-admin-router.js';
+import type { Clock, Logger, Rng } from '@baton/contracts';
+import {
+  createApiApp,
+  type BearerTokens,
+  type BatonMetrics,
+  metricsRouter,
+  type Tracing,
+  type ApiDocument,
+  type OperationSpec,
+  openApiRouter,
+  serveRouter,
+  type DocumentedRoutes,
+} from '@baton/http';
+import {
+  healthRouter,
+  ConsensusReadiness,
+  type Readiness,
+  type RecentTransfers,
+  consensusAdminRouter,
+} from '@baton/cluster';
+import { dashboardRouter } from '@baton/dashboard';
 import { ADMIN_SCOPE, createAdminRouter, type AdminRouterOptions } from './admin-router.js';
 import { streamApiDocument } from './api-document.js';
 import { STREAM_CLUSTER_PATH, streamClusterRouters } from './cluster-view.js';

@@ -1,4 +1,4 @@
-import type { AppliedEntry } from '../contracts/metadata-consensus.js';
+import type { AppliedEntry } from '@baton/contracts';
 import type { StreamCommand, StreamResult } from './commands.js';
 import type { StreamId } from './model.js';
 

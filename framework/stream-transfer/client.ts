@@ -1,6 +1,5 @@
-import type { Clock } from '../contracts/clock.js';
-import { BatonError } from '../contracts/errors.js';
-import { SystemClock } from '../kernel/system-clock.js';
+import { type Clock, BatonError } from '@baton/contracts';
+import { SystemClock } from '@baton/kernel';
 import type { StreamSummary } from './listing.js';
 import type { PlanPreview, RebalancePage } from './rebalance-listing.js';
 import type { DrainProgress, NodeStatus } from './progress.js';

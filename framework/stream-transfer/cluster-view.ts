@@ -1,13 +1,16 @@
 import type Router from '@koa/router';
-import { clusterStatusRouter, memberReportRouter } from '../cluster/cluster-routes.js';
-import { clusterStatus } from '../cluster/cluster-status.js';
-import { LeaderLoss } from '../cluster/leader-loss.js';
-import { gatherMemberStatuses } from '../cluster/member-reports.js';
-import { memberReport } from '../cluster/member-report.js';
-import type { Readiness } from '../cluster/readiness.js';
-import type { RecentTransfers } from '../cluster/recent-transfers.js';
-import type { ClusterStatus } from '../cluster/schemas.js';
-import type { ApiDocument } from '../http/openapi.js';
+import {
+  clusterStatusRouter,
+  memberReportRouter,
+  clusterStatus,
+  LeaderLoss,
+  gatherMemberStatuses,
+  memberReport,
+  type Readiness,
+  type RecentTransfers,
+  type ClusterStatus,
+} from '@baton/cluster';
+import type { ApiDocument } from '@baton/http';
 import { ADMIN_SCOPE } from './admin-router.js';
 import { livenessOf, type NodeLiveness, type StreamMetadata } from './model.js';
 import { pendingTransfers } from './progress.js';

@@ -1,7 +1,6 @@
 import type { Context } from 'koa';
 import { z } from 'zod';
-import { insufficientScope, unauthenticated } from '../http/auth.js';
-import { peekState } from '../http/state.js';
+import { insufficientScope, unauthenticated, peekState } from '@baton/http';
 
 /** Appends records to a stream (`stream:append`, or `stream:append:<pattern>` for some streams). */
 export const STREAM_APPEND_SCOPE = 'stream:append';

@@ -1,8 +1,6 @@
 import Router from '@koa/router';
 import { z } from 'zod';
-import { decimalQuery } from '../http/query-number.js';
-import { readValidBody } from '../http/json-body.js';
-import { validate } from '../http/validate.js';
+import { decimalQuery, readValidBody, validate } from '@baton/http';
 import { ID_PATTERN } from './model.js';
 import { authorizeStream, CLOSED_DATA_PLANE, requireDataCaller, type DataPlaneOptions } from './data-access.js';
 import { FollowReads, MAX_READ_WAIT_SECONDS } from './follow-read.js';

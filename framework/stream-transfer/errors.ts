@@ -1,4 +1,4 @@
-import { BatonError } from '../contracts/errors.js';
+import { BatonError } from '@baton/contracts';
 import type { RejectReason } from './commands.js';
 import type { NodeId, StreamId } from './model.js';
 

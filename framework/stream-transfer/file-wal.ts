@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { durableFiles, type AppendOnlyFile, type DurableFiles } from '../kernel/durable-files.js';
-import type { CorruptRecordError } from '../contracts/errors.js';
+import { durableFiles, type AppendOnlyFile, type DurableFiles } from '@baton/kernel';
+import type { CorruptRecordError } from '@baton/contracts';
 import { decodeEntries, encodeEntries, walCorruption } from './wal-codec.js';
 import { WalUnavailableError, type StreamWal, type WalEntry } from './wal.js';
 

@@ -1,4 +1,4 @@
-import type { Timer } from '../contracts/clock.js';
+import type { Timer } from '@baton/contracts';
 import type { Change } from './changed-streams.js';
 import type { StreamCommand } from './commands.js';
 import type { StreamId, StreamMetadata, StreamRecord } from './model.js';

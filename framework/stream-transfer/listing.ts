@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { decimalQuery } from '../http/query-number.js';
+import { decimalQuery } from '@baton/http';
 import { ID_PATTERN, type PendingTransfer, type StreamMetadata } from './model.js';
 import { allNodeStatus, type NodeStatus, type RenewalAge } from './progress.js';
 

@@ -1,5 +1,5 @@
 import { Counter, Gauge } from 'prom-client';
-import type { BatonMetrics } from '../http/metrics.js';
+import type { BatonMetrics } from '@baton/http';
 import type { StreamResult } from './commands.js';
 import { publishedLiveness } from './cluster-view.js';
 import { livenessOf, type NodeLiveness } from './model.js';

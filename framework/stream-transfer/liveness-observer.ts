@@ -1,6 +1,4 @@
-import type { Clock, Timer } from '../contracts/clock.js';
-import type { Logger } from '../contracts/logger.js';
-import type { ObjectStore } from '../contracts/object-store.js';
+import type { Clock, Timer, Logger, ObjectStore } from '@baton/contracts';
 import type { StreamResult } from './commands.js';
 import { livenessOf, type NodeId, type NodeLiveness } from './model.js';
 import { LEASE_PREFIX, leaseOwner } from './node-lease.js';

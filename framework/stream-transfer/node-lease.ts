@@ -1,6 +1,4 @@
-import type { Clock, Timer } from '../contracts/clock.js';
-import type { Logger } from '../contracts/logger.js';
-import type { ObjectStore } from '../contracts/object-store.js';
+import type { Clock, Timer, Logger, ObjectStore } from '@baton/contracts';
 import type { NodeId } from './model.js';
 import type { StreamConsensus } from './stream-node.js';
 

@@ -1,4 +1,4 @@
-import type { Clock } from '../contracts/clock.js';
+import type { Clock } from '@baton/contracts';
 import type { NodeId, NodeLiveness } from './model.js';
 
 export interface NodeLivenessOptions {

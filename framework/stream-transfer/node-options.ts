@@ -1,7 +1,5 @@
 import { z } from 'zod';
-import { bearerTokensSchema } from '../http/auth.js';
-import { admissionLimitsSchema } from '../http/connection-admission.js';
-import { listenerTlsSchema } from '../http/listener-tls.js';
+import { bearerTokensSchema, admissionLimitsSchema, listenerTlsSchema } from '@baton/http';
 import { dataPlaneOptions } from './data-access.js';
 import { ID_PATTERN, MAX_NODE_SLOTS } from './model.js';
 import { DEFAULT_NODE_LIVENESS_OPTIONS as LIVENESS } from './node-liveness.js';

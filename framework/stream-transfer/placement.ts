@@ -1,6 +1,6 @@
 import { livenessOf, type NodeId, type NodeRecord, type PlannedMove, type StreamId } from './model.js';
 import type { StreamMetadata } from './stream-metadata.js';
-import { sortedTree } from '../consensus/sorted-tree.js';
+import { sortedTree } from '@baton/consensus';
 
 /**
  * Where streams go: pure functions of the metadata, used inside `apply` (so every replica

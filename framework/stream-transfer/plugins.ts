@@ -1,15 +1,14 @@
-import { CLOCK } from '../contracts/clock.js';
-import { LOGGER } from '../contracts/logger.js';
-import { METADATA_CONSENSUS, STATE_MACHINE } from '../contracts/metadata-consensus.js';
-import { OBJECT_STORE } from '../contracts/object-store.js';
-import { RNG } from '../contracts/rng.js';
-import { token } from '../contracts/token.js';
-import type { DocumentedRoutes } from '../http/routes.js';
-import { METRICS } from '../http/metrics.js';
-import { TRACING } from '../http/tracing.js';
-import { definePlugin } from '../kernel/plugin.js';
-import { resolveOptional } from '../kernel/resolve-optional.js';
-import { defineOptionlessPlugin } from '../kernel/optionless-plugin.js';
+import {
+  CLOCK,
+  LOGGER,
+  METADATA_CONSENSUS,
+  STATE_MACHINE,
+  OBJECT_STORE,
+  RNG,
+  token,
+} from '@baton/contracts';
+import { type DocumentedRoutes, METRICS, TRACING } from '@baton/http';
+import { definePlugin, resolveOptional, defineOptionlessPlugin } from '@baton/kernel';
 import { streamNodeOptions } from './node-options.js';
 import { StreamStateMachine } from './state-machine.js';
 import { StreamNodeService } from './stream-node-service.js';

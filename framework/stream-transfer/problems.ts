@@ -1,5 +1,4 @@
-import { HttpProblem, retryAfter } from '../http/problem.js';
-import type { ProblemMapper } from '../http/problem-mapping.js';
+import { HttpProblem, retryAfter, type ProblemMapper } from '@baton/http';
 import type { RejectReason } from './commands.js';
 import {
   AppendUnavailableError,

@@ -1,4 +1,4 @@
-import { PreconditionFailedError, type ObjectStore } from '../contracts/object-store.js';
+import { PreconditionFailedError, type ObjectStore } from '@baton/contracts';
 import type { ProducerMark, StreamId } from './model.js';
 import { ProducerMarks } from './producer-marks.js';
 import {

@@ -1,4 +1,4 @@
-import { PreconditionFailedError, type ObjectStore } from '../contracts/object-store.js';
+import { PreconditionFailedError, type ObjectStore } from '@baton/contracts';
 import type { StreamId } from './model.js';
 import type { BatchStamp } from './wal.js';
 

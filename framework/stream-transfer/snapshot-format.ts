@@ -1,7 +1,7 @@
-import type { StateAssembly, StateCapture } from '../contracts/metadata-consensus.js';
+import type { StateAssembly, StateCapture } from '@baton/contracts';
 import type { NodeRecord, PendingTransfer, PlannedMove, StreamRecord } from './model.js';
 import { StreamMetadata, type RebalanceRun, type StreamMetadataSnapshot } from './stream-metadata.js';
-import { readPieces, recordPieces, type RecordsPiece } from '../consensus/record-pieces.js';
+import { readPieces, recordPieces, type RecordsPiece } from '@baton/consensus';
 
 /**
  * Reads a stream metadata snapshot: the current form (`format: 2`, records in id-sorted arrays)

@@ -1,4 +1,4 @@
-import type { ApplyContext, StateAssembly, StateCapture, StateMachine } from '../contracts/metadata-consensus.js';
+import type { ApplyContext, StateAssembly, StateCapture, StateMachine } from '@baton/contracts';
 import { parseCommand } from './command-schema.js';
 import type { Accepted, RejectReason, StreamCommand, StreamResult } from './commands.js';
 import { applyFailover, applyNodeLiveness } from './failover.js';

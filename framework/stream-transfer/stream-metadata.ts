@@ -8,7 +8,7 @@ import {
   type StreamRecord,
   type TransferReason,
 } from './model.js';
-import { keysAfter, sortedTree, updateValue, valuesAfter, type SortedTree } from '../consensus/sorted-tree.js';
+import { keysAfter, sortedTree, updateValue, valuesAfter, type SortedTree } from '@baton/consensus';
 
 /** A rebalance in progress as operators see it: the moves still waiting, and the tallies. */
 export interface RebalanceRun {

@@ -1,17 +1,15 @@
-import type { DocumentedRoutes } from '../http/routes.js';
-import type { Clock } from '../contracts/clock.js';
-import type { CorruptRecordError } from '../contracts/errors.js';
-import type { Logger } from '../contracts/logger.js';
-import type { ObjectStore } from '../contracts/object-store.js';
-import type { Rng } from '../contracts/rng.js';
-import { BearerTokens } from '../http/auth.js';
-import { createHttpServer, type HttpServer } from '../http/http-server.js';
-import type { BatonMetrics } from '../http/metrics.js';
-import { countStoreErrors } from '../http/metrics-sources.js';
-import type { Tracing } from '../http/tracing.js';
-import type { Lifecycle } from '../kernel/plugin.js';
-import { ConsensusReadiness } from '../cluster/readiness.js';
-import { RecentTransfers } from '../cluster/recent-transfers.js';
+import {
+  type DocumentedRoutes,
+  BearerTokens,
+  createHttpServer,
+  type HttpServer,
+  type BatonMetrics,
+  countStoreErrors,
+  type Tracing,
+} from '@baton/http';
+import type { Clock, CorruptRecordError, Logger, ObjectStore, Rng } from '@baton/contracts';
+import type { Lifecycle } from '@baton/kernel';
+import { ConsensusReadiness, RecentTransfers } from '@baton/cluster';
 import { createStreamApiApp } from './api.js';
 import { DiskWal } from './disk-wal.js';
 import { FileWal } from './file-wal.js';

@@ -1,9 +1,6 @@
-import type { Clock, Timer } from '../contracts/clock.js';
-import type { Logger } from '../contracts/logger.js';
-import type { MetadataConsensus } from '../contracts/metadata-consensus.js';
-import type { ObjectStore } from '../contracts/object-store.js';
+import type { Clock, Timer, Logger, MetadataConsensus, ObjectStore } from '@baton/contracts';
 import { BufferBudget } from './buffer-budget.js';
-import { SharedCatchUp } from '../consensus/shared-catch-up.js';
+import { SharedCatchUp } from '@baton/consensus';
 import { EVERYTHING, streamsTouchedBy, type Change } from './changed-streams.js';
 import type { StreamCommand, StreamResult } from './commands.js';
 import { HandoffTimeoutError, NotOwnerError, StreamFencedError, StreamNotFoundError } from './errors.js';

@@ -1,6 +1,4 @@
-import type { Clock } from '../contracts/clock.js';
-import type { Logger } from '../contracts/logger.js';
-import type { ObjectStore } from '../contracts/object-store.js';
+import type { Clock, Logger, ObjectStore } from '@baton/contracts';
 import { AppendUnavailableError, ProducerHeldError, StaleProducerSequenceError, StreamFencedError } from './errors.js';
 import type { NodeId, ProducerMark, StreamId } from './model.js';
 import { BufferBudget } from './buffer-budget.js';

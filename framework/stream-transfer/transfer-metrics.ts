@@ -1,6 +1,5 @@
-import type { Clock } from '../contracts/clock.js';
-import type { BatonMetrics } from '../http/metrics.js';
-import { consensusReadingOf } from '../http/metrics-sources.js';
+import type { Clock } from '@baton/contracts';
+import { type BatonMetrics, consensusReadingOf } from '@baton/http';
 import { streamsTouchedBy } from './changed-streams.js';
 import type { NodeId, StreamId, StreamMetadata } from './model.js';
 import type { StreamConsensus } from './stream-node.js';

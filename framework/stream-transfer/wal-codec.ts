@@ -1,6 +1,10 @@
-import { CorruptRecordError } from '../contracts/errors.js';
-import { encodeChecksummedLine, scanChecksummedLines, type LineDamage } from '../kernel/checksummed-lines.js';
-import { repairCommand } from '../kernel/repair-command.js';
+import { CorruptRecordError } from '@baton/contracts';
+import {
+  encodeChecksummedLine,
+  scanChecksummedLines,
+  type LineDamage,
+  repairCommand,
+} from '@baton/kernel';
 import type { WalEntry } from './wal.js';
 
 /**

@@ -1,9 +1,13 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { BatonError } from '../contracts/errors.js';
-import { durableFiles, type DurableFiles } from '../kernel/durable-files.js';
-import { errnoCode } from '../kernel/file-system.js';
-import { asideDirectory, setAside } from '../kernel/set-aside.js';
+import { BatonError } from '@baton/contracts';
+import {
+  durableFiles,
+  type DurableFiles,
+  errnoCode,
+  asideDirectory,
+  setAside,
+} from '@baton/kernel';
 import { decodeEntries } from './wal-codec.js';
 import type { WalEntry } from './wal.js';
 

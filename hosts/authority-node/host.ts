@@ -1,22 +1,21 @@
-import { AUTHORITY_NODE, authorityNodeDcPlugin, authorityNodeHaPlugin, ownershipStateMachinePlugin } from '../../framework/authority-transfer/plugins.js';
-import type { AuthorityNode } from '../../framework/authority-transfer/authority-node.js';
+import {
+  AUTHORITY_NODE,
+  authorityNodeDcPlugin,
+  authorityNodeHaPlugin,
+  ownershipStateMachinePlugin,
+  type AuthorityNode,
+} from '@baton/authority-transfer';
 import { join } from 'node:path';
-import { PluginCatalog, type PluginChoice } from '../../framework/kernel/catalog.js';
-import { metricsPlugin } from '../../framework/http/metrics-plugin.js';
-import { peerAuthPlugin } from '../../framework/http/peer-auth-plugin.js';
-import { tracingPlugin } from '../../framework/http/tracing-plugin.js';
-import { LOGGER } from '../../framework/contracts/logger.js';
-import { warnIfReadableByOthers } from '../../framework/kernel/secret-files.js';
-import { validateConfig, type LoadConfigOptions } from '../../framework/kernel/config.js';
-import { checkHostConfig, loadHostConfig } from '../../framework/kernel/config-check.js';
-import { createHost, type Host, type HostBuilder } from '../../framework/kernel/host.js';
-import { pinoLoggerPlugin, systemDefaults } from '../../framework/kernel/system-plugins.js';
-import { fsAuditStorePlugin } from '../../plugins/fs/plugins.js';
-import { npmIdentityPlugin, ociIdentityPlugin, opaqueIdentityPlugin, pypiIdentityPlugin } from '../../plugins/identity/index.js';
-import { memoryAuditStorePlugin } from '../../plugins/memory/plugins.js';
-import { etcdConsensusPlugin } from '../../plugins/etcd/plugin.js';
-import { httpPeerTransportPlugin, raftConsensusPlugin } from '../../plugins/raft/plugin.js';
-import { redisAuditStorePlugin } from '../../plugins/redis/plugin.js';
+import { PluginCatalog, type PluginChoice, warnIfReadableByOthers, validateConfig, type LoadConfigOptions, checkHostConfig, loadHostConfig, createHost, type Host, type HostBuilder, systemDefaults } from '@baton/kernel';
+import { pinoLoggerPlugin } from '@baton/plugin-pino';
+import { metricsPlugin, peerAuthPlugin, tracingPlugin } from '@baton/http';
+import { LOGGER } from '@baton/contracts';
+import { fsAuditStorePlugin } from '@baton/plugin-fs';
+import { npmIdentityPlugin, ociIdentityPlugin, opaqueIdentityPlugin, pypiIdentityPlugin } from '@baton/plugin-identity';
+import { memoryAuditStorePlugin } from '@baton/plugin-memory';
+import { etcdConsensusPlugin } from '@baton/plugin-etcd';
+import { httpPeerTransportPlugin, raftConsensusPlugin } from '@baton/plugin-raft';
+import { redisAuditStorePlugin } from '@baton/plugin-redis';
 import { raftPeerRoutesPlugin } from './raft-peer-routes.js';
 import { authorityNodeHostConfig, type AuthorityNodeHostConfig } from './config.js';
 import { singleMemberConsensusPlugin } from './single-member-consensus.js';

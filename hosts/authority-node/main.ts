@@ -1,11 +1,11 @@
 #!/usr/bin/env node
-// The process entry point of an authority node: `node dist/hosts/authority-node/main.js CONFIG.json`.
-import { runHostProcess, withDataDirLock } from '../../framework/kernel/host-process.js';
+// The process entry point of an authority node: `node hosts/authority-node/dist/main.js CONFIG.json`.
+import { runHostProcess, withDataDirLock } from '@baton/kernel';
 import { loadAuthorityNodeConfig, startAuthorityNode } from './host.js';
 
 await runHostProcess({
   name: 'authority node',
-  entryPoint: 'dist/hosts/authority-node/main.js',
+  entryPoint: 'hosts/authority-node/dist/main.js',
   help: `Starts one authority node from a JSON config file and runs it until SIGINT or SIGTERM.
 Every key is described in docs/configuration.md (generated from the schemas); examples are in
 hosts/authority-node/examples/. Any value can be overridden from the environment as

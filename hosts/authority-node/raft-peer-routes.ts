@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { PUBLIC_PEER_ROUTES } from '../../framework/authority-transfer/plugins.js';
-import { definePlugin } from '../../framework/kernel/plugin.js';
-import { serveRouter } from '../../framework/http/routes.js';
-import { RAFT_PEER_OPERATIONS, RAFT_PEER_ROUTER } from '../../plugins/raft/transport-http.js';
+import { PUBLIC_PEER_ROUTES } from '@baton/authority-transfer';
+import { definePlugin } from '@baton/kernel';
+import { serveRouter } from '@baton/http';
+import { RAFT_PEER_OPERATIONS, RAFT_PEER_ROUTER } from '@baton/plugin-raft';
 
 /**
  * Mounts the Raft HTTP transport's router on the node's public server, where the roster's

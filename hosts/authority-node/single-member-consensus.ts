@@ -1,17 +1,19 @@
 import { z } from 'zod';
-import { CLOCK } from '../../framework/contracts/clock.js';
-import type { CorruptRecordError } from '../../framework/contracts/errors.js';
-import { METRICS } from '../../framework/http/metrics.js';
-import { resolveOptional } from '../../framework/kernel/resolve-optional.js';
-import { LOGGER } from '../../framework/contracts/logger.js';
-import { METADATA_CONSENSUS, STATE_MACHINE } from '../../framework/contracts/metadata-consensus.js';
-import { PeerUnreachableError, type PeerHandlers, type PeerMessage, type PeerTransport } from '../../framework/contracts/peer-transport.js';
-import { RNG } from '../../framework/contracts/rng.js';
-import { definePlugin } from '../../framework/kernel/plugin.js';
-import { RaftConsensus } from '../../plugins/raft/driver/raft-consensus.js';
-import { DirectoryFiles } from '../../framework/kernel/byte-files.js';
-import { FileRaftStorage } from '../../plugins/raft/storage/file-storage.js';
-import { MemoryRaftStorage } from '../../plugins/raft/storage/memory-storage.js';
+import {
+  CLOCK,
+  type CorruptRecordError,
+  LOGGER,
+  METADATA_CONSENSUS,
+  STATE_MACHINE,
+  PeerUnreachableError,
+  type PeerHandlers,
+  type PeerMessage,
+  type PeerTransport,
+  RNG,
+} from '@baton/contracts';
+import { METRICS } from '@baton/http';
+import { resolveOptional, definePlugin, DirectoryFiles } from '@baton/kernel';
+import { RaftConsensus, FileRaftStorage, MemoryRaftStorage } from '@baton/plugin-raft';
 
 /** A transport with nobody to talk to: a lone voter never sends, and cannot be reached. */
 class NoPeersTransport implements PeerTransport {

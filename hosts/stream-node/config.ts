@@ -1,8 +1,6 @@
 import { z } from 'zod';
-import { pluginChoiceSchema } from '../../framework/kernel/catalog.js';
-import { hostLogConfig } from '../../framework/kernel/log-config.js';
-import { peerAuthConfigSchema } from '../../framework/http/peer-auth.js';
-import { tracingOptions } from '../../framework/http/tracing-plugin.js';
+import { pluginChoiceSchema, hostLogConfig } from '@baton/kernel';
+import { peerAuthConfigSchema, tracingOptions } from '@baton/http';
 
 /**
  * The config file of a stream node. `node` holds the node's own options (validated by its

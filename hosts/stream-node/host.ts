@@ -1,24 +1,21 @@
 import { join } from 'node:path';
-import { PluginCatalog, type PluginChoice } from '../../framework/kernel/catalog.js';
-import { LOGGER } from '../../framework/contracts/logger.js';
-import { warnIfReadableByOthers } from '../../framework/kernel/secret-files.js';
-import { validateConfig, type LoadConfigOptions } from '../../framework/kernel/config.js';
-import { checkHostConfig, loadHostConfig } from '../../framework/kernel/config-check.js';
-import { ConfigError } from '../../framework/kernel/wiring-error.js';
-import { createHost, type Host, type HostBuilder } from '../../framework/kernel/host.js';
-import { metricsPlugin } from '../../framework/http/metrics-plugin.js';
-import { peerAuthPlugin } from '../../framework/http/peer-auth-plugin.js';
-import { tracingPlugin } from '../../framework/http/tracing-plugin.js';
-import { pinoLoggerPlugin, systemDefaults } from '../../framework/kernel/system-plugins.js';
-import { STREAM_NODE, streamNodePlugin, streamStateMachinePlugin } from '../../framework/stream-transfer/plugins.js';
-import type { StreamNodeService } from '../../framework/stream-transfer/stream-node-service.js';
-import { fsObjectStorePlugin } from '../../plugins/fs/plugins.js';
-import { memoryObjectStorePlugin } from '../../plugins/memory/plugins.js';
-import { s3ObjectStorePlugin } from '../../plugins/minio/plugin.js';
+import { PluginCatalog, type PluginChoice, warnIfReadableByOthers, validateConfig, type LoadConfigOptions, checkHostConfig, loadHostConfig, ConfigError, createHost, type Host, type HostBuilder, systemDefaults } from '@baton/kernel';
+import { pinoLoggerPlugin } from '@baton/plugin-pino';
+import { LOGGER } from '@baton/contracts';
+import { metricsPlugin, peerAuthPlugin, tracingPlugin } from '@baton/http';
+import {
+  STREAM_NODE,
+  streamNodePlugin,
+  streamStateMachinePlugin,
+  type StreamNodeService,
+} from '@baton/stream-transfer';
+import { fsObjectStorePlugin } from '@baton/plugin-fs';
+import { memoryObjectStorePlugin } from '@baton/plugin-memory';
+import { s3ObjectStorePlugin } from '@baton/plugin-minio';
 import { streamNodeHostConfig, type StreamNodeHostConfig } from './config.js';
 import { streamRaftPeerRoutesPlugin } from './raft-peer-routes.js';
-import { etcdConsensusPlugin } from '../../plugins/etcd/plugin.js';
-import { httpPeerTransportPlugin, raftConsensusPlugin } from '../../plugins/raft/plugin.js';
+import { etcdConsensusPlugin } from '@baton/plugin-etcd';
+import { httpPeerTransportPlugin, raftConsensusPlugin } from '@baton/plugin-raft';
 
 /** The plugins a config file may choose among, by id. */
 export const streamNodeCatalog = new PluginCatalog([

@@ -1,11 +1,11 @@
 #!/usr/bin/env node
-// The process entry point of a stream node: `node dist/hosts/stream-node/main.js CONFIG.json`.
-import { runHostProcess, withDataDirLock } from '../../framework/kernel/host-process.js';
+// The process entry point of a stream node: `node hosts/stream-node/dist/main.js CONFIG.json`.
+import { runHostProcess, withDataDirLock } from '@baton/kernel';
 import { loadStreamNodeConfig, startStreamNode } from './host.js';
 
 await runHostProcess({
   name: 'stream node',
-  entryPoint: 'dist/hosts/stream-node/main.js',
+  entryPoint: 'hosts/stream-node/dist/main.js',
   help: `Starts one stream node from a JSON config file and runs it until SIGINT or SIGTERM.
 Every key is described in docs/configuration.md (generated from the schemas); examples are in
 hosts/stream-node/examples/. Any value can be overridden from the environment as

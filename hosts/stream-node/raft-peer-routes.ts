@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { serveRouter } from '../../framework/http/routes.js';
-import { definePlugin } from '../../framework/kernel/plugin.js';
-import { STREAM_PEER_ROUTES } from '../../framework/stream-transfer/plugins.js';
-import { RAFT_PEER_OPERATIONS, RAFT_PEER_ROUTER } from '../../plugins/raft/transport-http.js';
+import { serveRouter } from '@baton/http';
+import { definePlugin } from '@baton/kernel';
+import { STREAM_PEER_ROUTES } from '@baton/stream-transfer';
+import { RAFT_PEER_OPERATIONS, RAFT_PEER_ROUTER } from '@baton/plugin-raft';
 
 /** Serves Raft peer traffic on the stream node's listener, the address its peers are given. */
 export const streamRaftPeerRoutesPlugin = definePlugin({

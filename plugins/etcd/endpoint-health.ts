@@ -1,5 +1,5 @@
 import { GRPCDeadlineExceededError, type IOptions } from 'etcd3';
-import type { Clock } from '../../framework/contracts/clock.js';
+import type { Clock } from '@baton/contracts';
 import { certainlyNotSent } from './etcd-errors.js';
 
 type HostPolicy = ReturnType<NonNullable<NonNullable<IOptions['faultHandling']>['host']>>;

@@ -1,5 +1,5 @@
 import { Etcd3, type IOptions } from 'etcd3';
-import type { Clock } from '../../framework/contracts/clock.js';
+import type { Clock } from '@baton/contracts';
 import { EndpointHealth } from './endpoint-health.js';
 import type { EtcdConsensusOptions } from './options.js';
 

@@ -1,8 +1,8 @@
 import type { Etcd3 } from 'etcd3';
-import type { Clock } from '../../framework/contracts/clock.js';
-import { BatonError } from '../../framework/contracts/errors.js';
-import type { Logger } from '../../framework/contracts/logger.js';
 import {
+  type Clock,
+  BatonError,
+  type Logger,
   NotAppendedError,
   OutcomeUnknownError,
   ReadUnavailableError,
@@ -14,10 +14,10 @@ import {
   type ProposeOptions,
   type Receipt,
   type StateMachine,
-} from '../../framework/contracts/metadata-consensus.js';
-import type { MemberId } from '../../framework/contracts/peer-transport.js';
-import type { Rng } from '../../framework/contracts/rng.js';
-import type { Lifecycle } from '../../framework/kernel/plugin.js';
+  type MemberId,
+  type Rng,
+} from '@baton/contracts';
+import type { Lifecycle } from '@baton/kernel';
 import { createEtcdClient, endpointHealthFor } from './etcd-client.js';
 import type { EndpointHealth, EndpointStats } from './endpoint-health.js';
 import { certainlyNotSent, describeEtcdError } from './etcd-errors.js';

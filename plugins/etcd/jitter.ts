@@ -1,4 +1,4 @@
-import type { Rng } from '../../framework/contracts/rng.js';
+import type { Rng } from '@baton/contracts';
 
 /**
  * A delay between half of `ms` and `ms`: members that lost etcd together do not retry in lock

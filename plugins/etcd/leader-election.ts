@@ -1,8 +1,5 @@
 import type { Etcd3, Lease, Watcher } from 'etcd3';
-import type { Clock, Timer } from '../../framework/contracts/clock.js';
-import type { Logger } from '../../framework/contracts/logger.js';
-import type { Leadership } from '../../framework/contracts/metadata-consensus.js';
-import type { Rng } from '../../framework/contracts/rng.js';
+import type { Clock, Timer, Logger, Leadership, Rng } from '@baton/contracts';
 import { describeEtcdError } from './etcd-errors.js';
 import type { LogKeys } from './log-keys.js';
 import { jittered } from './jitter.js';

@@ -1,7 +1,5 @@
 import type { Etcd3, IKeyValue, ITxnResponse } from 'etcd3';
-import type { Clock } from '../../framework/contracts/clock.js';
-import type { Logger } from '../../framework/contracts/logger.js';
-import type { Rng } from '../../framework/contracts/rng.js';
+import type { Clock, Logger, Rng } from '@baton/contracts';
 import { certainlyNotSent, describeEtcdError } from './etcd-errors.js';
 import {
   decodeClaim,

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { canonicalJson } from '../../framework/consensus/canonical-json.js';
+import { canonicalJson } from '@baton/consensus';
 
 /**
  * What one log key holds. Every entry written by a member carries a proposal id (unique per

@@ -1,7 +1,5 @@
 import type { Etcd3, IKeyValue, Watcher } from 'etcd3';
-import type { Clock, Timer } from '../../framework/contracts/clock.js';
-import type { Logger } from '../../framework/contracts/logger.js';
-import type { Rng } from '../../framework/contracts/rng.js';
+import type { Clock, Timer, Logger, Rng } from '@baton/contracts';
 import { describeEtcdError } from './etcd-errors.js';
 import type { LogKeys } from './log-keys.js';
 import type { ReplicaSnapshot } from './replica.js';

@@ -1,8 +1,5 @@
-import { CLOCK } from '../../framework/contracts/clock.js';
-import { LOGGER } from '../../framework/contracts/logger.js';
-import { METADATA_CONSENSUS, STATE_MACHINE } from '../../framework/contracts/metadata-consensus.js';
-import { RNG } from '../../framework/contracts/rng.js';
-import { definePlugin } from '../../framework/kernel/plugin.js';
+import { CLOCK, LOGGER, METADATA_CONSENSUS, STATE_MACHINE, RNG } from '@baton/contracts';
+import { definePlugin } from '@baton/kernel';
 import { EtcdConsensus } from './etcd-consensus.js';
 import { etcdConsensusOptions } from './options.js';
 

@@ -2,12 +2,12 @@ import type {
   ApplyContext,
   LogPosition,
   StateMachine,
-} from '../../framework/contracts/metadata-consensus.js';
+} from '@baton/contracts';
 import {
   IdempotencyWindow,
   type IdempotencyWindowSnapshot,
   type RememberedDecision,
-} from '../../framework/consensus/idempotency-window.js';
+} from '@baton/consensus';
 import { fingerprintOf, type LogEntry, type MalformedEntry } from './log-entry.js';
 
 /** Everything a member needs to resume applying after `seq`. JSON-serialisable. */

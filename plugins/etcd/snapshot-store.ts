@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Etcd3 } from 'etcd3';
 import { z } from 'zod';
-import type { Clock } from '../../framework/contracts/clock.js';
+import type { Clock } from '@baton/contracts';
 import { decodeClaim } from './log-entry.js';
 import { prefixEnd, type LogKeys } from './log-keys.js';
 import type { ReplicaSnapshot } from './replica.js';

@@ -1,4 +1,4 @@
-import type { Clock } from '../../framework/contracts/clock.js';
+import type { Clock } from '@baton/contracts';
 
 export type WaitEnd<T> =
   { kind: 'done'; value: T } | { kind: 'timeout' } | { kind: 'aborted' } | { kind: 'stopped' };

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { AuditRecord } from '../../framework/contracts/audit-store.js';
+import type { AuditRecord } from '@baton/contracts';
 
 const count = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
 

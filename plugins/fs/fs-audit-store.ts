@@ -8,11 +8,9 @@ import {
   type AuditListOptions,
   type AuditRecord,
   type AuditStore,
-} from '../../framework/contracts/audit-store.js';
-import type { BatonError } from '../../framework/contracts/errors.js';
-import { durableFiles, type DurableFiles } from '../../framework/kernel/durable-files.js';
-import { errnoCode } from '../../framework/kernel/file-system.js';
-import type { Lifecycle } from '../../framework/kernel/plugin.js';
+  type BatonError,
+} from '@baton/contracts';
+import { durableFiles, type DurableFiles, errnoCode, type Lifecycle } from '@baton/kernel';
 import {
   auditRecordSchema,
   commitIndexOfFileName,

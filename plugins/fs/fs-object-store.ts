@@ -1,17 +1,15 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import type { BatonError } from '../../framework/contracts/errors.js';
 import {
+  type BatonError,
   PreconditionFailedError,
   type ListOptions,
   type ListPage,
   type ObjectInfo,
   type ObjectStore,
   type PutOptions,
-} from '../../framework/contracts/object-store.js';
-import { durableFiles, type DurableFiles } from '../../framework/kernel/durable-files.js';
-import { errnoCode } from '../../framework/kernel/file-system.js';
-import type { Lifecycle } from '../../framework/kernel/plugin.js';
+} from '@baton/contracts';
+import { durableFiles, type DurableFiles, errnoCode, type Lifecycle } from '@baton/kernel';
 import {
   DIRECTORY_SUFFIX,
   objectPathSegments,

@@ -1,4 +1,4 @@
-import { InvalidKeyError } from '../../framework/contracts/object-store.js';
+import { InvalidKeyError } from '@baton/contracts';
 import { decodeName, encodeName } from './file-name-encoding.js';
 
 /**

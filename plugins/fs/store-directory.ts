@@ -1,6 +1,6 @@
 import { join } from 'node:path';
-import { BatonError, StoreUnavailableError } from '../../framework/contracts/errors.js';
-import type { DurableFiles } from '../../framework/kernel/durable-files.js';
+import { BatonError, StoreUnavailableError } from '@baton/contracts';
+import type { DurableFiles } from '@baton/kernel';
 import { TempFiles } from './temp-files.js';
 
 export interface StoreDirectoryOptions {

@@ -1,8 +1,7 @@
 import { hostname } from 'node:os';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { DurableFiles } from '../../framework/kernel/durable-files.js';
-import { errnoCode } from '../../framework/kernel/file-system.js';
+import { type DurableFiles, errnoCode } from '@baton/kernel';
 
 let instances = 0;
 

@@ -1,4 +1,4 @@
-import { InvalidIdentityError } from '../../framework/contracts/identity-supplier.js';
+import { InvalidIdentityError } from '@baton/contracts';
 
 /**
  * Identities arrive from HTTP headers, JSON bodies and configuration, so a caller may hand over

@@ -1,10 +1,6 @@
 import type { z } from 'zod';
-import {
-  IDENTITY_SUPPLIER,
-  type IdentitySupplier,
-} from '../../framework/contracts/identity-supplier.js';
-import { RNG, type Rng } from '../../framework/contracts/rng.js';
-import { definePlugin } from '../../framework/kernel/plugin.js';
+import { IDENTITY_SUPPLIER, type IdentitySupplier, RNG, type Rng } from '@baton/contracts';
+import { definePlugin } from '@baton/kernel';
 
 export interface IdentityPluginDefinition<Schema extends z.ZodType> {
   id: string;

@@ -1,6 +1,4 @@
-import type { OperationId } from '../../framework/contracts/identity-supplier.js';
-import { InvalidIdentityError } from '../../framework/contracts/identity-supplier.js';
-import type { Rng } from '../../framework/contracts/rng.js';
+import { type OperationId, InvalidIdentityError, type Rng } from '@baton/contracts';
 import { describeChar, firstCharOutside, requireString } from './identity-input.js';
 
 /**

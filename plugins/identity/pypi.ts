@@ -1,10 +1,5 @@
 import { z } from 'zod';
-import type {
-  AuthorityId,
-  IdentitySupplier,
-  OperationId,
-} from '../../framework/contracts/identity-supplier.js';
-import type { Rng } from '../../framework/contracts/rng.js';
+import type { AuthorityId, IdentitySupplier, OperationId, Rng } from '@baton/contracts';
 import {
   describeChar,
   firstCharOutside,

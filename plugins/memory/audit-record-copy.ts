@@ -1,4 +1,4 @@
-import type { AuditRecord } from '../../framework/contracts/audit-store.js';
+import type { AuditRecord } from '@baton/contracts';
 
 /** The record's own fields only, copied, so no caller can change a stored record afterwards. */
 export function copyAuditRecord(record: AuditRecord): AuditRecord {
@@ -17,4 +17,4 @@ export function copyAuditRecord(record: AuditRecord): AuditRecord {
 }
 
 /** Shared by every store through the contract, so all of them refuse the same records. */
-export { checkAuditRecord, differingAuditFields as differingFields } from '../../framework/contracts/audit-store.js';
+export { checkAuditRecord, differingAuditFields as differingFields } from '@baton/contracts';

@@ -1,4 +1,4 @@
-import { AuditConflictError, auditListOptions, type AuditListOptions, type AuditRecord, type AuditStore } from '../../framework/contracts/audit-store.js';
+import { AuditConflictError, auditListOptions, type AuditListOptions, type AuditRecord, type AuditStore } from '@baton/contracts';
 import { checkAuditRecord, copyAuditRecord, differingFields } from './audit-record-copy.js';
 
 

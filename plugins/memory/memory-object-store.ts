@@ -6,7 +6,7 @@ import {
   type ObjectInfo,
   type ObjectStore,
   type PutOptions,
-} from '../../framework/contracts/object-store.js';
+} from '@baton/contracts';
 import { listLimit } from './list-limit.js';
 import { SortedKeys } from './sorted-keys.js';
 

@@ -1,7 +1,6 @@
 import { z } from 'zod';
-import { AUDIT_STORE } from '../../framework/contracts/audit-store.js';
-import { OBJECT_STORE } from '../../framework/contracts/object-store.js';
-import { definePlugin } from '../../framework/kernel/plugin.js';
+import { AUDIT_STORE, OBJECT_STORE } from '@baton/contracts';
+import { definePlugin } from '@baton/kernel';
 import { MemoryAuditStore } from './memory-audit-store.js';
 import { MemoryObjectStore } from './memory-object-store.js';
 

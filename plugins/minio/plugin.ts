@@ -1,8 +1,5 @@
-import { CLOCK } from '../../framework/contracts/clock.js';
-import { LOGGER } from '../../framework/contracts/logger.js';
-import { OBJECT_STORE } from '../../framework/contracts/object-store.js';
-import { RNG } from '../../framework/contracts/rng.js';
-import { definePlugin } from '../../framework/kernel/plugin.js';
+import { CLOCK, LOGGER, OBJECT_STORE, RNG } from '@baton/contracts';
+import { definePlugin } from '@baton/kernel';
 import { s3ObjectStoreOptions } from './options.js';
 import { S3ObjectStore } from './s3-object-store.js';
 

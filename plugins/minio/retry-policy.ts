@@ -1,5 +1,4 @@
-import type { Clock } from '../../framework/contracts/clock.js';
-import type { Rng } from '../../framework/contracts/rng.js';
+import type { Clock, Rng } from '@baton/contracts';
 
 export interface RetrySettings {
   attempts: number;

@@ -1,8 +1,6 @@
 import type { Client } from 'minio';
 import type { Readable } from 'node:stream';
-import type { Clock } from '../../framework/contracts/clock.js';
-import { BatonError, StoreUnavailableError } from '../../framework/contracts/errors.js';
-import type { Rng } from '../../framework/contracts/rng.js';
+import { type Clock, BatonError, StoreUnavailableError, type Rng } from '@baton/contracts';
 import { withRetries, type RetrySettings } from './retry-policy.js';
 import { classifyS3Error, describeS3Error } from './s3-errors.js';
 

@@ -1,4 +1,4 @@
-import { BatonError } from '../../framework/contracts/errors.js';
+import { BatonError } from '@baton/contracts';
 
 /**
  * What an S3 failure means for the store:

@@ -2,7 +2,7 @@ import {
   UnsupportedOperationError,
   type ListPage,
   type ObjectInfo,
-} from '../../framework/contracts/object-store.js';
+} from '@baton/contracts';
 import { decodeKey } from './object-key-codec.js';
 import type { S3Bucket } from './s3-bucket.js';
 

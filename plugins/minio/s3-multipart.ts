@@ -1,4 +1,4 @@
-import type { Logger } from '../../framework/contracts/logger.js';
+import type { Logger } from '@baton/contracts';
 import type { S3Bucket } from './s3-bucket.js';
 
 /**

@@ -1,8 +1,8 @@
 import { Client } from 'minio';
-import type { Clock } from '../../framework/contracts/clock.js';
-import { StoreUnavailableError } from '../../framework/contracts/errors.js';
-import type { Logger } from '../../framework/contracts/logger.js';
 import {
+  type Clock,
+  StoreUnavailableError,
+  type Logger,
   InvalidKeyError,
   PreconditionFailedError,
   UnsupportedOperationError,
@@ -11,9 +11,9 @@ import {
   type ObjectInfo,
   type ObjectStore,
   type PutOptions,
-} from '../../framework/contracts/object-store.js';
-import type { Rng } from '../../framework/contracts/rng.js';
-import type { Lifecycle } from '../../framework/kernel/plugin.js';
+  type Rng,
+} from '@baton/contracts';
+import type { Lifecycle } from '@baton/kernel';
 import { probeConditionalPut } from './conditional-put-probe.js';
 import { encodeKey, MAX_ENCODED_KEY_BYTES } from './object-key-codec.js';
 import type { S3ObjectStoreOptions } from './options.js';

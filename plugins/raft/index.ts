@@ -6,3 +6,9 @@ export { DEFAULT_TUNING, type RaftConsensusOptions, type RaftTuning } from './dr
 export { RAFT_CHANNEL, PROPOSE_CHANNEL } from './driver/wire.js';
 export * from './transport-http.js';
 export * from './plugin.js';
+export { RAFT_SNAPSHOT_FORMAT } from './driver/raft-admin.js';
+export { FileRaftStorage } from './storage/file-storage.js';
+export { repairRaftLog } from './storage/log-repair.js';
+export type { RaftRepairReport } from './storage/log-repair.js';
+export { MemoryRaftStorage } from './storage/memory-storage.js';
+export { imageOfPieces } from './storage/snapshot-image.js';

@@ -1,4 +1,4 @@
-import type { MemberId } from '../../framework/contracts/peer-transport.js';
+import type { MemberId } from '@baton/contracts';
 
 /** Why a large message was given no slot: its sender already has one, or every slot is taken. */
 export type LargeSlotRefusal = 'sender-busy' | 'all-busy';

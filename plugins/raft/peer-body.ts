@@ -1,6 +1,6 @@
 import type { Context } from 'koa';
-import type { Clock } from '../../framework/contracts/clock.js';
-import { HttpProblem } from '../../framework/http/problem.js';
+import type { Clock } from '@baton/contracts';
+import { HttpProblem } from '@baton/http';
 
 // Reading a peer route's body within its bound and its deadline, and the answers to a body
 // refused for either.

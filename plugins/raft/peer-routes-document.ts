@@ -1,4 +1,4 @@
-import type { OperationSpec } from '../../framework/http/openapi.js';
+import type { OperationSpec } from '@baton/http';
 import { batchSchema, RAFT_HTTP_BASE, requestSchema } from './peer-wire.js';
 
 const PEER_REFUSALS = {

@@ -5,7 +5,7 @@ import {
   type IncomingMessage,
 } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import type { Clock, Timer } from '../../framework/contracts/clock.js';
+import type { Clock, Timer } from '@baton/contracts';
 
 export interface OutboundStreamOptions {
   /** The receiver's stream route, e.g. "http://10.0.0.2:8080/internal/raft/v1/stream". */

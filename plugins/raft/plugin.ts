@@ -1,20 +1,20 @@
 import { z } from 'zod';
-import { CLOCK } from '../../framework/contracts/clock.js';
-import type { CorruptRecordError } from '../../framework/contracts/errors.js';
-import { LOGGER } from '../../framework/contracts/logger.js';
-import { METADATA_CONSENSUS, STATE_MACHINE } from '../../framework/contracts/metadata-consensus.js';
-import { PEER_TRANSPORT } from '../../framework/contracts/peer-transport.js';
-import { RNG } from '../../framework/contracts/rng.js';
-import { definePlugin } from '../../framework/kernel/plugin.js';
-import { PEER_AUTH } from '../../framework/http/peer-auth-plugin.js';
+import {
+  CLOCK,
+  type CorruptRecordError,
+  LOGGER,
+  METADATA_CONSENSUS,
+  STATE_MACHINE,
+  PEER_TRANSPORT,
+  RNG,
+} from '@baton/contracts';
+import { definePlugin, DirectoryFiles, resolveOptional } from '@baton/kernel';
+import { PEER_AUTH, METRICS } from '@baton/http';
 import { DEFAULT_TUNING } from './driver/options.js';
 import { RaftConsensus } from './driver/raft-consensus.js';
-import { DirectoryFiles } from '../../framework/kernel/byte-files.js';
 import { FileRaftStorage } from './storage/file-storage.js';
 import { MemoryRaftStorage } from './storage/memory-storage.js';
 import { HttpPeerTransport, RAFT_HTTP_BASE, RAFT_PEER_ROUTER } from './transport-http.js';
-import { METRICS } from '../../framework/http/metrics.js';
-import { resolveOptional } from '../../framework/kernel/resolve-optional.js';
 
 const memberId = z.string().min(1).max(256).regex(/^[A-Za-z0-9._-]+$/, 'use letters, digits, ".", "_" and "-"');
 const positive = z.number().int().positive();
@@ -133,7 +133,7 @@ export const httpPeerTransportPlugin = definePlugin({
   register: (ctx) => {
     const o = ctx.options;
     let transport: HttpPeerTransport | undefined;
-    const make = (resolve: <T>(t: import('../../framework/contracts/token.js').Token<T>) => T) => {
+    const make = (resolve: <T>(t: import('@baton/contracts').Token<T>) => T) => {
       const metrics = resolveOptional(resolve, METRICS);
       return (transport ??= new HttpPeerTransport({
         self: o.member,

@@ -1,22 +1,31 @@
 import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import { z } from 'zod';
-import type { Clock } from '../../framework/contracts/clock.js';
-import type { Logger } from '../../framework/contracts/logger.js';
 import {
+  type Clock,
+  type Logger,
   PeerUnreachableError,
   type MemberId,
   type PeerHandlers,
   type PeerMessage,
   type PeerTransport,
   type RequestOptions,
-} from '../../framework/contracts/peer-transport.js';
-import { token } from '../../framework/contracts/token.js';
-import { DEFAULT_JSON_BOUNDS, jsonBoundsViolation, type JsonBounds } from '../../framework/http/json-bounds.js';
-import { assertPeerSender, peerOf, requirePeer, type PeerAuthenticator } from '../../framework/http/peer-auth.js';
-import { HttpProblem, problems } from '../../framework/http/problem.js';
-import { problemHandling } from '../../framework/http/problem-middleware.js';
-import { childSpan, traceHeaders } from '../../framework/http/tracing.js';
+  token,
+} from '@baton/contracts';
+import {
+  DEFAULT_JSON_BOUNDS,
+  jsonBoundsViolation,
+  type JsonBounds,
+  assertPeerSender,
+  peerOf,
+  requirePeer,
+  type PeerAuthenticator,
+  HttpProblem,
+  problems,
+  problemHandling,
+  childSpan,
+  traceHeaders,
+} from '@baton/http';
 import { PeerPoster } from './http-post.js';
 import { LargeMessageSlots } from './large-message-slots.js';
 import { BodyRefused, bodyTimedOut, defaultBodyDeadlineMs, readBody, tooLarge } from './peer-body.js';

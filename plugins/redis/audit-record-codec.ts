@@ -1,4 +1,4 @@
-import { checkAuditRecord, type AuditRecord } from '../../framework/contracts/audit-store.js';
+import { checkAuditRecord, type AuditRecord } from '@baton/contracts';
 
 /**
  * The record as stored: JSON with the fields in one fixed order. Equal records therefore encode

@@ -1,6 +1,5 @@
-import { AUDIT_STORE } from '../../framework/contracts/audit-store.js';
-import { LOGGER } from '../../framework/contracts/logger.js';
-import { definePlugin } from '../../framework/kernel/plugin.js';
+import { AUDIT_STORE, LOGGER } from '@baton/contracts';
+import { definePlugin } from '@baton/kernel';
 import { redisAuditStoreOptions } from './options.js';
 import { RedisAuditStore } from './redis-audit-store.js';
 

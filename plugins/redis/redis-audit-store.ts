@@ -5,10 +5,10 @@ import {
   type AuditListOptions,
   type AuditRecord,
   type AuditStore,
-} from '../../framework/contracts/audit-store.js';
-import { StoreUnavailableError } from '../../framework/contracts/errors.js';
-import type { Logger } from '../../framework/contracts/logger.js';
-import type { Lifecycle } from '../../framework/kernel/plugin.js';
+  StoreUnavailableError,
+  type Logger,
+} from '@baton/contracts';
+import type { Lifecycle } from '@baton/kernel';
 import { decodeAuditRecord, encodeAuditRecord } from './audit-record-codec.js';
 import { PUT_AUDIT_RECORD_LUA, PutStatus } from './audit-scripts.js';
 import type { RedisAuditStoreOptions } from './options.js';

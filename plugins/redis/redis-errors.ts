@@ -1,4 +1,4 @@
-import { BatonError, StoreUnavailableError } from '../../framework/contracts/errors.js';
+import { BatonError, StoreUnavailableError } from '@baton/contracts';
 
 export const STORE_NAME = 'redis audit store';
 

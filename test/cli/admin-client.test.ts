@@ -1,9 +1,9 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import test from 'ava';
-import { adminRequest } from '../../cli/admin-client.js';
-import { FailedError, UnreachableError } from '../../cli/cli-errors.js';
-import { ExitCode } from '../../cli/exit-codes.js';
+import { adminRequest } from '@baton/cli/internal/admin-client.js';
+import { FailedError, UnreachableError } from '@baton/cli/internal/cli-errors.js';
+import { ExitCode } from '@baton/cli/internal/exit-codes.js';
 
 /** A real HTTP server on a free loopback port answering with `handler`; closed after the test. */
 async function serve(

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import test, { type ExecutionContext } from 'ava';
-import { ExitCode } from '../../cli/exit-codes.js';
+import { ExitCode } from '@baton/cli/internal/exit-codes.js';
 import {
   ADMIN,
   READER,
@@ -13,7 +13,7 @@ import {
   tokens,
   type NodeOverrides,
 } from '../hosts/authority-node/node-harness.js';
-import { freeLoopbackPort } from '../../framework/testing/server-process.js';
+import { freeLoopbackPort } from '@baton/conformance/internal/servers/server-process.js';
 import { eventually } from '../hosts/eventually.js';
 import { closedPort } from './closed-port.js';
 import { BATON_MAIN, runBaton, spawnBaton } from './run-baton.js';

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import test from 'ava';
-import { ExitCode } from '../../cli/exit-codes.js';
+import { ExitCode } from '@baton/cli/internal/exit-codes.js';
 import { collectRun, spawnBaton, type BatonRun } from './run-baton.js';
 import { workDir } from './temp-project.js';
 

@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises';
 import test from 'ava';
-import { ExitCode } from '../../cli/exit-codes.js';
+import { ExitCode } from '@baton/cli/internal/exit-codes.js';
 import { spawnBaton } from './run-baton.js';
 import { workDir } from './temp-project.js';
 import { startUpOnFreshPorts } from './up-process.js';

@@ -1,6 +1,6 @@
 import test from 'ava';
-import { durationMs } from '../../cli/arguments.js';
-import { ExitCode } from '../../cli/exit-codes.js';
+import { durationMs } from '@baton/cli/internal/arguments.js';
+import { ExitCode } from '@baton/cli/internal/exit-codes.js';
 import { runBaton, spawnBaton } from './run-baton.js';
 
 test('a duration takes a unit, or a plain number in the flag\'s own unit', (t) => {

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { ExitCode } from '../../cli/exit-codes.js';
+import { ExitCode } from '@baton/cli/internal/exit-codes.js';
 import { spawnBaton } from './run-baton.js';
 
 test('an unknown command exits 2 and says which, and where help is', async (t) => {

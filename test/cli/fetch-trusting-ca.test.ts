@@ -3,11 +3,11 @@ import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import test, { type ExecutionContext } from 'ava';
-import { adminRequest } from '../../cli/admin-client.js';
-import { UnreachableError } from '../../cli/cli-errors.js';
-import { fetchTrustingCa } from '../../cli/local-cluster/fetch-trusting-ca.js';
-import { createHttpServer } from '../../framework/http/http-server.js';
-import { SystemClock } from '../../framework/kernel/system-clock.js';
+import { adminRequest } from '@baton/cli/internal/admin-client.js';
+import { UnreachableError } from '@baton/cli/internal/cli-errors.js';
+import { fetchTrustingCa } from '@baton/cli/internal/local-cluster/fetch-trusting-ca.js';
+import { createHttpServer } from '@baton/http/internal/http-server.js';
+import { SystemClock } from '@baton/kernel/internal/system-clock.js';
 import { makeTestCertificates, type TestCertificates } from '../support/test-certificates.js';
 import { closedPort } from './closed-port.js';
 

@@ -1,7 +1,7 @@
 import test from 'ava';
 import type { Command } from 'commander';
-import { buildProgram } from '../../cli/program.js';
-import { findBatonPackage } from '../../cli/scaffold/baton-package.js';
+import { buildProgram } from '@baton/cli/internal/program.js';
+import { findBatonPackage } from '@baton/cli/internal/scaffold/baton-package.js';
 import { bufferSink, notATerminal, spawnBaton } from './run-baton.js';
 
 /** Every command path of the program: ['up'], ['new'], ['new', 'host'], ... */

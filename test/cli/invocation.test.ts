@@ -2,13 +2,13 @@ import { spawn } from 'node:child_process';
 import { symlink, writeFile, chmod } from 'node:fs/promises';
 import { join } from 'node:path';
 import test from 'ava';
-import { batonInvocation } from '../../cli/invocation.js';
-import { findBatonPackage } from '../../cli/scaffold/baton-package.js';
-import { makeTempDir } from '../../framework/testing/temp-dir.js';
+import { batonInvocation } from '@baton/cli/internal/invocation.js';
+import { findBatonPackage } from '@baton/cli/internal/scaffold/baton-package.js';
+import { makeTempDir } from '@baton/testing/internal/temp-dir.js';
 import { collectRun, type BatonRun } from './run-baton.js';
 
 const pkg = findBatonPackage();
-const main = join(pkg.root, 'dist', 'cli', 'main.js');
+const main = join(pkg.cli, 'dist', 'main.js');
 
 /** Runs `command` in a shell at `cwd`, as a person would type it. */
 function shell(command: string, cwd: string): Promise<BatonRun> {
@@ -18,9 +18,9 @@ function shell(command: string, cwd: string): Promise<BatonRun> {
 }
 
 test('inside the checkout the command is "npx baton", and it runs this CLI', async (t) => {
-  const invocation = batonInvocation({ cwd: join(pkg.root, 'cli'), env: { PATH: '/usr/bin:/bin' }, pkg });
+  const invocation = batonInvocation({ cwd: join(pkg.checkout!, 'cli'), env: { PATH: '/usr/bin:/bin' }, pkg });
   t.is(invocation, 'npx baton');
-  const run = await shell(`${invocation} --version`, pkg.root);
+  const run = await shell(`${invocation} --version`, pkg.checkout!);
   t.is(run.code, 0, run.stderr);
   t.is(run.stdout.trim(), pkg.version);
 });

@@ -1,7 +1,7 @@
 import test from 'ava';
-import { UsageError } from '../../cli/cli-errors.js';
-import { camelCase, pascalCase, validateName } from '../../cli/scaffold/names.js';
-import { kebabCase, pluginClassName } from '../../cli/scaffold/plugin-contracts.js';
+import { UsageError } from '@baton/cli/internal/cli-errors.js';
+import { camelCase, pascalCase, validateName } from '@baton/cli/internal/scaffold/names.js';
+import { kebabCase, pluginClassName } from '@baton/cli/internal/scaffold/plugin-contracts.js';
 
 test('valid names are dash-separated lowercase words starting with a letter', (t) => {
   for (const name of ['a', 'acme', 'acme-store', 'acme2-s3-store', 'x'.repeat(50)])

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
-import { ExitCode } from '../../cli/exit-codes.js';
+import { ExitCode } from '@baton/cli/internal/exit-codes.js';
 import { spawn } from 'node:child_process';
 import { eventually } from '../hosts/eventually.js';
 import { BATON_MAIN, runBaton, terminalTyping } from './run-baton.js';
@@ -42,8 +42,8 @@ test('new host with flags composes the chosen plugins into host.ts and the confi
     ],
   );
   const host = files.get('src/host.ts')!;
-  t.regex(host, /import \{ redisAuditStorePlugin \} from 'baton\/plugins\/redis\/plugin\.js';/);
-  t.regex(host, /import \{ npmIdentityPlugin \} from 'baton\/plugins\/identity\/index\.js';/);
+  t.regex(host, /import \{ redisAuditStorePlugin \} from '@baton\/plugin-redis';/);
+  t.regex(host, /import \{ npmIdentityPlugin \} from '@baton\/plugin-identity';/);
   t.regex(host, /\.add\(redisAuditStorePlugin, config\.auditStore, 'auditStore'\)/);
   t.regex(host, /\.add\(npmIdentityPlugin, config\.identity, 'identity'\)/);
   const config = JSON.parse(files.get('config/host.json')!);
@@ -181,8 +181,8 @@ test('new host --variant stream composes a stream node with the chosen object st
   });
   const files = await filesUnder(join(cwd, 'acme-streams'));
   const host = files.get('src/host.ts')!;
-  t.regex(host, /import \{ memoryObjectStorePlugin \} from 'baton\/plugins\/memory\/plugins\.js';/);
-  t.regex(host, /import \{ raftConsensusPlugin \} from 'baton\/plugins\/raft\/plugin\.js';/);
+  t.regex(host, /import \{ memoryObjectStorePlugin \} from '@baton\/plugin-memory';/);
+  t.regex(host, /import \{ raftConsensusPlugin \} from '@baton\/plugin-raft';/);
   t.regex(host, /\.add\(httpPeerTransportPlugin, config\.peerTransport, 'peerTransport'\)/);
   t.regex(host, /\.add\(memoryObjectStorePlugin, config\.objectStore, 'objectStore'\)/);
   t.regex(host, /\.add\(streamNodePlugin, config\.node, 'node'\)/);

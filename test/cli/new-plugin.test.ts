@@ -1,9 +1,9 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import test from 'ava';
-import { ExitCode } from '../../cli/exit-codes.js';
-import { findBatonPackage } from '../../cli/scaffold/baton-package.js';
-import { availableContracts } from '../../cli/scaffold/plugin-contracts.js';
+import { ExitCode } from '@baton/cli/internal/exit-codes.js';
+import { findBatonPackage } from '@baton/cli/internal/scaffold/baton-package.js';
+import { availableContracts } from '@baton/cli/internal/scaffold/plugin-contracts.js';
 import { runBaton } from './run-baton.js';
 import { filesUnder, workDir } from './temp-project.js';
 
@@ -60,17 +60,23 @@ test('no placeholder is left in any generated file, for every contract and the e
   }
 });
 
-test('the generated package.json depends on this Baton by a relative file: path (no absolute path of this machine) and asks for the versions Baton uses', async (t) => {
+test('the generated package.json depends on the @baton/* packages it imports by a version range, never a path, and asks for the versions Baton uses', async (t) => {
   const cwd = await workDir(t);
   await runBaton(['new', 'plugin', 'acme', '--contract', 'audit-store'], { cwd });
-  const pkg = JSON.parse(await readFile(join(cwd, 'acme', 'package.json'), 'utf8'));
+  const text = await readFile(join(cwd, 'acme', 'package.json'), 'utf8');
+  const pkg = JSON.parse(text);
   const baton = findBatonPackage();
   t.is(pkg.name, 'acme');
   t.is(pkg.type, 'module');
-  const dependency = pkg.dependencies.baton as string;
-  t.regex(dependency, /^file:\.\.?\//, 'relative to the project');
-  t.false(dependency.includes(cwd), 'no absolute path');
-  t.is(resolve(join(cwd, 'acme'), dependency.slice('file:'.length)), baton.root, 'and it leads to this checkout');
+  const range = `^${baton.version}`;
+  // What src/ imports is a dependency; the conformance suite only the tests run is a devDependency.
+  t.is(pkg.dependencies['@baton/contracts'], range);
+  t.is(pkg.dependencies['@baton/kernel'], range);
+  t.is(pkg.devDependencies['@baton/conformance'], range);
+  t.is(pkg.dependencies['@baton/conformance'], undefined);
+  t.is(pkg.dependencies.baton, undefined);
+  t.false(text.includes('file:'), 'no path');
+  t.false(text.includes(cwd), 'no absolute path');
   t.is(pkg.dependencies.zod, baton.versionOf('zod'));
   t.is(pkg.devDependencies.typescript, baton.versionOf('typescript'));
   t.is(pkg.devDependencies.ava, baton.versionOf('ava'));
@@ -99,7 +105,8 @@ test('--baton and --dir choose the dependency spec and the directory', async (t)
   t.is(result.dir, join(cwd, 'plugins/acme'));
   t.deepEqual(result.nextSteps, ['cd plugins/acme', 'npm install', 'npm test']);
   const pkg = JSON.parse(await readFile(join(cwd, 'plugins/acme/package.json'), 'utf8'));
-  t.is(pkg.dependencies.baton, '^0.1.0');
+  t.is(pkg.dependencies['@baton/plugin-identity'], '^0.1.0');
+  t.is(pkg.dependencies['@baton/contracts'], '^0.1.0');
 });
 
 test('it refuses to overwrite: one existing file stops the whole generation and stays untouched', async (t) => {
@@ -153,18 +160,17 @@ test('an unknown contract, or --example for a contract without one, is a usage e
 
 test('a contract is offered only when both its template and its conformance suite exist', async (t) => {
   const root = await workDir(t);
-  const fake = { ...findBatonPackage(), root, templates: join(root, 'templates') };
+  const fake = { ...findBatonPackage(), templates: join(root, 'templates'), conformance: join(root, 'conformance') };
   t.deepEqual(availableContracts(fake), []);
   await mkdir(join(root, 'templates/plugin/files/consensus'), { recursive: true });
   t.deepEqual(availableContracts(fake), [], 'a template without its suite is not offered');
-  await mkdir(join(root, 'dist/framework/testing'), { recursive: true });
-  await writeFile(join(root, 'dist/framework/testing/consensus-suite.js'), '');
+  await mkdir(join(root, 'conformance/dist'), { recursive: true });
+  await writeFile(join(root, 'conformance/dist/consensus-suite.js'), '');
   t.deepEqual(
     availableContracts(fake).map((c) => c.name),
     ['consensus'],
   );
-  await mkdir(join(root, 'framework/testing'), { recursive: true });
-  await writeFile(join(root, 'framework/testing/object-store-suite.ts'), '');
+  await writeFile(join(root, 'conformance/dist/object-store-suite.js'), '');
   t.deepEqual(
     availableContracts(fake).map((c) => c.name),
     ['consensus'],

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { parse as parseYaml } from 'yaml';
-import { ExitCode } from '../../cli/exit-codes.js';
+import { ExitCode } from '@baton/cli/internal/exit-codes.js';
 import { runBaton } from './run-baton.js';
 import { startStreamCluster, type StreamCluster } from './stream-cluster.js';
 

@@ -1,9 +1,9 @@
 import test from 'ava';
-import { FailedError, UnreachableError, UsageError } from '../../cli/cli-errors.js';
-import { ExitCode } from '../../cli/exit-codes.js';
-import { Output, toCliError } from '../../cli/output.js';
-import { BatonError } from '../../framework/contracts/errors.js';
-import { WiringError } from '../../framework/kernel/wiring-error.js';
+import { FailedError, UnreachableError, UsageError } from '@baton/cli/internal/cli-errors.js';
+import { ExitCode } from '@baton/cli/internal/exit-codes.js';
+import { Output, toCliError } from '@baton/cli/internal/output.js';
+import { BatonError } from '@baton/contracts/internal/errors.js';
+import { WiringError } from '@baton/kernel/internal/wiring-error.js';
 import { bufferSink } from './run-baton.js';
 
 test('human output renders the result as lines on stdout; notes go to stderr', (t) => {

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { pageLines, type PagedListing } from '../../cli/paged-listing.js';
+import { pageLines, type PagedListing } from '@baton/cli/internal/paged-listing.js';
 
 const listing: PagedListing<{ id: string; size: number }> = {
   command: 'baton things list',

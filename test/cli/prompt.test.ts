@@ -1,7 +1,7 @@
 import { PassThrough } from 'node:stream';
 import test from 'ava';
-import { UsageError } from '../../cli/cli-errors.js';
-import { askChoices, type Question } from '../../cli/scaffold/prompt.js';
+import { UsageError } from '@baton/cli/internal/cli-errors.js';
+import { askChoices, type Question } from '@baton/cli/internal/scaffold/prompt.js';
 import { bufferSink } from './run-baton.js';
 
 const store: Question = {

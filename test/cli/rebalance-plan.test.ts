@@ -1,5 +1,5 @@
 import test from 'ava';
-import { rebalancePlanLines } from '../../cli/streams/rebalance-plan.js';
+import { rebalancePlanLines } from '@baton/cli/internal/streams/rebalance-plan.js';
 
 test('a large plan shows its size, the moves the answer carried, how many more, and the whole plan per node', (t) => {
   const lines = rebalancePlanLines(

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { outputPath, renderTemplate } from '../../cli/scaffold/render.js';
+import { outputPath, renderTemplate } from '@baton/cli/internal/scaffold/render.js';
 
 test('placeholders are filled, with or without spaces inside the braces', (t) => {
   t.is(

@@ -3,16 +3,16 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DirectoryFiles } from '../../framework/kernel/byte-files.js';
-import { FileWal } from '../../framework/stream-transfer/file-wal.js';
-import type { WalEntry } from '../../framework/stream-transfer/wal.js';
-import { encodeEntries } from '../../framework/stream-transfer/wal-codec.js';
-import { FileRaftStorage } from '../../plugins/raft/storage/file-storage.js';
+import { DirectoryFiles } from '@baton/kernel/internal/byte-files.js';
+import { FileWal } from '@baton/stream-transfer/internal/file-wal.js';
+import type { WalEntry } from '@baton/stream-transfer/internal/wal.js';
+import { encodeEntries } from '@baton/stream-transfer/internal/wal-codec.js';
+import { FileRaftStorage } from '@baton/plugin-raft/internal/storage/file-storage.js';
 import { spawnBaton, collectRun, type BatonRun } from './run-baton.js';
 import { eventually } from './stream-cluster.js';
 import { workDir } from './temp-project.js';
 
-const STREAM_MAIN = fileURLToPath(new URL('../../hosts/stream-node/main.js', import.meta.url));
+const STREAM_MAIN = fileURLToPath(new URL('../../../hosts/stream-node/dist/main.js', import.meta.url));
 
 const entries: WalEntry[] = [
   { t: 'open', stream: 'orders', epoch: 1, next: 0, producers: {} },

@@ -1,9 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import type { CliContext } from '../../cli/context.js';
-import { runCli } from '../../cli/run.js';
-import { findBatonPackage } from '../../cli/scaffold/baton-package.js';
+import type { CliContext } from '@baton/cli/internal/context.js';
+import { runCli } from '@baton/cli/internal/run.js';
+import { findBatonPackage } from '@baton/cli/internal/scaffold/baton-package.js';
 
 /**
  * The config directory a spawned baton gets unless a test gives its own: one that cannot exist
@@ -12,7 +12,7 @@ import { findBatonPackage } from '../../cli/scaffold/baton-package.js';
 export const NO_USER_CONFIG = '/dev/null/baton-cli-tests';
 
 /** The compiled `baton` executable, as package.json "bin" runs it. */
-export const BATON_MAIN = fileURLToPath(new URL('../../cli/main.js', import.meta.url));
+export const BATON_MAIN = fileURLToPath(new URL('../../../cli/dist/main.js', import.meta.url));
 
 export interface BatonRun {
   code: number | null;
@@ -20,7 +20,7 @@ export interface BatonRun {
   stderr: string;
 }
 
-/** Runs `node dist/cli/main.js ...args` as a user would; stdin is a pipe carrying `stdin` (or nothing). */
+/** Runs `node cli/dist/main.js ...args` as a user would; stdin is a pipe carrying `stdin` (or nothing). */
 export function spawnBaton(
   args: readonly string[],
   options: { cwd?: string; env?: NodeJS.ProcessEnv; stdin?: string } = {},

@@ -1,8 +1,8 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import test from 'ava';
-import { saveBackup } from '../../cli/consensus/save-backup.js';
-import { decodeBackup, encodeBackup } from '../../framework/cluster/snapshot-file.js';
+import { saveBackup } from '@baton/cli/internal/consensus/save-backup.js';
+import { decodeBackup, encodeBackup } from '@baton/cluster/internal/snapshot-file.js';
 import { workDir } from './temp-project.js';
 
 const backup = encodeBackup({ format: 'baton-raft-snapshot/1', index: 12, term: 3, voters: ['n1', 'n2', 'n3'], pieces: [{ a: 1 }, [2, 3], 'four'] }, 'stream-transfer', 'n2');

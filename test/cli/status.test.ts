@@ -2,12 +2,12 @@ import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import test from 'ava';
-import { authorityClusterVariant } from '../../cli/local-cluster/local-authority-cluster.js';
-import { streamClusterVariant } from '../../cli/local-cluster/local-stream-cluster.js';
-import type { ClusterStatus } from '../../framework/cluster/schemas.js';
+import { authorityClusterVariant } from '@baton/cli/internal/local-cluster/local-authority-cluster.js';
+import { streamClusterVariant } from '@baton/cli/internal/local-cluster/local-stream-cluster.js';
+import type { ClusterStatus } from '@baton/cluster/internal/schemas.js';
 import { startNodeProcesses } from '../framework/cluster/node-processes.js';
 import { eventually } from '../hosts/eventually.js';
-import { ExitCode } from '../../cli/exit-codes.js';
+import { ExitCode } from '@baton/cli/internal/exit-codes.js';
 import { closedPort } from './closed-port.js';
 import { BATON_MAIN, NO_USER_CONFIG, spawnBaton } from './run-baton.js';
 

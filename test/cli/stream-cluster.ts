@@ -1,15 +1,15 @@
 import type { ExecutionContext } from 'ava';
-import { METADATA_CONSENSUS } from '../../framework/contracts/metadata-consensus.js';
-import { OBJECT_STORE, type ObjectStore } from '../../framework/contracts/object-store.js';
-import { SystemClock } from '../../framework/kernel/system-clock.js';
-import type { Host } from '../../framework/kernel/host.js';
-import type { StreamCommand, StreamResult } from '../../framework/stream-transfer/commands.js';
-import type { StreamMetadata } from '../../framework/stream-transfer/model.js';
-import { STREAM_NODE } from '../../framework/stream-transfer/plugins.js';
-import { StreamStateMachine } from '../../framework/stream-transfer/state-machine.js';
-import type { StreamNodeService } from '../../framework/stream-transfer/stream-node-service.js';
-import { LocalConsensus } from '../../framework/testing/fakes/local-consensus.js';
-import { streamNodeHostBuilder } from '../../hosts/stream-node/host.js';
+import { METADATA_CONSENSUS } from '@baton/contracts/internal/metadata-consensus.js';
+import { OBJECT_STORE, type ObjectStore } from '@baton/contracts/internal/object-store.js';
+import { SystemClock } from '@baton/kernel/internal/system-clock.js';
+import type { Host } from '@baton/kernel/internal/host.js';
+import type { StreamCommand, StreamResult } from '@baton/stream-transfer/internal/commands.js';
+import type { StreamMetadata } from '@baton/stream-transfer/internal/model.js';
+import { STREAM_NODE } from '@baton/stream-transfer/internal/plugins.js';
+import { StreamStateMachine } from '@baton/stream-transfer/internal/state-machine.js';
+import type { StreamNodeService } from '@baton/stream-transfer/internal/stream-node-service.js';
+import { LocalConsensus } from '@baton/testing/internal/fakes/local-consensus.js';
+import { streamNodeHostBuilder } from '@baton/host-stream-node/internal/host.js';
 
 export const STREAM_TOKEN = 'cli-test-admin';
 

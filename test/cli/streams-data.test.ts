@@ -1,5 +1,5 @@
 import test from 'ava';
-import { ExitCode } from '../../cli/exit-codes.js';
+import { ExitCode } from '@baton/cli/internal/exit-codes.js';
 import { pipedInput, runBaton, spawnBaton } from './run-baton.js';
 import { STREAM_TOKEN, startStreamCluster } from './stream-cluster.js';
 import { closedPort } from './closed-port.js';

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import test from 'ava';
-import { StreamClient } from '../../framework/stream-transfer/client.js';
+import { StreamClient } from '@baton/stream-transfer/internal/client.js';
 import { eventually } from '../hosts/eventually.js';
 import { BATON_MAIN } from './run-baton.js';
 import { startStreamCluster, STREAM_TOKEN } from './stream-cluster.js';

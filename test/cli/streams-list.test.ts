@@ -1,5 +1,5 @@
 import test from 'ava';
-import { ExitCode } from '../../cli/exit-codes.js';
+import { ExitCode } from '@baton/cli/internal/exit-codes.js';
 import { runBaton } from './run-baton.js';
 import { startStreamCluster } from './stream-cluster.js';
 

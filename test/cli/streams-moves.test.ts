@@ -1,5 +1,5 @@
 import test from 'ava';
-import { ExitCode } from '../../cli/exit-codes.js';
+import { ExitCode } from '@baton/cli/internal/exit-codes.js';
 import { runBaton, spawnBaton, terminalTyping } from './run-baton.js';
 import { startStreamCluster, type StreamCluster } from './stream-cluster.js';
 

@@ -1,7 +1,7 @@
 import { access, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import test from 'ava';
-import { ExitCode } from '../../cli/exit-codes.js';
+import { ExitCode } from '@baton/cli/internal/exit-codes.js';
 import { runBaton } from './run-baton.js';
 import { runShellSession, type ShellStep } from './shell-session.js';
 import { workDir } from './temp-project.js';

@@ -4,15 +4,15 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import test from 'ava';
-import { processIsAlive } from '../../framework/kernel/directory-lock.js';
-import { StreamClient } from '../../framework/stream-transfer/client.js';
-import { freeLoopbackPorts } from '../../cli/local-cluster/free-ports.js';
+import { processIsAlive } from '@baton/kernel/internal/directory-lock.js';
+import { StreamClient } from '@baton/stream-transfer/internal/client.js';
+import { freeLoopbackPorts } from '@baton/cli/internal/local-cluster/free-ports.js';
 import { runBaton } from './run-baton.js';
 import { eventually } from './stream-cluster.js';
 import { workDir } from './temp-project.js';
 import { startUp, startUpOnFreshPorts, type UpProcess } from './up-process.js';
 
-const STREAM_MAIN = fileURLToPath(new URL('../../hosts/stream-node/main.js', import.meta.url));
+const STREAM_MAIN = fileURLToPath(new URL('../../../hosts/stream-node/dist/main.js', import.meta.url));
 
 interface ListedNode {
   id: string;
@@ -140,7 +140,7 @@ test('a node that cannot start is reported by its cause, not by its log', async 
 test('the host entry points print their usage for --help', async (t) => {
   const help = await runNode(['--help']);
   t.is(help.code, 0);
-  t.regex(help.stdout, /^usage: node dist\/hosts\/stream-node\/main\.js CONFIG\.json/);
+  t.regex(help.stdout, /^usage: node hosts\/stream-node\/dist\/main\.js CONFIG\.json/);
   t.regex(help.stdout, /docs\/configuration\.md/);
   const bad = await runNode(['--verbose']);
   t.is(bad.code, 2);

@@ -100,6 +100,6 @@ export function printedBatonCommands(stdout: string): string[] {
  * `npx baton`, or node with the entry point); undefined for any other line.
  */
 export function asBaton(line: string): string | undefined {
-  const match = /^(?:baton|npx baton|node \S+\/dist\/cli\/main\.js)( .*)$/.exec(line);
+  const match = /^(?:baton|npx baton|node \S+\/cli\/dist\/main\.js)( .*)$/.exec(line);
   return match ? `baton${match[1]}` : undefined;
 }

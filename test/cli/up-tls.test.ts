@@ -1,8 +1,8 @@
 import { readFile, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import test from 'ava';
-import { writeClusterRecord } from '../../cli/local-cluster/cluster-record.js';
-import { ExitCode } from '../../cli/exit-codes.js';
+import { writeClusterRecord } from '@baton/cli/internal/local-cluster/cluster-record.js';
+import { ExitCode } from '@baton/cli/internal/exit-codes.js';
 import { runBaton } from './run-baton.js';
 import { runShellSession } from './shell-session.js';
 import { workDir } from './temp-project.js';

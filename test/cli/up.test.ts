@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import test from 'ava';
-import { processIsAlive } from '../../framework/kernel/directory-lock.js';
-import { StreamClient } from '../../framework/stream-transfer/client.js';
+import { processIsAlive } from '@baton/kernel/internal/directory-lock.js';
+import { StreamClient } from '@baton/stream-transfer/internal/client.js';
 import { runBaton } from './run-baton.js';
 import { eventually } from './stream-cluster.js';
 import { workDir } from './temp-project.js';

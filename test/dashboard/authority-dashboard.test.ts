@@ -1,5 +1,5 @@
 import test from 'ava';
-import { authorityClusterVariant } from '../../cli/local-cluster/local-authority-cluster.js';
+import { authorityClusterVariant } from '@baton/cli/internal/local-cluster/local-authority-cluster.js';
 import { startNodeProcesses } from '../framework/cluster/node-processes.js';
 import { eventually } from '../hosts/eventually.js';
 import { openBrowser, screenshot } from './browser.js';

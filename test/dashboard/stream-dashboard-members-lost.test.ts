@@ -1,5 +1,5 @@
 import test from 'ava';
-import { streamClusterVariant } from '../../cli/local-cluster/local-stream-cluster.js';
+import { streamClusterVariant } from '@baton/cli/internal/local-cluster/local-stream-cluster.js';
 import { startNodeProcesses } from '../framework/cluster/node-processes.js';
 import { eventually } from '../hosts/eventually.js';
 import { openBrowser, screenshot } from './browser.js';

@@ -3,9 +3,9 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import test from 'ava';
-import { makeTempDir } from '../../framework/testing/temp-dir.js';
+import { makeTempDir } from '@baton/testing/internal/temp-dir.js';
 
-const main = (host: string) => fileURLToPath(new URL(`../../hosts/${host}/main.js`, import.meta.url));
+const main = (host: string) => fileURLToPath(new URL(`../../../hosts/${host}/dist/main.js`, import.meta.url));
 
 /** Starts a host process on `config` and resolves with its exit code and stderr. */
 async function start(t: import('ava').ExecutionContext, host: string, config: unknown) {

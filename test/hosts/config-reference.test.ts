@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import test from 'ava';
 import { z } from 'zod';
-import { keyTable } from '../../framework/kernel/config-reference.js';
-import { CONFIG_REFERENCE, configReference } from '../../cli/config-reference.js';
+import { keyTable } from '@baton/kernel/internal/config-reference.js';
+import { CONFIG_REFERENCE, configReference } from '@baton/cli/internal/config-reference.js';
 
 test('docs/configuration.md is what the schemas generate now (run "npm run config-reference" after changing one)', async (t) => {
   const committed = await readFile(CONFIG_REFERENCE, 'utf8');

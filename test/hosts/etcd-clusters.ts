@@ -1,5 +1,5 @@
 import test from 'ava';
-import { EtcdCluster } from '../../framework/testing/etcd-server.js';
+import { EtcdCluster } from '@baton/conformance/internal/servers/etcd-server.js';
 
 /**
  * Real etcd clusters shared by every test of one file, one per name with the size given, started

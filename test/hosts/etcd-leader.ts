@@ -1,5 +1,5 @@
 import { Etcd3 } from 'etcd3';
-import { SystemClock } from '../../framework/kernel/system-clock.js';
+import { SystemClock } from '@baton/kernel/internal/system-clock.js';
 
 /**
  * The index in `endpoints` of the etcd member that leads the etcd cluster right now, as the

@@ -1,4 +1,4 @@
-import { SystemClock } from '../../framework/kernel/system-clock.js';
+import { SystemClock } from '@baton/kernel/internal/system-clock.js';
 
 /**
  * Waits until `condition` holds, re-checking every 20 ms; a throw counts as not yet (no leader,

@@ -1,8 +1,8 @@
 import { fileURLToPath } from 'node:url';
 import type { ExecutionContext } from 'ava';
 import type { z } from 'zod';
-import { loadConfig } from '../../framework/kernel/config.js';
-import { makeTempDir } from '../../framework/testing/temp-dir.js';
+import { loadConfig } from '@baton/kernel/internal/config.js';
+import { makeTempDir } from '@baton/testing/internal/temp-dir.js';
 
 /** The example configs users copy, one directory per host. */
 export type ExampleHost = 'authority-node' | 'stream-node';

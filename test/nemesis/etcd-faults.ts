@@ -1,6 +1,6 @@
-import { SystemClock } from '../../framework/kernel/system-clock.js';
-import type { EtcdCluster, EtcdMember } from '../../framework/testing/etcd-server.js';
-import type { SeededRng } from '../../framework/conformance/seeded-rng.js';
+import { SystemClock } from '@baton/kernel/internal/system-clock.js';
+import type { EtcdCluster, EtcdMember } from '@baton/conformance/internal/servers/etcd-server.js';
+import type { SeededRng } from '@baton/conformance/internal/seeded-rng.js';
 import { etcdLeaderIndex } from '../hosts/etcd-leader.js';
 import { firewalled, type ClusterMember, type WorkloadFault } from './cluster.js';
 import type { Firewall } from './firewall.js';

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, writeSync } from 'node:fs';
-import { SystemClock } from '../../framework/kernel/system-clock.js';
-import { settledWithin } from '../../framework/testing/server-process.js';
+import { SystemClock } from '@baton/kernel/internal/system-clock.js';
+import { settledWithin } from '@baton/conformance/internal/servers/server-process.js';
 import type { ProcessIdentity } from './member-identity.js';
 
 /** How long a clean stop may take before the process is killed. */

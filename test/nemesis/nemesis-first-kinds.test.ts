@@ -1,5 +1,5 @@
 import test from 'ava';
-import { SeededRng } from '../../framework/conformance/seeded-rng.js';
+import { SeededRng } from '@baton/conformance/internal/seeded-rng.js';
 import type { ClusterMember, NemesisCluster, WorkloadFault } from './cluster.js';
 import type { MemberProcess } from './member-process.js';
 import { Nemesis } from './nemesis.js';

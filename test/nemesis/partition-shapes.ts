@@ -1,4 +1,4 @@
-import type { SeededRng } from '../../framework/conformance/seeded-rng.js';
+import type { SeededRng } from '@baton/conformance/internal/seeded-rng.js';
 import { shuffle } from './seeded-shuffle.js';
 
 export type PartitionShape = 'isolate' | 'halves' | 'bridge';

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { peerSecretDigest, type PeerAuthConfig } from '../../framework/http/peer-auth.js';
+import { peerSecretDigest, type PeerAuthConfig } from '@baton/http/internal/peer-auth.js';
 
 /**
  * Fresh peer credentials for the members of one run, as `baton up` makes them: a random secret

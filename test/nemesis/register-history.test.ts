@@ -1,7 +1,7 @@
 import test from 'ava';
-import type { KvCommand, KvResult } from '../../framework/conformance/kv-state-machine.js';
-import { checkLinearizability } from '../../framework/conformance/linearizability/index.js';
-import { kvRegisterModel } from '../../framework/conformance/linearizability/kv-register-model.js';
+import type { KvCommand, KvResult } from '@baton/conformance/internal/kv-state-machine.js';
+import { checkLinearizability } from '@baton/conformance/internal/linearizability/index.js';
+import { kvRegisterModel } from '@baton/conformance/internal/linearizability/kv-register-model.js';
 import { OperationLog } from './operation-log.js';
 import { registerHistory } from './register/register-workload.js';
 

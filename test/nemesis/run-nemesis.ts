@@ -1,8 +1,8 @@
 import { appendFile, mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { SystemClock } from '../../framework/kernel/system-clock.js';
-import { SeededRng } from '../../framework/conformance/seeded-rng.js';
+import { SystemClock } from '@baton/kernel/internal/system-clock.js';
+import { SeededRng } from '@baton/conformance/internal/seeded-rng.js';
 import { eventually } from '../hosts/eventually.js';
 import type { NemesisCluster } from './cluster.js';
 import { Nemesis, type FaultWindow, type NemesisOptions } from './nemesis.js';

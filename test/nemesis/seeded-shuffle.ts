@@ -1,4 +1,4 @@
-import type { SeededRng } from '../../framework/conformance/seeded-rng.js';
+import type { SeededRng } from '@baton/conformance/internal/seeded-rng.js';
 
 /** A copy of `items` in an order drawn from the seed (Fisher-Yates). */
 export function shuffle<T>(rng: SeededRng, items: readonly T[]): T[] {

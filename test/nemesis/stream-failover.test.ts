@@ -2,8 +2,8 @@ import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import test from 'ava';
-import { SystemClock } from '../../framework/kernel/system-clock.js';
-import { StreamClient, type AppendAnswer } from '../../framework/stream-transfer/client.js';
+import { SystemClock } from '@baton/kernel/internal/system-clock.js';
+import { StreamClient, type AppendAnswer } from '@baton/stream-transfer/internal/client.js';
 import { eventually } from '../hosts/eventually.js';
 import { startStreamCluster, type StreamCluster } from './stream/stream-cluster.js';
 

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { authorityClusterVariant } from '../../cli/local-cluster/local-authority-cluster.js';
+import { authorityClusterVariant } from '@baton/cli/internal/local-cluster/local-authority-cluster.js';
 import { startNodeProcesses } from '../framework/cluster/node-processes.js';
 import { leaderEveryMemberFollows, placeAuthority } from '../support/cluster-waits.js';
 import { call } from '../support/https-call.js';

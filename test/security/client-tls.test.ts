@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { request as httpsRequest } from 'node:https';
 import test from 'ava';
-import { startAuthorityNode } from '../../hosts/authority-node/host.js';
-import { startStreamNode } from '../../hosts/stream-node/host.js';
+import { startAuthorityNode } from '@baton/host-authority-node/internal/host.js';
+import { startStreamNode } from '@baton/host-stream-node/internal/host.js';
 import { spawnBaton } from '../cli/run-baton.js';
 import { makeTestCertificates, type TestCertificates } from '../support/test-certificates.js';
 

@@ -2,7 +2,7 @@ import test, { type ExecutionContext } from 'ava';
 import fc from 'fast-check';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { streamClusterVariant } from '../../cli/local-cluster/local-stream-cluster.js';
+import { streamClusterVariant } from '@baton/cli/internal/local-cluster/local-stream-cluster.js';
 import { eventually } from '../hosts/eventually.js';
 import { startNodeProcesses } from '../framework/cluster/node-processes.js';
 import { leaderEveryMemberFollows } from '../support/cluster-waits.js';

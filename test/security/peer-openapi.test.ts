@@ -1,6 +1,6 @@
 import test from 'ava';
-import { startAuthorityNode } from '../../hosts/authority-node/host.js';
-import { startStreamNode } from '../../hosts/stream-node/host.js';
+import { startAuthorityNode } from '@baton/host-authority-node/internal/host.js';
+import { startStreamNode } from '@baton/host-stream-node/internal/host.js';
 
 type Operation = { tags?: string[]; security?: Record<string, string[]>[]; responses: Record<string, unknown> };
 type Document = { paths: Record<string, Record<string, Operation>>; components: { securitySchemes: Record<string, { name?: string }> } };

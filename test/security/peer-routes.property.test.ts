@@ -1,9 +1,9 @@
 import test, { type ExecutionContext } from 'ava';
 import fc from 'fast-check';
 import { readFileSync } from 'node:fs';
-import { authorityClusterVariant } from '../../cli/local-cluster/local-authority-cluster.js';
-import { streamClusterVariant } from '../../cli/local-cluster/local-stream-cluster.js';
-import { jsonBoundsViolation } from '../../framework/http/json-bounds.js';
+import { authorityClusterVariant } from '@baton/cli/internal/local-cluster/local-authority-cluster.js';
+import { streamClusterVariant } from '@baton/cli/internal/local-cluster/local-stream-cluster.js';
+import { jsonBoundsViolation } from '@baton/http/internal/json-bounds.js';
 import { eventually } from '../hosts/eventually.js';
 import { startNodeProcesses } from '../framework/cluster/node-processes.js';
 import { call, problemTypeOf, type CallAnswer } from '../support/https-call.js';

@@ -1,6 +1,6 @@
 import test from 'ava';
-import { authorityClusterVariant } from '../../cli/local-cluster/local-authority-cluster.js';
-import { streamClusterVariant } from '../../cli/local-cluster/local-stream-cluster.js';
+import { authorityClusterVariant } from '@baton/cli/internal/local-cluster/local-authority-cluster.js';
+import { streamClusterVariant } from '@baton/cli/internal/local-cluster/local-stream-cluster.js';
 import { eventually } from '../hosts/eventually.js';
 import { startNodeProcesses } from '../framework/cluster/node-processes.js';
 import { call } from '../support/https-call.js';

@@ -1,6 +1,6 @@
 import test from 'ava';
-import { startAuthorityNode } from '../../hosts/authority-node/host.js';
-import { startStreamNode } from '../../hosts/stream-node/host.js';
+import { startAuthorityNode } from '@baton/host-authority-node/internal/host.js';
+import { startStreamNode } from '@baton/host-stream-node/internal/host.js';
 import { eventually } from '../hosts/eventually.js';
 import { call } from '../support/https-call.js';
 

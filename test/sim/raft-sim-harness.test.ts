@@ -4,10 +4,10 @@ import {
   type KvCommand,
   type KvResult,
   type KvState,
-} from '../../framework/conformance/kv-state-machine.js';
-import { RaftSimCluster } from '../../framework/testing/raft-sim/raft-sim-cluster.js';
-import { RaftConsensus } from '../../plugins/raft/driver/raft-consensus.js';
-import { MemoryRaftStorage } from '../../plugins/raft/storage/memory-storage.js';
+} from '@baton/conformance/internal/kv-state-machine.js';
+import { RaftSimCluster } from '@baton/testing/internal/raft-sim/raft-sim-cluster.js';
+import { RaftConsensus } from '@baton/plugin-raft/internal/driver/raft-consensus.js';
+import { MemoryRaftStorage } from '@baton/plugin-raft/internal/storage/memory-storage.js';
 
 // The shared Raft simulation harness (framework/testing/raft-sim) itself: the variant
 // simulations trust it to keep storage across crashes and to heal faults one at a time.

@@ -1,4 +1,4 @@
-import { PEER_MEMBER_HEADER, PEER_SECRET_HEADER, PeerAuthenticator, peerSecretDigest, type PeerAuthConfig } from '../../framework/http/peer-auth.js';
+import { PEER_MEMBER_HEADER, PEER_SECRET_HEADER, PeerAuthenticator, peerSecretDigest, type PeerAuthConfig } from '@baton/http/internal/peer-auth.js';
 
 /** A fixed secret per member, so every test node of one cluster agrees without sharing files. */
 export function testPeerSecret(member: string): string {

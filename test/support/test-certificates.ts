@@ -1,5 +1,5 @@
-import { createClusterCa, issueCertificate, type ClusterCa, type IssuedCertificate } from '../../cli/local-cluster/cluster-certificates.js';
-import { makeTempDir } from '../../framework/testing/temp-dir.js';
+import { createClusterCa, issueCertificate, type ClusterCa, type IssuedCertificate } from '@baton/cli/internal/local-cluster/cluster-certificates.js';
+import { makeTempDir } from '@baton/testing/internal/temp-dir.js';
 
 export interface TestCertificates {
   ca: ClusterCa;

@@ -1,36 +1,30 @@
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ExecutionContext } from 'ava';
-import { findBatonPackage } from '../../cli/scaffold/baton-package.js';
+import { findBatonPackage } from '@baton/cli/internal/scaffold/baton-package.js';
 import { runBaton } from '../cli/run-baton.js';
 
 const baton = findBatonPackage();
 
-/**
- * The "exports" map a generated project needs in Baton's package.json: `baton/<path>.js` loads
- * the compiled `dist/<path>.js` at run time, while TypeScript reads the types from the sources
- * `<path>.ts` (Baton emits no .d.ts). Until Baton's package.json carries it, the tests put it in
- * a stand-in package whose directories link to this checkout.
- */
-export const BATON_EXPORTS = {
-  './package.json': './package.json',
-  './*': { types: './*', default: './dist/*' },
-};
-
 export interface GeneratedProject {
   dir: string;
-  /** True when Baton's package.json lacks "exports" and a stand-in package was linked instead. */
-  standIn: boolean;
+}
+
+/** The Baton checkout these tests run in: its node_modules holds the workspace's @baton/* links. */
+const checkout = baton.checkout ?? raise('these tests run from a Baton checkout');
+
+function raise(message: string): never {
+  throw new Error(message);
 }
 
 /**
  * Runs `baton new ...args` in a fresh temp dir and makes the result buildable without npm:
- * node_modules links to this checkout's installed packages, and `baton` to this checkout, as
- * `npm install` of the `file:` dependency would. CI has no network but the registry, and an
- * install per template would take minutes.
+ * node_modules links to this checkout's installed packages, @baton/* among them (the workspace
+ * links, whose package.json exports and dist/ .d.ts files are what a registry install holds), as
+ * `npm install` would. An install per template would take minutes; the published packages are
+ * installed from a registry by the registry test.
  */
 export async function generateProject(
   t: Pick<ExecutionContext, 'teardown'>,
@@ -41,41 +35,18 @@ export async function generateProject(
   const run = await runBaton([...args, '--dir', 'project', '--json'], { cwd });
   if (run.code !== 0) throw new Error(`baton ${args.join(' ')} exited ${run.code}: ${run.stderr}`);
   const dir = join(cwd, 'project');
-  const standIn = await linkDependencies(dir);
-  return { dir, standIn };
+  await linkDependencies(dir);
+  return { dir };
 }
 
-async function linkDependencies(dir: string): Promise<boolean> {
+async function linkDependencies(dir: string): Promise<void> {
   const modules = join(dir, 'node_modules');
   await mkdir(modules);
-  const installed = join(baton.root, 'node_modules');
+  const installed = join(checkout, 'node_modules');
   for (const entry of await readdir(installed)) {
-    if (entry === 'baton' || entry === '.package-lock.json') continue;
+    if (entry === '.package-lock.json') continue;
     await symlink(join(installed, entry), join(modules, entry));
   }
-  const manifest = JSON.parse(readFileSync(join(baton.root, 'package.json'), 'utf8')) as {
-    exports?: unknown;
-  };
-  if (manifest.exports !== undefined) {
-    await symlink(baton.root, join(modules, 'baton'));
-    return false;
-  }
-  const standIn = join(modules, 'baton');
-  await mkdir(standIn);
-  await writeFile(
-    join(standIn, 'package.json'),
-    JSON.stringify({
-      name: 'baton',
-      version: baton.version,
-      type: 'module',
-      exports: BATON_EXPORTS,
-    }),
-  );
-  for (const entry of ['framework', 'plugins', 'hosts', 'dist', 'node_modules']) {
-    if (existsSync(join(baton.root, entry)))
-      await symlink(join(baton.root, entry), join(standIn, entry));
-  }
-  return true;
 }
 
 export interface ProcessResult {
@@ -91,13 +62,14 @@ export function runTool(
 ): Promise<ProcessResult> {
   const script =
     tool === 'tsc'
-      ? join(baton.root, 'node_modules/typescript/bin/tsc')
-      : join(baton.root, 'node_modules/ava/entrypoints/cli.mjs');
+      ? join(checkout, 'node_modules/typescript/bin/tsc')
+      : join(checkout, 'node_modules/ava/entrypoints/cli.mjs');
   const args = tool === 'tsc' ? ['-p', 'tsconfig.json'] : [];
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [script, ...args], {
       cwd: dir,
-      env: { ...process.env, CI: '1', FORCE_COLOR: '0' },
+      // As a user's project runs: without the condition that reaches Baton's internal modules.
+      env: { ...process.env, CI: '1', FORCE_COLOR: '0', NODE_OPTIONS: '' },
       stdio: ['ignore', 'pipe', 'pipe'],
       timeout: timeoutMs,
     });

@@ -4,7 +4,7 @@ import { generateProject, runTool, type ProcessResult } from './generated-projec
 
 // The host template, generated into a temp dir, built with tsc and tested with ava as its
 // README says: the generated test starts the host and must pass, and so must the start script.
-// Serial: each build type-checks Baton's sources, and several at once starve a small machine.
+// Serial: several builds at once starve a small machine.
 
 interface StartOutcome {
   /** The API address the start script printed (control API or stream API), if it got that far. */

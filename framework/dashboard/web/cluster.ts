@@ -1,4 +1,4 @@
-import type { ClusterStatus } from '../../cluster/schemas.js';
+import type { ClusterStatus } from '@baton/cluster';
 import { api } from './api.js';
 
 /**

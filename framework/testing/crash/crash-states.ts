@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { SeededRng } from '../../conformance/seeded-rng.js';
+import type { SeededRng } from '@baton/conformance';
 import { changesNames, describeOperation, ROOT_NODE, type RecordedOperation } from './recorded-operation.js';
 
 /**

@@ -1,5 +1,5 @@
 import { relative, sep } from 'node:path';
-import { nodeFileSystem, type DirectoryEntry, type FileSystem, type WritableFile, type WriteMode } from '../../kernel/file-system.js';
+import { nodeFileSystem, type DirectoryEntry, type FileSystem, type WritableFile, type WriteMode } from '@baton/kernel';
 import { ROOT_NODE, type RecordedOperation } from './recorded-operation.js';
 
 export interface RecordingOptions {

@@ -1,5 +1,6 @@
-import type { Clock, Timer } from '../../contracts/clock.js';
 import {
+  type Clock,
+  type Timer,
   NotAppendedError,
   OutcomeUnknownError,
   ReadUnavailableError,
@@ -12,10 +13,9 @@ import {
   type ProposeOptions,
   type Receipt,
   type StateMachine,
-} from '../../contracts/metadata-consensus.js';
-import type { MemberId } from '../../contracts/peer-transport.js';
-import { canonicalJson } from '../../consensus/canonical-json.js';
-import { IdempotencyWindow } from '../../consensus/idempotency-window.js';
+  type MemberId,
+} from '@baton/contracts';
+import { canonicalJson, IdempotencyWindow } from '@baton/consensus';
 
 export interface FakeClusterOptions {
   /** The members, all voters at the start. The first (sorted) leads in term 1. */

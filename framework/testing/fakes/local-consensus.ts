@@ -1,6 +1,7 @@
-import type { Clock, Timer } from '../../contracts/clock.js';
-import { BatonError } from '../../contracts/errors.js';
 import {
+  type Clock,
+  type Timer,
+  BatonError,
   NotAppendedError,
   OutcomeUnknownError,
   ReadUnavailableError,
@@ -14,10 +15,9 @@ import {
   type ProposeOptions,
   type Receipt,
   type StateMachine,
-} from '../../contracts/metadata-consensus.js';
-import type { MemberId } from '../../contracts/peer-transport.js';
-import { canonicalJson } from '../../consensus/canonical-json.js';
-import { IdempotencyWindow, type IdempotencyWindowSnapshot } from '../../consensus/idempotency-window.js';
+  type MemberId,
+} from '@baton/contracts';
+import { canonicalJson, IdempotencyWindow, type IdempotencyWindowSnapshot } from '@baton/consensus';
 
 export interface LocalConsensusOptions {
   /** This member's id (default "local"). */

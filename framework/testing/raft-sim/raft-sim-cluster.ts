@@ -1,17 +1,17 @@
-import type { Clock } from '../../contracts/clock.js';
-import type { Logger } from '../../contracts/logger.js';
 import type {
+  Clock,
+  Logger,
   AppliedEntry,
   AppliedView,
   MetadataConsensus,
   StateMachine,
-} from '../../contracts/metadata-consensus.js';
-import type { MemberId, PeerTransport } from '../../contracts/peer-transport.js';
-import type { Rng } from '../../contracts/rng.js';
-import { createSilentLogger } from '../../kernel/pino-logger.js';
+  MemberId,
+  PeerTransport,
+  Rng,
+} from '@baton/contracts';
+import { createSilentLogger } from '@baton/plugin-pino';
 import { SimNetwork, type LinkConditions } from '../sim/network.js';
-import { SeededRng } from '../../conformance/seeded-rng.js';
-import { VirtualClock } from '../../conformance/virtual-clock.js';
+import { SeededRng, VirtualClock } from '@baton/conformance';
 
 /** A consensus member the harness can start and stop: a RaftConsensus, or anything shaped like it. */
 export interface RaftSimMember<S, C, R> extends MetadataConsensus<S, C, R> {

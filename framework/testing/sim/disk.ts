@@ -1,4 +1,4 @@
-import type { Rng } from '../../contracts/rng.js';
+import type { Rng } from '@baton/contracts';
 
 /** What survives a crash of one file: a synced prefix of the current bytes, or an older copy. */
 type Durable = { kind: 'prefix'; length: number } | { kind: 'copy'; bytes: Uint8Array | undefined };

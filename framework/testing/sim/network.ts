@@ -1,13 +1,14 @@
-import type { Clock, Timer } from '../../contracts/clock.js';
 import {
+  type Clock,
+  type Timer,
   PeerUnreachableError,
   type MemberId,
   type PeerHandlers,
   type PeerMessage,
   type PeerTransport,
   type RequestOptions,
-} from '../../contracts/peer-transport.js';
-import type { Rng } from '../../contracts/rng.js';
+  type Rng,
+} from '@baton/contracts';
 
 /** How one directed link misbehaves. Reordering comes from random delays within the range. */
 export interface LinkConditions {

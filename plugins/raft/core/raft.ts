@@ -1,5 +1,4 @@
-import type { MemberId } from '../../../framework/contracts/peer-transport.js';
-import type { Rng } from '../../../framework/contracts/rng.js';
+import type { MemberId, Rng } from '@baton/contracts';
 import { Progress } from './progress.js';
 import { RaftInvariantError, RaftLog } from './raft-log.js';
 import { ReadIndexTracker } from './read-index.js';

@@ -1,4 +1,4 @@
-import type { MemberId } from '../../../framework/contracts/peer-transport.js';
+import type { MemberId } from '@baton/contracts';
 
 export interface PendingRead {
   from: MemberId;

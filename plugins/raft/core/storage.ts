@@ -1,4 +1,4 @@
-import type { MemberId } from '../../../framework/contracts/peer-transport.js';
+import type { MemberId } from '@baton/contracts';
 import type { Entry, HardState, Snapshot } from './types.js';
 
 /**

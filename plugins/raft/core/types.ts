@@ -1,4 +1,4 @@
-import type { MemberId } from '../../../framework/contracts/peer-transport.js';
+import type { MemberId } from '@baton/contracts';
 
 /** "Nobody": no vote cast, no leader known. */
 export const NONE: MemberId = '';

@@ -1,22 +1,19 @@
-import type { Clock } from '../../../framework/contracts/clock.js';
 import {
+  type Clock,
   NotAppendedError,
   OutcomeUnknownError,
   type LogPosition,
   type NotAppendedReason,
   type OutcomeUnknownReason,
   type Receipt,
-} from '../../../framework/contracts/metadata-consensus.js';
-import {
   PeerUnreachableError,
   type MemberId,
   type PeerMessage,
   type PeerTransport,
-} from '../../../framework/contracts/peer-transport.js';
-import { valueDepthExceeds } from '../../../framework/http/json-bounds.js';
-import { childSpan } from '../../../framework/http/tracing.js';
+} from '@baton/contracts';
+import { valueDepthExceeds, childSpan } from '@baton/http';
 import { SpanKind } from '@opentelemetry/api';
-import { canonicalJson } from '../../../framework/consensus/canonical-json.js';
+import { canonicalJson } from '@baton/consensus';
 import {
   PROPOSE_CHANNEL,
   proposeRequestSchema,

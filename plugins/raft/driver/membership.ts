@@ -1,10 +1,10 @@
-import type { Clock } from '../../../framework/contracts/clock.js';
 import {
+  type Clock,
   NotAppendedError,
   type LogPosition,
   type Receipt,
-} from '../../../framework/contracts/metadata-consensus.js';
-import type { MemberId } from '../../../framework/contracts/peer-transport.js';
+  type MemberId,
+} from '@baton/contracts';
 import type { ProposeOutcome } from '../core/types.js';
 import type { Deadlines } from './deadlines.js';
 import type { Forwarder } from './forwarding.js';

@@ -1,8 +1,4 @@
-import type { Clock } from '../../../framework/contracts/clock.js';
-import type { Logger } from '../../../framework/contracts/logger.js';
-import type { StateMachine } from '../../../framework/contracts/metadata-consensus.js';
-import type { MemberId, PeerTransport } from '../../../framework/contracts/peer-transport.js';
-import type { Rng } from '../../../framework/contracts/rng.js';
+import type { Clock, Logger, StateMachine, MemberId, PeerTransport, Rng } from '@baton/contracts';
 import type { RaftStorage } from '../storage/raft-storage.js';
 
 export interface RaftTuning {

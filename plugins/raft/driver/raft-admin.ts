@@ -1,13 +1,15 @@
-import type { Clock } from '../../../framework/contracts/clock.js';
 import {
+  type Clock,
   LeaderMoveFailedError,
   ReadUnavailableError,
   type ConsensusSnapshot,
   type Leadership,
   type MembershipDetails,
   type VoterDetails,
-} from '../../../framework/contracts/metadata-consensus.js';
-import type { MemberId, PeerMessage, PeerTransport } from '../../../framework/contracts/peer-transport.js';
+  type MemberId,
+  type PeerMessage,
+  type PeerTransport,
+} from '@baton/contracts';
 import type { Progress } from '../core/progress.js';
 import type { SnapshotImage } from '../storage/snapshot-image.js';
 

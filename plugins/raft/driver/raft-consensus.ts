@@ -1,6 +1,7 @@
-import type { Clock, Timer } from '../../../framework/contracts/clock.js';
-import type { Logger } from '../../../framework/contracts/logger.js';
 import {
+  type Clock,
+  type Timer,
+  type Logger,
   NotAppendedError,
   OutcomeUnknownError,
   ReadUnavailableError,
@@ -14,12 +15,10 @@ import {
   type ProposeOptions,
   type Receipt,
   type StateMachine,
-} from '../../../framework/contracts/metadata-consensus.js';
-import type {
-  MemberId,
-  PeerMessage,
-  PeerTransport,
-} from '../../../framework/contracts/peer-transport.js';
+  type MemberId,
+  type PeerMessage,
+  type PeerTransport,
+} from '@baton/contracts';
 import { RaftCore } from '../core/raft.js';
 import { MemoryLogStorage } from '../core/storage.js';
 import { mustSync } from '../core/must-sync.js';
@@ -33,8 +32,8 @@ import {
   type SnapshotMeta,
 } from '../core/types.js';
 import type { RaftStorage } from '../storage/raft-storage.js';
-import { valueDepthExceeds } from '../../../framework/http/json-bounds.js';
-import { canonicalJson } from '../../../framework/consensus/canonical-json.js';
+import { valueDepthExceeds } from '@baton/http';
+import { canonicalJson } from '@baton/consensus';
 import { Deadlines } from './deadlines.js';
 import { PendingProposal, Waiters, type Waiter } from './waiter.js';
 import { DEFAULT_TUNING, type RaftConsensusOptions, type RaftTuning } from './options.js';

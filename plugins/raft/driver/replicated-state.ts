@@ -1,16 +1,12 @@
-import type {
-  ApplyContext,
-  LogPosition,
-  StateMachine,
-} from '../../../framework/contracts/metadata-consensus.js';
-import type { MemberId } from '../../../framework/contracts/peer-transport.js';
+import type { ApplyContext, LogPosition, StateMachine, MemberId } from '@baton/contracts';
 import type { ConfChange, Entry, Snapshot } from '../core/types.js';
 import {
   IdempotencyWindow,
   type IdempotencyWindowSnapshot,
   type RememberedDecision as Decision,
-} from '../../../framework/consensus/idempotency-window.js';
-import { assembleState, captureState } from '../../../framework/consensus/state-capture.js';
+  assembleState,
+  captureState,
+} from '@baton/consensus';
 import { isSnapshotImage, type SnapshotImage } from '../storage/snapshot-image.js';
 
 /** The data of a normal log entry: the command, and its idempotency key and fingerprint if any. */

@@ -1,5 +1,4 @@
-import type { Logger } from '../../../framework/contracts/logger.js';
-import type { MemberId, PeerTransport } from '../../../framework/contracts/peer-transport.js';
+import type { Logger, MemberId, PeerTransport } from '@baton/contracts';
 import type { Message, Snapshot, SnapshotMeta } from '../core/types.js';
 import { piecesOf } from '../storage/snapshot-image.js';
 

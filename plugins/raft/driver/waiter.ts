@@ -2,7 +2,7 @@ import {
   NotAppendedError,
   OutcomeUnknownError,
   type Receipt,
-} from '../../../framework/contracts/metadata-consensus.js';
+} from '@baton/contracts';
 import type { Deadline, Deadlines, Expirable } from './deadlines.js';
 
 /** Someone waiting for the entry at one log index to be applied. */

@@ -1,4 +1,4 @@
 export * from './raft-storage.js';
 export * from './memory-storage.js';
-export * from '../../../framework/kernel/byte-files.js';
+export * from '@baton/kernel';
 export * from './file-storage.js';

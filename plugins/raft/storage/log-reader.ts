@@ -1,6 +1,5 @@
-import type { DurableStore } from '../../../framework/contracts/errors.js';
-import type { ByteFiles } from '../../../framework/kernel/byte-files.js';
-import { scanChecksummedLines, type ScannedRecord } from '../../../framework/kernel/checksummed-lines.js';
+import type { DurableStore } from '@baton/contracts';
+import { type ByteFiles, scanChecksummedLines, type ScannedRecord } from '@baton/kernel';
 import type { Entry, HardState, Snapshot } from '../core/types.js';
 import { imageOfPieces } from './snapshot-image.js';
 

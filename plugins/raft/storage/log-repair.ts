@@ -1,11 +1,15 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { BatonError } from '../../../framework/contracts/errors.js';
-import { DirectoryFiles } from '../../../framework/kernel/byte-files.js';
-import { encodeChecksummedLine } from '../../../framework/kernel/checksummed-lines.js';
-import { durableFiles, type DurableFiles } from '../../../framework/kernel/durable-files.js';
-import { errnoCode } from '../../../framework/kernel/file-system.js';
-import { asideDirectory, setAside } from '../../../framework/kernel/set-aside.js';
+import { BatonError } from '@baton/contracts';
+import {
+  DirectoryFiles,
+  encodeChecksummedLine,
+  durableFiles,
+  type DurableFiles,
+  errnoCode,
+  asideDirectory,
+  setAside,
+} from '@baton/kernel';
 import type { HardState } from '../core/types.js';
 import { readRaftLog, readSnapshotInForce, SEGMENT, SNAPSHOT, type LogProblem, type LogReading, type LogRecord } from './log-reader.js';
 

@@ -1,4 +1,4 @@
-import { CorruptRecordError } from '../../../framework/contracts/errors.js';
+import { CorruptRecordError } from '@baton/contracts';
 import type { Entry, HardState, Snapshot } from '../core/types.js';
 
 /** What a member finds on its disk when it starts. */

@@ -1,7 +1,7 @@
 import test from 'ava';
-import { AppliedWaitRefusedError, AppliedWaits } from '../../../framework/authority-transfer/applied-waits.js';
-import { FeedReplicas } from '../../../framework/authority-transfer/feed-replicas.js';
-import { flushMicrotasks, VirtualClock } from '../../../framework/conformance/virtual-clock.js';
+import { AppliedWaitRefusedError, AppliedWaits } from '@baton/authority-transfer/internal/applied-waits.js';
+import { FeedReplicas } from '@baton/authority-transfer/internal/feed-replicas.js';
+import { flushMicrotasks, VirtualClock } from '@baton/conformance/internal/virtual-clock.js';
 import { settle } from './harness.js';
 
 const EAST = { member: 'east-1', incarnation: 'inc-1' };

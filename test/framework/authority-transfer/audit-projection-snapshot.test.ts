@@ -1,17 +1,17 @@
 import test from 'ava';
-import { emptyOwnershipState } from '../../../framework/authority-transfer/ownership-index.js';
+import { emptyOwnershipState } from '@baton/authority-transfer/internal/ownership-index.js';
 import {
   AuditProjection,
   type OwnershipConsensus,
-} from '../../../framework/authority-transfer/audit-projection.js';
+} from '@baton/authority-transfer/internal/audit-projection.js';
 import type {
   OwnershipCommand,
   OwnershipState,
-} from '../../../framework/authority-transfer/ownership.js';
-import type { AuditRecord } from '../../../framework/contracts/audit-store.js';
-import { createSilentLogger } from '../../../framework/kernel/pino-logger.js';
-import { VirtualClock } from '../../../framework/conformance/virtual-clock.js';
-import { MemoryAuditStore } from '../../../plugins/memory/memory-audit-store.js';
+} from '@baton/authority-transfer/internal/ownership.js';
+import type { AuditRecord } from '@baton/contracts/internal/audit-store.js';
+import { createSilentLogger } from '@baton/plugin-pino/internal/pino-logger.js';
+import { VirtualClock } from '@baton/conformance/internal/virtual-clock.js';
+import { MemoryAuditStore } from '@baton/plugin-memory/internal/memory-audit-store.js';
 
 const record: AuditRecord = {
   id: 'k22',

@@ -1,6 +1,6 @@
 import test from 'ava';
-import { StoreUnavailableError } from '../../../framework/contracts/errors.js';
-import { flushMicrotasks } from '../../../framework/conformance/virtual-clock.js';
+import { StoreUnavailableError } from '@baton/contracts/internal/errors.js';
+import { flushMicrotasks } from '@baton/conformance/internal/virtual-clock.js';
 import { commitThroughConsensus, engineHarness, establish, request } from './harness.js';
 
 test('a commit with several voters stays pending until every one acknowledged or left', async (t) => {

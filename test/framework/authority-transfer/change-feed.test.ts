@@ -1,7 +1,7 @@
 import test from 'ava';
-import { ChangeFeed } from '../../../framework/authority-transfer/change-feed.js';
-import { MemoryFiles } from '../../../framework/kernel/byte-files.js';
-import { FeedUnavailableError } from '../../../framework/authority-transfer/transfer-errors.js';
+import { ChangeFeed } from '@baton/authority-transfer/internal/change-feed.js';
+import { MemoryFiles } from '@baton/kernel/internal/byte-files.js';
+import { FeedUnavailableError } from '@baton/authority-transfer/internal/transfer-errors.js';
 
 let minted = 0;
 const mint = () => `inc-${++minted}`;

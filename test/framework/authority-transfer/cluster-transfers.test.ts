@@ -10,9 +10,9 @@ import {
   TransferCancelledError,
   TransferCommittedError,
   TransferInProgressError,
-} from '../../../framework/authority-transfer/transfer-errors.js';
-import { OutcomeUnknownError } from '../../../framework/contracts/metadata-consensus.js';
-import { flushMicrotasks } from '../../../framework/conformance/virtual-clock.js';
+} from '@baton/authority-transfer/internal/transfer-errors.js';
+import { OutcomeUnknownError } from '@baton/contracts/internal/metadata-consensus.js';
+import { flushMicrotasks } from '@baton/conformance/internal/virtual-clock.js';
 import { clusterHarness } from './cluster-harness.js';
 import { request, settle } from './harness.js';
 

@@ -1,11 +1,11 @@
 import test from 'ava';
 import { join } from 'node:path';
-import type { FeedEntry } from '../../../framework/authority-transfer/change-feed.js';
-import { FeedLog } from '../../../framework/authority-transfer/feed-log.js';
-import { DirectoryFiles } from '../../../framework/kernel/byte-files.js';
-import type { DurableFiles } from '../../../framework/kernel/durable-files.js';
-import { checkCrashConsistency, type CrashWorkload } from '../../../framework/testing/crash/crash-checker.js';
-import { crashCheckSettings, describeReport } from '../../../framework/testing/crash/crash-report.js';
+import type { FeedEntry } from '@baton/authority-transfer/internal/change-feed.js';
+import { FeedLog } from '@baton/authority-transfer/internal/feed-log.js';
+import { DirectoryFiles } from '@baton/kernel/internal/byte-files.js';
+import type { DurableFiles } from '@baton/kernel/internal/durable-files.js';
+import { checkCrashConsistency, type CrashWorkload } from '@baton/testing/internal/crash/crash-checker.js';
+import { crashCheckSettings, describeReport } from '@baton/testing/internal/crash/crash-report.js';
 
 const REPLAY = 'npx ava dist/test/framework/authority-transfer/feed-log-crash-consistency.test.js';
 

@@ -1,9 +1,9 @@
 import { appendFile, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import test from 'ava';
-import { DirectoryFiles } from '../../../framework/kernel/byte-files.js';
-import { FeedCorruptError, FeedLog } from '../../../framework/authority-transfer/feed-log.js';
-import { makeTempDir } from '../../../framework/testing/temp-dir.js';
+import { DirectoryFiles } from '@baton/kernel/internal/byte-files.js';
+import { FeedCorruptError, FeedLog } from '@baton/authority-transfer/internal/feed-log.js';
+import { makeTempDir } from '@baton/testing/internal/temp-dir.js';
 
 const entry = (serial: number) => ({ serial, authority: 'a', operation: `op${serial}`, epoch: 1 });
 

@@ -1,6 +1,6 @@
 import test from 'ava';
-import { MemoryFiles, type ByteFiles } from '../../../framework/kernel/byte-files.js';
-import { FeedReplicas } from '../../../framework/authority-transfer/feed-replicas.js';
+import { MemoryFiles, type ByteFiles } from '@baton/kernel/internal/byte-files.js';
+import { FeedReplicas } from '@baton/authority-transfer/internal/feed-replicas.js';
 
 const entry = (serial: number) => ({ serial, authority: 'a', operation: `op${serial}`, epoch: 1 });
 

@@ -1,17 +1,17 @@
-import { AuditProjection } from '../../../framework/authority-transfer/audit-projection.js';
-import { ChangeFeed } from '../../../framework/authority-transfer/change-feed.js';
-import { FreezeAcknowledger } from '../../../framework/authority-transfer/freeze-acknowledger.js';
-import type { OwnershipCommand, OwnershipResult, OwnershipState } from '../../../framework/authority-transfer/ownership.js';
-import { OwnershipStateMachine } from '../../../framework/authority-transfer/ownership-state-machine.js';
+import { AuditProjection } from '@baton/authority-transfer/internal/audit-projection.js';
+import { ChangeFeed } from '@baton/authority-transfer/internal/change-feed.js';
+import { FreezeAcknowledger } from '@baton/authority-transfer/internal/freeze-acknowledger.js';
+import type { OwnershipCommand, OwnershipResult, OwnershipState } from '@baton/authority-transfer/internal/ownership.js';
+import { OwnershipStateMachine } from '@baton/authority-transfer/internal/ownership-state-machine.js';
 import {
   PlannedTransferEngine,
   type PlannedTransferOptions,
-} from '../../../framework/authority-transfer/planned-transfer-engine.js';
-import type { TransferRequest } from '../../../framework/authority-transfer/transfer-plan.js';
-import { createSilentLogger } from '../../../framework/kernel/pino-logger.js';
-import { LocalConsensus } from '../../../framework/testing/fakes/local-consensus.js';
-import { VirtualClock } from '../../../framework/conformance/virtual-clock.js';
-import { MemoryAuditStore } from '../../../plugins/memory/memory-audit-store.js';
+} from '@baton/authority-transfer/internal/planned-transfer-engine.js';
+import type { TransferRequest } from '@baton/authority-transfer/internal/transfer-plan.js';
+import { createSilentLogger } from '@baton/plugin-pino/internal/pino-logger.js';
+import { LocalConsensus } from '@baton/testing/internal/fakes/local-consensus.js';
+import { VirtualClock } from '@baton/conformance/internal/virtual-clock.js';
+import { MemoryAuditStore } from '@baton/plugin-memory/internal/memory-audit-store.js';
 import { ScriptedFrontierProbe } from './scripted-frontier-probe.js';
 
 export type OwnershipLocalConsensus = LocalConsensus<OwnershipState, OwnershipCommand, OwnershipResult>;

@@ -1,12 +1,12 @@
 import test from 'ava';
-import type { OwnershipConsensus } from '../../../framework/authority-transfer/audit-projection.js';
-import type { FeedOrigin } from '../../../framework/authority-transfer/change-feed.js';
-import { HomeCatchUp } from '../../../framework/authority-transfer/home-catch-up.js';
-import type { Ownership, OwnershipCommand, OwnershipState } from '../../../framework/authority-transfer/ownership.js';
-import { restoreOwnership } from '../../../framework/authority-transfer/ownership-index.js';
-import { HomeCatchingUpError } from '../../../framework/authority-transfer/transfer-errors.js';
-import type { Logger } from '../../../framework/contracts/logger.js';
-import { VirtualClock } from '../../../framework/conformance/virtual-clock.js';
+import type { OwnershipConsensus } from '@baton/authority-transfer/internal/audit-projection.js';
+import type { FeedOrigin } from '@baton/authority-transfer/internal/change-feed.js';
+import { HomeCatchUp } from '@baton/authority-transfer/internal/home-catch-up.js';
+import type { Ownership, OwnershipCommand, OwnershipState } from '@baton/authority-transfer/internal/ownership.js';
+import { restoreOwnership } from '@baton/authority-transfer/internal/ownership-index.js';
+import { HomeCatchingUpError } from '@baton/authority-transfer/internal/transfer-errors.js';
+import type { Logger } from '@baton/contracts/internal/logger.js';
+import { VirtualClock } from '@baton/conformance/internal/virtual-clock.js';
 
 /** north-1 became home of proj at epoch 2; east-1 recorded its final serial 5 in incarnation i1. */
 const moved = (settled: string[] = []): Ownership => ({

@@ -1,7 +1,7 @@
 import test from 'ava';
-import { MemberTracker } from '../../../framework/authority-transfer/member-tracker.js';
-import { Roster } from '../../../framework/authority-transfer/roster.js';
-import { VirtualClock } from '../../../framework/conformance/virtual-clock.js';
+import { MemberTracker } from '@baton/authority-transfer/internal/member-tracker.js';
+import { Roster } from '@baton/authority-transfer/internal/roster.js';
+import { VirtualClock } from '@baton/conformance/internal/virtual-clock.js';
 
 const roster = new Roster({
   east: { members: { 'east-1': { public: 'http://e1' } } },

@@ -1,10 +1,10 @@
 import { deepStrictEqual, ok } from 'node:assert/strict';
 import test from 'ava';
 import fc from 'fast-check';
-import type { ApplyContext, StateCapture } from '../../../framework/contracts/metadata-consensus.js';
-import type { OwnershipCommand, OwnershipState } from '../../../framework/authority-transfer/ownership.js';
-import { snapshotOwnership } from '../../../framework/authority-transfer/ownership-index.js';
-import { OwnershipStateMachine } from '../../../framework/authority-transfer/ownership-state-machine.js';
+import type { ApplyContext, StateCapture } from '@baton/contracts/internal/metadata-consensus.js';
+import type { OwnershipCommand, OwnershipState } from '@baton/authority-transfer/internal/ownership.js';
+import { snapshotOwnership } from '@baton/authority-transfer/internal/ownership-index.js';
+import { OwnershipStateMachine } from '@baton/authority-transfer/internal/ownership-state-machine.js';
 
 const machine = new OwnershipStateMachine();
 

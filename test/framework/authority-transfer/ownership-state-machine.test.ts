@@ -3,9 +3,9 @@ import type {
   CommitPlannedTransferCommand,
   OwnershipState,
   RegisterTransferCommand,
-} from '../../../framework/authority-transfer/ownership.js';
-import { snapshotOwnership } from '../../../framework/authority-transfer/ownership-index.js';
-import { OwnershipStateMachine } from '../../../framework/authority-transfer/ownership-state-machine.js';
+} from '@baton/authority-transfer/internal/ownership.js';
+import { snapshotOwnership } from '@baton/authority-transfer/internal/ownership-index.js';
+import { OwnershipStateMachine } from '@baton/authority-transfer/internal/ownership-state-machine.js';
 
 const machine = new OwnershipStateMachine();
 const ctx = (index: number, voters = ['a', 'b', 'c'], term = 3) => ({ position: { term, index }, voters });

@@ -13,13 +13,13 @@ import {
   TransferInProgressError,
   TransferNotFoundError,
   TransferOutcomeUnknownError,
-} from '../../../framework/authority-transfer/transfer-errors.js';
-import { StoreUnavailableError } from '../../../framework/contracts/errors.js';
-import { NotAppendedError, OutcomeUnknownError, ReadUnavailableError } from '../../../framework/contracts/metadata-consensus.js';
-import { PlannedTransferEngine } from '../../../framework/authority-transfer/planned-transfer-engine.js';
-import type { OwnershipState } from '../../../framework/authority-transfer/ownership.js';
-import { restoreOwnership, snapshotOwnership } from '../../../framework/authority-transfer/ownership-index.js';
-import { flushMicrotasks } from '../../../framework/conformance/virtual-clock.js';
+} from '@baton/authority-transfer/internal/transfer-errors.js';
+import { StoreUnavailableError } from '@baton/contracts/internal/errors.js';
+import { NotAppendedError, OutcomeUnknownError, ReadUnavailableError } from '@baton/contracts/internal/metadata-consensus.js';
+import { PlannedTransferEngine } from '@baton/authority-transfer/internal/planned-transfer-engine.js';
+import type { OwnershipState } from '@baton/authority-transfer/internal/ownership.js';
+import { restoreOwnership, snapshotOwnership } from '@baton/authority-transfer/internal/ownership-index.js';
+import { flushMicrotasks } from '@baton/conformance/internal/virtual-clock.js';
 import { atNextCommit, engineHarness, establish, request, settle } from './harness.js';
 
 async function ready() {
@@ -402,7 +402,7 @@ test('status shows the state, barrier, latest frontier reading and age of a tran
 
 function engineHarnessOver(h: Awaited<ReturnType<typeof ready>>) {
   // A restarted node: a fresh engine and registry over the same consensus state and audit store.
-  return new (h.engine.constructor as typeof import('../../../framework/authority-transfer/planned-transfer-engine.js').PlannedTransferEngine)(
+  return new (h.engine.constructor as typeof import('@baton/authority-transfer/internal/planned-transfer-engine.js').PlannedTransferEngine)(
     { consensus: h.consensus, audit: h.audit, projection: h.projection, probe: h.probe, feed: h.feed, clock: h.clock, log: h.log },
   );
 }

@@ -1,9 +1,9 @@
 import test from 'ava';
 import fc from 'fast-check';
-import type { FrontierProbe } from '../../../framework/authority-transfer/frontier-probe.js';
-import { AuditProjection } from '../../../framework/authority-transfer/audit-projection.js';
-import { PlannedTransferEngine } from '../../../framework/authority-transfer/planned-transfer-engine.js';
-import { TransferCancelledError, TransferCommittedError, TransferCommittingError } from '../../../framework/authority-transfer/transfer-errors.js';
+import type { FrontierProbe } from '@baton/authority-transfer/internal/frontier-probe.js';
+import { AuditProjection } from '@baton/authority-transfer/internal/audit-projection.js';
+import { PlannedTransferEngine } from '@baton/authority-transfer/internal/planned-transfer-engine.js';
+import { TransferCancelledError, TransferCommittedError, TransferCommittingError } from '@baton/authority-transfer/internal/transfer-errors.js';
 import { engineHarness, establish, request, settle, type OwnershipLocalConsensus } from './harness.js';
 
 /** Every probe answer and consensus proposal becomes a step the scheduler orders. */

@@ -1,6 +1,6 @@
-import type { Clock } from '../../../framework/contracts/clock.js';
-import type { FeedOrigin } from '../../../framework/authority-transfer/change-feed.js';
-import type { FrontierProbe, FrontierReading, ProbeOptions } from '../../../framework/authority-transfer/frontier-probe.js';
+import type { Clock } from '@baton/contracts/internal/clock.js';
+import type { FeedOrigin } from '@baton/authority-transfer/internal/change-feed.js';
+import type { FrontierProbe, FrontierReading, ProbeOptions } from '@baton/authority-transfer/internal/frontier-probe.js';
 
 /**
  * A FrontierProbe whose targets a test scripts: a datacenter answers a serial, is unreachable

@@ -1,8 +1,8 @@
 import test from 'ava';
-import { AbandonedWindow } from '../../../framework/authority-transfer/abandoned-window.js';
-import { datacenterFrontier } from '../../../framework/authority-transfer/frontier-probe.js';
-import { reprobeDelay } from '../../../framework/authority-transfer/reprobe-schedule.js';
-import { TransferPlan } from '../../../framework/authority-transfer/transfer-plan.js';
+import { AbandonedWindow } from '@baton/authority-transfer/internal/abandoned-window.js';
+import { datacenterFrontier } from '@baton/authority-transfer/internal/frontier-probe.js';
+import { reprobeDelay } from '@baton/authority-transfer/internal/reprobe-schedule.js';
+import { TransferPlan } from '@baton/authority-transfer/internal/transfer-plan.js';
 import { request } from './harness.js';
 
 /** A plan whose one source feed must reach serial 10. */

@@ -1,6 +1,6 @@
 import test from 'ava';
-import { TransferCancelledError } from '../../../framework/authority-transfer/transfer-errors.js';
-import { flushMicrotasks } from '../../../framework/conformance/virtual-clock.js';
+import { TransferCancelledError } from '@baton/authority-transfer/internal/transfer-errors.js';
+import { flushMicrotasks } from '@baton/conformance/internal/virtual-clock.js';
 import { clusterHarness } from './cluster-harness.js';
 import { request, settle } from './harness.js';
 

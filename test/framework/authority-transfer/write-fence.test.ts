@@ -1,8 +1,8 @@
 import test from 'ava';
-import { NotHomeError, StaleEpochError } from '../../../framework/authority-transfer/transfer-errors.js';
-import { FeedReplicas } from '../../../framework/authority-transfer/feed-replicas.js';
-import { HomeCatchUp } from '../../../framework/authority-transfer/home-catch-up.js';
-import { WriteFence } from '../../../framework/authority-transfer/write-fence.js';
+import { NotHomeError, StaleEpochError } from '@baton/authority-transfer/internal/transfer-errors.js';
+import { FeedReplicas } from '@baton/authority-transfer/internal/feed-replicas.js';
+import { HomeCatchUp } from '@baton/authority-transfer/internal/home-catch-up.js';
+import { WriteFence } from '@baton/authority-transfer/internal/write-fence.js';
 import { engineHarness, establish, request } from './harness.js';
 
 type Harness = Awaited<ReturnType<typeof engineHarness>>;

@@ -1,17 +1,17 @@
 import { readFile } from 'node:fs/promises';
 import test from 'ava';
-import { authorityClusterVariant } from '../../../cli/local-cluster/local-authority-cluster.js';
-import { streamClusterVariant } from '../../../cli/local-cluster/local-stream-cluster.js';
-import type { ClusterStatus, MemberReport } from '../../../framework/cluster/schemas.js';
+import { authorityClusterVariant } from '@baton/cli/internal/local-cluster/local-authority-cluster.js';
+import { streamClusterVariant } from '@baton/cli/internal/local-cluster/local-stream-cluster.js';
+import type { ClusterStatus, MemberReport } from '@baton/cluster/internal/schemas.js';
 import { eventually } from '../../hosts/eventually.js';
 import { startNodeProcesses } from './node-processes.js';
 
-const packageVersion = async () => (JSON.parse(await readFile(new URL('../../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+const packageVersion = async () => (JSON.parse(await readFile(new URL('../../../../framework/http/package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
-/** What `npm run build` recorded (dist/build-info.json); a bare `tsc` build records nothing and members say unknown. */
+/** What `npm run build` recorded (framework/http/dist/build-info.json); a bare `tsc` build records nothing and members say unknown. */
 async function expectedBuild(): Promise<string> {
   try {
-    return (JSON.parse(await readFile(new URL('../../../build-info.json', import.meta.url), 'utf8')) as { build: string }).build;
+    return (JSON.parse(await readFile(new URL('../../../../framework/http/dist/build-info.json', import.meta.url), 'utf8')) as { build: string }).build;
   } catch {
     return 'unknown';
   }

@@ -1,7 +1,7 @@
 import test from 'ava';
-import { consensusAdminRouter } from '../../../framework/cluster/consensus-admin-router.js';
-import { BearerTokens } from '../../../framework/http/auth.js';
-import { ApiDocument } from '../../../framework/http/openapi.js';
+import { consensusAdminRouter } from '@baton/cluster/internal/consensus-admin-router.js';
+import { BearerTokens } from '@baton/http/internal/auth.js';
+import { ApiDocument } from '@baton/http/internal/openapi.js';
 import { makeMember } from '../../plugins/etcd/etcd-fixture.js';
 import { call, startApi } from '../http/harness.js';
 

@@ -1,10 +1,10 @@
 import { readFile, writeFile } from 'node:fs/promises';
-import { memberIdsOf, withPeerSecrets } from '../../../cli/local-cluster/peer-credentials.js';
+import { memberIdsOf, withPeerSecrets } from '@baton/cli/internal/local-cluster/peer-credentials.js';
 import type { ExecutionContext } from 'ava';
-import { newAdminToken, type ClusterRecord } from '../../../cli/local-cluster/cluster-record.js';
-import { freeLoopbackPorts } from '../../../cli/local-cluster/free-ports.js';
-import type { LocalClusterVariant, LocalNodeConfig } from '../../../cli/local-cluster/local-cluster.js';
-import { NodeProcess } from '../../../cli/local-cluster/node-process.js';
+import { newAdminToken, type ClusterRecord } from '@baton/cli/internal/local-cluster/cluster-record.js';
+import { freeLoopbackPorts } from '@baton/cli/internal/local-cluster/free-ports.js';
+import type { LocalClusterVariant, LocalNodeConfig } from '@baton/cli/internal/local-cluster/local-cluster.js';
+import { NodeProcess } from '@baton/cli/internal/local-cluster/node-process.js';
 import { workDir } from '../../cli/temp-project.js';
 
 export interface NodeProcesses<N extends LocalNodeConfig> {

@@ -1,8 +1,8 @@
 import test from 'ava';
-import { ConsensusReadiness } from '../../../framework/cluster/readiness.js';
-import { kvStateMachine } from '../../../framework/conformance/kv-state-machine.js';
-import { LocalConsensus } from '../../../framework/testing/fakes/local-consensus.js';
-import { VirtualClock } from '../../../framework/conformance/virtual-clock.js';
+import { ConsensusReadiness } from '@baton/cluster/internal/readiness.js';
+import { kvStateMachine } from '@baton/conformance/internal/kv-state-machine.js';
+import { LocalConsensus } from '@baton/testing/internal/fakes/local-consensus.js';
+import { VirtualClock } from '@baton/conformance/internal/virtual-clock.js';
 
 /** Lets the readiness loop's promise callbacks run after a consensus or clock change. */
 const settle = () => new Promise<void>((resolve) => setImmediate(resolve));

@@ -1,7 +1,7 @@
 import test from 'ava';
-import { MAX_RECENT_TRANSFERS, RECENT_TRANSFERS_WINDOW_MS, RecentTransfers } from '../../../framework/cluster/recent-transfers.js';
-import { BatonMetrics } from '../../../framework/http/metrics.js';
-import { VirtualClock } from '../../../framework/conformance/virtual-clock.js';
+import { MAX_RECENT_TRANSFERS, RECENT_TRANSFERS_WINDOW_MS, RecentTransfers } from '@baton/cluster/internal/recent-transfers.js';
+import { BatonMetrics } from '@baton/http/internal/metrics.js';
+import { VirtualClock } from '@baton/conformance/internal/virtual-clock.js';
 
 test('the plot keeps what the metrics recorded, oldest first, for ten minutes and at most 200', (t) => {
   const clock = new VirtualClock();

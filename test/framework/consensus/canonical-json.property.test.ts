@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import test from 'ava';
 import fc from 'fast-check';
-import { canonicalJson } from '../../../framework/consensus/canonical-json.js';
+import { canonicalJson } from '@baton/consensus/internal/canonical-json.js';
 
 /** A value as it arrives over the wire: what JSON.parse makes of its text. */
 const asReceived = (value: unknown): unknown => JSON.parse(JSON.stringify(value));

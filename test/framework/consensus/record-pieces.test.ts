@@ -1,6 +1,6 @@
 import test from 'ava';
 import fc from 'fast-check';
-import { readPieces, recordPieces, type HeadPiece } from '../../../framework/consensus/record-pieces.js';
+import { readPieces, recordPieces, type HeadPiece } from '@baton/consensus/internal/record-pieces.js';
 
 test('recordPieces cuts a run into pieces of the given weight, in order, never splitting or dropping a record', (t) => {
   fc.assert(

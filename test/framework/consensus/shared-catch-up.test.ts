@@ -1,6 +1,6 @@
 import test from 'ava';
-import { SharedCatchUp } from '../../../framework/consensus/shared-catch-up.js';
-import { flushMicrotasks } from '../../../framework/conformance/virtual-clock.js';
+import { SharedCatchUp } from '@baton/consensus/internal/shared-catch-up.js';
+import { flushMicrotasks } from '@baton/conformance/internal/virtual-clock.js';
 
 /** A linearizable read the test resolves or rejects by hand, counting how many were issued. */
 function scriptedReads() {

@@ -1,6 +1,6 @@
 import test from 'ava';
 import fc from 'fast-check';
-import { compareKeys, sortedTree, updateValue, type SortedTree } from '../../../framework/consensus/sorted-tree.js';
+import { compareKeys, sortedTree, updateValue, type SortedTree } from '@baton/consensus/internal/sorted-tree.js';
 
 // Enough keys for a tree three levels deep (nodes hold up to 64), so updates walk internal nodes
 // shared with clones, not only a root leaf.

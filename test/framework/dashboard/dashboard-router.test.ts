@@ -2,9 +2,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
-import { loadDashboardAssets } from '../../../framework/dashboard/dashboard-assets.js';
-import { dashboardRouter } from '../../../framework/dashboard/dashboard-router.js';
-import { ApiDocument } from '../../../framework/http/openapi.js';
+import { loadDashboardAssets } from '@baton/dashboard/internal/dashboard-assets.js';
+import { dashboardRouter } from '@baton/dashboard/internal/dashboard-router.js';
+import { ApiDocument } from '@baton/http/internal/openapi.js';
 import { startApi } from '../http/harness.js';
 
 const document = () => new ApiDocument({ title: 'dashboard test', version: '1' });

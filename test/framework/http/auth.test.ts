@@ -1,8 +1,8 @@
 import Router from '@koa/router';
 import test from 'ava';
-import { authenticate, BearerTokens, requireScope } from '../../../framework/http/auth.js';
-import { principalOf } from '../../../framework/http/state.js';
-import { ConfigError } from '../../../framework/kernel/wiring-error.js';
+import { authenticate, BearerTokens, requireScope } from '@baton/http/internal/auth.js';
+import { principalOf } from '@baton/http/internal/state.js';
+import { ConfigError } from '@baton/kernel/internal/wiring-error.js';
 import { call, startApi } from './harness.js';
 
 const tokens = new BearerTokens([

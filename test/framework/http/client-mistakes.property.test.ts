@@ -9,12 +9,12 @@ import {
   type AuthorityId,
   type IdentitySupplier,
   type OperationId,
-} from '../../../framework/contracts/identity-supplier.js';
-import { BearerTokens, requireScope } from '../../../framework/http/auth.js';
-import { idempotencyKey } from '../../../framework/http/idempotency-key.js';
-import { readValidBody } from '../../../framework/http/json-body.js';
-import { PROBLEM_CONTENT_TYPE } from '../../../framework/http/problem.js';
-import { validate } from '../../../framework/http/validate.js';
+} from '@baton/contracts/internal/identity-supplier.js';
+import { BearerTokens, requireScope } from '@baton/http/internal/auth.js';
+import { idempotencyKey } from '@baton/http/internal/idempotency-key.js';
+import { readValidBody } from '@baton/http/internal/json-body.js';
+import { PROBLEM_CONTENT_TYPE } from '@baton/http/internal/problem.js';
+import { validate } from '@baton/http/internal/validate.js';
 import { call, startApi } from './harness.js';
 
 const supplier: IdentitySupplier = {

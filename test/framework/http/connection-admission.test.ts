@@ -1,7 +1,7 @@
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import test from 'ava';
-import { ConnectionAdmission, proveConnection, type AdmissionLimits, type AdmissionRefusal } from '../../../framework/http/connection-admission.js';
-import { VirtualClock } from '../../../framework/conformance/virtual-clock.js';
+import { ConnectionAdmission, proveConnection, type AdmissionLimits, type AdmissionRefusal } from '@baton/http/internal/connection-admission.js';
+import { VirtualClock } from '@baton/conformance/internal/virtual-clock.js';
 import { eventually } from '../../hosts/eventually.js';
 
 const LIMITS: AdmissionLimits = { maxConnections: 4, maxUnprovenPerAddress: 2, firstRequestMs: 1_000, headersTimeoutMs: 1_000, keepAliveTimeoutMs: 1_000 };

@@ -1,12 +1,12 @@
 // Shared setup for the HTTP tests: a real koa app with the shared middleware, on port 0.
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
-import type { Logger } from '../../../framework/contracts/logger.js';
-import { createApiApp, type ApiAppOptions } from '../../../framework/http/api-app.js';
-import { createHttpServer, type HttpServer } from '../../../framework/http/http-server.js';
-import { serveRouter } from '../../../framework/http/routes.js';
-import { SystemClock } from '../../../framework/kernel/system-clock.js';
-import { SeededRng } from '../../../framework/conformance/seeded-rng.js';
+import type { Logger } from '@baton/contracts/internal/logger.js';
+import { createApiApp, type ApiAppOptions } from '@baton/http/internal/api-app.js';
+import { createHttpServer, type HttpServer } from '@baton/http/internal/http-server.js';
+import { serveRouter } from '@baton/http/internal/routes.js';
+import { SystemClock } from '@baton/kernel/internal/system-clock.js';
+import { SeededRng } from '@baton/conformance/internal/seeded-rng.js';
 
 export interface LogRecord {
   level: 'debug' | 'info' | 'warn' | 'error';

@@ -2,9 +2,9 @@ import { Agent, request } from 'node:http';
 import { connect, createServer } from 'node:net';
 import Koa from 'koa';
 import test from 'ava';
-import { createHttpServer, HttpListenError } from '../../../framework/http/http-server.js';
-import { SystemClock } from '../../../framework/kernel/system-clock.js';
-import { VirtualClock } from '../../../framework/conformance/virtual-clock.js';
+import { createHttpServer, HttpListenError } from '@baton/http/internal/http-server.js';
+import { SystemClock } from '@baton/kernel/internal/system-clock.js';
+import { VirtualClock } from '@baton/conformance/internal/virtual-clock.js';
 
 function helloApp(onRequest?: () => Promise<void>): Koa {
   const app = new Koa();

@@ -5,10 +5,10 @@ import {
   InvalidIdentityError,
   type IdentitySupplier,
   type OperationId,
-} from '../../../framework/contracts/identity-supplier.js';
-import type { AuthorityId } from '../../../framework/contracts/identity-supplier.js';
-import { StoreUnavailableError } from '../../../framework/contracts/errors.js';
-import { idempotencyKey } from '../../../framework/http/idempotency-key.js';
+  type AuthorityId,
+} from '@baton/contracts/internal/identity-supplier.js';
+import { StoreUnavailableError } from '@baton/contracts/internal/errors.js';
+import { idempotencyKey } from '@baton/http/internal/idempotency-key.js';
 import { call, startApi } from './harness.js';
 
 /** Keys of 1-64 letters, digits and dashes; minted ones are numbered. */

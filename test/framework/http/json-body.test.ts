@@ -2,9 +2,9 @@ import { request } from 'node:http';
 import Router from '@koa/router';
 import test from 'ava';
 import { z } from 'zod';
-import { readJsonBody, readValidBody } from '../../../framework/http/json-body.js';
-import { validate } from '../../../framework/http/validate.js';
-import { HttpProblem } from '../../../framework/http/problem.js';
+import { readJsonBody, readValidBody } from '@baton/http/internal/json-body.js';
+import { validate } from '@baton/http/internal/validate.js';
+import { HttpProblem } from '@baton/http/internal/problem.js';
 import { call, startApi } from './harness.js';
 
 const recordsSchema = z.object({ records: z.array(z.object({ body: z.string() })).min(1) });

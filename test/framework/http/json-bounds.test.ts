@@ -1,6 +1,6 @@
 import test from 'ava';
 import fc from 'fast-check';
-import { jsonBoundsViolation, valueDepthExceeds } from '../../../framework/http/json-bounds.js';
+import { jsonBoundsViolation, valueDepthExceeds } from '@baton/http/internal/json-bounds.js';
 
 /** Nesting depth of a parsed JSON value, counted the plain recursive way (small values only). */
 function depthOf(value: unknown): number {

@@ -1,11 +1,11 @@
 import { connect, type Socket } from 'node:net';
 import Koa from 'koa';
 import test from 'ava';
-import type { Logger } from '../../../framework/contracts/logger.js';
-import { createHttpServer } from '../../../framework/http/http-server.js';
-import { readJsonBody } from '../../../framework/http/json-body.js';
-import { problemHandling } from '../../../framework/http/problem-middleware.js';
-import { SystemClock } from '../../../framework/kernel/system-clock.js';
+import type { Logger } from '@baton/contracts/internal/logger.js';
+import { createHttpServer } from '@baton/http/internal/http-server.js';
+import { readJsonBody } from '@baton/http/internal/json-body.js';
+import { problemHandling } from '@baton/http/internal/problem-middleware.js';
+import { SystemClock } from '@baton/kernel/internal/system-clock.js';
 import { eventually } from '../../hosts/eventually.js';
 
 const LIMIT = 1024;

@@ -3,11 +3,11 @@ import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import Koa from 'koa';
 import test from 'ava';
-import type { Logger } from '../../../framework/contracts/logger.js';
-import { createHttpServer } from '../../../framework/http/http-server.js';
-import { listenerTlsSchema } from '../../../framework/http/listener-tls.js';
-import { SystemClock } from '../../../framework/kernel/system-clock.js';
-import { ConfigError } from '../../../framework/kernel/wiring-error.js';
+import type { Logger } from '@baton/contracts/internal/logger.js';
+import { createHttpServer } from '@baton/http/internal/http-server.js';
+import { listenerTlsSchema } from '@baton/http/internal/listener-tls.js';
+import { SystemClock } from '@baton/kernel/internal/system-clock.js';
+import { ConfigError } from '@baton/kernel/internal/wiring-error.js';
 import { makeTestCertificates } from '../../support/test-certificates.js';
 
 function helloApp(): Koa {

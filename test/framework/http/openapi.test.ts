@@ -1,18 +1,18 @@
 import Router from '@koa/router';
 import test from 'ava';
 import { z } from 'zod';
-import { ApiDocument } from '../../../framework/http/openapi.js';
+import { ApiDocument } from '@baton/http/internal/openapi.js';
 import {
   assertRoutesDocumented,
   responseRecorder,
   routeDocumentationGaps,
   undocumentedResponses,
-} from '../../../framework/http/openapi-coverage.js';
-import { openApiRouter, route } from '../../../framework/http/openapi-routes.js';
-import { koaPath, openApiPath } from '../../../framework/http/openapi-paths.js';
-import { readValidBody } from '../../../framework/http/json-body.js';
-import { problems } from '../../../framework/http/problem.js';
-import { validate } from '../../../framework/http/validate.js';
+} from '@baton/http/internal/openapi-coverage.js';
+import { openApiRouter, route } from '@baton/http/internal/openapi-routes.js';
+import { koaPath, openApiPath } from '@baton/http/internal/openapi-paths.js';
+import { readValidBody } from '@baton/http/internal/json-body.js';
+import { problems } from '@baton/http/internal/problem.js';
+import { validate } from '@baton/http/internal/validate.js';
 import { call, startApi } from './harness.js';
 
 const appendBody = z.object({

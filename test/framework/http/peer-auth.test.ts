@@ -1,11 +1,11 @@
 import test from 'ava';
 import { chmod, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { LOGGER } from '../../../framework/contracts/logger.js';
-import { PEER_AUTH, peerAuthPlugin } from '../../../framework/http/peer-auth-plugin.js';
-import { PeerAuthenticator, peerSecretDigest } from '../../../framework/http/peer-auth.js';
-import { createHost } from '../../../framework/kernel/host.js';
-import { makeTempDir } from '../../../framework/testing/temp-dir.js';
+import { LOGGER } from '@baton/contracts/internal/logger.js';
+import { PEER_AUTH, peerAuthPlugin } from '@baton/http/internal/peer-auth-plugin.js';
+import { PeerAuthenticator, peerSecretDigest } from '@baton/http/internal/peer-auth.js';
+import { createHost } from '@baton/kernel/internal/host.js';
+import { makeTempDir } from '@baton/testing/internal/temp-dir.js';
 import { MemoryLogger } from '../../plugins/raft/support/silent-logger.js';
 import { testPeerAuth, testPeerSecret } from '../../support/peer-auth.js';
 

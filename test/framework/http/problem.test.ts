@@ -1,13 +1,13 @@
 import Router from '@koa/router';
 import test from 'ava';
 import { z } from 'zod';
-import { StoreUnavailableError } from '../../../framework/contracts/errors.js';
-import { InvalidIdentityError } from '../../../framework/contracts/identity-supplier.js';
+import { StoreUnavailableError } from '@baton/contracts/internal/errors.js';
+import { InvalidIdentityError } from '@baton/contracts/internal/identity-supplier.js';
 import {
   NotAppendedError,
   OutcomeUnknownError,
-} from '../../../framework/contracts/metadata-consensus.js';
-import { HttpProblem, PROBLEM_CONTENT_TYPE, problems } from '../../../framework/http/problem.js';
+} from '@baton/contracts/internal/metadata-consensus.js';
+import { HttpProblem, PROBLEM_CONTENT_TYPE, problems } from '@baton/http/internal/problem.js';
 import { call, startApi } from './harness.js';
 
 function throwingRouter(): Router {

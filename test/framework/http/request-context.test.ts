@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import test from 'ava';
-import { loggerOf, requestIdOf } from '../../../framework/http/state.js';
-import { problems } from '../../../framework/http/problem.js';
+import { loggerOf, requestIdOf } from '@baton/http/internal/state.js';
+import { problems } from '@baton/http/internal/problem.js';
 import { call, startApi } from './harness.js';
 
 function router(): Router {

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import test from 'ava';
-import { RequestPacer } from '../../../framework/http/request-pacer.js';
+import { RequestPacer } from '@baton/http/internal/request-pacer.js';
 
 const request = (proven: boolean, destroyed = false) => ({ proven, socket: { destroyed } }) as unknown as IncomingMessage & { proven: boolean };
 const response = {} as ServerResponse;

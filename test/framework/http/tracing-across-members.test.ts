@@ -1,15 +1,15 @@
 import { readFile } from 'node:fs/promises';
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import test from 'ava';
-import { newAdminToken, type ClusterRecord } from '../../../cli/local-cluster/cluster-record.js';
-import { freeLoopbackPorts } from '../../../cli/local-cluster/free-ports.js';
-import { memberIdsOf, withPeerSecrets } from '../../../cli/local-cluster/peer-credentials.js';
-import { streamClusterVariant } from '../../../cli/local-cluster/local-stream-cluster.js';
-import type { ClusterStatus } from '../../../framework/cluster/schemas.js';
-import { TRACING } from '../../../framework/http/tracing.js';
-import { MemberTracing } from '../../../framework/http/tracing-plugin.js';
-import type { Host } from '../../../framework/kernel/host.js';
-import { streamNodeHostBuilder } from '../../../hosts/stream-node/host.js';
+import { newAdminToken, type ClusterRecord } from '@baton/cli/internal/local-cluster/cluster-record.js';
+import { freeLoopbackPorts } from '@baton/cli/internal/local-cluster/free-ports.js';
+import { memberIdsOf, withPeerSecrets } from '@baton/cli/internal/local-cluster/peer-credentials.js';
+import { streamClusterVariant } from '@baton/cli/internal/local-cluster/local-stream-cluster.js';
+import type { ClusterStatus } from '@baton/cluster/internal/schemas.js';
+import { TRACING } from '@baton/http/internal/tracing.js';
+import { MemberTracing } from '@baton/http/internal/tracing-plugin.js';
+import type { Host } from '@baton/kernel/internal/host.js';
+import { streamNodeHostBuilder } from '@baton/host-stream-node/internal/host.js';
 import { workDir } from '../../cli/temp-project.js';
 import { eventually } from '../../hosts/eventually.js';
 

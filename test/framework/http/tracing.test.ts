@@ -1,8 +1,8 @@
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import test from 'ava';
 import Koa from 'koa';
-import { childSpan, serverSpans, traceHeaders, TRACING_OFF } from '../../../framework/http/tracing.js';
-import { MemberTracing } from '../../../framework/http/tracing-plugin.js';
+import { childSpan, serverSpans, traceHeaders, TRACING_OFF } from '@baton/http/internal/tracing.js';
+import { MemberTracing } from '@baton/http/internal/tracing-plugin.js';
 
 async function serve(app: Koa): Promise<{ url: string; close: () => Promise<void> }> {
   const server = app.listen(0, '127.0.0.1');
@@ -59,7 +59,7 @@ test('tracing on: a server span per request, a child for a peer call whose trace
 
 test('a stream node whose config has a tracing section exports its spans over OTLP/HTTP to the collector named there', async (t) => {
   const { createServer } = await import('node:http');
-  const { startStreamNode } = await import('../../../hosts/stream-node/host.js');
+  const { startStreamNode } = await import('@baton/host-stream-node/internal/host.js');
   const received: { path: string; type: string | undefined; body: string }[] = [];
   const collector = createServer((req, res) => {
     const chunks: Buffer[] = [];

@@ -1,6 +1,6 @@
 import test from 'ava';
 import fc from 'fast-check';
-import { encodeChecksummedLine, scanChecksummedLines } from '../../../framework/kernel/checksummed-lines.js';
+import { encodeChecksummedLine, scanChecksummedLines } from '@baton/kernel/internal/checksummed-lines.js';
 
 const encoder = new TextEncoder();
 const anyRecord = (v: unknown): v is { n: number; text: string } => typeof v === 'object' && v !== null && typeof (v as { n?: unknown }).n === 'number';

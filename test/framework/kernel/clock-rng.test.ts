@@ -1,7 +1,7 @@
 import test from 'ava';
-import { SeededRng } from '../../../framework/conformance/seeded-rng.js';
-import { VirtualClock } from '../../../framework/conformance/virtual-clock.js';
-import { SystemRng } from '../../../framework/kernel/system-rng.js';
+import { SeededRng } from '@baton/conformance/internal/seeded-rng.js';
+import { VirtualClock } from '@baton/conformance/internal/virtual-clock.js';
+import { SystemRng } from '@baton/kernel/internal/system-rng.js';
 
 test('a seeded rng replays the same sequence for the same seed, and differs across seeds', (t) => {
   const a = new SeededRng(42);

@@ -3,7 +3,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { ConfigError, loadConfig } from '../../../framework/kernel/index.js';
+import { ConfigError, loadConfig } from '@baton/kernel/internal/index.js';
 
 const schema = z.object({
   node: z.object({ id: z.string().min(1) }),

@@ -1,9 +1,9 @@
 import test from 'ava';
 import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { DurableFiles } from '../../../framework/kernel/durable-files.js';
-import { nodeFileSystem, type FileSystem } from '../../../framework/kernel/file-system.js';
-import { makeTempDir } from '../../../framework/testing/temp-dir.js';
+import { DurableFiles } from '@baton/kernel/internal/durable-files.js';
+import { nodeFileSystem, type FileSystem } from '@baton/kernel/internal/file-system.js';
+import { makeTempDir } from '@baton/testing/internal/temp-dir.js';
 
 const bytes = (s: string) => new TextEncoder().encode(s);
 

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import test, { type ExecutionContext } from 'ava';
 
 const main = (host: string) =>
-  fileURLToPath(new URL(`../../../hosts/${host}/main.js`, import.meta.url));
+  fileURLToPath(new URL(`../../../../hosts/${host}/dist/main.js`, import.meta.url));
 
 /** A host's entry point as a supervisor runs it; `whenListening` resolves on its first line. */
 function run(t: ExecutionContext, host: string, args: readonly string[]) {
@@ -47,7 +47,7 @@ test('without a config file a host process prints its usage and exits 2', async 
     t.regex(
       started.stderr(),
       new RegExp(
-        `^usage: node dist/hosts/${host}/main.js CONFIG.json \\(the ${name} config file\\)`,
+        `^usage: node hosts/${host}/dist/main.js CONFIG.json \\(the ${name} config file\\)`,
       ),
     );
   }

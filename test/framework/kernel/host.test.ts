@@ -2,10 +2,10 @@ import 'reflect-metadata';
 import test from 'ava';
 import { inject, injectable } from 'tsyringe';
 import { z } from 'zod';
-import { CLOCK, type Clock } from '../../../framework/contracts/clock.js';
-import { token } from '../../../framework/contracts/token.js';
-import { createHost, definePlugin, PluginCatalog, WiringError } from '../../../framework/kernel/index.js';
-import { VirtualClock } from '../../../framework/conformance/virtual-clock.js';
+import { CLOCK, type Clock } from '@baton/contracts/internal/clock.js';
+import { token } from '@baton/contracts/internal/token.js';
+import { createHost, definePlugin, PluginCatalog, WiringError } from '@baton/kernel/internal/index.js';
+import { VirtualClock } from '@baton/conformance/internal/virtual-clock.js';
 
 interface Greeter {
   greet(name: string): string;

@@ -1,8 +1,8 @@
-import { BearerTokens } from '../../../framework/http/auth.js';
-import { createHttpServer, type HttpServer } from '../../../framework/http/http-server.js';
-import { SystemClock } from '../../../framework/kernel/system-clock.js';
-import { createStreamApiApp } from '../../../framework/stream-transfer/api.js';
-import { SeededRng } from '../../../framework/conformance/seeded-rng.js';
+import { BearerTokens } from '@baton/http/internal/auth.js';
+import { createHttpServer, type HttpServer } from '@baton/http/internal/http-server.js';
+import { SystemClock } from '@baton/kernel/internal/system-clock.js';
+import { createStreamApiApp } from '@baton/stream-transfer/internal/api.js';
+import { SeededRng } from '@baton/conformance/internal/seeded-rng.js';
 import { Cluster } from './cluster-fixture.js';
 
 export const ADMIN_TOKEN = 'admin-token';

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { StreamApiError, StreamClient } from '../../../framework/stream-transfer/client.js';
+import { StreamApiError, StreamClient } from '@baton/stream-transfer/internal/client.js';
 import { ADMIN_TOKEN, ApiCluster, DATA_TOKEN } from './api-fixture.js';
 
 test('the client follows the 409 hint to the owner, and to the owner-to-be after a transfer', async (t) => {

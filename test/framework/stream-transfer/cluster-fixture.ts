@@ -1,23 +1,23 @@
 import { setImmediate as macrotask } from 'node:timers/promises';
-import { createSilentLogger } from '../../../framework/kernel/pino-logger.js';
-import { DiskWal } from '../../../framework/stream-transfer/disk-wal.js';
-import { HandoffWatcher } from '../../../framework/stream-transfer/handoff-watcher.js';
-import type { StreamCommand, StreamResult } from '../../../framework/stream-transfer/commands.js';
-import type { StreamMetadata } from '../../../framework/stream-transfer/model.js';
-import { StreamStateMachine } from '../../../framework/stream-transfer/state-machine.js';
-import { StreamNode, type StreamConsensus, type StreamNodeOptions } from '../../../framework/stream-transfer/stream-node.js';
+import { createSilentLogger } from '@baton/plugin-pino/internal/pino-logger.js';
+import { DiskWal } from '@baton/stream-transfer/internal/disk-wal.js';
+import { HandoffWatcher } from '@baton/stream-transfer/internal/handoff-watcher.js';
+import type { StreamCommand, StreamResult } from '@baton/stream-transfer/internal/commands.js';
+import type { StreamMetadata } from '@baton/stream-transfer/internal/model.js';
+import { StreamStateMachine } from '@baton/stream-transfer/internal/state-machine.js';
+import { StreamNode, type StreamConsensus, type StreamNodeOptions } from '@baton/stream-transfer/internal/stream-node.js';
 import {
   NotAppendedError,
   OutcomeUnknownError,
   ReadUnavailableError,
   type AppliedView,
   type ProposeOptions,
-} from '../../../framework/contracts/metadata-consensus.js';
-import { LocalConsensus } from '../../../framework/testing/fakes/local-consensus.js';
-import { SimDisk } from '../../../framework/testing/sim/disk.js';
-import { VirtualClock } from '../../../framework/conformance/virtual-clock.js';
-import type { ObjectStore, PutOptions } from '../../../framework/contracts/object-store.js';
-import { MemoryObjectStore } from '../../../plugins/memory/memory-object-store.js';
+} from '@baton/contracts/internal/metadata-consensus.js';
+import { LocalConsensus } from '@baton/testing/internal/fakes/local-consensus.js';
+import { SimDisk } from '@baton/testing/internal/sim/disk.js';
+import { VirtualClock } from '@baton/conformance/internal/virtual-clock.js';
+import type { ObjectStore, PutOptions } from '@baton/contracts/internal/object-store.js';
+import { MemoryObjectStore } from '@baton/plugin-memory/internal/memory-object-store.js';
 
 /** A fault for proposals matching `match`: refused before appending, or applied with the answer lost. */
 export interface ProposalFault {

@@ -1,6 +1,6 @@
 import test from 'ava';
-import { CompactingWal } from '../../../framework/stream-transfer/compacting-wal.js';
-import type { StreamWal, WalEntry } from '../../../framework/stream-transfer/wal.js';
+import { CompactingWal } from '@baton/stream-transfer/internal/compacting-wal.js';
+import type { StreamWal, WalEntry } from '@baton/stream-transfer/internal/wal.js';
 
 /** A WAL in memory whose next `failRewrites` rewrites fail (a full disk, a dying process). */
 class FlakyRewriteWal implements StreamWal {

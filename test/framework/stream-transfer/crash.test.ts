@@ -1,5 +1,5 @@
 import test from 'ava';
-import { StoreUnavailableError } from '../../../framework/contracts/errors.js';
+import { StoreUnavailableError } from '@baton/contracts/internal/errors.js';
 import { Cluster } from './cluster-fixture.js';
 
 // Seed 000, "Crashes": every step is idempotent and driven by state that survives crashes.

@@ -1,6 +1,6 @@
 import test from 'ava';
-import { StreamFencedError } from '../../../framework/stream-transfer/errors.js';
-import { readSegment, segmentKey } from '../../../framework/stream-transfer/segments.js';
+import { StreamFencedError } from '@baton/stream-transfer/internal/errors.js';
+import { readSegment, segmentKey } from '@baton/stream-transfer/internal/segments.js';
 import { Cluster } from './cluster-fixture.js';
 
 /** Two nodes, stream s on a with three acknowledged batches from producer p. */

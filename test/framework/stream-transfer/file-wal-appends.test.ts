@@ -1,7 +1,7 @@
 import test from 'ava';
-import { FileWal } from '../../../framework/stream-transfer/file-wal.js';
-import type { WalEntry } from '../../../framework/stream-transfer/wal.js';
-import { makeTempDir } from '../../../framework/testing/temp-dir.js';
+import { FileWal } from '@baton/stream-transfer/internal/file-wal.js';
+import type { WalEntry } from '@baton/stream-transfer/internal/wal.js';
+import { makeTempDir } from '@baton/testing/internal/temp-dir.js';
 
 const flushed = (upTo: number): WalEntry => ({ t: 'flushed', stream: 's', epoch: 1, upTo });
 

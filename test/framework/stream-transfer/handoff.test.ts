@@ -1,5 +1,5 @@
 import test from 'ava';
-import { HandoffTimeoutError, NotOwnerError, StreamNotFoundError } from '../../../framework/stream-transfer/errors.js';
+import { HandoffTimeoutError, NotOwnerError, StreamNotFoundError } from '@baton/stream-transfer/internal/errors.js';
 import { Cluster } from './cluster-fixture.js';
 
 async function twoNodes(): Promise<Cluster> {

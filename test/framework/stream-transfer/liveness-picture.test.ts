@@ -1,7 +1,7 @@
 import test from 'ava';
-import { fetchClusterPicture, stateOf } from '../../../cli/status/cluster-picture.js';
-import { BatonMetrics } from '../../../framework/http/metrics.js';
-import { LivenessMetrics } from '../../../framework/stream-transfer/liveness-metrics.js';
+import { fetchClusterPicture, stateOf } from '@baton/cli/internal/status/cluster-picture.js';
+import { BatonMetrics } from '@baton/http/internal/metrics.js';
+import { LivenessMetrics } from '@baton/stream-transfer/internal/liveness-metrics.js';
 import { ADMIN_TOKEN, ApiCluster } from './api-fixture.js';
 
 // One cluster model: the liveness the metadata leader published is what `baton status` (and the

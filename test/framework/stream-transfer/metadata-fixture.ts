@@ -1,6 +1,6 @@
-import type { StreamCommand, StreamResult } from '../../../framework/stream-transfer/commands.js';
-import type { StreamMetadata } from '../../../framework/stream-transfer/model.js';
-import { StreamStateMachine } from '../../../framework/stream-transfer/state-machine.js';
+import type { StreamCommand, StreamResult } from '@baton/stream-transfer/internal/commands.js';
+import type { StreamMetadata } from '@baton/stream-transfer/internal/model.js';
+import { StreamStateMachine } from '@baton/stream-transfer/internal/state-machine.js';
 
 /** A state machine applied by hand, one log index per command, as a replica would. */
 export class AppliedLog {

@@ -1,9 +1,9 @@
 import test from 'ava';
 import fc from 'fast-check';
-import type { StreamCommand } from '../../../framework/stream-transfer/commands.js';
-import type { NodeId, NodeRecord, PlannedMove, StreamId, StreamMetadata } from '../../../framework/stream-transfer/model.js';
-import { planRebalance } from '../../../framework/stream-transfer/placement.js';
-import { rebalancePage, type QueuedMove } from '../../../framework/stream-transfer/rebalance-listing.js';
+import type { StreamCommand } from '@baton/stream-transfer/internal/commands.js';
+import type { NodeId, NodeRecord, PlannedMove, StreamId, StreamMetadata } from '@baton/stream-transfer/internal/model.js';
+import { planRebalance } from '@baton/stream-transfer/internal/placement.js';
+import { rebalancePage, type QueuedMove } from '@baton/stream-transfer/internal/rebalance-listing.js';
 import { AppliedLog } from './metadata-fixture.js';
 
 // Ids that are Object.prototype members on purpose: they must be ordinary ids everywhere.

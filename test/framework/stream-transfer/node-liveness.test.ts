@@ -1,21 +1,21 @@
 import { setImmediate as macrotask } from 'node:timers/promises';
 import test from 'ava';
-import { StoreUnavailableError } from '../../../framework/contracts/errors.js';
-import { createSilentLogger } from '../../../framework/kernel/pino-logger.js';
-import type { StreamCommand, StreamResult } from '../../../framework/stream-transfer/commands.js';
-import { LivenessObserver } from '../../../framework/stream-transfer/liveness-observer.js';
-import { livenessOf, type NodeLiveness, type StreamMetadata } from '../../../framework/stream-transfer/model.js';
-import { NodeLease } from '../../../framework/stream-transfer/node-lease.js';
-import { DEFAULT_NODE_LIVENESS_OPTIONS, NodeLivenessTracker, type NodeLivenessOptions } from '../../../framework/stream-transfer/node-liveness.js';
-import { StreamStateMachine } from '../../../framework/stream-transfer/state-machine.js';
-import { LocalConsensus } from '../../../framework/testing/fakes/local-consensus.js';
-import { VirtualClock } from '../../../framework/conformance/virtual-clock.js';
-import { MemoryObjectStore } from '../../../plugins/memory/memory-object-store.js';
-import { DiskWal } from '../../../framework/stream-transfer/disk-wal.js';
-import { AppendUnavailableError } from '../../../framework/stream-transfer/errors.js';
-import { MemoryWalDisk } from '../../../framework/stream-transfer/memory-wal-disk.js';
-import { SegmentReader } from '../../../framework/stream-transfer/segments.js';
-import { StreamSession } from '../../../framework/stream-transfer/stream-session.js';
+import { StoreUnavailableError } from '@baton/contracts/internal/errors.js';
+import { createSilentLogger } from '@baton/plugin-pino/internal/pino-logger.js';
+import type { StreamCommand, StreamResult } from '@baton/stream-transfer/internal/commands.js';
+import { LivenessObserver } from '@baton/stream-transfer/internal/liveness-observer.js';
+import { livenessOf, type NodeLiveness, type StreamMetadata } from '@baton/stream-transfer/internal/model.js';
+import { NodeLease } from '@baton/stream-transfer/internal/node-lease.js';
+import { DEFAULT_NODE_LIVENESS_OPTIONS, NodeLivenessTracker, type NodeLivenessOptions } from '@baton/stream-transfer/internal/node-liveness.js';
+import { StreamStateMachine } from '@baton/stream-transfer/internal/state-machine.js';
+import { LocalConsensus } from '@baton/testing/internal/fakes/local-consensus.js';
+import { VirtualClock } from '@baton/conformance/internal/virtual-clock.js';
+import { MemoryObjectStore } from '@baton/plugin-memory/internal/memory-object-store.js';
+import { DiskWal } from '@baton/stream-transfer/internal/disk-wal.js';
+import { AppendUnavailableError } from '@baton/stream-transfer/internal/errors.js';
+import { MemoryWalDisk } from '@baton/stream-transfer/internal/memory-wal-disk.js';
+import { SegmentReader } from '@baton/stream-transfer/internal/segments.js';
+import { StreamSession } from '@baton/stream-transfer/internal/stream-session.js';
 
 test('the tracker: Alive, then Suspect, then Dead as silence grows; a renewal makes a node Alive; the observer is always Alive', (t) => {
   const clock = new VirtualClock();

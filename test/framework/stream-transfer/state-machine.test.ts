@@ -1,5 +1,5 @@
 import test from 'ava';
-import { StreamStateMachine } from '../../../framework/stream-transfer/state-machine.js';
+import { StreamStateMachine } from '@baton/stream-transfer/internal/state-machine.js';
 import { AppliedLog } from './metadata-fixture.js';
 
 test('register-node records slots and address; the same registration again is a no-op', (t) => {

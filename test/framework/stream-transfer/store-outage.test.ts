@@ -1,6 +1,6 @@
 import test from 'ava';
-import { StoreUnavailableError } from '../../../framework/contracts/errors.js';
-import { AppendUnavailableError } from '../../../framework/stream-transfer/errors.js';
+import { StoreUnavailableError } from '@baton/contracts/internal/errors.js';
+import { AppendUnavailableError } from '@baton/stream-transfer/internal/errors.js';
 import { Cluster } from './cluster-fixture.js';
 
 // An object store outage on the owner: the batch in flight is held until it is stored (it is

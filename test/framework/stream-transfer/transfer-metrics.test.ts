@@ -1,11 +1,11 @@
 import test from 'ava';
-import { BatonMetrics } from '../../../framework/http/metrics.js';
-import type { StreamCommand, StreamResult } from '../../../framework/stream-transfer/commands.js';
-import type { StreamMetadata } from '../../../framework/stream-transfer/model.js';
-import { StreamStateMachine } from '../../../framework/stream-transfer/state-machine.js';
-import { TransferMetrics } from '../../../framework/stream-transfer/transfer-metrics.js';
-import { LocalConsensus } from '../../../framework/testing/fakes/local-consensus.js';
-import { VirtualClock } from '../../../framework/conformance/virtual-clock.js';
+import { BatonMetrics } from '@baton/http/internal/metrics.js';
+import type { StreamCommand, StreamResult } from '@baton/stream-transfer/internal/commands.js';
+import type { StreamMetadata } from '@baton/stream-transfer/internal/model.js';
+import { StreamStateMachine } from '@baton/stream-transfer/internal/state-machine.js';
+import { TransferMetrics } from '@baton/stream-transfer/internal/transfer-metrics.js';
+import { LocalConsensus } from '@baton/testing/internal/fakes/local-consensus.js';
+import { VirtualClock } from '@baton/conformance/internal/virtual-clock.js';
 
 async function setup() {
   const clock = new VirtualClock();

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { StoreUnavailableError } from '../../../framework/contracts/errors.js';
+import { StoreUnavailableError } from '@baton/contracts/internal/errors.js';
 import { Cluster } from './cluster-fixture.js';
 
 test('the WAL is compacted to what is live, and a node recovers from a compacted WAL', async (t) => {

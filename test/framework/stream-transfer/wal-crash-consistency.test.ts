@@ -1,11 +1,11 @@
 import test from 'ava';
 import { join } from 'node:path';
-import { CompactingWal } from '../../../framework/stream-transfer/compacting-wal.js';
-import { FileWal } from '../../../framework/stream-transfer/file-wal.js';
-import type { WalEntry } from '../../../framework/stream-transfer/wal.js';
-import { recoverSessions } from '../../../framework/stream-transfer/wal-recovery.js';
-import { checkCrashConsistency, type CrashWorkload } from '../../../framework/testing/crash/crash-checker.js';
-import { crashCheckSettings, describeReport } from '../../../framework/testing/crash/crash-report.js';
+import { CompactingWal } from '@baton/stream-transfer/internal/compacting-wal.js';
+import { FileWal } from '@baton/stream-transfer/internal/file-wal.js';
+import type { WalEntry } from '@baton/stream-transfer/internal/wal.js';
+import { recoverSessions } from '@baton/stream-transfer/internal/wal-recovery.js';
+import { checkCrashConsistency, type CrashWorkload } from '@baton/testing/internal/crash/crash-checker.js';
+import { crashCheckSettings, describeReport } from '@baton/testing/internal/crash/crash-report.js';
 
 const REPLAY = 'npx ava dist/test/framework/stream-transfer/wal-crash-consistency.test.js';
 const STREAMS = ['s0', 's1', 's2', 's3'];

@@ -1,11 +1,11 @@
 import test, { type ExecutionContext } from 'ava';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { FileWal } from '../../../framework/stream-transfer/file-wal.js';
-import type { WalEntry } from '../../../framework/stream-transfer/wal.js';
-import { encodeEntries } from '../../../framework/stream-transfer/wal-codec.js';
-import { repairWal, WalRepairError } from '../../../framework/stream-transfer/wal-repair.js';
-import { makeTempDir } from '../../../framework/testing/temp-dir.js';
+import { FileWal } from '@baton/stream-transfer/internal/file-wal.js';
+import type { WalEntry } from '@baton/stream-transfer/internal/wal.js';
+import { encodeEntries } from '@baton/stream-transfer/internal/wal-codec.js';
+import { repairWal, WalRepairError } from '@baton/stream-transfer/internal/wal-repair.js';
+import { makeTempDir } from '@baton/testing/internal/temp-dir.js';
 
 const entries: WalEntry[] = [
   { t: 'open', stream: 's', epoch: 1, next: 0, producers: {} },

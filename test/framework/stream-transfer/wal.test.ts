@@ -1,15 +1,15 @@
 import test from 'ava';
 import { readFile, writeFile } from 'node:fs/promises';
-import { CorruptRecordError } from '../../../framework/contracts/errors.js';
+import { CorruptRecordError } from '@baton/contracts/internal/errors.js';
 import { join } from 'node:path';
-import { DiskWal } from '../../../framework/stream-transfer/disk-wal.js';
-import { FileWal } from '../../../framework/stream-transfer/file-wal.js';
-import type { WalEntry } from '../../../framework/stream-transfer/wal.js';
-import { decodeEntries, encodeEntries } from '../../../framework/stream-transfer/wal-codec.js';
-import { recoverSessions } from '../../../framework/stream-transfer/wal-recovery.js';
-import { SimDisk } from '../../../framework/testing/sim/disk.js';
-import { SeededRng } from '../../../framework/conformance/seeded-rng.js';
-import { makeTempDir } from '../../../framework/testing/temp-dir.js';
+import { DiskWal } from '@baton/stream-transfer/internal/disk-wal.js';
+import { FileWal } from '@baton/stream-transfer/internal/file-wal.js';
+import type { WalEntry } from '@baton/stream-transfer/internal/wal.js';
+import { decodeEntries, encodeEntries } from '@baton/stream-transfer/internal/wal-codec.js';
+import { recoverSessions } from '@baton/stream-transfer/internal/wal-recovery.js';
+import { SimDisk } from '@baton/testing/internal/sim/disk.js';
+import { SeededRng } from '@baton/conformance/internal/seeded-rng.js';
+import { makeTempDir } from '@baton/testing/internal/temp-dir.js';
 
 const open = (next = 0): WalEntry => ({ t: 'open', stream: 's', epoch: 1, next, producers: {} });
 const records = (first: number, bodies: string[]): WalEntry => ({ t: 'records', stream: 's', epoch: 1, first, bodies });

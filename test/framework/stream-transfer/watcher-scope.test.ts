@@ -1,5 +1,5 @@
 import test from 'ava';
-import type { StreamMetadata } from '../../../framework/stream-transfer/model.js';
+import type { StreamMetadata } from '@baton/stream-transfer/internal/model.js';
 import { Cluster } from './cluster-fixture.js';
 
 const HOUR = 3_600_000;

@@ -1,7 +1,7 @@
 import test from 'ava';
-import type { AuditRecord, AuditStore } from '../../../framework/contracts/audit-store.js';
-import { auditStoreSuite } from '../../../framework/conformance/audit-store-suite.js';
-import { MemoryAuditStore } from '../../../plugins/memory/memory-audit-store.js';
+import type { AuditRecord, AuditStore } from '@baton/contracts/internal/audit-store.js';
+import { auditStoreSuite } from '@baton/conformance/internal/audit-store-suite.js';
+import { MemoryAuditStore } from '@baton/plugin-memory/internal/memory-audit-store.js';
 import { attemptPasses, collectSuite, findTest } from './collect-suite.js';
 
 // Each store below breaks one rule of the contract; the suite must notice.

@@ -3,15 +3,15 @@ import {
   consensusSuite,
   type ConsensusCluster,
   type KvConsensus,
-} from '../../../framework/conformance/consensus-suite.js';
-import { FakeCluster } from '../../../framework/testing/fakes/fake-cluster.js';
+} from '@baton/conformance/internal/consensus-suite.js';
+import { FakeCluster } from '@baton/testing/internal/fakes/fake-cluster.js';
 import type {
   KvCommand,
   KvResult,
   KvState,
-} from '../../../framework/conformance/kv-state-machine.js';
-import type { StateMachine } from '../../../framework/contracts/metadata-consensus.js';
-import { VirtualClock } from '../../../framework/conformance/virtual-clock.js';
+} from '@baton/conformance/internal/kv-state-machine.js';
+import type { StateMachine } from '@baton/contracts/internal/metadata-consensus.js';
+import { VirtualClock } from '@baton/conformance/internal/virtual-clock.js';
 import { attemptPasses, collectSuite, findTest } from './collect-suite.js';
 
 type Member = ReturnType<FakeCluster<KvState, KvCommand, KvResult>['member']>;

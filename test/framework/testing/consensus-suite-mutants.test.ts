@@ -3,15 +3,15 @@ import type {
   AppliedView,
   Leadership,
   Receipt,
-} from '../../../framework/contracts/metadata-consensus.js';
-import { consensusSuite, type KvConsensus } from '../../../framework/conformance/consensus-suite.js';
+} from '@baton/contracts/internal/metadata-consensus.js';
+import { consensusSuite, type KvConsensus } from '@baton/conformance/internal/consensus-suite.js';
 import type {
   KvCommand,
   KvResult,
   KvState,
-} from '../../../framework/conformance/kv-state-machine.js';
-import { LocalConsensus } from '../../../framework/testing/fakes/local-consensus.js';
-import { VirtualClock } from '../../../framework/conformance/virtual-clock.js';
+} from '@baton/conformance/internal/kv-state-machine.js';
+import { LocalConsensus } from '@baton/testing/internal/fakes/local-consensus.js';
+import { VirtualClock } from '@baton/conformance/internal/virtual-clock.js';
 import { attemptPasses, collectSuite, findTest } from './collect-suite.js';
 
 // Each member below breaks one rule of the MetadataConsensus contract; the suite must notice.

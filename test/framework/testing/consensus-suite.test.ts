@@ -1,7 +1,7 @@
 import test from 'ava';
-import { consensusSuite } from '../../../framework/conformance/consensus-suite.js';
-import { LocalConsensus } from '../../../framework/testing/fakes/local-consensus.js';
-import { VirtualClock } from '../../../framework/conformance/virtual-clock.js';
+import { consensusSuite } from '@baton/conformance/internal/consensus-suite.js';
+import { LocalConsensus } from '@baton/testing/internal/fakes/local-consensus.js';
+import { VirtualClock } from '@baton/conformance/internal/virtual-clock.js';
 
 // The fake single-member consensus is held to the same contract as the real ones, so the
 // variants' unit tests built on it test behaviour a real cluster has.

@@ -1,7 +1,7 @@
 import test from 'ava';
 import { Etcd3 } from 'etcd3';
-import { SystemClock } from '../../../framework/kernel/system-clock.js';
-import { EtcdCluster } from '../../../framework/testing/etcd-server.js';
+import { SystemClock } from '@baton/kernel/internal/system-clock.js';
+import { EtcdCluster } from '@baton/conformance/internal/servers/etcd-server.js';
 import { etcdLeaderIndex } from '../../hosts/etcd-leader.js';
 import { eventually } from '../../hosts/eventually.js';
 

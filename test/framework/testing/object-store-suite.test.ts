@@ -6,9 +6,9 @@ import {
   type ListPage,
   type ObjectStore,
   type PutOptions,
-} from '../../../framework/contracts/object-store.js';
-import { objectStoreSuite } from '../../../framework/conformance/object-store-suite.js';
-import { MemoryObjectStore } from '../../../plugins/memory/memory-object-store.js';
+} from '@baton/contracts/internal/object-store.js';
+import { objectStoreSuite } from '@baton/conformance/internal/object-store-suite.js';
+import { MemoryObjectStore } from '@baton/plugin-memory/internal/memory-object-store.js';
 import { attemptPasses, collectSuite, findTest } from './collect-suite.js';
 
 // Each store below breaks one rule of the contract; the suite must notice. A suite test that

@@ -1,9 +1,9 @@
 import { peerHeaders } from '../../support/peer-auth.js';
 import test from 'ava';
-import { StoreUnavailableError } from '../../../framework/contracts/errors.js';
-import { assertRoutesDocumented, undocumentedResponses, type AnsweredRequest } from '../../../framework/http/openapi-coverage.js';
-import type { ApiDocument } from '../../../framework/http/openapi.js';
-import { RAFT_PEER_ROUTER } from '../../../plugins/raft/transport-http.js';
+import { StoreUnavailableError } from '@baton/contracts/internal/errors.js';
+import { assertRoutesDocumented, undocumentedResponses, type AnsweredRequest } from '@baton/http/internal/openapi-coverage.js';
+import type { ApiDocument } from '@baton/http/internal/openapi.js';
+import { RAFT_PEER_ROUTER } from '@baton/plugin-raft/internal/transport-http.js';
 import { ADMIN, PEER, READER, WRITER, startNode, transfer } from './node-harness.js';
 
 type Node = Awaited<ReturnType<typeof startNode>>;

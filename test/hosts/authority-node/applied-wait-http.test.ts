@@ -1,8 +1,8 @@
 import { createServer } from 'node:http';
 import test from 'ava';
-import { HttpFrontierProbe } from '../../../framework/authority-transfer/http-frontier-probe.js';
-import { Roster } from '../../../framework/authority-transfer/roster.js';
-import { SystemClock } from '../../../framework/kernel/system-clock.js';
+import { HttpFrontierProbe } from '@baton/authority-transfer/internal/http-frontier-probe.js';
+import { Roster } from '@baton/authority-transfer/internal/roster.js';
+import { SystemClock } from '@baton/kernel/internal/system-clock.js';
 import { peerHeaders } from '../../support/peer-auth.js';
 import { startNode, waitFor } from './node-harness.js';
 

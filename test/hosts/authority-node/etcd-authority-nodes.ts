@@ -1,20 +1,20 @@
 import { testPeerAuthForRoster } from '../../support/peer-auth.js';
 import { randomBytes } from 'node:crypto';
 import { Etcd3 } from 'etcd3';
-import type { OwnershipConsensus } from '../../../framework/authority-transfer/audit-projection.js';
-import type { AuthorityNode } from '../../../framework/authority-transfer/authority-node.js';
+import type { OwnershipConsensus } from '@baton/authority-transfer/internal/audit-projection.js';
+import type { AuthorityNode } from '@baton/authority-transfer/internal/authority-node.js';
 import {
   FRONTIER_PROBE,
   type FrontierProbe,
-} from '../../../framework/authority-transfer/frontier-probe.js';
-import { AUTHORITY_NODE } from '../../../framework/authority-transfer/plugins.js';
-import { AUDIT_STORE, type AuditStore } from '../../../framework/contracts/audit-store.js';
-import { METADATA_CONSENSUS } from '../../../framework/contracts/metadata-consensus.js';
-import type { Host } from '../../../framework/kernel/host.js';
-import { authorityNodeHostBuilder } from '../../../hosts/authority-node/host.js';
-import type { EtcdConsensus } from '../../../plugins/etcd/etcd-consensus.js';
-import { decodeEntry } from '../../../plugins/etcd/log-entry.js';
-import { LogKeys } from '../../../plugins/etcd/log-keys.js';
+} from '@baton/authority-transfer/internal/frontier-probe.js';
+import { AUTHORITY_NODE } from '@baton/authority-transfer/internal/plugins.js';
+import { AUDIT_STORE, type AuditStore } from '@baton/contracts/internal/audit-store.js';
+import { METADATA_CONSENSUS } from '@baton/contracts/internal/metadata-consensus.js';
+import type { Host } from '@baton/kernel/internal/host.js';
+import { authorityNodeHostBuilder } from '@baton/host-authority-node/internal/host.js';
+import type { EtcdConsensus } from '@baton/plugin-etcd/internal/etcd-consensus.js';
+import { decodeEntry } from '@baton/plugin-etcd/internal/log-entry.js';
+import { LogKeys } from '@baton/plugin-etcd/internal/log-keys.js';
 import { FAST } from '../../plugins/etcd/etcd-fixture.js';
 import { eventually } from '../eventually.js';
 import { loopbackMembers } from './loopback-members.js';

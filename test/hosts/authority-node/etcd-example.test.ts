@@ -1,15 +1,15 @@
 import test from 'ava';
-import { METADATA_CONSENSUS } from '../../../framework/contracts/metadata-consensus.js';
-import { EtcdCluster } from '../../../framework/testing/etcd-server.js';
+import { METADATA_CONSENSUS } from '@baton/contracts/internal/metadata-consensus.js';
+import { EtcdCluster } from '@baton/conformance/internal/servers/etcd-server.js';
 import {
   authorityNodeHostBuilder,
   authorityNodeHostConfig,
   startAuthorityNodeFromFile,
-} from '../../../hosts/authority-node/index.js';
-import { EtcdConsensus } from '../../../plugins/etcd/etcd-consensus.js';
+} from '@baton/host-authority-node/internal/index.js';
+import { EtcdConsensus } from '@baton/plugin-etcd/internal/etcd-consensus.js';
 import { eventually } from '../eventually.js';
 import { examplePath, loadExample } from '../example-config.js';
-import { freeLoopbackPort } from '../../../framework/testing/server-process.js';
+import { freeLoopbackPort } from '@baton/conformance/internal/servers/server-process.js';
 import { call } from './http-call.js';
 
 const example = examplePath('authority-node', 'etcd.json');

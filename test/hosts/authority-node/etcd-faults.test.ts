@@ -1,6 +1,6 @@
 import test, { type ExecutionContext } from 'ava';
-import { SystemClock } from '../../../framework/kernel/system-clock.js';
-import { EtcdCluster } from '../../../framework/testing/etcd-server.js';
+import { SystemClock } from '@baton/kernel/internal/system-clock.js';
+import { EtcdCluster } from '@baton/conformance/internal/servers/etcd-server.js';
 import { ScriptedFrontierProbe } from '../../framework/authority-transfer/scripted-frontier-probe.js';
 import { EtcdAuthorityNodes, watchEpochs } from './etcd-authority-nodes.js';
 import { call } from './http-call.js';

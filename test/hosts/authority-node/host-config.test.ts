@@ -3,9 +3,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
-import { AUTHORITY_NODE } from '../../../framework/authority-transfer/plugins.js';
-import { METADATA_CONSENSUS } from '../../../framework/contracts/metadata-consensus.js';
-import { authorityNodeHostBuilder, defaultAuthorityNodeConfig, startAuthorityNodeFromFile } from '../../../hosts/authority-node/index.js';
+import { AUTHORITY_NODE } from '@baton/authority-transfer/internal/plugins.js';
+import { METADATA_CONSENSUS } from '@baton/contracts/internal/metadata-consensus.js';
+import { authorityNodeHostBuilder, defaultAuthorityNodeConfig, startAuthorityNodeFromFile } from '@baton/host-authority-node/internal/index.js';
 
 test('the default config builds a host in mode ha with a consensus and a node', (t) => {
   const host = authorityNodeHostBuilder(defaultAuthorityNodeConfig).build();

@@ -1,7 +1,7 @@
 import { peerHeaders } from '../../support/peer-auth.js';
 import test from 'ava';
-import { StoreUnavailableError } from '../../../framework/contracts/errors.js';
-import { VirtualClock } from '../../../framework/conformance/virtual-clock.js';
+import { StoreUnavailableError } from '@baton/contracts/internal/errors.js';
+import { VirtualClock } from '@baton/conformance/internal/virtual-clock.js';
 import { ADMIN, PEER, READER, WRITER, startNode, transfer, waitFor } from './node-harness.js';
 
 type Node = Awaited<ReturnType<typeof startNode>>;

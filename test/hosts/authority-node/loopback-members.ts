@@ -1,4 +1,4 @@
-import { freeLoopbackPort } from '../../../framework/testing/server-process.js';
+import { freeLoopbackPort } from '@baton/conformance/internal/servers/server-process.js';
 import { PEER, tokens, waitFor } from './node-harness.js';
 
 type Roster = Record<string, { members: Record<string, { public: string }> }>;

@@ -1,14 +1,14 @@
 import { testPeerAuthForRoster } from '../../support/peer-auth.js';
-import { AUDIT_STORE } from '../../../framework/contracts/audit-store.js';
-import { CLOCK, type Clock } from '../../../framework/contracts/clock.js';
-import { METADATA_CONSENSUS } from '../../../framework/contracts/metadata-consensus.js';
-import { FRONTIER_PROBE } from '../../../framework/authority-transfer/frontier-probe.js';
-import { AUTHORITY_NODE } from '../../../framework/authority-transfer/plugins.js';
-import type { OwnershipConsensus } from '../../../framework/authority-transfer/audit-projection.js';
-import { SystemClock } from '../../../framework/kernel/system-clock.js';
-import { VirtualClock } from '../../../framework/conformance/virtual-clock.js';
-import { authorityNodeHostBuilder } from '../../../hosts/authority-node/host.js';
-import type { MemoryAuditStore } from '../../../plugins/memory/memory-audit-store.js';
+import { AUDIT_STORE } from '@baton/contracts/internal/audit-store.js';
+import { CLOCK, type Clock } from '@baton/contracts/internal/clock.js';
+import { METADATA_CONSENSUS } from '@baton/contracts/internal/metadata-consensus.js';
+import { FRONTIER_PROBE } from '@baton/authority-transfer/internal/frontier-probe.js';
+import { AUTHORITY_NODE } from '@baton/authority-transfer/internal/plugins.js';
+import type { OwnershipConsensus } from '@baton/authority-transfer/internal/audit-projection.js';
+import { SystemClock } from '@baton/kernel/internal/system-clock.js';
+import { VirtualClock } from '@baton/conformance/internal/virtual-clock.js';
+import { authorityNodeHostBuilder } from '@baton/host-authority-node/internal/host.js';
+import type { MemoryAuditStore } from '@baton/plugin-memory/internal/memory-audit-store.js';
 import { ScriptedFrontierProbe } from '../../framework/authority-transfer/scripted-frontier-probe.js';
 
 export const ADMIN = 'admin-token-olivia';

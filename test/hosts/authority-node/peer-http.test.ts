@@ -1,14 +1,14 @@
 import { peerHeaders } from '../../support/peer-auth.js';
 import { createServer, type Server } from 'node:net';
 import test from 'ava';
-import { FeedReplicator } from '../../../framework/authority-transfer/feed-replicator.js';
-import { HttpFrontierProbe } from '../../../framework/authority-transfer/http-frontier-probe.js';
-import { MemberTracker } from '../../../framework/authority-transfer/member-tracker.js';
-import { FeedReplicas } from '../../../framework/authority-transfer/feed-replicas.js';
-import { Roster } from '../../../framework/authority-transfer/roster.js';
-import { createSilentLogger } from '../../../framework/kernel/pino-logger.js';
-import { SystemClock } from '../../../framework/kernel/system-clock.js';
-import { freeLoopbackPort } from '../../../framework/testing/server-process.js';
+import { FeedReplicator } from '@baton/authority-transfer/internal/feed-replicator.js';
+import { HttpFrontierProbe } from '@baton/authority-transfer/internal/http-frontier-probe.js';
+import { MemberTracker } from '@baton/authority-transfer/internal/member-tracker.js';
+import { FeedReplicas } from '@baton/authority-transfer/internal/feed-replicas.js';
+import { Roster } from '@baton/authority-transfer/internal/roster.js';
+import { createSilentLogger } from '@baton/plugin-pino/internal/pino-logger.js';
+import { SystemClock } from '@baton/kernel/internal/system-clock.js';
+import { freeLoopbackPort } from '@baton/conformance/internal/servers/server-process.js';
 import { ADMIN, startNode, transfer } from './node-harness.js';
 
 const clock = new SystemClock();

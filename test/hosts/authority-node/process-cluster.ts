@@ -1,5 +1,5 @@
 import type { ExecutionContext } from 'ava';
-import { makeTempDir } from '../../../framework/testing/temp-dir.js';
+import { makeTempDir } from '@baton/testing/internal/temp-dir.js';
 import type { ClusterMember } from '../../nemesis/cluster.js';
 import { prepareAuthorityMembers, type AuthorityMember } from '../../nemesis/authority/authority-members.js';
 import { callJson, type CallResult } from '../../nemesis/http-json.js';

@@ -1,10 +1,10 @@
 import { testPeerAuth } from '../../support/peer-auth.js';
 import test from 'ava';
-import { AUDIT_STORE } from '../../../framework/contracts/audit-store.js';
-import { METADATA_CONSENSUS } from '../../../framework/contracts/metadata-consensus.js';
-import type { OwnershipConsensus } from '../../../framework/authority-transfer/audit-projection.js';
-import { AUTHORITY_NODE } from '../../../framework/authority-transfer/plugins.js';
-import { startAuthorityNode } from '../../../hosts/authority-node/host.js';
+import { AUDIT_STORE } from '@baton/contracts/internal/audit-store.js';
+import { METADATA_CONSENSUS } from '@baton/contracts/internal/metadata-consensus.js';
+import type { OwnershipConsensus } from '@baton/authority-transfer/internal/audit-projection.js';
+import { AUTHORITY_NODE } from '@baton/authority-transfer/internal/plugins.js';
+import { startAuthorityNode } from '@baton/host-authority-node/internal/host.js';
 import { call } from './http-call.js';
 import { loopbackMembers, waitForLeader } from './loopback-members.js';
 import { ADMIN, WRITER, transfer, waitFor } from './node-harness.js';

@@ -1,11 +1,11 @@
 import { testPeerAuth } from '../../support/peer-auth.js';
 import { randomBytes } from 'node:crypto';
-import { AUTHORITY_NODE } from '../../../framework/authority-transfer/plugins.js';
-import type { OwnershipConsensus } from '../../../framework/authority-transfer/audit-projection.js';
-import { METADATA_CONSENSUS } from '../../../framework/contracts/metadata-consensus.js';
-import type { Host } from '../../../framework/kernel/host.js';
-import type { RedisServer } from '../../../framework/testing/redis-server.js';
-import { startAuthorityNode } from '../../../hosts/authority-node/host.js';
+import { AUTHORITY_NODE } from '@baton/authority-transfer/internal/plugins.js';
+import type { OwnershipConsensus } from '@baton/authority-transfer/internal/audit-projection.js';
+import { METADATA_CONSENSUS } from '@baton/contracts/internal/metadata-consensus.js';
+import type { Host } from '@baton/kernel/internal/host.js';
+import type { RedisServer } from '@baton/conformance/internal/servers/redis-server.js';
+import { startAuthorityNode } from '@baton/host-authority-node/internal/host.js';
 import { TcpCut } from '../../plugins/etcd/tcp-cut.js';
 import { loopbackMembers } from './loopback-members.js';
 

@@ -1,7 +1,7 @@
 import test from 'ava';
-import { AUTHORITY_NODE } from '../../../framework/authority-transfer/plugins.js';
-import type { AuditRecord } from '../../../framework/contracts/audit-store.js';
-import { RedisServer } from '../../../framework/testing/redis-server.js';
+import { AUTHORITY_NODE } from '@baton/authority-transfer/internal/plugins.js';
+import type { AuditRecord } from '@baton/contracts/internal/audit-store.js';
+import { RedisServer } from '@baton/conformance/internal/servers/redis-server.js';
 import { eventually, openStore } from '../../plugins/redis/redis-fixture.js';
 import { ADMIN, WRITER, transfer, waitFor } from './node-harness.js';
 import { waitForLeader } from './loopback-members.js';

@@ -1,13 +1,13 @@
 import test from 'ava';
-import { AUDIT_STORE } from '../../../framework/contracts/audit-store.js';
-import { METADATA_CONSENSUS } from '../../../framework/contracts/metadata-consensus.js';
+import { AUDIT_STORE } from '@baton/contracts/internal/audit-store.js';
+import { METADATA_CONSENSUS } from '@baton/contracts/internal/metadata-consensus.js';
 import {
   authorityNodeHostBuilder,
   authorityNodeHostConfig,
-} from '../../../hosts/authority-node/index.js';
-import { RaftConsensus } from '../../../plugins/raft/driver/raft-consensus.js';
-import { redisAuditStoreOptions } from '../../../plugins/redis/options.js';
-import { RedisAuditStore } from '../../../plugins/redis/redis-audit-store.js';
+} from '@baton/host-authority-node/internal/index.js';
+import { RaftConsensus } from '@baton/plugin-raft/internal/driver/raft-consensus.js';
+import { redisAuditStoreOptions } from '@baton/plugin-redis/internal/options.js';
+import { RedisAuditStore } from '@baton/plugin-redis/internal/redis-audit-store.js';
 import { loadExampleInTempDir } from '../example-config.js';
 
 // The example users copy: it must keep loading as the schemas evolve.

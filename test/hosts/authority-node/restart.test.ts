@@ -1,8 +1,8 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import test from 'ava';
-import { makeTempDir } from '../../../framework/testing/temp-dir.js';
-import { freeLoopbackPort } from '../../../framework/testing/server-process.js';
+import { makeTempDir } from '@baton/testing/internal/temp-dir.js';
+import { freeLoopbackPort } from '@baton/conformance/internal/servers/server-process.js';
 import { ADMIN, READER, WRITER, startNode, transfer, waitFor } from './node-harness.js';
 
 type Node = Awaited<ReturnType<typeof startNode>>;

@@ -1,7 +1,7 @@
 import test from 'ava';
-import { StreamClient } from '../../../framework/stream-transfer/client.js';
-import { S3Server } from '../../../framework/testing/s3-server.js';
-import { makeTempDir } from '../../../framework/testing/temp-dir.js';
+import { StreamClient } from '@baton/stream-transfer/internal/client.js';
+import { S3Server } from '@baton/testing/internal/s3-server.js';
+import { makeTempDir } from '@baton/testing/internal/temp-dir.js';
 import { eventually } from '../eventually.js';
 import { ADMIN_TOKEN, startS3StreamCluster } from './s3-stream-cluster.js';
 

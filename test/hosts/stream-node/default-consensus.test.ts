@@ -1,11 +1,11 @@
 import test from 'ava';
 import { existsSync } from 'node:fs';
-import { METADATA_CONSENSUS } from '../../../framework/contracts/metadata-consensus.js';
-import { StreamClient } from '../../../framework/stream-transfer/client.js';
-import { makeTempDir } from '../../../framework/testing/temp-dir.js';
-import { RaftConsensus } from '../../../plugins/raft/driver/raft-consensus.js';
-import { STREAM_NODE } from '../../../framework/stream-transfer/plugins.js';
-import { startStreamNode, streamNodeHostBuilder } from '../../../hosts/stream-node/host.js';
+import { METADATA_CONSENSUS } from '@baton/contracts/internal/metadata-consensus.js';
+import { StreamClient } from '@baton/stream-transfer/internal/client.js';
+import { makeTempDir } from '@baton/testing/internal/temp-dir.js';
+import { RaftConsensus } from '@baton/plugin-raft/internal/driver/raft-consensus.js';
+import { STREAM_NODE } from '@baton/stream-transfer/internal/plugins.js';
+import { startStreamNode, streamNodeHostBuilder } from '@baton/host-stream-node/internal/host.js';
 import { eventually } from '../eventually.js';
 
 const TOKEN = 'default-admin';

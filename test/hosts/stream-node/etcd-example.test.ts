@@ -1,17 +1,17 @@
 import test from 'ava';
-import { METADATA_CONSENSUS } from '../../../framework/contracts/metadata-consensus.js';
-import { StreamClient } from '../../../framework/stream-transfer/client.js';
-import { EtcdCluster } from '../../../framework/testing/etcd-server.js';
-import { makeTempDir } from '../../../framework/testing/temp-dir.js';
+import { METADATA_CONSENSUS } from '@baton/contracts/internal/metadata-consensus.js';
+import { StreamClient } from '@baton/stream-transfer/internal/client.js';
+import { EtcdCluster } from '@baton/conformance/internal/servers/etcd-server.js';
+import { makeTempDir } from '@baton/testing/internal/temp-dir.js';
 import {
   startStreamNodeFromFile,
   streamNodeHostBuilder,
   streamNodeHostConfig,
-} from '../../../hosts/stream-node/index.js';
-import { EtcdConsensus } from '../../../plugins/etcd/etcd-consensus.js';
+} from '@baton/host-stream-node/internal/index.js';
+import { EtcdConsensus } from '@baton/plugin-etcd/internal/etcd-consensus.js';
 import { eventually } from '../eventually.js';
 import { examplePath, loadExample } from '../example-config.js';
-import { freeLoopbackPort } from '../../../framework/testing/server-process.js';
+import { freeLoopbackPort } from '@baton/conformance/internal/servers/server-process.js';
 
 const example = examplePath('stream-node', 'etcd.json');
 

@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { METADATA_CONSENSUS } from '../../../framework/contracts/metadata-consensus.js';
-import { StreamClient } from '../../../framework/stream-transfer/client.js';
-import type { StreamCommand, StreamResult } from '../../../framework/stream-transfer/commands.js';
-import type { StreamMetadata } from '../../../framework/stream-transfer/model.js';
-import type { StreamNodeService } from '../../../framework/stream-transfer/stream-node-service.js';
-import type { Host } from '../../../framework/kernel/host.js';
-import { makeTempDir, type TempDir } from '../../../framework/testing/temp-dir.js';
-import { startStreamNode } from '../../../hosts/stream-node/host.js';
-import type { EtcdConsensus } from '../../../plugins/etcd/etcd-consensus.js';
+import { METADATA_CONSENSUS } from '@baton/contracts/internal/metadata-consensus.js';
+import { StreamClient } from '@baton/stream-transfer/internal/client.js';
+import type { StreamCommand, StreamResult } from '@baton/stream-transfer/internal/commands.js';
+import type { StreamMetadata } from '@baton/stream-transfer/internal/model.js';
+import type { StreamNodeService } from '@baton/stream-transfer/internal/stream-node-service.js';
+import type { Host } from '@baton/kernel/internal/host.js';
+import { makeTempDir, type TempDir } from '@baton/testing/internal/temp-dir.js';
+import { startStreamNode } from '@baton/host-stream-node/internal/host.js';
+import type { EtcdConsensus } from '@baton/plugin-etcd/internal/etcd-consensus.js';
 import { FAST } from '../../plugins/etcd/etcd-fixture.js';
 
 export const TOKEN = 'etcd-admin';

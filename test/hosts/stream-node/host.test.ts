@@ -1,16 +1,16 @@
 import test from 'ava';
-import { METADATA_CONSENSUS } from '../../../framework/contracts/metadata-consensus.js';
-import { OBJECT_STORE } from '../../../framework/contracts/object-store.js';
-import { SystemClock } from '../../../framework/kernel/system-clock.js';
-import { StreamClient } from '../../../framework/stream-transfer/client.js';
-import type { StreamCommand, StreamResult } from '../../../framework/stream-transfer/commands.js';
-import type { StreamMetadata } from '../../../framework/stream-transfer/model.js';
-import { STREAM_NODE } from '../../../framework/stream-transfer/plugins.js';
-import { StreamStateMachine } from '../../../framework/stream-transfer/state-machine.js';
-import { LocalConsensus } from '../../../framework/testing/fakes/local-consensus.js';
-import { makeTempDir } from '../../../framework/testing/temp-dir.js';
-import { streamNodeHostBuilder, startStreamNode } from '../../../hosts/stream-node/host.js';
-import { defaultStreamNodeConfig } from '../../../hosts/stream-node/config.js';
+import { METADATA_CONSENSUS } from '@baton/contracts/internal/metadata-consensus.js';
+import { OBJECT_STORE } from '@baton/contracts/internal/object-store.js';
+import { SystemClock } from '@baton/kernel/internal/system-clock.js';
+import { StreamClient } from '@baton/stream-transfer/internal/client.js';
+import type { StreamCommand, StreamResult } from '@baton/stream-transfer/internal/commands.js';
+import type { StreamMetadata } from '@baton/stream-transfer/internal/model.js';
+import { STREAM_NODE } from '@baton/stream-transfer/internal/plugins.js';
+import { StreamStateMachine } from '@baton/stream-transfer/internal/state-machine.js';
+import { LocalConsensus } from '@baton/testing/internal/fakes/local-consensus.js';
+import { makeTempDir } from '@baton/testing/internal/temp-dir.js';
+import { streamNodeHostBuilder, startStreamNode } from '@baton/host-stream-node/internal/host.js';
+import { defaultStreamNodeConfig } from '@baton/host-stream-node/internal/config.js';
 
 const TOKEN = 'test-admin';
 

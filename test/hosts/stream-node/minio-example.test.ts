@@ -1,10 +1,10 @@
 import test from 'ava';
-import { METADATA_CONSENSUS } from '../../../framework/contracts/metadata-consensus.js';
-import { OBJECT_STORE } from '../../../framework/contracts/object-store.js';
-import { streamNodeHostBuilder, streamNodeHostConfig } from '../../../hosts/stream-node/index.js';
-import { s3ObjectStoreOptions } from '../../../plugins/minio/options.js';
-import { S3ObjectStore } from '../../../plugins/minio/s3-object-store.js';
-import { RaftConsensus } from '../../../plugins/raft/driver/raft-consensus.js';
+import { METADATA_CONSENSUS } from '@baton/contracts/internal/metadata-consensus.js';
+import { OBJECT_STORE } from '@baton/contracts/internal/object-store.js';
+import { streamNodeHostBuilder, streamNodeHostConfig } from '@baton/host-stream-node/internal/index.js';
+import { s3ObjectStoreOptions } from '@baton/plugin-minio/internal/options.js';
+import { S3ObjectStore } from '@baton/plugin-minio/internal/s3-object-store.js';
+import { RaftConsensus } from '@baton/plugin-raft/internal/driver/raft-consensus.js';
 import { loadExampleInTempDir } from '../example-config.js';
 
 // The example users copy: it must keep loading as the schemas evolve.

@@ -1,7 +1,7 @@
 import test from 'ava';
-import { StreamClient } from '../../../framework/stream-transfer/client.js';
-import { makeTempDir } from '../../../framework/testing/temp-dir.js';
-import { startStreamNode } from '../../../hosts/stream-node/host.js';
+import { StreamClient } from '@baton/stream-transfer/internal/client.js';
+import { makeTempDir } from '@baton/testing/internal/temp-dir.js';
+import { startStreamNode } from '@baton/host-stream-node/internal/host.js';
 import { eventually } from '../eventually.js';
 
 const TOKEN = 'raft-admin';
@@ -39,7 +39,7 @@ test('a stream node on the Raft consensus keeps its metadata, WAL and records ac
 });
 
 test('a raft config without a peer transport fails at build, naming what is missing', async (t) => {
-  const { streamNodeHostBuilder } = await import('../../../hosts/stream-node/host.js');
+  const { streamNodeHostBuilder } = await import('@baton/host-stream-node/internal/host.js');
   t.throws(
     () =>
       streamNodeHostBuilder({

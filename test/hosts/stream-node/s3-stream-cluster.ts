@@ -1,11 +1,11 @@
 import { testPeerAuth } from '../../support/peer-auth.js';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import type { Host } from '../../../framework/kernel/host.js';
-import type { StreamNodeService } from '../../../framework/stream-transfer/stream-node-service.js';
-import { freeLoopbackPort } from '../../../framework/testing/redis-server.js';
-import { S3_TEST_CREDENTIALS, type S3Server } from '../../../framework/testing/s3-server.js';
-import { startStreamNode } from '../../../hosts/stream-node/host.js';
+import type { Host } from '@baton/kernel/internal/host.js';
+import type { StreamNodeService } from '@baton/stream-transfer/internal/stream-node-service.js';
+import { freeLoopbackPort } from '@baton/conformance/internal/servers/redis-server.js';
+import { S3_TEST_CREDENTIALS, type S3Server } from '@baton/testing/internal/s3-server.js';
+import { startStreamNode } from '@baton/host-stream-node/internal/host.js';
 
 export const ADMIN_TOKEN = 's3-e2e-admin';
 

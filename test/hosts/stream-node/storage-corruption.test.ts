@@ -1,15 +1,15 @@
 import test from 'ava';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { CorruptRecordError } from '../../../framework/contracts/errors.js';
-import { METRICS } from '../../../framework/http/metrics.js';
-import { FileWal } from '../../../framework/stream-transfer/file-wal.js';
-import { encodeEntries } from '../../../framework/stream-transfer/wal-codec.js';
-import type { WalEntry } from '../../../framework/stream-transfer/wal.js';
-import { makeTempDir } from '../../../framework/testing/temp-dir.js';
-import { streamNodeHostBuilder } from '../../../hosts/stream-node/host.js';
-import { StreamClient } from '../../../framework/stream-transfer/client.js';
-import { STREAM_NODE } from '../../../framework/stream-transfer/plugins.js';
+import { CorruptRecordError } from '@baton/contracts/internal/errors.js';
+import { METRICS } from '@baton/http/internal/metrics.js';
+import { FileWal } from '@baton/stream-transfer/internal/file-wal.js';
+import { encodeEntries } from '@baton/stream-transfer/internal/wal-codec.js';
+import type { WalEntry } from '@baton/stream-transfer/internal/wal.js';
+import { makeTempDir } from '@baton/testing/internal/temp-dir.js';
+import { streamNodeHostBuilder } from '@baton/host-stream-node/internal/host.js';
+import { StreamClient } from '@baton/stream-transfer/internal/client.js';
+import { STREAM_NODE } from '@baton/stream-transfer/internal/plugins.js';
 import { eventually } from '../eventually.js';
 
 const TOKEN = 'corruption-admin';

@@ -1,11 +1,11 @@
 import test from 'ava';
-import { StoreUnavailableError } from '../../../framework/contracts/errors.js';
-import { OBJECT_STORE } from '../../../framework/contracts/object-store.js';
-import { SystemClock } from '../../../framework/kernel/system-clock.js';
-import { StreamClient } from '../../../framework/stream-transfer/client.js';
-import { STREAM_NODE } from '../../../framework/stream-transfer/plugins.js';
-import { streamNodeHostBuilder } from '../../../hosts/stream-node/host.js';
-import { MemoryObjectStore } from '../../../plugins/memory/memory-object-store.js';
+import { StoreUnavailableError } from '@baton/contracts/internal/errors.js';
+import { OBJECT_STORE } from '@baton/contracts/internal/object-store.js';
+import { SystemClock } from '@baton/kernel/internal/system-clock.js';
+import { StreamClient } from '@baton/stream-transfer/internal/client.js';
+import { STREAM_NODE } from '@baton/stream-transfer/internal/plugins.js';
+import { streamNodeHostBuilder } from '@baton/host-stream-node/internal/host.js';
+import { MemoryObjectStore } from '@baton/plugin-memory/internal/memory-object-store.js';
 
 const TOKEN = 'store-admin';
 

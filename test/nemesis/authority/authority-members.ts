@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freeLoopbackPorts } from '../../../cli/local-cluster/free-ports.js';
-import { PEER_MEMBER_HEADER, PEER_SECRET_HEADER } from '../../../framework/http/peer-auth.js';
+import { freeLoopbackPorts } from '@baton/cli/internal/local-cluster/free-ports.js';
+import { PEER_MEMBER_HEADER, PEER_SECRET_HEADER } from '@baton/http/internal/peer-auth.js';
 import { prepareMember, type ClusterMember } from '../cluster.js';
 import type { ProcessIdentity } from '../member-identity.js';
 import { peerCredentials } from '../peer-credentials.js';
 
-const ENTRY = fileURLToPath(new URL('../../../hosts/authority-node/main.js', import.meta.url));
+const ENTRY = fileURLToPath(new URL('../../../../hosts/authority-node/dist/main.js', import.meta.url));
 const DATACENTERS = ['east', 'west', 'north', 'south', 'central'];
 
 /** Where one authority node lives: its id, its datacenter and the URLs of its two servers. */

@@ -1,5 +1,5 @@
-import { SystemClock } from '../../../framework/kernel/system-clock.js';
-import type { SeededRng } from '../../../framework/conformance/seeded-rng.js';
+import { SystemClock } from '@baton/kernel/internal/system-clock.js';
+import type { SeededRng } from '@baton/conformance/internal/seeded-rng.js';
 import { eventually } from '../../hosts/eventually.js';
 import { callJson, type CallResult } from '../http-json.js';
 import type { OperationLog, PendingRecord } from '../operation-log.js';

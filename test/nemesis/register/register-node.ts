@@ -3,38 +3,39 @@
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { z } from 'zod';
-import { CLOCK } from '../../../framework/contracts/clock.js';
-import { LOGGER } from '../../../framework/contracts/logger.js';
+import { CLOCK } from '@baton/contracts/internal/clock.js';
+import { LOGGER } from '@baton/contracts/internal/logger.js';
 import {
   METADATA_CONSENSUS,
   NotAppendedError,
   OutcomeUnknownError,
   STATE_MACHINE,
   type MetadataConsensus,
-} from '../../../framework/contracts/metadata-consensus.js';
-import { RNG } from '../../../framework/contracts/rng.js';
-import { token } from '../../../framework/contracts/token.js';
-import { createApiApp } from '../../../framework/http/api-app.js';
-import { BearerTokens, requireScope } from '../../../framework/http/auth.js';
-import { HttpServer } from '../../../framework/http/http-server.js';
-import { peerAuthConfigSchema } from '../../../framework/http/peer-auth.js';
-import { peerAuthPlugin } from '../../../framework/http/peer-auth-plugin.js';
-import { readValidBody } from '../../../framework/http/json-body.js';
-import { serveRouter } from '../../../framework/http/routes.js';
-import { loadConfig } from '../../../framework/kernel/config.js';
-import { createHost } from '../../../framework/kernel/host.js';
-import { runHostProcess } from '../../../framework/kernel/host-process.js';
-import { definePlugin } from '../../../framework/kernel/plugin.js';
-import { pinoLoggerPlugin, systemDefaults } from '../../../framework/kernel/system-plugins.js';
+} from '@baton/contracts/internal/metadata-consensus.js';
+import { RNG } from '@baton/contracts/internal/rng.js';
+import { token } from '@baton/contracts/internal/token.js';
+import { createApiApp } from '@baton/http/internal/api-app.js';
+import { BearerTokens, requireScope } from '@baton/http/internal/auth.js';
+import { HttpServer } from '@baton/http/internal/http-server.js';
+import { peerAuthConfigSchema } from '@baton/http/internal/peer-auth.js';
+import { peerAuthPlugin } from '@baton/http/internal/peer-auth-plugin.js';
+import { readValidBody } from '@baton/http/internal/json-body.js';
+import { serveRouter } from '@baton/http/internal/routes.js';
+import { loadConfig } from '@baton/kernel/internal/config.js';
+import { createHost } from '@baton/kernel/internal/host.js';
+import { runHostProcess } from '@baton/kernel/internal/host-process.js';
+import { definePlugin } from '@baton/kernel/internal/plugin.js';
+import { systemDefaults } from '@baton/kernel/internal/system-plugins.js';
+import { pinoLoggerPlugin } from '@baton/plugin-pino/internal/plugin.js';
 import {
   kvStateMachine,
   type KvCommand,
   type KvResult,
   type KvState,
-} from '../../../framework/conformance/kv-state-machine.js';
-import { etcdConsensusPlugin } from '../../../plugins/etcd/plugin.js';
-import { httpPeerTransportPlugin, raftConsensusPlugin } from '../../../plugins/raft/plugin.js';
-import { RAFT_PEER_ROUTER } from '../../../plugins/raft/transport-http.js';
+} from '@baton/conformance/internal/kv-state-machine.js';
+import { etcdConsensusPlugin } from '@baton/plugin-etcd/internal/plugin.js';
+import { httpPeerTransportPlugin, raftConsensusPlugin } from '@baton/plugin-raft/internal/plugin.js';
+import { RAFT_PEER_ROUTER } from '@baton/plugin-raft/internal/transport-http.js';
 
 /**
  * One member of a replicated register: the consensus conformance suite's key-value state

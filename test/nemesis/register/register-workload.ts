@@ -1,17 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freeLoopbackPorts } from '../../../cli/local-cluster/free-ports.js';
-import { SystemClock } from '../../../framework/kernel/system-clock.js';
-import { EtcdCluster } from '../../../framework/testing/etcd-server.js';
-import type { KvCommand, KvResult } from '../../../framework/conformance/kv-state-machine.js';
+import { freeLoopbackPorts } from '@baton/cli/internal/local-cluster/free-ports.js';
+import { SystemClock } from '@baton/kernel/internal/system-clock.js';
+import { EtcdCluster } from '@baton/conformance/internal/servers/etcd-server.js';
+import type { KvCommand, KvResult } from '@baton/conformance/internal/kv-state-machine.js';
 import {
   checkLinearizability,
   describeIllegal,
   type Operation,
-} from '../../../framework/conformance/linearizability/index.js';
-import { kvRegisterModel } from '../../../framework/conformance/linearizability/kv-register-model.js';
-import type { SeededRng } from '../../../framework/conformance/seeded-rng.js';
+} from '@baton/conformance/internal/linearizability/index.js';
+import { kvRegisterModel } from '@baton/conformance/internal/linearizability/kv-register-model.js';
+import type { SeededRng } from '@baton/conformance/internal/seeded-rng.js';
 import { eventually } from '../../hosts/eventually.js';
 import { FAST } from '../../plugins/etcd/etcd-fixture.js';
 import {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { chmod, chown, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freeLoopbackPorts } from '../../../cli/local-cluster/free-ports.js';
+import { freeLoopbackPorts } from '@baton/cli/internal/local-cluster/free-ports.js';
 import { eventually } from '../../hosts/eventually.js';
 import {
   READY_TIMEOUT_MS,
@@ -11,7 +11,7 @@ import {
   type NemesisCluster,
   type StoreOutage,
 } from '../cluster.js';
-import { EtcdCluster } from '../../../framework/testing/etcd-server.js';
+import { EtcdCluster } from '@baton/conformance/internal/servers/etcd-server.js';
 import { FAST } from '../../plugins/etcd/etcd-fixture.js';
 import { firewallFor } from '../firewall.js';
 import { callJson } from '../http-json.js';
@@ -19,7 +19,7 @@ import { memberIdentities } from '../member-identity.js';
 import { peerCredentials } from '../peer-credentials.js';
 import type { RunContext } from '../run-nemesis.js';
 
-const ENTRY = fileURLToPath(new URL('../../../hosts/stream-node/main.js', import.meta.url));
+const ENTRY = fileURLToPath(new URL('../../../../hosts/stream-node/dist/main.js', import.meta.url));
 
 /** Dead after 1.5 s of silence, failed over automatically 1.5 s later. */
 export const LIVENESS = {

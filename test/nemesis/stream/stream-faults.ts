@@ -1,5 +1,5 @@
-import { SystemClock } from '../../../framework/kernel/system-clock.js';
-import type { SeededRng } from '../../../framework/conformance/seeded-rng.js';
+import { SystemClock } from '@baton/kernel/internal/system-clock.js';
+import type { SeededRng } from '@baton/conformance/internal/seeded-rng.js';
 import type { WorkloadFault } from '../cluster.js';
 import type { OperationLog } from '../operation-log.js';
 import { livenessView, owners, recordedAdmin } from './stream-admin.js';

@@ -1,8 +1,8 @@
 import test from 'ava';
 import { GRPCDeadlineExceededError, GRPCUnavailableError } from 'etcd3';
-import { VirtualClock } from '../../../framework/conformance/virtual-clock.js';
-import { certainlyNotSent } from '../../../plugins/etcd/etcd-errors.js';
-import { EndpointHealth } from '../../../plugins/etcd/endpoint-health.js';
+import { VirtualClock } from '@baton/conformance/internal/virtual-clock.js';
+import { certainlyNotSent } from '@baton/plugin-etcd/internal/etcd-errors.js';
+import { EndpointHealth } from '@baton/plugin-etcd/internal/endpoint-health.js';
 
 const ENDPOINTS = ['http://a:2379', 'http://b:2379', 'http://c:2379'];
 

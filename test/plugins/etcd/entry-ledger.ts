@@ -1,5 +1,5 @@
-import type { AppliedEntry } from '../../../framework/contracts/metadata-consensus.js';
-import type { KvCommand, KvResult } from '../../../framework/conformance/kv-state-machine.js';
+import type { AppliedEntry } from '@baton/contracts/internal/metadata-consensus.js';
+import type { KvCommand, KvResult } from '@baton/conformance/internal/kv-state-machine.js';
 import type { KvEtcdConsensus } from './etcd-fixture.js';
 
 /**

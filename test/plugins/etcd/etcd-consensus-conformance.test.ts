@@ -1,5 +1,5 @@
 import test from 'ava';
-import { EtcdCluster } from '../../../framework/testing/etcd-server.js';
+import { EtcdCluster } from '@baton/conformance/internal/servers/etcd-server.js';
 import { etcdConsensusSuite } from './etcd-consensus-suite.js';
 
 let single: EtcdCluster | undefined;

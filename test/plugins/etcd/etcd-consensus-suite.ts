@@ -1,9 +1,9 @@
 import type { TestFn } from 'ava';
-import type { EtcdCluster } from '../../../framework/testing/etcd-server.js';
+import type { EtcdCluster } from '@baton/conformance/internal/servers/etcd-server.js';
 import {
   consensusSuite,
   type ConsensusCluster,
-} from '../../../framework/conformance/consensus-suite.js';
+} from '@baton/conformance/internal/consensus-suite.js';
 import { freshPrefix, makeMember, type KvEtcdConsensus } from './etcd-fixture.js';
 import { TcpCut } from './tcp-cut.js';
 

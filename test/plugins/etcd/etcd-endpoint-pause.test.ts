@@ -1,10 +1,10 @@
 import test from 'ava';
-import { SystemClock } from '../../../framework/kernel/system-clock.js';
-import { EtcdCluster } from '../../../framework/testing/etcd-server.js';
-import { VirtualClock } from '../../../framework/conformance/virtual-clock.js';
-import { createEtcdClient } from '../../../plugins/etcd/etcd-client.js';
-import { EndpointHealth, type EndpointStats } from '../../../plugins/etcd/endpoint-health.js';
-import { etcdConsensusOptions } from '../../../plugins/etcd/options.js';
+import { SystemClock } from '@baton/kernel/internal/system-clock.js';
+import { EtcdCluster } from '@baton/conformance/internal/servers/etcd-server.js';
+import { VirtualClock } from '@baton/conformance/internal/virtual-clock.js';
+import { createEtcdClient } from '@baton/plugin-etcd/internal/etcd-client.js';
+import { EndpointHealth, type EndpointStats } from '@baton/plugin-etcd/internal/endpoint-health.js';
+import { etcdConsensusOptions } from '@baton/plugin-etcd/internal/options.js';
 import { etcdLeaderIndex } from '../../hosts/etcd-leader.js';
 import { EntryLedger } from './entry-ledger.js';
 import { freshPrefix, outcome, startGroup } from './etcd-fixture.js';

@@ -1,6 +1,6 @@
 import test from 'ava';
-import { certainlyNotSent } from '../../../plugins/etcd/etcd-errors.js';
-import { LogKeys, prefixEnd } from '../../../plugins/etcd/log-keys.js';
+import { certainlyNotSent } from '@baton/plugin-etcd/internal/etcd-errors.js';
+import { LogKeys, prefixEnd } from '@baton/plugin-etcd/internal/log-keys.js';
 
 test('only failures before the request left (or before etcd proposed it) count as not sent', (t) => {
   const notSent = [

@@ -1,17 +1,17 @@
 import { randomBytes } from 'node:crypto';
-import type { StateMachine } from '../../../framework/contracts/metadata-consensus.js';
-import { createPinoLogger, createSilentLogger } from '../../../framework/kernel/pino-logger.js';
-import { SystemClock } from '../../../framework/kernel/system-clock.js';
-import { SeededRng } from '../../../framework/conformance/seeded-rng.js';
-import type { EtcdCluster } from '../../../framework/testing/etcd-server.js';
+import type { StateMachine } from '@baton/contracts/internal/metadata-consensus.js';
+import { createPinoLogger, createSilentLogger } from '@baton/plugin-pino/internal/pino-logger.js';
+import { SystemClock } from '@baton/kernel/internal/system-clock.js';
+import { SeededRng } from '@baton/conformance/internal/seeded-rng.js';
+import type { EtcdCluster } from '@baton/conformance/internal/servers/etcd-server.js';
 import {
   kvStateMachine,
   type KvCommand,
   type KvResult,
   type KvState,
-} from '../../../framework/conformance/kv-state-machine.js';
-import { EtcdConsensus } from '../../../plugins/etcd/etcd-consensus.js';
-import { etcdConsensusOptions, type EtcdConsensusInput } from '../../../plugins/etcd/options.js';
+} from '@baton/conformance/internal/kv-state-machine.js';
+import { EtcdConsensus } from '@baton/plugin-etcd/internal/etcd-consensus.js';
+import { etcdConsensusOptions, type EtcdConsensusInput } from '@baton/plugin-etcd/internal/options.js';
 
 export type KvEtcdConsensus = EtcdConsensus<KvState, KvCommand, KvResult>;
 

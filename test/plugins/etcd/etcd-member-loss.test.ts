@@ -2,8 +2,8 @@ import test from 'ava';
 import {
   NotAppendedError,
   OutcomeUnknownError,
-} from '../../../framework/contracts/metadata-consensus.js';
-import { EtcdCluster } from '../../../framework/testing/etcd-server.js';
+} from '@baton/contracts/internal/metadata-consensus.js';
+import { EtcdCluster } from '@baton/conformance/internal/servers/etcd-server.js';
 import { etcdLeaderIndex } from '../../hosts/etcd-leader.js';
 import { EntryLedger } from './entry-ledger.js';
 import { eventually, makeMember, startGroup } from './etcd-fixture.js';

@@ -1,21 +1,21 @@
 import test from 'ava';
-import { CLOCK } from '../../../framework/contracts/clock.js';
-import { BatonError } from '../../../framework/contracts/errors.js';
-import { LOGGER } from '../../../framework/contracts/logger.js';
+import { CLOCK } from '@baton/contracts/internal/clock.js';
+import { BatonError } from '@baton/contracts/internal/errors.js';
+import { LOGGER } from '@baton/contracts/internal/logger.js';
 import {
   METADATA_CONSENSUS,
   STATE_MACHINE,
-} from '../../../framework/contracts/metadata-consensus.js';
-import { RNG } from '../../../framework/contracts/rng.js';
-import { createHost } from '../../../framework/kernel/host.js';
-import { createSilentLogger } from '../../../framework/kernel/pino-logger.js';
-import { SystemClock } from '../../../framework/kernel/system-clock.js';
-import { WiringError } from '../../../framework/kernel/wiring-error.js';
-import { EtcdCluster } from '../../../framework/testing/etcd-server.js';
-import { kvStateMachine } from '../../../framework/conformance/kv-state-machine.js';
-import { SeededRng } from '../../../framework/conformance/seeded-rng.js';
+} from '@baton/contracts/internal/metadata-consensus.js';
+import { RNG } from '@baton/contracts/internal/rng.js';
+import { createHost } from '@baton/kernel/internal/host.js';
+import { createSilentLogger } from '@baton/plugin-pino/internal/pino-logger.js';
+import { SystemClock } from '@baton/kernel/internal/system-clock.js';
+import { WiringError } from '@baton/kernel/internal/wiring-error.js';
+import { EtcdCluster } from '@baton/conformance/internal/servers/etcd-server.js';
+import { kvStateMachine } from '@baton/conformance/internal/kv-state-machine.js';
+import { SeededRng } from '@baton/conformance/internal/seeded-rng.js';
 import { refusingPort } from '../../support/refusing-port.js';
-import { etcdConsensusPlugin } from '../../../plugins/etcd/plugin.js';
+import { etcdConsensusPlugin } from '@baton/plugin-etcd/internal/plugin.js';
 import { freshPrefix } from './etcd-fixture.js';
 
 const host = (options: unknown) =>

@@ -3,9 +3,9 @@ import {
   NotAppendedError,
   OutcomeUnknownError,
   type Receipt,
-} from '../../../framework/contracts/metadata-consensus.js';
-import { EtcdCluster } from '../../../framework/testing/etcd-server.js';
-import type { KvResult } from '../../../framework/conformance/kv-state-machine.js';
+} from '@baton/contracts/internal/metadata-consensus.js';
+import { EtcdCluster } from '@baton/conformance/internal/servers/etcd-server.js';
+import type { KvResult } from '@baton/conformance/internal/kv-state-machine.js';
 import { EntryLedger } from './entry-ledger.js';
 import { eventually, makeMember, outcome, startGroup } from './etcd-fixture.js';
 

@@ -1,8 +1,8 @@
 import test from 'ava';
 import { Etcd3 } from 'etcd3';
-import { NotAppendedError } from '../../../framework/contracts/metadata-consensus.js';
-import { EtcdCluster } from '../../../framework/testing/etcd-server.js';
-import { LogKeys } from '../../../plugins/etcd/log-keys.js';
+import { NotAppendedError } from '@baton/contracts/internal/metadata-consensus.js';
+import { EtcdCluster } from '@baton/conformance/internal/servers/etcd-server.js';
+import { LogKeys } from '@baton/plugin-etcd/internal/log-keys.js';
 import { eventually, makeMember, startGroup } from './etcd-fixture.js';
 
 let etcd: EtcdCluster;

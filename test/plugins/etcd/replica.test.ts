@@ -4,14 +4,14 @@ import {
   type KvCommand,
   type KvResult,
   type KvState,
-} from '../../../framework/conformance/kv-state-machine.js';
+} from '@baton/conformance/internal/kv-state-machine.js';
 import {
   decodeEntry,
   encodeEntry,
   fingerprintOf,
   type LogEntry,
-} from '../../../plugins/etcd/log-entry.js';
-import { ApplyFailure, Replica } from '../../../plugins/etcd/replica.js';
+} from '@baton/plugin-etcd/internal/log-entry.js';
+import { ApplyFailure, Replica } from '@baton/plugin-etcd/internal/replica.js';
 
 const replica = () => new Replica<KvState, KvCommand, KvResult>(kvStateMachine, 100);
 const put = (value: string, key?: string): LogEntry => ({

@@ -1,9 +1,9 @@
 import test from 'ava';
 import { join } from 'node:path';
-import { AuditConflictError, differingAuditFields, type AuditRecord } from '../../../framework/contracts/audit-store.js';
-import { checkCrashConsistency, type CrashWorkload } from '../../../framework/testing/crash/crash-checker.js';
-import { crashCheckSettings, describeReport } from '../../../framework/testing/crash/crash-report.js';
-import { FsAuditStore } from '../../../plugins/fs/fs-audit-store.js';
+import { AuditConflictError, differingAuditFields, type AuditRecord } from '@baton/contracts/internal/audit-store.js';
+import { checkCrashConsistency, type CrashWorkload } from '@baton/testing/internal/crash/crash-checker.js';
+import { crashCheckSettings, describeReport } from '@baton/testing/internal/crash/crash-report.js';
+import { FsAuditStore } from '@baton/plugin-fs/internal/fs-audit-store.js';
 
 const REPLAY = 'npx ava dist/test/plugins/fs/fs-audit-store-crash-consistency.test.js';
 const AUTHORITIES = ['npm:left-pad', 'pypi:requests', 'oci:library/nginx'];

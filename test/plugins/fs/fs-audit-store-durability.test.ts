@@ -5,11 +5,11 @@ import {
   AuditConflictError,
   InvalidAuditRecordError,
   StoreUnavailableError,
-} from '../../../framework/contracts/audit-store.js';
-import { auditRecord } from '../../../framework/conformance/audit-store-suite.js';
-import { makeTempDir } from '../../../framework/testing/temp-dir.js';
-import { positionFileText, recordFileName } from '../../../plugins/fs/audit-record-file.js';
-import { FsAuditStore } from '../../../plugins/fs/fs-audit-store.js';
+} from '@baton/contracts/internal/audit-store.js';
+import { auditRecord } from '@baton/conformance/internal/audit-store-suite.js';
+import { makeTempDir } from '@baton/testing/internal/temp-dir.js';
+import { positionFileText, recordFileName } from '@baton/plugin-fs/internal/audit-record-file.js';
+import { FsAuditStore } from '@baton/plugin-fs/internal/fs-audit-store.js';
 
 const down = { instanceOf: StoreUnavailableError };
 

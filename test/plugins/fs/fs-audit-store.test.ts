@@ -1,6 +1,6 @@
 import test from 'ava';
-import { auditStoreSuite } from '../../../framework/conformance/audit-store-suite.js';
-import { FsAuditStore } from '../../../plugins/fs/fs-audit-store.js';
+import { auditStoreSuite } from '@baton/conformance/internal/audit-store-suite.js';
+import { FsAuditStore } from '@baton/plugin-fs/internal/fs-audit-store.js';
 import { fsStoreFixture } from './store-fixture.js';
 
 auditStoreSuite({

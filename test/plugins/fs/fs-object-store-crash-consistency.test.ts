@@ -1,9 +1,9 @@
 import test from 'ava';
 import { join } from 'node:path';
-import { PreconditionFailedError } from '../../../framework/contracts/object-store.js';
-import { checkCrashConsistency, type CrashWorkload } from '../../../framework/testing/crash/crash-checker.js';
-import { crashCheckSettings, describeReport } from '../../../framework/testing/crash/crash-report.js';
-import { FsObjectStore } from '../../../plugins/fs/fs-object-store.js';
+import { PreconditionFailedError } from '@baton/contracts/internal/object-store.js';
+import { checkCrashConsistency, type CrashWorkload } from '@baton/testing/internal/crash/crash-checker.js';
+import { crashCheckSettings, describeReport } from '@baton/testing/internal/crash/crash-report.js';
+import { FsObjectStore } from '@baton/plugin-fs/internal/fs-object-store.js';
 
 const REPLAY = 'npx ava dist/test/plugins/fs/fs-object-store-crash-consistency.test.js';
 /** Keys that share directories, so puts create them and deletes prune them under each other. */

@@ -2,8 +2,8 @@ import test from 'ava';
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { makeTempDir } from '../../../framework/testing/temp-dir.js';
-import { FsObjectStore } from '../../../plugins/fs/fs-object-store.js';
+import { makeTempDir } from '@baton/testing/internal/temp-dir.js';
+import { FsObjectStore } from '@baton/plugin-fs/internal/fs-object-store.js';
 
 const utf8 = (s: string) => new TextEncoder().encode(s);
 const text = (b: Uint8Array | undefined) =>

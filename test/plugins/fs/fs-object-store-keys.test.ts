@@ -2,10 +2,10 @@ import test from 'ava';
 import fc from 'fast-check';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { InvalidKeyError } from '../../../framework/contracts/object-store.js';
-import { makeTempDir } from '../../../framework/testing/temp-dir.js';
-import { decodeName, encodeName } from '../../../plugins/fs/file-name-encoding.js';
-import { FsObjectStore } from '../../../plugins/fs/fs-object-store.js';
+import { InvalidKeyError } from '@baton/contracts/internal/object-store.js';
+import { makeTempDir } from '@baton/testing/internal/temp-dir.js';
+import { decodeName, encodeName } from '@baton/plugin-fs/internal/file-name-encoding.js';
+import { FsObjectStore } from '@baton/plugin-fs/internal/fs-object-store.js';
 
 const rejected: [key: string, reason: RegExp][] = [
   ['', /non-empty/],

@@ -1,9 +1,9 @@
 import test from 'ava';
 import { access, mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { StoreUnavailableError } from '../../../framework/contracts/object-store.js';
-import { makeTempDir } from '../../../framework/testing/temp-dir.js';
-import { FsObjectStore } from '../../../plugins/fs/fs-object-store.js';
+import { StoreUnavailableError } from '@baton/contracts/internal/object-store.js';
+import { makeTempDir } from '@baton/testing/internal/temp-dir.js';
+import { FsObjectStore } from '@baton/plugin-fs/internal/fs-object-store.js';
 
 const down = { instanceOf: StoreUnavailableError };
 

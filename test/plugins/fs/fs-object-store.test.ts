@@ -1,6 +1,6 @@
 import test from 'ava';
-import { objectStoreSuite } from '../../../framework/conformance/object-store-suite.js';
-import { FsObjectStore } from '../../../plugins/fs/fs-object-store.js';
+import { objectStoreSuite } from '@baton/conformance/internal/object-store-suite.js';
+import { FsObjectStore } from '@baton/plugin-fs/internal/fs-object-store.js';
 import { fsStoreFixture } from './store-fixture.js';
 
 objectStoreSuite({

@@ -1,15 +1,15 @@
 import test from 'ava';
 import { access } from 'node:fs/promises';
 import { join } from 'node:path';
-import { AUDIT_STORE } from '../../../framework/contracts/audit-store.js';
-import { OBJECT_STORE } from '../../../framework/contracts/object-store.js';
-import { createHost } from '../../../framework/kernel/host.js';
-import { WiringError } from '../../../framework/kernel/wiring-error.js';
-import { auditRecord } from '../../../framework/conformance/audit-store-suite.js';
-import { makeTempDir } from '../../../framework/testing/temp-dir.js';
-import { FsAuditStore } from '../../../plugins/fs/fs-audit-store.js';
-import { FsObjectStore } from '../../../plugins/fs/fs-object-store.js';
-import { fsAuditStorePlugin, fsObjectStorePlugin } from '../../../plugins/fs/plugins.js';
+import { AUDIT_STORE } from '@baton/contracts/internal/audit-store.js';
+import { OBJECT_STORE } from '@baton/contracts/internal/object-store.js';
+import { createHost } from '@baton/kernel/internal/host.js';
+import { WiringError } from '@baton/kernel/internal/wiring-error.js';
+import { auditRecord } from '@baton/conformance/internal/audit-store-suite.js';
+import { makeTempDir } from '@baton/testing/internal/temp-dir.js';
+import { FsAuditStore } from '@baton/plugin-fs/internal/fs-audit-store.js';
+import { FsObjectStore } from '@baton/plugin-fs/internal/fs-object-store.js';
+import { fsAuditStorePlugin, fsObjectStorePlugin } from '@baton/plugin-fs/internal/plugins.js';
 
 test('fs plugins › both stores can share one directory and start with the host', async (t) => {
   const temp = await makeTempDir('baton-fs-plugins');

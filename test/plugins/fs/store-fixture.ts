@@ -1,5 +1,5 @@
 import { rename, rm, writeFile } from 'node:fs/promises';
-import { makeTempDir } from '../../../framework/testing/temp-dir.js';
+import { makeTempDir } from '@baton/testing/internal/temp-dir.js';
 
 /**
  * A started file store in a fresh temp directory, as the contract suites want it. It becomes

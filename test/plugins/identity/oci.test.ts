@@ -1,12 +1,12 @@
 import test from 'ava';
 import fc from 'fast-check';
-import { InvalidIdentityError } from '../../../framework/contracts/identity-supplier.js';
-import { RNG } from '../../../framework/contracts/rng.js';
-import { createHost } from '../../../framework/kernel/host.js';
-import { WiringError } from '../../../framework/kernel/wiring-error.js';
-import { identitySupplierSuite } from '../../../framework/conformance/identity-supplier-suite.js';
-import { SeededRng } from '../../../framework/conformance/seeded-rng.js';
-import { OciIdentitySupplier, ociIdentityPlugin } from '../../../plugins/identity/oci.js';
+import { InvalidIdentityError } from '@baton/contracts/internal/identity-supplier.js';
+import { RNG } from '@baton/contracts/internal/rng.js';
+import { createHost } from '@baton/kernel/internal/host.js';
+import { WiringError } from '@baton/kernel/internal/wiring-error.js';
+import { identitySupplierSuite } from '@baton/conformance/internal/identity-supplier-suite.js';
+import { SeededRng } from '@baton/conformance/internal/seeded-rng.js';
+import { OciIdentitySupplier, ociIdentityPlugin } from '@baton/plugin-identity/internal/oci.js';
 import { supplierFromPlugin } from './supplier-from-plugin.js';
 
 const PATH_COMPONENT = /^[a-z0-9]{1,6}((\.|_|__|-{1,3})[a-z0-9]{1,6}){0,3}$/;

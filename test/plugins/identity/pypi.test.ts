@@ -1,9 +1,9 @@
 import test from 'ava';
 import fc from 'fast-check';
-import { InvalidIdentityError } from '../../../framework/contracts/identity-supplier.js';
-import { identitySupplierSuite } from '../../../framework/conformance/identity-supplier-suite.js';
-import { SeededRng } from '../../../framework/conformance/seeded-rng.js';
-import { PypiIdentitySupplier, pypiIdentityPlugin } from '../../../plugins/identity/pypi.js';
+import { InvalidIdentityError } from '@baton/contracts/internal/identity-supplier.js';
+import { identitySupplierSuite } from '@baton/conformance/internal/identity-supplier-suite.js';
+import { SeededRng } from '@baton/conformance/internal/seeded-rng.js';
+import { PypiIdentitySupplier, pypiIdentityPlugin } from '@baton/plugin-identity/internal/pypi.js';
 import { supplierFromPlugin } from './supplier-from-plugin.js';
 
 identitySupplierSuite({

@@ -1,9 +1,10 @@
-import type { IdentitySupplier } from '../../../framework/contracts/identity-supplier.js';
-import { IDENTITY_SUPPLIER } from '../../../framework/contracts/identity-supplier.js';
-import type { Rng } from '../../../framework/contracts/rng.js';
-import { RNG } from '../../../framework/contracts/rng.js';
-import { createHost } from '../../../framework/kernel/host.js';
-import type { Plugin } from '../../../framework/kernel/plugin.js';
+import {
+  type IdentitySupplier,
+  IDENTITY_SUPPLIER,
+} from '@baton/contracts/internal/identity-supplier.js';
+import { type Rng, RNG } from '@baton/contracts/internal/rng.js';
+import { createHost } from '@baton/kernel/internal/host.js';
+import type { Plugin } from '@baton/kernel/internal/plugin.js';
 
 /**
  * Builds the supplier the way a deployment gets it: the plugin in a host, its options validated,

@@ -1,7 +1,7 @@
 import test from 'ava';
-import { InvalidAuditRecordError, StoreUnavailableError } from '../../../framework/contracts/audit-store.js';
-import { auditRecord, auditStoreSuite } from '../../../framework/conformance/audit-store-suite.js';
-import { MemoryAuditStore } from '../../../plugins/memory/memory-audit-store.js';
+import { InvalidAuditRecordError, StoreUnavailableError } from '@baton/contracts/internal/audit-store.js';
+import { auditRecord, auditStoreSuite } from '@baton/conformance/internal/audit-store-suite.js';
+import { MemoryAuditStore } from '@baton/plugin-memory/internal/memory-audit-store.js';
 
 auditStoreSuite({
   test,

@@ -1,7 +1,7 @@
 import test from 'ava';
-import { StoreUnavailableError } from '../../../framework/contracts/object-store.js';
-import { objectStoreSuite } from '../../../framework/conformance/object-store-suite.js';
-import { MemoryObjectStore } from '../../../plugins/memory/memory-object-store.js';
+import { StoreUnavailableError } from '@baton/contracts/internal/object-store.js';
+import { objectStoreSuite } from '@baton/conformance/internal/object-store-suite.js';
+import { MemoryObjectStore } from '@baton/plugin-memory/internal/memory-object-store.js';
 
 objectStoreSuite({
   test,

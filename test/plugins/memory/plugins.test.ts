@@ -1,12 +1,12 @@
 import test from 'ava';
-import { AUDIT_STORE } from '../../../framework/contracts/audit-store.js';
-import { OBJECT_STORE } from '../../../framework/contracts/object-store.js';
-import { WiringError } from '../../../framework/kernel/wiring-error.js';
-import { createHost } from '../../../framework/kernel/host.js';
-import { auditRecord } from '../../../framework/conformance/audit-store-suite.js';
-import { MemoryAuditStore } from '../../../plugins/memory/memory-audit-store.js';
-import { MemoryObjectStore } from '../../../plugins/memory/memory-object-store.js';
-import { memoryAuditStorePlugin, memoryObjectStorePlugin } from '../../../plugins/memory/plugins.js';
+import { AUDIT_STORE } from '@baton/contracts/internal/audit-store.js';
+import { OBJECT_STORE } from '@baton/contracts/internal/object-store.js';
+import { WiringError } from '@baton/kernel/internal/wiring-error.js';
+import { createHost } from '@baton/kernel/internal/host.js';
+import { auditRecord } from '@baton/conformance/internal/audit-store-suite.js';
+import { MemoryAuditStore } from '@baton/plugin-memory/internal/memory-audit-store.js';
+import { MemoryObjectStore } from '@baton/plugin-memory/internal/memory-object-store.js';
+import { memoryAuditStorePlugin, memoryObjectStorePlugin } from '@baton/plugin-memory/internal/plugins.js';
 
 test('memory plugins › a host provides one working store per token', async (t) => {
   const host = createHost().add(memoryObjectStorePlugin).add(memoryAuditStorePlugin).build();

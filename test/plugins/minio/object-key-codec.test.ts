@@ -1,6 +1,6 @@
 import test from 'ava';
 import fc from 'fast-check';
-import { decodeKey, encodeKey } from '../../../plugins/minio/object-key-codec.js';
+import { decodeKey, encodeKey } from '@baton/plugin-minio/internal/object-key-codec.js';
 
 // Keys drawn to hit the interesting places: slashes and dots (segment rules), the characters
 // around every escape range, and both halves of the BMP/astral split that UTF-8 orders

@@ -1,16 +1,16 @@
 import { randomBytes } from 'node:crypto';
-import type { Clock } from '../../../framework/contracts/clock.js';
-import type { Rng } from '../../../framework/contracts/rng.js';
-import { createSilentLogger } from '../../../framework/kernel/pino-logger.js';
-import { SystemClock } from '../../../framework/kernel/system-clock.js';
+import type { Clock } from '@baton/contracts/internal/clock.js';
+import type { Rng } from '@baton/contracts/internal/rng.js';
+import { createSilentLogger } from '@baton/plugin-pino/internal/pino-logger.js';
+import { SystemClock } from '@baton/kernel/internal/system-clock.js';
 import {
   S3Server,
   S3_TEST_CREDENTIALS,
   type S3ServerOptions,
-} from '../../../framework/testing/s3-server.js';
-import { SeededRng } from '../../../framework/conformance/seeded-rng.js';
-import { s3ObjectStoreOptions, type S3ObjectStoreInput } from '../../../plugins/minio/options.js';
-import { S3ObjectStore } from '../../../plugins/minio/s3-object-store.js';
+} from '@baton/testing/internal/s3-server.js';
+import { SeededRng } from '@baton/conformance/internal/seeded-rng.js';
+import { s3ObjectStoreOptions, type S3ObjectStoreInput } from '@baton/plugin-minio/internal/options.js';
+import { S3ObjectStore } from '@baton/plugin-minio/internal/s3-object-store.js';
 
 export interface S3Fixture {
   server: S3Server;

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { objectStoreSuite } from '../../../framework/conformance/object-store-suite.js';
+import { objectStoreSuite } from '@baton/conformance/internal/object-store-suite.js';
 import { openS3Fixture } from './s3-fixture.js';
 
 // The same suite on an s3rver that honours If-None-Match as AWS S3 and MinIO do: the store must

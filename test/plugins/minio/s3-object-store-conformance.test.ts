@@ -1,5 +1,5 @@
 import test from 'ava';
-import { objectStoreSuite } from '../../../framework/conformance/object-store-suite.js';
+import { objectStoreSuite } from '@baton/conformance/internal/object-store-suite.js';
 import { openS3Fixture } from './s3-fixture.js';
 
 // s3rver ignores If-None-Match, and the store must find that out by itself at start.

@@ -1,8 +1,8 @@
 import test from 'ava';
-import type { Clock } from '../../../framework/contracts/clock.js';
-import { StoreUnavailableError } from '../../../framework/contracts/errors.js';
-import { SeededRng } from '../../../framework/conformance/seeded-rng.js';
-import { VirtualClock } from '../../../framework/conformance/virtual-clock.js';
+import type { Clock } from '@baton/contracts/internal/clock.js';
+import { StoreUnavailableError } from '@baton/contracts/internal/errors.js';
+import { SeededRng } from '@baton/conformance/internal/seeded-rng.js';
+import { VirtualClock } from '@baton/conformance/internal/virtual-clock.js';
 import { openS3Fixture } from './s3-fixture.js';
 
 const utf8 = (s: string) => new TextEncoder().encode(s);

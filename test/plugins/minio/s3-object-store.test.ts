@@ -3,23 +3,23 @@ import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from 'minio';
-import { CLOCK } from '../../../framework/contracts/clock.js';
-import { LOGGER } from '../../../framework/contracts/logger.js';
+import { CLOCK } from '@baton/contracts/internal/clock.js';
+import { LOGGER } from '@baton/contracts/internal/logger.js';
 import {
   InvalidKeyError,
   OBJECT_STORE,
   PreconditionFailedError,
-} from '../../../framework/contracts/object-store.js';
-import { StoreUnavailableError } from '../../../framework/contracts/errors.js';
-import { RNG } from '../../../framework/contracts/rng.js';
-import { createHost } from '../../../framework/kernel/host.js';
-import { createSilentLogger } from '../../../framework/kernel/pino-logger.js';
-import { SystemClock } from '../../../framework/kernel/system-clock.js';
-import { WiringError } from '../../../framework/kernel/wiring-error.js';
-import { S3Server, S3_TEST_CREDENTIALS } from '../../../framework/testing/s3-server.js';
-import { SeededRng } from '../../../framework/conformance/seeded-rng.js';
-import { s3ObjectStorePlugin } from '../../../plugins/minio/plugin.js';
-import { S3ObjectStore } from '../../../plugins/minio/s3-object-store.js';
+} from '@baton/contracts/internal/object-store.js';
+import { StoreUnavailableError } from '@baton/contracts/internal/errors.js';
+import { RNG } from '@baton/contracts/internal/rng.js';
+import { createHost } from '@baton/kernel/internal/host.js';
+import { createSilentLogger } from '@baton/plugin-pino/internal/pino-logger.js';
+import { SystemClock } from '@baton/kernel/internal/system-clock.js';
+import { WiringError } from '@baton/kernel/internal/wiring-error.js';
+import { S3Server, S3_TEST_CREDENTIALS } from '@baton/testing/internal/s3-server.js';
+import { SeededRng } from '@baton/conformance/internal/seeded-rng.js';
+import { s3ObjectStorePlugin } from '@baton/plugin-minio/internal/plugin.js';
+import { S3ObjectStore } from '@baton/plugin-minio/internal/s3-object-store.js';
 import { openS3Fixture, storeOptions } from './s3-fixture.js';
 
 const utf8 = (s: string) => new TextEncoder().encode(s);

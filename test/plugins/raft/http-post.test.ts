@@ -1,6 +1,6 @@
 import test from 'ava';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
-import { PeerPoster } from '../../../plugins/raft/http-post.js';
+import { PeerPoster } from '@baton/plugin-raft/internal/http-post.js';
 
 async function serve(handler: (req: IncomingMessage, body: string, answer: (status: number, text: string) => void) => void): Promise<{ server: Server; url: string }> {
   const server = createServer((req, res) => {

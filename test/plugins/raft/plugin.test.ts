@@ -1,19 +1,22 @@
 import test from 'ava';
-import { CLOCK } from '../../../framework/contracts/clock.js';
-import { LOGGER } from '../../../framework/contracts/logger.js';
-import { METADATA_CONSENSUS, STATE_MACHINE } from '../../../framework/contracts/metadata-consensus.js';
-import { PEER_TRANSPORT } from '../../../framework/contracts/peer-transport.js';
-import { RNG } from '../../../framework/contracts/rng.js';
-import { createHost } from '../../../framework/kernel/host.js';
-import { WiringError } from '../../../framework/kernel/wiring-error.js';
-import { kvStateMachine, type KvCommand, type KvResult, type KvState } from '../../../framework/conformance/kv-state-machine.js';
-import { SimNetwork } from '../../../framework/testing/sim/network.js';
-import { SeededRng } from '../../../framework/conformance/seeded-rng.js';
-import { VirtualClock } from '../../../framework/conformance/virtual-clock.js';
-import type { MetadataConsensus } from '../../../framework/contracts/metadata-consensus.js';
-import { PEER_AUTH } from '../../../framework/http/peer-auth-plugin.js';
-import { httpPeerTransportPlugin, raftConsensusPlugin } from '../../../plugins/raft/plugin.js';
-import type { HttpPeerTransport } from '../../../plugins/raft/transport-http.js';
+import { CLOCK } from '@baton/contracts/internal/clock.js';
+import { LOGGER } from '@baton/contracts/internal/logger.js';
+import {
+  METADATA_CONSENSUS,
+  STATE_MACHINE,
+  type MetadataConsensus,
+} from '@baton/contracts/internal/metadata-consensus.js';
+import { PEER_TRANSPORT } from '@baton/contracts/internal/peer-transport.js';
+import { RNG } from '@baton/contracts/internal/rng.js';
+import { createHost } from '@baton/kernel/internal/host.js';
+import { WiringError } from '@baton/kernel/internal/wiring-error.js';
+import { kvStateMachine, type KvCommand, type KvResult, type KvState } from '@baton/conformance/internal/kv-state-machine.js';
+import { SimNetwork } from '@baton/testing/internal/sim/network.js';
+import { SeededRng } from '@baton/conformance/internal/seeded-rng.js';
+import { VirtualClock } from '@baton/conformance/internal/virtual-clock.js';
+import { PEER_AUTH } from '@baton/http/internal/peer-auth-plugin.js';
+import { httpPeerTransportPlugin, raftConsensusPlugin } from '@baton/plugin-raft/internal/plugin.js';
+import type { HttpPeerTransport } from '@baton/plugin-raft/internal/transport-http.js';
 import { eventually } from '../../hosts/eventually.js';
 import { testPeerAuthenticator } from '../../support/peer-auth.js';
 import { MemoryLogger } from './support/silent-logger.js';

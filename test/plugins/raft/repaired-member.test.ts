@@ -1,11 +1,11 @@
 import test from 'ava';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { DirectoryFiles } from '../../../framework/kernel/byte-files.js';
-import { makeTempDir, type TempDir } from '../../../framework/testing/temp-dir.js';
-import { FileRaftStorage } from '../../../plugins/raft/storage/file-storage.js';
-import { repairRaftLog } from '../../../plugins/raft/storage/log-repair.js';
-import { RaftStorageCorruptError } from '../../../plugins/raft/storage/raft-storage.js';
+import { DirectoryFiles } from '@baton/kernel/internal/byte-files.js';
+import { makeTempDir, type TempDir } from '@baton/testing/internal/temp-dir.js';
+import { FileRaftStorage } from '@baton/plugin-raft/internal/storage/file-storage.js';
+import { repairRaftLog } from '@baton/plugin-raft/internal/storage/log-repair.js';
+import { RaftStorageCorruptError } from '@baton/plugin-raft/internal/storage/raft-storage.js';
 import { HttpCluster } from './support/http-cluster.js';
 
 test('a member whose log was damaged refuses to start; repaired, it catches up from the other voters and votes again', async (t) => {

@@ -1,8 +1,8 @@
 import test from 'ava';
-import type { Clock } from '../../../framework/contracts/clock.js';
-import { SystemClock } from '../../../framework/kernel/system-clock.js';
-import { VirtualClock } from '../../../framework/conformance/virtual-clock.js';
-import { DEFAULT_MAX_MESSAGE_BYTES, defaultBodyDeadlineMs, HttpPeerTransport } from '../../../plugins/raft/transport-http.js';
+import type { Clock } from '@baton/contracts/internal/clock.js';
+import { SystemClock } from '@baton/kernel/internal/system-clock.js';
+import { VirtualClock } from '@baton/conformance/internal/virtual-clock.js';
+import { DEFAULT_MAX_MESSAGE_BYTES, defaultBodyDeadlineMs, HttpPeerTransport } from '@baton/plugin-raft/internal/transport-http.js';
 import { eventually } from '../../hosts/eventually.js';
 import { testPeerAuthenticator } from '../../support/peer-auth.js';
 import { MemoryLogger } from './support/silent-logger.js';

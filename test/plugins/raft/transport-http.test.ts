@@ -1,12 +1,12 @@
-import { PeerAuthenticator, peerSecretDigest } from '../../../framework/http/peer-auth.js';
+import { PeerAuthenticator, peerSecretDigest } from '@baton/http/internal/peer-auth.js';
 import { peerHeaders, testPeerAuthenticator, testPeerSecret } from '../../support/peer-auth.js';
 import test from 'ava';
-import { makeTempDir, type TempDir } from '../../../framework/testing/temp-dir.js';
-import { SystemClock } from '../../../framework/kernel/system-clock.js';
-import { HttpPeerTransport, RAFT_HTTP_BASE } from '../../../plugins/raft/transport-http.js';
+import { makeTempDir, type TempDir } from '@baton/testing/internal/temp-dir.js';
+import { SystemClock } from '@baton/kernel/internal/system-clock.js';
+import { HttpPeerTransport, RAFT_HTTP_BASE } from '@baton/plugin-raft/internal/transport-http.js';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { OutboundPeerStream } from '../../../plugins/raft/peer-stream-out.js';
+import { OutboundPeerStream } from '@baton/plugin-raft/internal/peer-stream-out.js';
 import { HttpCluster, listen } from './support/http-cluster.js';
 import { MemoryLogger } from './support/silent-logger.js';
 

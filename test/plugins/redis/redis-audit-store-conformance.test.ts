@@ -1,6 +1,6 @@
 import test from 'ava';
-import { auditStoreSuite } from '../../../framework/conformance/audit-store-suite.js';
-import { RedisServer } from '../../../framework/testing/redis-server.js';
+import { auditStoreSuite } from '@baton/conformance/internal/audit-store-suite.js';
+import { RedisServer } from '@baton/conformance/internal/servers/redis-server.js';
 import { eventually, openStore } from './redis-fixture.js';
 
 // Each fixture gets its own redis-server, because the outage test stops it; and its own random

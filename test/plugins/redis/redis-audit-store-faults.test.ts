@@ -1,9 +1,9 @@
 import test from 'ava';
 import { Redis } from 'ioredis';
-import type { AuditRecord } from '../../../framework/contracts/audit-store.js';
-import { StoreUnavailableError } from '../../../framework/contracts/errors.js';
-import { auditRecord } from '../../../framework/conformance/audit-store-suite.js';
-import { RedisServer } from '../../../framework/testing/redis-server.js';
+import type { AuditRecord } from '@baton/contracts/internal/audit-store.js';
+import { StoreUnavailableError } from '@baton/contracts/internal/errors.js';
+import { auditRecord } from '@baton/conformance/internal/audit-store-suite.js';
+import { RedisServer } from '@baton/conformance/internal/servers/redis-server.js';
 import { eventually, openStore, timed } from './redis-fixture.js';
 
 /** Well above commandTimeoutMs (1 s in the fixture): "promptly" means "not hanging", not fast. */

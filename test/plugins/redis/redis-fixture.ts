@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { createSilentLogger } from '../../../framework/kernel/pino-logger.js';
-import { RedisServer } from '../../../framework/testing/redis-server.js';
+import { createSilentLogger } from '@baton/plugin-pino/internal/pino-logger.js';
+import { RedisServer } from '@baton/conformance/internal/servers/redis-server.js';
 import {
   redisAuditStoreOptions,
   type RedisAuditStoreInput,
-} from '../../../plugins/redis/options.js';
-import { RedisAuditStore } from '../../../plugins/redis/redis-audit-store.js';
+} from '@baton/plugin-redis/internal/options.js';
+import { RedisAuditStore } from '@baton/plugin-redis/internal/redis-audit-store.js';
 
 /** A store on `server` under a fresh random prefix, not yet started. */
 export function makeStore(

@@ -1,7 +1,7 @@
 import test from 'ava';
 import { Redis } from 'ioredis';
-import { auditRecord } from '../../../framework/conformance/audit-store-suite.js';
-import { RedisServer } from '../../../framework/testing/redis-server.js';
+import { auditRecord } from '@baton/conformance/internal/audit-store-suite.js';
+import { RedisServer } from '@baton/conformance/internal/servers/redis-server.js';
 import { eventually, makeStore } from './redis-fixture.js';
 
 test('through Sentinel the store finds the master, and after a failover it writes to the new one', async (t) => {

@@ -1,18 +1,18 @@
-import type { AuditRecord } from '../../../framework/contracts/audit-store.js';
-import type { AppliedEntry, AppliedView } from '../../../framework/contracts/metadata-consensus.js';
-import type { FeedEntry, FeedOrigin } from '../../../framework/authority-transfer/change-feed.js';
+import type { AuditRecord } from '@baton/contracts/internal/audit-store.js';
+import type { AppliedEntry, AppliedView } from '@baton/contracts/internal/metadata-consensus.js';
+import type { FeedEntry, FeedOrigin } from '@baton/authority-transfer/internal/change-feed.js';
 import type {
   OwnershipCommand,
   OwnershipResult,
   OwnershipState,
-} from '../../../framework/authority-transfer/ownership.js';
-import type { Roster } from '../../../framework/authority-transfer/roster.js';
+} from '@baton/authority-transfer/internal/ownership.js';
+import type { Roster } from '@baton/authority-transfer/internal/roster.js';
 import {
   CatchUpTimeoutError,
   TransferCancelledError,
   TransferOutcomeUnknownError,
   TransferReleasedError,
-} from '../../../framework/authority-transfer/transfer-errors.js';
+} from '@baton/authority-transfer/internal/transfer-errors.js';
 import type { SimMember } from './sim-cluster.js';
 
 /**

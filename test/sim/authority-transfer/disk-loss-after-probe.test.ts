@@ -1,8 +1,8 @@
 import test from 'ava';
-import { HomeCatchingUpError } from '../../../framework/authority-transfer/transfer-errors.js';
-import type { AuditRecord } from '../../../framework/contracts/audit-store.js';
-import { SeededRng } from '../../../framework/conformance/seeded-rng.js';
-import { VirtualClock } from '../../../framework/conformance/virtual-clock.js';
+import { HomeCatchingUpError } from '@baton/authority-transfer/internal/transfer-errors.js';
+import type { AuditRecord } from '@baton/contracts/internal/audit-store.js';
+import { SeededRng } from '@baton/conformance/internal/seeded-rng.js';
+import { VirtualClock } from '@baton/conformance/internal/virtual-clock.js';
 import { SimCluster } from './sim-cluster.js';
 
 // The target's replica is lost after the driver's last probe read it at the final serials and

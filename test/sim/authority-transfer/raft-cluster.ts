@@ -2,18 +2,18 @@ import type {
   OwnershipCommand,
   OwnershipResult,
   OwnershipState,
-} from '../../../framework/authority-transfer/ownership.js';
-import { OwnershipStateMachine } from '../../../framework/authority-transfer/ownership-state-machine.js';
-import type { AppliedEntry, AppliedView } from '../../../framework/contracts/metadata-consensus.js';
+} from '@baton/authority-transfer/internal/ownership.js';
+import { OwnershipStateMachine } from '@baton/authority-transfer/internal/ownership-state-machine.js';
+import type { AppliedEntry, AppliedView } from '@baton/contracts/internal/metadata-consensus.js';
 import {
   RaftSimCluster,
   type NetworkFault,
-} from '../../../framework/testing/raft-sim/raft-sim-cluster.js';
-import type { LinkConditions } from '../../../framework/testing/sim/network.js';
-import type { SeededRng } from '../../../framework/conformance/seeded-rng.js';
-import type { RaftTuning } from '../../../plugins/raft/driver/options.js';
-import { RaftConsensus } from '../../../plugins/raft/driver/raft-consensus.js';
-import { MemoryRaftStorage } from '../../../plugins/raft/storage/memory-storage.js';
+} from '@baton/testing/internal/raft-sim/raft-sim-cluster.js';
+import type { LinkConditions } from '@baton/testing/internal/sim/network.js';
+import type { SeededRng } from '@baton/conformance/internal/seeded-rng.js';
+import type { RaftTuning } from '@baton/plugin-raft/internal/driver/options.js';
+import { RaftConsensus } from '@baton/plugin-raft/internal/driver/raft-consensus.js';
+import { MemoryRaftStorage } from '@baton/plugin-raft/internal/storage/memory-storage.js';
 import type { ObservedCluster } from './authority-invariants.js';
 import { MEMBERS, SimMember, simRoster, type MemberEnv } from './sim-cluster.js';
 

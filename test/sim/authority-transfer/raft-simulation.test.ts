@@ -1,7 +1,7 @@
 import test from 'ava';
-import { StoreUnavailableError } from '../../../framework/contracts/errors.js';
-import type { OwnershipCommand } from '../../../framework/authority-transfer/ownership.js';
-import { SeededRng } from '../../../framework/conformance/seeded-rng.js';
+import { StoreUnavailableError } from '@baton/contracts/internal/errors.js';
+import type { OwnershipCommand } from '@baton/authority-transfer/internal/ownership.js';
+import { SeededRng } from '@baton/conformance/internal/seeded-rng.js';
 import { Observer } from './authority-invariants.js';
 import { RaftAuthorityCluster } from './raft-cluster.js';
 import { runSeeds } from './run-seeds.js';

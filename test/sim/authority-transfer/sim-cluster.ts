@@ -1,29 +1,29 @@
 import {
   AuditProjection,
   type OwnershipConsensus,
-} from '../../../framework/authority-transfer/audit-projection.js';
-import { ChangeFeed, type FeedOrigin } from '../../../framework/authority-transfer/change-feed.js';
-import { MemoryFiles } from '../../../framework/kernel/byte-files.js';
-import { AppliedWaits } from '../../../framework/authority-transfer/applied-waits.js';
-import { FeedReplicas } from '../../../framework/authority-transfer/feed-replicas.js';
+} from '@baton/authority-transfer/internal/audit-projection.js';
+import { ChangeFeed, type FeedOrigin } from '@baton/authority-transfer/internal/change-feed.js';
+import { MemoryFiles } from '@baton/kernel/internal/byte-files.js';
+import { AppliedWaits } from '@baton/authority-transfer/internal/applied-waits.js';
+import { FeedReplicas } from '@baton/authority-transfer/internal/feed-replicas.js';
 import {
   datacenterFrontier,
   type FrontierProbe,
   type FrontierReading,
   type ProbeOptions,
-} from '../../../framework/authority-transfer/frontier-probe.js';
+} from '@baton/authority-transfer/internal/frontier-probe.js';
 import type {
   OwnershipCommand,
   OwnershipResult,
   OwnershipState,
-} from '../../../framework/authority-transfer/ownership.js';
-import { OwnershipStateMachine } from '../../../framework/authority-transfer/ownership-state-machine.js';
-import { FreezeAcknowledger } from '../../../framework/authority-transfer/freeze-acknowledger.js';
-import { PlannedTransferEngine } from '../../../framework/authority-transfer/planned-transfer-engine.js';
-import type { FeedPosition, SourcePositions } from '../../../framework/authority-transfer/source-positions.js';
-import { Roster } from '../../../framework/authority-transfer/roster.js';
-import { HomeCatchUp } from '../../../framework/authority-transfer/home-catch-up.js';
-import { WriteFence } from '../../../framework/authority-transfer/write-fence.js';
+} from '@baton/authority-transfer/internal/ownership.js';
+import { OwnershipStateMachine } from '@baton/authority-transfer/internal/ownership-state-machine.js';
+import { FreezeAcknowledger } from '@baton/authority-transfer/internal/freeze-acknowledger.js';
+import { PlannedTransferEngine } from '@baton/authority-transfer/internal/planned-transfer-engine.js';
+import type { FeedPosition, SourcePositions } from '@baton/authority-transfer/internal/source-positions.js';
+import { Roster } from '@baton/authority-transfer/internal/roster.js';
+import { HomeCatchUp } from '@baton/authority-transfer/internal/home-catch-up.js';
+import { WriteFence } from '@baton/authority-transfer/internal/write-fence.js';
 import {
   NotAppendedError,
   OutcomeUnknownError,
@@ -33,12 +33,12 @@ import {
   type Leadership,
   type MetadataConsensus,
   type ProposeOptions,
-} from '../../../framework/contracts/metadata-consensus.js';
-import { createSilentLogger } from '../../../framework/kernel/pino-logger.js';
-import { LocalConsensus } from '../../../framework/testing/fakes/local-consensus.js';
-import type { SeededRng } from '../../../framework/conformance/seeded-rng.js';
-import type { VirtualClock } from '../../../framework/conformance/virtual-clock.js';
-import { MemoryAuditStore } from '../../../plugins/memory/memory-audit-store.js';
+} from '@baton/contracts/internal/metadata-consensus.js';
+import { createSilentLogger } from '@baton/plugin-pino/internal/pino-logger.js';
+import { LocalConsensus } from '@baton/testing/internal/fakes/local-consensus.js';
+import type { SeededRng } from '@baton/conformance/internal/seeded-rng.js';
+import type { VirtualClock } from '@baton/conformance/internal/virtual-clock.js';
+import { MemoryAuditStore } from '@baton/plugin-memory/internal/memory-audit-store.js';
 
 type Log = LocalConsensus<OwnershipState, OwnershipCommand, OwnershipResult>;
 type Watcher = (

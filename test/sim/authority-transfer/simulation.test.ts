@@ -1,10 +1,10 @@
 import test from 'ava';
-import { StoreUnavailableError } from '../../../framework/contracts/errors.js';
-import { OutcomeUnknownError } from '../../../framework/contracts/metadata-consensus.js';
-import { HomeCatchingUpError } from '../../../framework/authority-transfer/transfer-errors.js';
-import type { AdmittedWrite } from '../../../framework/authority-transfer/write-fence.js';
-import { SeededRng } from '../../../framework/conformance/seeded-rng.js';
-import { VirtualClock } from '../../../framework/conformance/virtual-clock.js';
+import { StoreUnavailableError } from '@baton/contracts/internal/errors.js';
+import { OutcomeUnknownError } from '@baton/contracts/internal/metadata-consensus.js';
+import { HomeCatchingUpError } from '@baton/authority-transfer/internal/transfer-errors.js';
+import type { AdmittedWrite } from '@baton/authority-transfer/internal/write-fence.js';
+import { SeededRng } from '@baton/conformance/internal/seeded-rng.js';
+import { VirtualClock } from '@baton/conformance/internal/virtual-clock.js';
 import { Observer } from './authority-invariants.js';
 import { runSeeds } from './run-seeds.js';
 import { DATACENTERS, MEMBERS, SimCluster, type SimMember } from './sim-cluster.js';

@@ -1,6 +1,6 @@
-import type { Clock } from '../../../framework/contracts/clock.js';
-import type { ObjectStore } from '../../../framework/contracts/object-store.js';
-import type { SeededRng } from '../../../framework/conformance/seeded-rng.js';
+import type { Clock } from '@baton/contracts/internal/clock.js';
+import type { ObjectStore } from '@baton/contracts/internal/object-store.js';
+import type { SeededRng } from '@baton/conformance/internal/seeded-rng.js';
 
 /**
  * One node's road to the shared object store: every call takes a few virtual milliseconds, its

@@ -1,11 +1,11 @@
-import type { ProposeOptions } from '../../../framework/contracts/metadata-consensus.js';
-import type { StreamCommand, StreamResult } from '../../../framework/stream-transfer/commands.js';
-import type { StreamMetadata } from '../../../framework/stream-transfer/model.js';
-import { StreamStateMachine } from '../../../framework/stream-transfer/state-machine.js';
-import type { StreamConsensus } from '../../../framework/stream-transfer/stream-node.js';
-import { LocalConsensus } from '../../../framework/testing/fakes/local-consensus.js';
-import type { SeededRng } from '../../../framework/conformance/seeded-rng.js';
-import { VirtualClock } from '../../../framework/conformance/virtual-clock.js';
+import type { ProposeOptions } from '@baton/contracts/internal/metadata-consensus.js';
+import type { StreamCommand, StreamResult } from '@baton/stream-transfer/internal/commands.js';
+import type { StreamMetadata } from '@baton/stream-transfer/internal/model.js';
+import { StreamStateMachine } from '@baton/stream-transfer/internal/state-machine.js';
+import type { StreamConsensus } from '@baton/stream-transfer/internal/stream-node.js';
+import { LocalConsensus } from '@baton/testing/internal/fakes/local-consensus.js';
+import type { SeededRng } from '@baton/conformance/internal/seeded-rng.js';
+import { VirtualClock } from '@baton/conformance/internal/virtual-clock.js';
 import type { AppliedListener, StreamMetadataBackend, Undo } from './metadata-backend.js';
 import { MetadataLink } from './metadata-link.js';
 

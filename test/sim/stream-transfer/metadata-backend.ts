@@ -2,12 +2,12 @@ import type {
   AppliedEntry,
   ProposeOptions,
   Receipt,
-} from '../../../framework/contracts/metadata-consensus.js';
-import type { StreamCommand, StreamResult } from '../../../framework/stream-transfer/commands.js';
-import type { StreamMetadata } from '../../../framework/stream-transfer/model.js';
-import type { StreamConsensus } from '../../../framework/stream-transfer/stream-node.js';
-import type { SeededRng } from '../../../framework/conformance/seeded-rng.js';
-import type { VirtualClock } from '../../../framework/conformance/virtual-clock.js';
+} from '@baton/contracts/internal/metadata-consensus.js';
+import type { StreamCommand, StreamResult } from '@baton/stream-transfer/internal/commands.js';
+import type { StreamMetadata } from '@baton/stream-transfer/internal/model.js';
+import type { StreamConsensus } from '@baton/stream-transfer/internal/stream-node.js';
+import type { SeededRng } from '@baton/conformance/internal/seeded-rng.js';
+import type { VirtualClock } from '@baton/conformance/internal/virtual-clock.js';
 
 /** Undoes one metadata fault (a partition healed, a leader back). */
 export type Undo = () => void;

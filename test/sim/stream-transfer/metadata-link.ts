@@ -6,12 +6,12 @@ import {
   type AppliedView,
   type ProposeOptions,
   type Receipt,
-} from '../../../framework/contracts/metadata-consensus.js';
-import type { StreamCommand, StreamResult } from '../../../framework/stream-transfer/commands.js';
-import type { StreamMetadata } from '../../../framework/stream-transfer/model.js';
-import type { StreamConsensus } from '../../../framework/stream-transfer/stream-node.js';
-import type { LocalConsensus } from '../../../framework/testing/fakes/local-consensus.js';
-import type { SeededRng } from '../../../framework/conformance/seeded-rng.js';
+} from '@baton/contracts/internal/metadata-consensus.js';
+import type { StreamCommand, StreamResult } from '@baton/stream-transfer/internal/commands.js';
+import type { StreamMetadata } from '@baton/stream-transfer/internal/model.js';
+import type { StreamConsensus } from '@baton/stream-transfer/internal/stream-node.js';
+import type { LocalConsensus } from '@baton/testing/internal/fakes/local-consensus.js';
+import type { SeededRng } from '@baton/conformance/internal/seeded-rng.js';
 
 export interface LinkFaults {
   /** Probability a proposal is refused before it is appended (a dropped message). */

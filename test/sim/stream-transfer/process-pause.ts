@@ -1,6 +1,6 @@
-import type { Clock, Timer } from '../../../framework/contracts/clock.js';
-import type { ObjectStore } from '../../../framework/contracts/object-store.js';
-import type { StreamConsensus } from '../../../framework/stream-transfer/stream-node.js';
+import type { Clock, Timer } from '@baton/contracts/internal/clock.js';
+import type { ObjectStore } from '@baton/contracts/internal/object-store.js';
+import type { StreamConsensus } from '@baton/stream-transfer/internal/stream-node.js';
 
 /**
  * A node's process frozen in place (a long GC pause, SIGSTOP, a VM migration): while paused its

@@ -1,17 +1,17 @@
 import {
   NotAppendedError,
   type ProposeOptions,
-} from '../../../framework/contracts/metadata-consensus.js';
-import type { StreamCommand, StreamResult } from '../../../framework/stream-transfer/commands.js';
-import { emptyMetadata, type StreamMetadata } from '../../../framework/stream-transfer/model.js';
-import { StreamStateMachine } from '../../../framework/stream-transfer/state-machine.js';
-import type { StreamConsensus } from '../../../framework/stream-transfer/stream-node.js';
-import { RaftSimCluster } from '../../../framework/testing/raft-sim/raft-sim-cluster.js';
-import type { LinkConditions } from '../../../framework/testing/sim/network.js';
-import type { SeededRng } from '../../../framework/conformance/seeded-rng.js';
-import type { RaftTuning } from '../../../plugins/raft/driver/options.js';
-import { RaftConsensus } from '../../../plugins/raft/driver/raft-consensus.js';
-import { MemoryRaftStorage } from '../../../plugins/raft/storage/memory-storage.js';
+} from '@baton/contracts/internal/metadata-consensus.js';
+import type { StreamCommand, StreamResult } from '@baton/stream-transfer/internal/commands.js';
+import { emptyMetadata, type StreamMetadata } from '@baton/stream-transfer/internal/model.js';
+import { StreamStateMachine } from '@baton/stream-transfer/internal/state-machine.js';
+import type { StreamConsensus } from '@baton/stream-transfer/internal/stream-node.js';
+import { RaftSimCluster } from '@baton/testing/internal/raft-sim/raft-sim-cluster.js';
+import type { LinkConditions } from '@baton/testing/internal/sim/network.js';
+import type { SeededRng } from '@baton/conformance/internal/seeded-rng.js';
+import type { RaftTuning } from '@baton/plugin-raft/internal/driver/options.js';
+import { RaftConsensus } from '@baton/plugin-raft/internal/driver/raft-consensus.js';
+import { MemoryRaftStorage } from '@baton/plugin-raft/internal/storage/memory-storage.js';
 import type { AppliedListener, StreamMetadataBackend, Undo } from './metadata-backend.js';
 
 type StreamRaft = RaftConsensus<StreamMetadata, StreamCommand, StreamResult>;

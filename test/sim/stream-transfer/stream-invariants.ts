@@ -1,8 +1,8 @@
-import type { AppliedEntry } from '../../../framework/contracts/metadata-consensus.js';
-import type { ObjectStore } from '../../../framework/contracts/object-store.js';
-import type { StreamCommand, StreamResult } from '../../../framework/stream-transfer/commands.js';
-import type { StreamMetadata } from '../../../framework/stream-transfer/model.js';
-import { SegmentReader } from '../../../framework/stream-transfer/segments.js';
+import type { AppliedEntry } from '@baton/contracts/internal/metadata-consensus.js';
+import type { ObjectStore } from '@baton/contracts/internal/object-store.js';
+import type { StreamCommand, StreamResult } from '@baton/stream-transfer/internal/commands.js';
+import type { StreamMetadata } from '@baton/stream-transfer/internal/model.js';
+import { SegmentReader } from '@baton/stream-transfer/internal/segments.js';
 
 /** An append a node acknowledged: from then on its records must stay readable where they were. */
 export interface Ack {

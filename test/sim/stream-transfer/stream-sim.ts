@@ -1,21 +1,21 @@
 import { setImmediate as macrotask } from 'node:timers/promises';
-import { StoreUnavailableError } from '../../../framework/contracts/errors.js';
-import { createSilentLogger } from '../../../framework/kernel/pino-logger.js';
-import { DiskWal } from '../../../framework/stream-transfer/disk-wal.js';
+import { StoreUnavailableError } from '@baton/contracts/internal/errors.js';
+import { createSilentLogger } from '@baton/plugin-pino/internal/pino-logger.js';
+import { DiskWal } from '@baton/stream-transfer/internal/disk-wal.js';
 import {
   HandoffTimeoutError,
   NotOwnerError,
   StreamFencedError,
-} from '../../../framework/stream-transfer/errors.js';
-import type { StreamCommand } from '../../../framework/stream-transfer/commands.js';
-import { HandoffWatcher } from '../../../framework/stream-transfer/handoff-watcher.js';
-import { LivenessObserver } from '../../../framework/stream-transfer/liveness-observer.js';
-import { NodeLease } from '../../../framework/stream-transfer/node-lease.js';
-import { DEFAULT_NODE_LIVENESS_OPTIONS } from '../../../framework/stream-transfer/node-liveness.js';
-import { StreamNode } from '../../../framework/stream-transfer/stream-node.js';
-import { SimDisk } from '../../../framework/testing/sim/disk.js';
-import { SeededRng } from '../../../framework/conformance/seeded-rng.js';
-import { MemoryObjectStore } from '../../../plugins/memory/memory-object-store.js';
+} from '@baton/stream-transfer/internal/errors.js';
+import type { StreamCommand } from '@baton/stream-transfer/internal/commands.js';
+import { HandoffWatcher } from '@baton/stream-transfer/internal/handoff-watcher.js';
+import { LivenessObserver } from '@baton/stream-transfer/internal/liveness-observer.js';
+import { NodeLease } from '@baton/stream-transfer/internal/node-lease.js';
+import { DEFAULT_NODE_LIVENESS_OPTIONS } from '@baton/stream-transfer/internal/node-liveness.js';
+import { StreamNode } from '@baton/stream-transfer/internal/stream-node.js';
+import { SimDisk } from '@baton/testing/internal/sim/disk.js';
+import { SeededRng } from '@baton/conformance/internal/seeded-rng.js';
+import { MemoryObjectStore } from '@baton/plugin-memory/internal/memory-object-store.js';
 import type { StreamMetadataBackend, Undo } from './metadata-backend.js';
 import { latentStore } from './latent-store.js';
 import { ProcessPause } from './process-pause.js';

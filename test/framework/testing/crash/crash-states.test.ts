@@ -1,10 +1,10 @@
 import test from 'ava';
 import { join } from 'node:path';
-import { DurableFiles } from '../../../../framework/kernel/durable-files.js';
-import { CrashModel, type CrashImage } from '../../../../framework/testing/crash/crash-states.js';
-import { RecordingFileSystem } from '../../../../framework/testing/crash/recording-file-system.js';
-import { SeededRng } from '../../../../framework/conformance/seeded-rng.js';
-import { makeTempDir } from '../../../../framework/testing/temp-dir.js';
+import { DurableFiles } from '@baton/kernel/internal/durable-files.js';
+import { CrashModel, type CrashImage } from '@baton/testing/internal/crash/crash-states.js';
+import { RecordingFileSystem } from '@baton/testing/internal/crash/recording-file-system.js';
+import { SeededRng } from '@baton/conformance/internal/seeded-rng.js';
+import { makeTempDir } from '@baton/testing/internal/temp-dir.js';
 
 const text = (s: string) => new TextEncoder().encode(s);
 const show = (image: CrashImage) =>

@@ -4,10 +4,10 @@ import {
   OutcomeUnknownError,
   ReadUnavailableError,
   type Leadership,
-} from '../../../../framework/contracts/metadata-consensus.js';
-import { FakeCluster } from '../../../../framework/testing/fakes/fake-cluster.js';
-import { kvStateMachine } from '../../../../framework/conformance/kv-state-machine.js';
-import { VirtualClock } from '../../../../framework/conformance/virtual-clock.js';
+} from '@baton/contracts/internal/metadata-consensus.js';
+import { FakeCluster } from '@baton/testing/internal/fakes/fake-cluster.js';
+import { kvStateMachine } from '@baton/conformance/internal/kv-state-machine.js';
+import { VirtualClock } from '@baton/conformance/internal/virtual-clock.js';
 
 function setup() {
   const clock = new VirtualClock();

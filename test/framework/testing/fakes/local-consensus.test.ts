@@ -3,14 +3,14 @@ import {
   NotAppendedError,
   OutcomeUnknownError,
   ReadUnavailableError,
-} from '../../../../framework/contracts/metadata-consensus.js';
-import type { Leadership } from '../../../../framework/contracts/metadata-consensus.js';
-import { LocalConsensus } from '../../../../framework/testing/fakes/local-consensus.js';
+  type Leadership,
+} from '@baton/contracts/internal/metadata-consensus.js';
+import { LocalConsensus } from '@baton/testing/internal/fakes/local-consensus.js';
 import {
   kvStateMachine,
   type KvCommand,
-} from '../../../../framework/conformance/kv-state-machine.js';
-import { VirtualClock } from '../../../../framework/conformance/virtual-clock.js';
+} from '@baton/conformance/internal/kv-state-machine.js';
+import { VirtualClock } from '@baton/conformance/internal/virtual-clock.js';
 
 const put = (key: string, value: string): KvCommand => ({ op: 'put', key, value });
 

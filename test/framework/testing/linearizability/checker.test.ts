@@ -1,15 +1,15 @@
 import test from 'ava';
-import type { KvCommand, KvResult } from '../../../../framework/conformance/kv-state-machine.js';
+import type { KvCommand, KvResult } from '@baton/conformance/internal/kv-state-machine.js';
 import {
   checkLinearizability,
   describeIllegal,
-} from '../../../../framework/conformance/linearizability/checker.js';
+} from '@baton/conformance/internal/linearizability/checker.js';
 import {
   HistoryRecorder,
   type Operation,
-} from '../../../../framework/conformance/linearizability/history.js';
-import { kvRegisterModel } from '../../../../framework/conformance/linearizability/kv-register-model.js';
-import { SeededRng } from '../../../../framework/conformance/seeded-rng.js';
+} from '@baton/conformance/internal/linearizability/history.js';
+import { kvRegisterModel } from '@baton/conformance/internal/linearizability/kv-register-model.js';
+import { SeededRng } from '@baton/conformance/internal/seeded-rng.js';
 
 type Op = Operation<KvCommand, KvResult>;
 

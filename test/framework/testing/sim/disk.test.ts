@@ -1,6 +1,6 @@
 import test from 'ava';
-import { SimDisk } from '../../../../framework/testing/sim/disk.js';
-import { SeededRng } from '../../../../framework/conformance/seeded-rng.js';
+import { SimDisk } from '@baton/testing/internal/sim/disk.js';
+import { SeededRng } from '@baton/conformance/internal/seeded-rng.js';
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 const text = (data: Uint8Array | undefined) =>

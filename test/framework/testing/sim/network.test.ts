@@ -2,10 +2,10 @@ import test from 'ava';
 import {
   PeerUnreachableError,
   type PeerMessage,
-} from '../../../../framework/contracts/peer-transport.js';
-import { SimNetwork, type LinkConditions } from '../../../../framework/testing/sim/network.js';
-import { SeededRng } from '../../../../framework/conformance/seeded-rng.js';
-import { VirtualClock, flushMicrotasks } from '../../../../framework/conformance/virtual-clock.js';
+} from '@baton/contracts/internal/peer-transport.js';
+import { SimNetwork, type LinkConditions } from '@baton/testing/internal/sim/network.js';
+import { SeededRng } from '@baton/conformance/internal/seeded-rng.js';
+import { VirtualClock, flushMicrotasks } from '@baton/conformance/internal/virtual-clock.js';
 
 function setup(defaults: Partial<LinkConditions> = {}, seed = 7) {
   const clock = new VirtualClock();

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { SeededRng } from '../../../../framework/conformance/seeded-rng.js';
+import { SeededRng } from '@baton/conformance/internal/seeded-rng.js';
 import { CoreNode } from '../support/core-node.js';
 
 // The cluster case (a repaired member refuses votes until a leader matched its log past what it

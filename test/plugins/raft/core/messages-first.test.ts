@@ -1,6 +1,6 @@
 import test from 'ava';
-import type { Message, Ready } from '../../../../plugins/raft/core/types.js';
-import { SeededRng } from '../../../../framework/conformance/seeded-rng.js';
+import type { Message, Ready } from '@baton/plugin-raft/internal/core/types.js';
+import { SeededRng } from '@baton/conformance/internal/seeded-rng.js';
 import { CoreNode } from '../support/core-node.js';
 
 /** Three cores; every Ready is recorded with the role its member had when handing it out. */

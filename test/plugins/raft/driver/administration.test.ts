@@ -1,8 +1,8 @@
 import test from 'ava';
-import type { KvCommand } from '../../../../framework/conformance/kv-state-machine.js';
-import { RAFT_SNAPSHOT_FORMAT } from '../../../../plugins/raft/driver/raft-admin.js';
-import { MemoryRaftStorage } from '../../../../plugins/raft/storage/memory-storage.js';
-import { imageOfPieces } from '../../../../plugins/raft/storage/snapshot-image.js';
+import type { KvCommand } from '@baton/conformance/internal/kv-state-machine.js';
+import { RAFT_SNAPSHOT_FORMAT } from '@baton/plugin-raft/internal/driver/raft-admin.js';
+import { MemoryRaftStorage } from '@baton/plugin-raft/internal/storage/memory-storage.js';
+import { imageOfPieces } from '@baton/plugin-raft/internal/storage/snapshot-image.js';
 import { SimCluster } from '../support/sim-cluster.js';
 
 const put = (key: string, value: string): KvCommand => ({ op: 'put', key, value });

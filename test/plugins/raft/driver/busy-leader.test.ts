@@ -1,13 +1,13 @@
 import test from 'ava';
-import type { StateMachine } from '../../../../framework/contracts/metadata-consensus.js';
+import type { StateMachine } from '@baton/contracts/internal/metadata-consensus.js';
 import {
   kvStateMachine,
   type KvCommand,
   type KvResult,
   type KvState,
-} from '../../../../framework/conformance/kv-state-machine.js';
-import type { VirtualClock } from '../../../../framework/conformance/virtual-clock.js';
-import type { RaftTuning } from '../../../../plugins/raft/driver/options.js';
+} from '@baton/conformance/internal/kv-state-machine.js';
+import type { VirtualClock } from '@baton/conformance/internal/virtual-clock.js';
+import type { RaftTuning } from '@baton/plugin-raft/internal/driver/options.js';
 import { SimCluster } from '../support/sim-cluster.js';
 
 /**

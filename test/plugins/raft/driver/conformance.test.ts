@@ -1,5 +1,5 @@
 import test from 'ava';
-import { consensusSuite } from '../../../../framework/conformance/consensus-suite.js';
+import { consensusSuite } from '@baton/conformance/internal/consensus-suite.js';
 import { SimCluster } from '../support/sim-cluster.js';
 
 // The MetadataConsensus conformance suite against three Raft members on the simulated

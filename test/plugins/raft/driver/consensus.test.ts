@@ -1,6 +1,6 @@
 import test from 'ava';
-import { NotAppendedError, OutcomeUnknownError, ReadUnavailableError } from '../../../../framework/contracts/metadata-consensus.js';
-import type { KvCommand } from '../../../../framework/conformance/kv-state-machine.js';
+import { NotAppendedError, OutcomeUnknownError, ReadUnavailableError } from '@baton/contracts/internal/metadata-consensus.js';
+import type { KvCommand } from '@baton/conformance/internal/kv-state-machine.js';
 import { SimCluster } from '../support/sim-cluster.js';
 
 const put = (key: string, value: string): KvCommand => ({ op: 'put', key, value });

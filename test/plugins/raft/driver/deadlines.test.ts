@@ -1,6 +1,6 @@
 import test from 'ava';
-import { Deadlines, type Deadline } from '../../../../plugins/raft/driver/deadlines.js';
-import { SeededRng } from '../../../../framework/conformance/seeded-rng.js';
+import { Deadlines, type Deadline } from '@baton/plugin-raft/internal/driver/deadlines.js';
+import { SeededRng } from '@baton/conformance/internal/seeded-rng.js';
 
 test('deadlines fire in deadline order, only once due, and never after cancel', (t) => {
   const d = new Deadlines();

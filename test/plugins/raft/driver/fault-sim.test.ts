@@ -1,10 +1,10 @@
 import test from 'ava';
-import { NotAppendedError, OutcomeUnknownError, ReadUnavailableError } from '../../../../framework/contracts/metadata-consensus.js';
-import type { KvCommand, KvResult } from '../../../../framework/conformance/kv-state-machine.js';
-import { checkLinearizability, describeIllegal } from '../../../../framework/conformance/linearizability/checker.js';
-import { HistoryRecorder } from '../../../../framework/conformance/linearizability/history.js';
-import { kvRegisterModel } from '../../../../framework/conformance/linearizability/kv-register-model.js';
-import { SeededRng } from '../../../../framework/conformance/seeded-rng.js';
+import { NotAppendedError, OutcomeUnknownError, ReadUnavailableError } from '@baton/contracts/internal/metadata-consensus.js';
+import type { KvCommand, KvResult } from '@baton/conformance/internal/kv-state-machine.js';
+import { checkLinearizability, describeIllegal } from '@baton/conformance/internal/linearizability/checker.js';
+import { HistoryRecorder } from '@baton/conformance/internal/linearizability/history.js';
+import { kvRegisterModel } from '@baton/conformance/internal/linearizability/kv-register-model.js';
+import { SeededRng } from '@baton/conformance/internal/seeded-rng.js';
 import { SimCluster } from '../support/sim-cluster.js';
 import { piecewiseKv } from '../support/piecewise-kv.js';
 

@@ -1,5 +1,5 @@
 import test from 'ava';
-import type { KvCommand } from '../../../../framework/conformance/kv-state-machine.js';
+import type { KvCommand } from '@baton/conformance/internal/kv-state-machine.js';
 import { SimCluster } from '../support/sim-cluster.js';
 
 const put = (key: string, value: string): KvCommand => ({ op: 'put', key, value });

@@ -1,14 +1,17 @@
 import test from 'ava';
-import type { KvCommand, KvState } from '../../../../framework/conformance/kv-state-machine.js';
-import { kvStateMachine } from '../../../../framework/conformance/kv-state-machine.js';
-import { RaftSimCluster } from '../../../../framework/testing/raft-sim/raft-sim-cluster.js';
-import { SimDisk } from '../../../../framework/testing/sim/disk.js';
-import type { Entry, Snapshot } from '../../../../plugins/raft/core/types.js';
-import { RaftConsensus } from '../../../../plugins/raft/driver/raft-consensus.js';
-import { ReplicatedState } from '../../../../plugins/raft/driver/replicated-state.js';
-import { FileRaftStorage } from '../../../../plugins/raft/storage/file-storage.js';
-import { MemoryRaftStorage } from '../../../../plugins/raft/storage/memory-storage.js';
-import type { RaftStorage } from '../../../../plugins/raft/storage/raft-storage.js';
+import {
+  type KvCommand,
+  type KvState,
+  kvStateMachine,
+} from '@baton/conformance/internal/kv-state-machine.js';
+import { RaftSimCluster } from '@baton/testing/internal/raft-sim/raft-sim-cluster.js';
+import { SimDisk } from '@baton/testing/internal/sim/disk.js';
+import type { Entry, Snapshot } from '@baton/plugin-raft/internal/core/types.js';
+import { RaftConsensus } from '@baton/plugin-raft/internal/driver/raft-consensus.js';
+import { ReplicatedState } from '@baton/plugin-raft/internal/driver/replicated-state.js';
+import { FileRaftStorage } from '@baton/plugin-raft/internal/storage/file-storage.js';
+import { MemoryRaftStorage } from '@baton/plugin-raft/internal/storage/memory-storage.js';
+import type { RaftStorage } from '@baton/plugin-raft/internal/storage/raft-storage.js';
 import { piecewiseKv } from '../support/piecewise-kv.js';
 import { SimCluster } from '../support/sim-cluster.js';
 import { SimDiskFiles } from '../support/sim-disk-files.js';

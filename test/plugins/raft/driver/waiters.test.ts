@@ -1,6 +1,6 @@
 import test from 'ava';
-import type { Receipt } from '../../../../framework/contracts/metadata-consensus.js';
-import { Waiters, type Waiter } from '../../../../plugins/raft/driver/waiter.js';
+import type { Receipt } from '@baton/contracts/internal/metadata-consensus.js';
+import { Waiters, type Waiter } from '@baton/plugin-raft/internal/driver/waiter.js';
 
 const waiter = (name: string): Waiter & { name: string } => ({
   name,

@@ -1,14 +1,14 @@
 import test from 'ava';
 import { isDeepStrictEqual } from 'node:util';
 import { join } from 'node:path';
-import { DirectoryFiles } from '../../../../framework/kernel/byte-files.js';
-import type { DurableFiles } from '../../../../framework/kernel/durable-files.js';
-import { checkCrashConsistency, type CrashWorkload } from '../../../../framework/testing/crash/crash-checker.js';
-import { crashCheckSettings, describeReport } from '../../../../framework/testing/crash/crash-report.js';
-import type { Entry, HardState, Snapshot } from '../../../../plugins/raft/core/types.js';
-import { FileRaftStorage } from '../../../../plugins/raft/storage/file-storage.js';
-import type { RecoveredState } from '../../../../plugins/raft/storage/raft-storage.js';
-import { imageOfPieces, piecesOf } from '../../../../plugins/raft/storage/snapshot-image.js';
+import { DirectoryFiles } from '@baton/kernel/internal/byte-files.js';
+import type { DurableFiles } from '@baton/kernel/internal/durable-files.js';
+import { checkCrashConsistency, type CrashWorkload } from '@baton/testing/internal/crash/crash-checker.js';
+import { crashCheckSettings, describeReport } from '@baton/testing/internal/crash/crash-report.js';
+import type { Entry, HardState, Snapshot } from '@baton/plugin-raft/internal/core/types.js';
+import { FileRaftStorage } from '@baton/plugin-raft/internal/storage/file-storage.js';
+import type { RecoveredState } from '@baton/plugin-raft/internal/storage/raft-storage.js';
+import { imageOfPieces, piecesOf } from '@baton/plugin-raft/internal/storage/snapshot-image.js';
 
 const REPLAY = 'npx ava dist/test/plugins/raft/storage/file-storage-crash-consistency.test.js';
 

@@ -1,17 +1,17 @@
 import test from 'ava';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { CorruptRecordError } from '../../../../framework/contracts/errors.js';
-import { SeededRng } from '../../../../framework/conformance/seeded-rng.js';
-import { SimDisk } from '../../../../framework/testing/sim/disk.js';
-import { makeTempDir } from '../../../../framework/testing/temp-dir.js';
-import type { Entry, HardState, Snapshot } from '../../../../plugins/raft/core/types.js';
-import { DirectoryFiles } from '../../../../framework/kernel/byte-files.js';
-import { FileRaftStorage } from '../../../../plugins/raft/storage/file-storage.js';
-import { MemoryRaftStorage } from '../../../../plugins/raft/storage/memory-storage.js';
-import { RaftStorageCorruptError, type RaftStorage, type RecoveredState } from '../../../../plugins/raft/storage/raft-storage.js';
+import { CorruptRecordError } from '@baton/contracts/internal/errors.js';
+import { SeededRng } from '@baton/conformance/internal/seeded-rng.js';
+import { SimDisk } from '@baton/testing/internal/sim/disk.js';
+import { makeTempDir } from '@baton/testing/internal/temp-dir.js';
+import type { Entry, HardState, Snapshot } from '@baton/plugin-raft/internal/core/types.js';
+import { DirectoryFiles } from '@baton/kernel/internal/byte-files.js';
+import { FileRaftStorage } from '@baton/plugin-raft/internal/storage/file-storage.js';
+import { MemoryRaftStorage } from '@baton/plugin-raft/internal/storage/memory-storage.js';
+import { RaftStorageCorruptError, type RaftStorage, type RecoveredState } from '@baton/plugin-raft/internal/storage/raft-storage.js';
 import { SimDiskFiles } from '../support/sim-disk-files.js';
-import { imageOfPieces, piecesOf } from '../../../../plugins/raft/storage/snapshot-image.js';
+import { imageOfPieces, piecesOf } from '@baton/plugin-raft/internal/storage/snapshot-image.js';
 
 const entry = (index: number, term: number, data: unknown = `v${index}`): Entry => ({ index, term, type: 'normal', data });
 const entries = (from: number, to: number, term: number) => Array.from({ length: to - from + 1 }, (_, i) => entry(from + i, term));

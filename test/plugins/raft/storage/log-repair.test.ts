@@ -1,13 +1,13 @@
 import test, { type ExecutionContext } from 'ava';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { DirectoryFiles } from '../../../../framework/kernel/byte-files.js';
-import { makeTempDir } from '../../../../framework/testing/temp-dir.js';
-import type { Entry, HardState, Snapshot } from '../../../../plugins/raft/core/types.js';
-import { FileRaftStorage } from '../../../../plugins/raft/storage/file-storage.js';
-import { repairRaftLog, RaftRepairError } from '../../../../plugins/raft/storage/log-repair.js';
-import { RaftStorageCorruptError } from '../../../../plugins/raft/storage/raft-storage.js';
-import { imageOfPieces } from '../../../../plugins/raft/storage/snapshot-image.js';
+import { DirectoryFiles } from '@baton/kernel/internal/byte-files.js';
+import { makeTempDir } from '@baton/testing/internal/temp-dir.js';
+import type { Entry, HardState, Snapshot } from '@baton/plugin-raft/internal/core/types.js';
+import { FileRaftStorage } from '@baton/plugin-raft/internal/storage/file-storage.js';
+import { repairRaftLog, RaftRepairError } from '@baton/plugin-raft/internal/storage/log-repair.js';
+import { RaftStorageCorruptError } from '@baton/plugin-raft/internal/storage/raft-storage.js';
+import { imageOfPieces } from '@baton/plugin-raft/internal/storage/snapshot-image.js';
 
 const entry = (index: number, term: number): Entry => ({ index, term, type: 'normal', data: `v${index}` });
 const hs = (term: number, commit: number, vote = 'n1'): HardState => ({ term, vote, commit });

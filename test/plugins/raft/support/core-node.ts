@@ -1,14 +1,14 @@
-import { RaftCore, type RaftConfig } from '../../../../plugins/raft/core/raft.js';
-import { MemoryLogStorage } from '../../../../plugins/raft/core/storage.js';
-import { mustSync } from '../../../../plugins/raft/core/must-sync.js';
+import { RaftCore, type RaftConfig } from '@baton/plugin-raft/internal/core/raft.js';
+import { MemoryLogStorage } from '@baton/plugin-raft/internal/core/storage.js';
+import { mustSync } from '@baton/plugin-raft/internal/core/must-sync.js';
 import type {
   ConfChange,
   Entry,
   HardState,
   Message,
   Ready,
-} from '../../../../plugins/raft/core/types.js';
-import { SeededRng } from '../../../../framework/conformance/seeded-rng.js';
+} from '@baton/plugin-raft/internal/core/types.js';
+import { SeededRng } from '@baton/conformance/internal/seeded-rng.js';
 
 /** What the test state machine snapshots: the applied index and the hash chain up to it. */
 export interface DigestState {

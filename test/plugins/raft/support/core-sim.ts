@@ -1,5 +1,5 @@
-import { SeededRng } from '../../../../framework/conformance/seeded-rng.js';
-import type { Message } from '../../../../plugins/raft/core/types.js';
+import { SeededRng } from '@baton/conformance/internal/seeded-rng.js';
+import type { Message } from '@baton/plugin-raft/internal/core/types.js';
 import { CoreNode } from './core-node.js';
 import { fmtMessage } from './format.js';
 import { SafetyChecker, SafetyViolation } from './safety-checker.js';

@@ -1,4 +1,4 @@
-import type { ConfChange, Entry, Message, Ready } from '../../../../plugins/raft/core/types.js';
+import type { ConfChange, Entry, Message, Ready } from '@baton/plugin-raft/internal/core/types.js';
 
 /** One-line renderings for transcripts, in etcd's term/index order. */
 export function fmtEntry(e: Entry): string {

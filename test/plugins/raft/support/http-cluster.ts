@@ -2,13 +2,13 @@ import { testPeerAuthenticator } from '../../../support/peer-auth.js';
 import Koa from 'koa';
 import type Router from '@koa/router';
 import type { Server } from 'node:http';
-import { kvStateMachine, type KvCommand, type KvResult, type KvState } from '../../../../framework/conformance/kv-state-machine.js';
-import { SystemClock } from '../../../../framework/kernel/system-clock.js';
-import { SystemRng } from '../../../../framework/kernel/system-rng.js';
-import { RaftConsensus } from '../../../../plugins/raft/driver/raft-consensus.js';
-import { DirectoryFiles } from '../../../../framework/kernel/byte-files.js';
-import { FileRaftStorage } from '../../../../plugins/raft/storage/file-storage.js';
-import { HttpPeerTransport } from '../../../../plugins/raft/transport-http.js';
+import { kvStateMachine, type KvCommand, type KvResult, type KvState } from '@baton/conformance/internal/kv-state-machine.js';
+import { SystemClock } from '@baton/kernel/internal/system-clock.js';
+import { SystemRng } from '@baton/kernel/internal/system-rng.js';
+import { RaftConsensus } from '@baton/plugin-raft/internal/driver/raft-consensus.js';
+import { DirectoryFiles } from '@baton/kernel/internal/byte-files.js';
+import { FileRaftStorage } from '@baton/plugin-raft/internal/storage/file-storage.js';
+import { HttpPeerTransport } from '@baton/plugin-raft/internal/transport-http.js';
 import { MemoryLogger } from './silent-logger.js';
 
 export interface HttpMember {

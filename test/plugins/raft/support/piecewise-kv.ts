@@ -1,10 +1,10 @@
-import type { StateMachine } from '../../../../framework/contracts/metadata-consensus.js';
+import type { StateMachine } from '@baton/contracts/internal/metadata-consensus.js';
 import {
   kvStateMachine,
   type KvCommand,
   type KvResult,
   type KvState,
-} from '../../../../framework/conformance/kv-state-machine.js';
+} from '@baton/conformance/internal/kv-state-machine.js';
 
 /**
  * The kv register with `capture` and `assemble`: a snapshot is a head piece (position, voters,

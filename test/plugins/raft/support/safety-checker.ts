@@ -1,4 +1,4 @@
-import type { Entry, Snapshot } from '../../../../plugins/raft/core/types.js';
+import type { Entry, Snapshot } from '@baton/plugin-raft/internal/core/types.js';
 import type { CoreNode } from './core-node.js';
 
 /** A broken Raft property, with what was seen. */

@@ -1,4 +1,4 @@
-import type { LogFn, Logger } from '../../../../framework/contracts/logger.js';
+import type { LogFn, Logger } from '@baton/contracts/internal/logger.js';
 
 /** A Logger that keeps records in memory (for assertions) and prints nothing. */
 export class MemoryLogger implements Logger {

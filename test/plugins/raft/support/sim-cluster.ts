@@ -1,16 +1,16 @@
-import type { StateMachine } from '../../../../framework/contracts/metadata-consensus.js';
+import type { StateMachine } from '@baton/contracts/internal/metadata-consensus.js';
 import {
   kvStateMachine,
   type KvCommand,
   type KvResult,
   type KvState,
-} from '../../../../framework/conformance/kv-state-machine.js';
-import { RaftSimCluster } from '../../../../framework/testing/raft-sim/raft-sim-cluster.js';
-import type { LinkConditions } from '../../../../framework/testing/sim/network.js';
-import { RaftConsensus } from '../../../../plugins/raft/driver/raft-consensus.js';
-import type { RaftTuning } from '../../../../plugins/raft/driver/options.js';
-import { MemoryRaftStorage } from '../../../../plugins/raft/storage/memory-storage.js';
-import type { RaftStorage } from '../../../../plugins/raft/storage/raft-storage.js';
+} from '@baton/conformance/internal/kv-state-machine.js';
+import { RaftSimCluster } from '@baton/testing/internal/raft-sim/raft-sim-cluster.js';
+import type { LinkConditions } from '@baton/testing/internal/sim/network.js';
+import { RaftConsensus } from '@baton/plugin-raft/internal/driver/raft-consensus.js';
+import type { RaftTuning } from '@baton/plugin-raft/internal/driver/options.js';
+import { MemoryRaftStorage } from '@baton/plugin-raft/internal/storage/memory-storage.js';
+import type { RaftStorage } from '@baton/plugin-raft/internal/storage/raft-storage.js';
 import { MemoryLogger } from './silent-logger.js';
 
 export type KvRaft = RaftConsensus<KvState, KvCommand, KvResult>;

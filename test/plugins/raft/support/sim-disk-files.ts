@@ -1,5 +1,5 @@
-import type { SimDisk } from '../../../../framework/testing/sim/disk.js';
-import type { ByteFiles } from '../../../../framework/kernel/byte-files.js';
+import type { SimDisk } from '@baton/testing/internal/sim/disk.js';
+import type { ByteFiles } from '@baton/kernel/internal/byte-files.js';
 
 /** ByteFiles on a SimDisk under a prefix: what the disk has not synced, a crash takes away. */
 export class SimDiskFiles implements ByteFiles {

@@ -1,7 +1,7 @@
 import { request as httpRequest } from 'node:http';
-import type { Timer } from '../../../../framework/contracts/clock.js';
-import { VirtualClock } from '../../../../framework/conformance/virtual-clock.js';
-import { HttpPeerTransport, RAFT_HTTP_BASE } from '../../../../plugins/raft/transport-http.js';
+import type { Timer } from '@baton/contracts/internal/clock.js';
+import { VirtualClock } from '@baton/conformance/internal/virtual-clock.js';
+import { HttpPeerTransport, RAFT_HTTP_BASE } from '@baton/plugin-raft/internal/transport-http.js';
 import { peerHeaders } from '../../../support/peer-auth.js';
 import { listen } from './http-cluster.js';
 

@@ -1,4 +1,4 @@
-import { hostLogConfig } from 'baton/framework/kernel/log-config.js';
+import { hostLogConfig } from '@baton/kernel';
 import { z } from 'zod';
 
 const pluginOptions = z.record(z.string(), z.unknown()).default({});

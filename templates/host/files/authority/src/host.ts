@@ -1,8 +1,8 @@
-import { authorityNodeHaPlugin, ownershipStateMachinePlugin } from 'baton/framework/authority-transfer/plugins.js';
-import { createHost, type HostBuilder } from 'baton/framework/kernel/host.js';
-import { peerAuthPlugin } from 'baton/framework/http/peer-auth-plugin.js';
-import { rosterMemberIds } from 'baton/hosts/authority-node/host.js';
-import { pinoLoggerPlugin, systemDefaults } from 'baton/framework/kernel/system-plugins.js';
+import { authorityNodeHaPlugin, ownershipStateMachinePlugin } from '@baton/authority-transfer';
+import { createHost, type HostBuilder, systemDefaults } from '@baton/kernel';
+import { pinoLoggerPlugin } from '@baton/plugin-pino';
+import { peerAuthPlugin } from '@baton/http';
+import { rosterMemberIds } from '@baton/host-authority-node';
 {{pluginImports}}
 import type { HostConfig } from './config.js';
 

@@ -1,4 +1,4 @@
-import { AUTHORITY_NODE } from 'baton/framework/authority-transfer/plugins.js';
+import { AUTHORITY_NODE } from '@baton/authority-transfer';
 import { runStartScript } from './start-script.js';
 
 // `npm start`: {{name}} from config/host.json until Ctrl-C (see start-script.ts).

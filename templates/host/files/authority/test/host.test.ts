@@ -1,7 +1,6 @@
 import test, { type ExecutionContext } from 'ava';
-import { AUTHORITY_NODE } from 'baton/framework/authority-transfer/plugins.js';
-import { loadConfig } from 'baton/framework/kernel/config.js';
-import { WiringError } from 'baton/framework/kernel/wiring-error.js';
+import { AUTHORITY_NODE } from '@baton/authority-transfer';
+import { loadConfig, WiringError } from '@baton/kernel';
 import { hostConfig, type HostConfig } from '../src/config.js';
 import { hostBuilder } from '../src/host.js';
 {{testHelperImport}}

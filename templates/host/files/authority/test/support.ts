@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ExecutionContext } from 'ava';
-import { RedisServer } from 'baton/framework/testing/redis-server.js';
+import { RedisServer } from '@baton/conformance';
 
 /** A fresh directory for one test, removed after it. */
 export async function tempDir(t: ExecutionContext): Promise<string> {

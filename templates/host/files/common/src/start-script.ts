@@ -1,7 +1,6 @@
 import { parseArgs } from 'node:util';
-import { BatonError } from 'baton/framework/contracts/errors.js';
-import { loadConfig } from 'baton/framework/kernel/config.js';
-import type { Host } from 'baton/framework/kernel/host.js';
+import { BatonError } from '@baton/contracts';
+import { loadConfig, type Host } from '@baton/kernel';
 import { hostConfig } from './config.js';
 import { hostBuilder } from './host.js';
 

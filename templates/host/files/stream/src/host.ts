@@ -1,10 +1,9 @@
-import { metricsPlugin } from 'baton/framework/http/metrics-plugin.js';
-import { peerAuthPlugin } from 'baton/framework/http/peer-auth-plugin.js';
-import { createHost, type HostBuilder } from 'baton/framework/kernel/host.js';
-import { pinoLoggerPlugin, systemDefaults } from 'baton/framework/kernel/system-plugins.js';
-import { streamNodePlugin, streamStateMachinePlugin } from 'baton/framework/stream-transfer/plugins.js';
-import { streamRaftPeerRoutesPlugin } from 'baton/hosts/stream-node/raft-peer-routes.js';
-import { httpPeerTransportPlugin } from 'baton/plugins/raft/plugin.js';
+import { metricsPlugin, peerAuthPlugin } from '@baton/http';
+import { createHost, type HostBuilder, systemDefaults } from '@baton/kernel';
+import { pinoLoggerPlugin } from '@baton/plugin-pino';
+import { streamNodePlugin, streamStateMachinePlugin } from '@baton/stream-transfer';
+import { streamRaftPeerRoutesPlugin } from '@baton/host-stream-node';
+import { httpPeerTransportPlugin } from '@baton/plugin-raft';
 {{pluginImports}}
 import type { HostConfig } from './config.js';
 

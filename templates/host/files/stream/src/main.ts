@@ -1,4 +1,4 @@
-import { STREAM_NODE } from 'baton/framework/stream-transfer/plugins.js';
+import { STREAM_NODE } from '@baton/stream-transfer';
 import { runStartScript } from './start-script.js';
 
 // `npm start`: {{name}} from config/host.json until Ctrl-C (see start-script.ts).

@@ -1,4 +1,4 @@
-import type { AuditListOptions, AuditRecord, AuditStore } from 'baton/framework/contracts/audit-store.js';
+import type { AuditListOptions, AuditRecord, AuditStore } from '@baton/contracts';
 import type { {{className}}Options } from './options.js';
 
 /**

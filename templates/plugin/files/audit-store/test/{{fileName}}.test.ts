@@ -1,8 +1,7 @@
 import test from 'ava';
-import { AUDIT_STORE } from 'baton/framework/contracts/audit-store.js';
-import { createHost } from 'baton/framework/kernel/host.js';
-import { WiringError } from 'baton/framework/kernel/wiring-error.js';
-import { auditStoreSuite } from 'baton/framework/testing/audit-store-suite.js';
+import { AUDIT_STORE } from '@baton/contracts';
+import { createHost, WiringError } from '@baton/kernel';
+import { auditStoreSuite } from '@baton/conformance';
 import { {{pluginConst}} } from '../src/plugin.js';
 
 // The AuditStore conformance suite, run against the store as a host gets it from the plugin.

@@ -1,7 +1,11 @@
-import type { AuthorityId, IdentitySupplier, OperationId } from 'baton/framework/contracts/identity-supplier.js';
-import { InvalidIdentityError } from 'baton/framework/contracts/identity-supplier.js';
-import type { Rng } from 'baton/framework/contracts/rng.js';
-import { operationIdentity } from 'baton/plugins/identity/operation-id.js';
+import {
+  type AuthorityId,
+  type IdentitySupplier,
+  type OperationId,
+  InvalidIdentityError,
+  type Rng,
+} from '@baton/contracts';
+import { operationIdentity } from '@baton/plugin-identity';
 import type { {{className}}Options } from './options.js';
 
 const ALLOWED = /^[A-Za-z0-9-]$/;

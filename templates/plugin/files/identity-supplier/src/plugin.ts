@@ -1,4 +1,4 @@
-import { defineIdentityPlugin } from 'baton/plugins/identity/identity-plugin.js';
+import { defineIdentityPlugin } from '@baton/plugin-identity';
 import { {{camelName}}Options } from './options.js';
 import { {{className}} } from './{{fileName}}.js';
 

@@ -1,5 +1,4 @@
-import type { AuthorityId, IdentitySupplier, OperationId } from 'baton/framework/contracts/identity-supplier.js';
-import type { Rng } from 'baton/framework/contracts/rng.js';
+import type { AuthorityId, IdentitySupplier, OperationId, Rng } from '@baton/contracts';
 import type { {{className}}Options } from './options.js';
 
 /**

@@ -1,10 +1,7 @@
 import test from 'ava';
-import { IDENTITY_SUPPLIER } from 'baton/framework/contracts/identity-supplier.js';
-import { RNG } from 'baton/framework/contracts/rng.js';
-import { createHost } from 'baton/framework/kernel/host.js';
-import { WiringError } from 'baton/framework/kernel/wiring-error.js';
-import { SeededRng } from 'baton/framework/testing/sim/seeded-rng.js';
-import { identitySupplierSuite } from 'baton/framework/testing/identity-supplier-suite.js';
+import { IDENTITY_SUPPLIER, RNG } from '@baton/contracts';
+import { createHost, WiringError } from '@baton/kernel';
+import { SeededRng, identitySupplierSuite } from '@baton/conformance';
 import { {{pluginConst}} } from '../src/plugin.js';
 
 // The IdentitySupplier conformance suite, run against the supplier as a host gets it from the

@@ -1,5 +1,5 @@
-import { OBJECT_STORE } from 'baton/framework/contracts/object-store.js';
-import { definePlugin } from 'baton/framework/kernel/plugin.js';
+import { OBJECT_STORE } from '@baton/contracts';
+import { definePlugin } from '@baton/kernel';
 import { {{camelName}}Options } from './options.js';
 import { {{className}} } from './{{fileName}}.js';
 

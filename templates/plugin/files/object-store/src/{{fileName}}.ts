@@ -4,7 +4,7 @@ import type {
   ObjectInfo,
   ObjectStore,
   PutOptions,
-} from 'baton/framework/contracts/object-store.js';
+} from '@baton/contracts';
 import type { {{className}}Options } from './options.js';
 
 /**

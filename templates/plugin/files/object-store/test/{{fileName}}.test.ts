@@ -1,8 +1,7 @@
 import test from 'ava';
-import { OBJECT_STORE } from 'baton/framework/contracts/object-store.js';
-import { createHost } from 'baton/framework/kernel/host.js';
-import { WiringError } from 'baton/framework/kernel/wiring-error.js';
-import { objectStoreSuite } from 'baton/framework/testing/object-store-suite.js';
+import { OBJECT_STORE } from '@baton/contracts';
+import { createHost, WiringError } from '@baton/kernel';
+import { objectStoreSuite } from '@baton/conformance';
 import { {{pluginConst}} } from '../src/plugin.js';
 
 // The ObjectStore conformance suite, run against the store as a host gets it from the plugin.

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
-import type { Clock } from '../contracts/clock.js';
+import type { Clock } from '@baton/contracts';
 
 /** Every test server listens on loopback only. */
 export const LOOPBACK = '127.0.0.1';

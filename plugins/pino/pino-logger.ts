@@ -1,5 +1,5 @@
 import { pino, type Logger as Pino } from 'pino';
-import type { Logger } from '../contracts/logger.js';
+import type { Logger } from '@baton/contracts';
 
 export interface LoggerOptions {
   level?: string;

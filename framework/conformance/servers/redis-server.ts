@@ -2,8 +2,8 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Clock } from '../contracts/clock.js';
-import { SystemClock } from '../kernel/system-clock.js';
+import type { Clock } from '@baton/contracts';
+import { SystemClock } from '@baton/kernel';
 import { freeLoopbackPort, LOOPBACK, PortInUseError, ServerProcess } from './server-process.js';
 
 /** Kept here too: tests and benches import it from this module. */

@@ -1,0 +1,10 @@
+// The public entry point of @baton/consensus.
+export { canonicalJson } from './canonical-json.js';
+export { IdempotencyWindow } from './idempotency-window.js';
+export type { IdempotencyWindowSnapshot, RememberedDecision } from './idempotency-window.js';
+export { readPieces, recordPieces } from './record-pieces.js';
+export type { RecordsPiece } from './record-pieces.js';
+export { SharedCatchUp } from './shared-catch-up.js';
+export { keysAfter, sortedTree, updateValue, valuesAfter } from './sorted-tree.js';
+export type { SortedTree } from './sorted-tree.js';
+export { assembleState, captureState } from './state-capture.js';

@@ -1,0 +1,2 @@
+// The public entry point of @baton/dashboard.
+export { dashboardRouter } from './dashboard-router.js';
