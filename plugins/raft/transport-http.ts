@@ -192,7 +192,8 @@ export class HttpPeerTransport implements PeerTransport {
     this.maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
     this.maxLargeMessageBytes = Math.max(options.maxLargeMessageBytes ?? DEFAULT_MAX_LARGE_MESSAGE_BYTES, this.maxMessageBytes);
     this.maxConcurrentRequests = options.maxConcurrentRequests ?? 32;
-    // A string may fill a large message (a snapshot's state), but nothing nests deeper than the default.
+    // A string may fill a large message (a snapshot's state), but nothing nests deeper than the
+    // default: the deepest command the log takes (MAX_COMMAND_DEPTH, driver/wire.ts) follows from it.
     this.bounds = { ...DEFAULT_JSON_BOUNDS, maxStringLength: this.maxLargeMessageBytes };
     this.maxQueued = options.maxQueuedPerPeer ?? 10_000;
     this.largeSlots = new LargeMessageSlots(options.maxLargeMessagesInFlight ?? Math.max(1, Object.keys(options.peers).length));

@@ -24,7 +24,7 @@ interface Report {
  * POSTs over node:http and takes the answer as soon as it comes: a server that refuses a large
  * body on its headers answers before the body is sent, then closes the connection.
  */
-function send(url: string, body: string | Uint8Array, headers: Record<string, string> = {}): Promise<{ status: number; type: string | null; problem?: string; detail?: string }> {
+function send(url: string, body: string | Uint8Array, headers: Record<string, string> = {}): Promise<{ status: number; type: string | null; problem?: string; detail?: string; text: string }> {
   return new Promise((resolve) => {
     const payload = typeof body === 'string' ? Buffer.from(body) : body;
     const req = request(url, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(payload.length), ...headers } }, (res) => {
@@ -34,13 +34,13 @@ function send(url: string, body: string | Uint8Array, headers: Record<string, st
         const text = Buffer.concat(chunks).toString('utf8');
         const type = res.headers['content-type'] ?? null;
         const answer = type === 'application/problem+json' && text ? (JSON.parse(text) as { type: string; detail?: string }) : undefined;
-        resolve({ status: res.statusCode ?? 0, type, problem: answer?.type, detail: answer?.detail });
+        resolve({ status: res.statusCode ?? 0, type, problem: answer?.type, detail: answer?.detail, text });
       };
       res.on('end', done);
       res.on('error', done);
     });
     // Cut off mid-body without an answer: status 0.
-    req.on('error', (error) => resolve({ status: 0, type: null, problem: error.message }));
+    req.on('error', (error) => resolve({ status: 0, type: null, problem: error.message, text: '' }));
     req.end(payload);
   });
 }
@@ -155,6 +155,11 @@ test.serial('an authenticated member that sends what cannot be handled is refuse
   const impersonating = await send(`${base}/requests`, forgedPropose(json({ type: 'create-stream', stream: 'forged' }), c.leader), as(peer));
   t.is(impersonating.status, 403, 'a member may only speak as itself');
   t.is(impersonating.problem, 'urn:baton:problem:peer-impersonation');
+  // 61 levels: within the request's bounds, deeper than an append can carry to a follower.
+  // Appended, no follower ever received it and no entry after it committed.
+  const tooDeep = await send(`${base}/requests`, forgedPropose(deepJson(60), peer), as(peer));
+  t.is(tooDeep.status, 200);
+  t.like(JSON.parse(tooDeep.text), { body: { ok: false, kind: 'not_appended', reason: 'invalid_command' } });
   const tooLarge = await send(`${base}/requests`, new Uint8Array(5 * 1024 * 1024).fill(0x20), as(peer));
   // Refused on its headers, never buffered; the server lingers on the closing connection
   // (dropping what still arrives) so the sender, still writing, reads the 413.

@@ -15,6 +15,7 @@ import { valueDepthExceeds, childSpan } from '@baton/http';
 import { SpanKind } from '@opentelemetry/api';
 import { canonicalJson } from '@baton/consensus';
 import {
+  MAX_COMMAND_DEPTH,
   PROPOSE_CHANNEL,
   proposeRequestSchema,
   type ProposeRequest,
@@ -104,7 +105,7 @@ export class Forwarder {
 }
 
 /** A forwarded command deeper than this is refused (the same bound as a local proposal's). */
-const MAX_FORWARDED_DEPTH = 100;
+const MAX_FORWARDED_DEPTH = MAX_COMMAND_DEPTH;
 
 /** What the leader side of forwarding needs from the driver. */
 export interface ForwardedProposalsHost {

@@ -43,7 +43,7 @@ import {
   type AssembledState,
   type CommandData,
 } from './replicated-state.js';
-import { PROPOSE_CHANNEL, RAFT_CHANNEL, hasRequiredFields, parseRaftEnvelope } from './wire.js';
+import { MAX_COMMAND_DEPTH, PROPOSE_CHANNEL, RAFT_CHANNEL, hasRequiredFields, parseRaftEnvelope } from './wire.js';
 import {
   SNAPSHOT_CHANNEL,
   SnapshotReceiver,
@@ -1106,9 +1106,6 @@ function keyReused(key: string): NotAppendedError {
 function definedOnly<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
-
-/** Deeper than this a command is refused: far above any real one, far below what JSON.stringify survives. */
-export const MAX_COMMAND_DEPTH = 100;
 
 /** Why a command cannot enter the log (every member encodes it as JSON), or undefined. */
 export function unloggableCommand(command: unknown): NotAppendedError | undefined {

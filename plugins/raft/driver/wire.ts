@@ -1,10 +1,27 @@
 import { z } from 'zod';
+import { DEFAULT_JSON_BOUNDS } from '@baton/http';
 import type { Entry, Message, MessageType, Snapshot } from '../core/types.js';
 
 /** Channel of Raft messages between members (one-way, best effort). */
 export const RAFT_CHANNEL = 'raft';
 /** Channel on which followers hand proposals and membership changes to the leader (request). */
 export const PROPOSE_CHANNEL = 'raft-propose';
+
+/**
+ * Levels of JSON a command sits under where it travels deepest: an append posted on its own to
+ * /messages, `{messages: [{body: {message: {entries: [{data: {c: command}}]}}}]}` (two fewer in a
+ * stream frame, three in a forwarded proposal).
+ */
+export const COMMAND_ENVELOPE_DEPTH = 8;
+
+/**
+ * The deepest command the log takes, local or forwarded. A follower's transport refuses every
+ * frame and body nested deeper than DEFAULT_JSON_BOUNDS.maxDepth before parsing it
+ * (transport-http.ts): a deeper command was appended on the leader but no append carrying it
+ * ever reached a follower, so neither it nor any entry after it could commit, while heartbeats
+ * kept the leader in its term; every write answered 503 until the leader restarted.
+ */
+export const MAX_COMMAND_DEPTH = DEFAULT_JSON_BOUNDS.maxDepth - COMMAND_ENVELOPE_DEPTH;
 
 const member = z.string().min(1).max(256);
 

@@ -7,6 +7,9 @@ import { HttpPeerTransport, RAFT_HTTP_BASE } from '@baton/plugin-raft/internal/t
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { OutboundPeerStream } from '@baton/plugin-raft/internal/peer-stream-out.js';
+import { MAX_COMMAND_DEPTH, PROPOSE_CHANNEL } from '@baton/plugin-raft/internal/driver/wire.js';
+import { NotAppendedError } from '@baton/contracts';
+import type { KvCommand } from '@baton/conformance/internal/kv-state-machine.js';
 import { HttpCluster, listen } from './support/http-cluster.js';
 import { MemoryLogger } from './support/silent-logger.js';
 
@@ -76,6 +79,47 @@ test('a proposal forwarded to a leader whose process is gone (its port refuses c
     t.false(receipt.replayed);
     t.not(follower.leadership().leader, oldId, 'a new leader took it');
     t.is((await follower.read()).state.data['after-loss'], '1');
+  });
+});
+
+test('HTTP peers: a command as deep as the log takes reaches every member, on a stream frame and alone in a large message; a deeper one, proposed or forwarded, is refused before it is appended, and later writes commit', async (t) => {
+  await withCluster(async (c) => {
+    for (const id of c.ids) await c.start(id);
+    await c.until(() => c.leader() !== undefined, 10_000, 'a leader');
+    const leader = c.leader()!;
+    const leaderId = leader.leadership().self;
+    const followerId = c.ids.find((id) => id !== leaderId)!;
+    const follower = c.members.get(followerId)!;
+    await c.until(() => follower.raft.leadership().leader === leaderId, 10_000, 'the follower to know the leader');
+    /** A put `depth` levels deep: the command object and `depth - 1` levels of nesting under it. */
+    const deepPut = (key: string, depth: number, value = 'v') => {
+      let nest: unknown = {};
+      for (let level = 2; level < depth; level++) nest = { n: nest };
+      return { op: 'put', key, value, nest } as KvCommand;
+    };
+    const everyMemberHas = (key: string, value: string) =>
+      c.until(() => [...c.members.values()].every((m) => m.raft.view().state.data[key] === value), 20_000, `every member to apply ${key}`);
+    // Forwarded by a follower, then appended: on the followers' stream frames.
+    await follower.raft.propose(deepPut('deepest', MAX_COMMAND_DEPTH));
+    await everyMemberHas('deepest', 'v');
+    // An append over the frame bound (4 MiB) travels alone on /messages, two levels deeper still.
+    const large = 'x'.repeat(5 * 1024 * 1024);
+    await leader.propose(deepPut('deepest-large', MAX_COMMAND_DEPTH, large));
+    await everyMemberHas('deepest-large', large);
+    // One level deeper could not reach a follower: appended, it would hold back every later entry.
+    const tooDeep = deepPut('too-deep', MAX_COMMAND_DEPTH + 1);
+    const refusal = await t.throwsAsync(leader.propose(tooDeep), { instanceOf: NotAppendedError });
+    t.is(refusal?.reason, 'invalid_command');
+    // A member that forwards it anyway (its own check skipped) is refused by the leader.
+    const forwarded = await follower.transport.request(
+      leaderId,
+      { channel: PROPOSE_CHANNEL, body: { kind: 'command', cluster: c.cluster, command: tooDeep, timeoutMs: 5_000 } },
+      { timeoutMs: 10_000 },
+    );
+    t.like(forwarded.body as Record<string, unknown>, { ok: false, kind: 'not_appended', reason: 'invalid_command' });
+    await follower.raft.propose({ op: 'put', key: 'after', value: 'ok' });
+    await everyMemberHas('after', 'ok');
+    t.false(Object.hasOwn(leader.view().state.data, 'too-deep'));
   });
 });
 
