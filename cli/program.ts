@@ -12,6 +12,7 @@ import { EXIT_CODES_HELP } from './exit-codes.js';
 import { addGlobalOptions } from './global-options.js';
 import { registerCompletion } from './commands/completion.js';
 import { registerContext } from './commands/context.js';
+import { registerVersion } from './commands/version.js';
 
 /**
  * The `baton` command and its groups, one file each under commands/. Commander never exits
@@ -60,6 +61,7 @@ ${EXIT_CODES_HELP}`,
   registerNew(program, ctx);
   registerRepair(program, ctx);
   registerContext(program, ctx);
+  registerVersion(program, ctx);
   registerCompletion(program, ctx);
   return program;
 }

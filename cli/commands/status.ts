@@ -1,17 +1,16 @@
 import type { Command } from 'commander';
 import { stringify as toYaml } from 'yaml';
 import { MILLISECONDS_HELP, SECONDS_HELP, durationMs } from '../arguments.js';
-import { CliError, UsageError } from '../cli-errors.js';
-import { checkedUrl, resolveAccess } from '../connection.js';
+import { CliError } from '../cli-errors.js';
+import { resolveAccess } from '../connection.js';
 import { outputFor, type CliContext } from '../context.js';
 import { ExitCode } from '../exit-codes.js';
 import type { HumanView, Output } from '../output.js';
-import { answeredPicture, stateOf, type ClusterStatus } from '../status/cluster-picture.js';
+import { answeredPicture, DEFAULT_URLS, pictureAddresses, stateOf, type ClusterStatus } from '../status/cluster-picture.js';
 import { table } from '../table.js';
+import { shortBuild, versionMix } from '../status/versions.js';
 import { SystemClock } from '@baton/kernel';
 
-/** The addresses `baton up` gives each variant's first node, tried when nothing else is said. */
-const DEFAULT_URLS = ['http://127.0.0.1:7700', 'http://127.0.0.1:7601'];
 /** How often --watch refreshes when it is given no interval. */
 const DEFAULT_WATCH_MS = 2000;
 /** How long each address gets to answer unless --timeout says otherwise. */
@@ -63,7 +62,7 @@ Examples:
       const timeoutMs = options.timeout ?? DEFAULT_TIMEOUT_MS;
       const output = outputFor(ctx, command);
       const access = resolveAccess(ctx, command);
-      const urls = addresses(access.url, access.from);
+      const urls = pictureAddresses(access.url, access.from);
       const read = async () => {
         const { picture, url } = await answeredPicture(urls, access.token, timeoutMs, access.fetch);
         // The address that answered is the control listener of the member that served it.
@@ -156,7 +155,8 @@ function humanLines(p: ClusterStatus, view: HumanView, controlOf: Record<string,
       // The usual delay and the worst one of the window: one long block shows beside a quiet p99.
       r ? `${r.eventLoopDelay.p99Ms.toFixed(1)} / ${r.eventLoopDelay.maxMs.toFixed(1)} ms` : '-',
       r ? (r.ready ? 'ready' : `not ready: ${r.notReady?.reason ?? 'unknown'}`) : (m.error ?? ''),
-      ...(view.wide ? [dash(r?.leader), String(r?.recentTransfers.length ?? '-')] : []),
+      r ? r.version : '-',
+      ...(view.wide ? [dash(r?.leader), String(r?.recentTransfers.length ?? '-'), r ? shortBuild(r.build) : '-', r ? r.nodeVersion : '-'] : []),
     ];
   });
   const counts = Object.entries(p.counts).map(([name, count]) => `${count} ${name}`).join(', ');
@@ -171,8 +171,10 @@ function humanLines(p: ClusterStatus, view: HumanView, controlOf: Record<string,
     'APPLIED',
     'LOOP P99 / MAX',
     'READY',
-    ...(view.wide ? ['FOLLOWS', 'RECENT TRANSFERS'] : []),
+    'VERSION',
+    ...(view.wide ? ['FOLLOWS', 'RECENT TRANSFERS', 'BUILD', 'NODE'] : []),
   ];
+  const mix = versionMix(p);
   return [
     `${p.variant} cluster, seen from ${p.servedBy}: ${p.leader ? `leader ${p.leader}` : 'NO LEADER'}, term ${p.term}`,
     ...table(header, rows, view),
@@ -181,6 +183,7 @@ function humanLines(p: ClusterStatus, view: HumanView, controlOf: Record<string,
     ...(transfers.count > transfers.shown.length ? [`  ... and ${transfers.count - transfers.shown.length} more`] : []),
     ...p.members.flatMap(catchingUpLines),
     ...(authority ? ['public addresses serve peers and writes; admin commands take a control address as --url'] : []),
+    ...(mix ? [`WARNING: ${mix}`] : []),
   ];
 }
 
@@ -200,11 +203,4 @@ function transferLine(t: Record<string, unknown>): string {
   const what = String(t.stream ?? t.authority ?? '?');
   const detail = t.state ? `${String(t.state)}, barrier ${String(t.barrier)}, target at ${t.frontier === null ? 'no reading yet' : String(t.frontier)}` : String(t.reason ?? '');
   return `${what}: ${String(t.source)} -> ${String(t.target)} (${detail})`;
-}
-
-function addresses(given: string | undefined, from: string): string[] {
-  if (given === undefined) return DEFAULT_URLS;
-  const urls = given.split(',').map((u) => u.trim()).filter((u) => u !== '');
-  if (urls.length === 0) throw new UsageError(`${from} names no address: give it as http://host:port`);
-  return urls.map((u) => checkedUrl(u, from));
 }

@@ -1,8 +1,12 @@
 import type { ClusterStatus, MemberStatus } from '@baton/cluster';
 import { adminRequest } from '../admin-client.js';
-import { FailedError, HttpRefusal, UnreachableError } from '../cli-errors.js';
+import { FailedError, HttpRefusal, UnreachableError, UsageError } from '../cli-errors.js';
+import { checkedUrl } from '../connection.js';
 
 export type { ClusterStatus, MemberStatus };
+
+/** The addresses `baton up` gives each variant's first node, tried when nothing else is said. */
+export const DEFAULT_URLS = ['http://127.0.0.1:7700', 'http://127.0.0.1:7601'];
 
 /** Where each variant serves its picture; a node of the other variant answers 404. */
 export const CLUSTER_PATHS = { stream: '/v1/admin/cluster', authority: '/availability/v1/cluster' } as const;
@@ -71,4 +75,12 @@ export class WrongListenerError extends FailedError {
       { cause },
     );
   }
+}
+
+/** The addresses --url (or the context, or $BATON_URL) names, each checked; the defaults when none is given. */
+export function pictureAddresses(given: string | undefined, from: string): string[] {
+  if (given === undefined) return DEFAULT_URLS;
+  const urls = given.split(',').map((u) => u.trim()).filter((u) => u !== '');
+  if (urls.length === 0) throw new UsageError(`${from} names no address: give it as http://host:port`);
+  return urls.map((u) => checkedUrl(u, from));
 }

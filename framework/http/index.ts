@@ -25,7 +25,7 @@ export * from './openapi-coverage.js';
 export * from './peer-auth.js';
 export * from './peer-auth-plugin.js';
 export * from './json-bounds.js';
-export { buildInfo } from './build-info.js';
+export { buildInfo, type BuildInfo } from './build-info.js';
 export { admissionLimitsSchema } from './connection-admission.js';
 export { consensusFactsOf } from './consensus-facts.js';
 export { processEventLoopDelay } from './event-loop-delay.js';

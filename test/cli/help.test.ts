@@ -91,6 +91,7 @@ test('the program has the command groups the CLI documents', (t) => {
       'context list',
       'context use',
       'context show',
+      'version',
       'completion',
     ],
   );

@@ -50,9 +50,26 @@ test.serial('baton status on a stream cluster: three members, one leader, indexe
   const human = await spawnBaton(['status'], { env });
   t.is(human.code, 0, human.stderr);
   t.regex(human.stdout, new RegExp(`^stream cluster, seen from n1: leader ${healthy.leader}, term \\d+\\n`));
-  t.regex(human.stdout, /\nMEMBER +ADDRESS +STATE +ROLE +TERM +COMMIT +APPLIED +LOOP P99 \/ MAX +READY\n/);
-  // The loop delay reads as the window's p99 and its maximum, each in milliseconds.
-  t.regex(human.stdout, /\nn1 .* \d+\.\d \/ \d+\.\d ms +ready\n/);
+  t.regex(human.stdout, /\nMEMBER +ADDRESS +STATE +ROLE +TERM +COMMIT +APPLIED +LOOP P99 \/ MAX +READY +VERSION\n/);
+  // The loop delay reads as the window's p99 and its maximum, each in milliseconds; then the
+  // version the member runs. One version everywhere: no warning.
+  t.regex(human.stdout, /\nn1 .* \d+\.\d \/ \d+\.\d ms +ready +\d+\.\d+\.\d+\n/);
+  t.notRegex(human.stdout, /WARNING/);
+  // baton version: this client's, and each member's with its build and Node.js version.
+  const version = await spawnBaton(['version', '-o', 'json'], { env });
+  t.is(version.code, 0, version.stderr);
+  const versions = JSON.parse(version.stdout) as {
+    client: { version: string; build: string; nodeVersion: string };
+    server: { servedBy: string; mixed: boolean; members: { id: string; version: string; build: string; nodeVersion: string }[] };
+  };
+  t.is(versions.client.nodeVersion, process.version);
+  t.is(versions.server.servedBy, 'n1');
+  t.false(versions.server.mixed);
+  t.deepEqual(versions.server.members.map((m) => m.id), ['n1', 'n2', 'n3']);
+  for (const m of versions.server.members) t.like(m, { version: versions.client.version, build: versions.client.build, nodeVersion: process.version });
+  const versionHuman = await spawnBaton(['version'], { env });
+  t.regex(versionHuman.stdout, /^client: \d+\.\d+\.\d+ \(build ([0-9a-f]{12}|unknown), node v\d+/);
+  t.regex(versionHuman.stdout, /\nMEMBER +VERSION +BUILD +NODE\nn1 +\d+\.\d+\.\d+ /);
   // Beside reachability, the lease verdict the metadata leader published (as /metrics shows it).
   t.true(healthy.members.every((m) => m.liveness === 'Alive'));
   t.regex(human.stdout, /\nn2 +http:\/\/127\.0\.0\.1:\d+ +up \(Alive\) +(leader|follower) /);
@@ -83,7 +100,7 @@ test.serial('baton status on a stream cluster: three members, one leader, indexe
   const table = await spawnBaton(['status'], { env });
   t.is(table.code, ExitCode.Unhealthy);
   t.regex(table.stderr, /^baton: the cluster is unhealthy: n3 is down/);
-  t.regex(table.stdout, /\nn3 +http:\/\/127\.0\.0\.1:\d+ +down \((Alive|Suspect|Dead)\) +- +- +- +- +- +connection refused\n/);
+  t.regex(table.stdout, /\nn3 +http:\/\/127\.0\.0\.1:\d+ +down \((Alive|Suspect|Dead)\) +- +- +- +- +- +connection refused +-\n/);
   // Silent since it was killed, it is then published Dead.
   await eventually(async () => (await status(env)).picture.members.find((m) => m.id === 'n3')?.liveness === 'Dead', 'n3 to be published Dead', 60_000);
 
