@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import Router from '@koa/router';
-import type { AuditStore, Clock, IdentitySupplier, Logger, Rng } from '@baton/contracts';
+import { CorruptRecordError, type AuditStore, type Clock, type IdentitySupplier, type Logger, type Rng } from '@baton/contracts';
 import {
   createApiApp,
   type PeerAuthenticator,
@@ -273,9 +273,15 @@ export class AuthorityNode implements Lifecycle {
   }
 
   async start(): Promise<void> {
-    // The feed is recovered before anything can read its serial or append to it.
-    await this.feed.open();
-    await this.replicas.open(this.roster.allMembers().map((m) => m.id));
+    // The feed is recovered before anything can read its serial or append to it. Damage found
+    // there fails the start; it is counted first (baton_storage_corruptions_total).
+    try {
+      await this.feed.open();
+      await this.replicas.open(this.roster.allMembers().map((m) => m.id));
+    } catch (error) {
+      if (error instanceof CorruptRecordError) this.metrics.storageCorruptions.inc({ store: error.store });
+      throw error;
+    }
     await this.publicServer.start();
     await this.control.start();
     this.projection?.start();

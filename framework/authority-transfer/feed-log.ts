@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { crc32 } from 'node:zlib';
-import { BatonError } from '@baton/contracts';
+import { BatonError, CorruptRecordError } from '@baton/contracts';
 import type { FeedEntry } from './change-feed.js';
-import type { ByteFiles } from '@baton/kernel';
+import { encodeChecksummedLine, scanChecksummedLines, type ByteFiles } from '@baton/kernel';
 
 const META = 'feed.meta';
 const SEGMENT = /^seg-(\d{16})\.log$/;
@@ -20,34 +19,31 @@ function segmentName(base: number): string {
   return `seg-${String(base).padStart(16, '0')}.log`;
 }
 
-/** `crc32-hex json\n`: a torn or corrupted line fails its checksum. */
-function encodeLine(entry: FeedEntry): string {
-  const json = JSON.stringify(entry);
-  return `${crc32(json).toString(16).padStart(8, '0')} ${json}\n`;
+function isFeedEntry(value: unknown): value is FeedEntry {
+  return typeof value === 'object' && value !== null && Number.isSafeInteger((value as { serial?: unknown }).serial);
 }
 
-/** The entries of one segment, and how many leading bytes hold whole, valid lines. */
-function decodeSegment(bytes: Uint8Array): { entries: FeedEntry[]; validBytes: number } {
-  const text = decoder.decode(bytes);
-  const entries: FeedEntry[] = [];
-  let offset = 0;
-  while (offset < text.length) {
-    const end = text.indexOf('\n', offset);
-    if (end < 0) break;
-    const line = text.slice(offset, end);
-    const json = line.slice(9);
-    if (line[8] !== ' ' || line.slice(0, 8) !== crc32(json).toString(16).padStart(8, '0')) break;
-    let entry: FeedEntry;
-    try {
-      entry = JSON.parse(json) as FeedEntry;
-    } catch {
-      break;
-    }
-    entries.push(entry);
-    offset = end + 1;
+/**
+ * One segment's entries (framework/kernel/checksummed-lines.ts: `crc32-hex json` lines). An
+ * incomplete last line is a torn tail a crash mid-append leaves, never acknowledged; a complete
+ * line that fails its checksum was damaged after it was written, and every entry after it was
+ * acknowledged too: that is refused, never cut.
+ */
+function decodeSegment(name: string, bytes: Uint8Array): { entries: FeedEntry[]; validBytes: number; torn: boolean } {
+  const scan = scanChecksummedLines(bytes, isFeedEntry, 'a feed entry');
+  if (scan.damage) {
+    const later = scan.damage.later.length;
+    throw new CorruptRecordError({
+      store: 'change-feed',
+      file: name,
+      offset: scan.damage.offset,
+      reason: `${scan.damage.reason}, and ${later === 0 ? 'more bytes follow it' : `${later} intact ${later === 1 ? 'entry follows' : 'entries follow'} it`}, so it is no torn tail a crash leaves`,
+      repair:
+        "Stop the member. A peer's replica (feed-replicas/) can be moved aside: it is fetched again from its origin. The member's own feed holds " +
+        'writes it acknowledged: restore its data dir from a backup',
+    });
   }
-  // Byte length of the valid prefix (the text may hold multi-byte characters).
-  return { entries, validBytes: encoder.encode(text.slice(0, offset)).length };
+  return { entries: scan.records.map((r) => r.value), validBytes: scan.intactBytes, torn: scan.tornBytes > 0 };
 }
 
 export interface FeedLogOptions {
@@ -134,9 +130,10 @@ export class FeedLog {
     for (const [i, base] of bases.entries()) {
       const name = segmentName(base);
       const bytes = (await this.files.read(name)) ?? new Uint8Array(0);
-      const { entries, validBytes } = decodeSegment(bytes);
+      const { entries, validBytes, torn } = decodeSegment(name, bytes);
       const newest = i === bases.length - 1;
-      if (validBytes !== bytes.length) {
+      if (torn) {
+        // Only the newest segment is appended to: a torn line anywhere else is damage.
         if (!newest) throw new FeedCorruptError(`${name} has a damaged record before the newest segment`);
         await this.files.truncate(name, validBytes);
       }
@@ -171,7 +168,7 @@ export class FeedLog {
       }
       const take = entries.slice(written, written + this.segmentEntries - current.count);
       const name = segmentName(current.base);
-      await this.files.append(name, encoder.encode(take.map(encodeLine).join('')));
+      await this.files.append(name, encoder.encode(take.map(encodeChecksummedLine).join('')));
       await this.files.sync(name);
       // Counted and kept per chunk, so a trim running between two chunks sees a consistent feed.
       current.count += take.length;

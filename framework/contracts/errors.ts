@@ -28,12 +28,13 @@ export class StoreUnavailableError extends BatonError {
 }
 
 /** The durable files a corruption can be found in (the `store` label of its metric). */
-export type DurableStore = 'stream-wal' | 'raft-log' | 'raft-snapshot';
+export type DurableStore = 'stream-wal' | 'raft-log' | 'raft-snapshot' | 'change-feed';
 
 const DURABLE_STORE_NAMES: Record<DurableStore, string> = {
   'stream-wal': 'stream WAL',
   'raft-log': 'Raft log segment',
   'raft-snapshot': 'Raft snapshot',
+  'change-feed': 'change feed segment',
 };
 
 /**

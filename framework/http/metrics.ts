@@ -50,7 +50,7 @@ export class BatonMetrics {
   readonly transfersInFlight: Gauge;
   /** StoreUnavailableError raised by a store, by store and operation. */
   readonly storeErrors: Counter<'store' | 'operation'>;
-  /** Damaged records found in a durable file (CorruptRecordError), by store: stream-wal, raft-log, raft-snapshot. */
+  /** Damaged records found in a durable file (CorruptRecordError), by store: stream-wal, raft-log, raft-snapshot, change-feed. */
   readonly storageCorruptions: Counter<'store'>;
   readonly httpRequestDuration: Histogram<'listener' | 'method' | 'route' | 'status'>;
   /** Peer requests refused (4xx, 503), by listener, route template and problem type: what a hostile or broken peer tried. */
@@ -113,7 +113,7 @@ export class BatonMetrics {
     });
     this.storageCorruptions = new Counter({
       name: 'baton_storage_corruptions_total',
-      help: 'Damaged records found in a durable file (not a torn tail), by store (stream-wal, raft-log, raft-snapshot): the member refuses to start until repaired.',
+      help: 'Damaged records found in a durable file (not a torn tail), by store (stream-wal, raft-log, raft-snapshot, change-feed): the member refuses to start until repaired.',
       labelNames: ['store'],
       registers,
     });

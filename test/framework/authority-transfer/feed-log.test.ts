@@ -2,6 +2,7 @@ import { appendFile, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import test from 'ava';
 import { DirectoryFiles } from '@baton/kernel/internal/byte-files.js';
+import { CorruptRecordError } from '@baton/contracts';
 import { FeedCorruptError, FeedLog } from '@baton/authority-transfer/internal/feed-log.js';
 import { makeTempDir } from '@baton/testing/internal/temp-dir.js';
 
@@ -56,7 +57,25 @@ test('damage before the newest segment refuses to start rather than lose acknowl
   const [oldest] = (await readdir(dir)).filter((n) => n.endsWith('.log')).sort();
   const bytes = await readFile(join(dir, oldest), 'utf8');
   await writeFile(join(dir, oldest), bytes.replace('op1', 'opX'));
-  await t.throwsAsync(openLog(dir, 2), { instanceOf: FeedCorruptError, message: /damaged record/ });
+  const error = await t.throwsAsync(openLog(dir, 2), { instanceOf: CorruptRecordError });
+  t.is(error!.store, 'change-feed');
+  t.is(error!.offset, 0, 'the first record of the segment is the damaged one');
+  t.regex(error!.message, /checksum does not match/);
+});
+
+test('a damaged record in the newest segment with intact ones after it is refused, never cut: those were acknowledged', async (t) => {
+  const dir = await tempDir(t);
+  const log = await openLog(dir, 100);
+  await log.append([1, 2, 3].map(entry));
+  await log.close();
+  const [segment] = (await readdir(dir)).filter((n) => n.endsWith('.log'));
+  const bytes = await readFile(join(dir, segment), 'utf8');
+  await writeFile(join(dir, segment), bytes.replace('op2', 'opX'));
+  const error = await t.throwsAsync(openLog(dir, 100), { instanceOf: CorruptRecordError });
+  t.is(error!.store, 'change-feed');
+  t.regex(error!.message, /1 intact entry follows it/);
+  // Nothing was cut: the file still holds all three records.
+  t.is((await readFile(join(dir, segment), 'utf8')).split('\n').filter(Boolean).length, 3);
 });
 
 test('segments without the incarnation file are refused', async (t) => {
