@@ -177,7 +177,9 @@ export function consensusAdminRouter(
           extra: { member, live, voters: rest.map((v) => v.id) },
         });
       }
-      await membershipChange(() => consensus.removeVoter(member));
+      // The voters this was checked against: if another change lands first, the consensus
+      // refuses this one (409) rather than apply it to voters nobody checked.
+      await membershipChange(() => consensus.removeVoter(member, { expectedVoters: now.voters.map((v) => v.id) }));
       ctx.body = { member, removed: true, voters: rest.map((v) => v.id).sort() };
     },
   );
@@ -248,8 +250,9 @@ async function membershipChange(change: () => Promise<void>): Promise<void> {
   try {
     await change();
   } catch (error) {
-    if ((error as { reason?: unknown }).reason === 'membership_change_in_progress')
-      throw problems.conflict((error as Error).message, { reason: 'membership_change_in_progress' });
+    const reason = (error as { reason?: unknown }).reason;
+    if (reason === 'membership_change_in_progress' || reason === 'membership_changed')
+      throw problems.conflict((error as Error).message, { reason });
     throw error;
   }
 }

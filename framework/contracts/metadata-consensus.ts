@@ -147,7 +147,14 @@ export interface MetadataConsensus<S, C, R> {
    * is where the new member's peers reach it, for a transport that learns addresses.
    */
   addVoter(member: MemberId, options?: { signal?: AbortSignal; address?: string }): Promise<void>;
-  removeVoter(member: MemberId, options?: { signal?: AbortSignal }): Promise<void>;
+  /**
+   * Removes one voter; resolves once the change is committed. With `expectedVoters` the change
+   * is a check-and-set: it is appended only if the voters in force (a change still pending
+   * included) are exactly those, otherwise NotAppendedError('membership_changed'). A caller that
+   * checked the removal against the voters it read (the quorum left, say) passes what it read,
+   * so two removals checked at once cannot both land on a configuration neither checked.
+   */
+  removeVoter(member: MemberId, options?: { signal?: AbortSignal; expectedVoters?: readonly MemberId[] }): Promise<void>;
   /** Optional capability (`canListMembers`): the voters as the leader sees them. */
   members?(options?: { signal?: AbortSignal; timeoutMs?: number }): Promise<MembershipDetails>;
   /** Optional capability (`canMoveLeader`): makes `member` the leader; resolves once this member sees it lead. */
@@ -217,6 +224,8 @@ export type NotAppendedReason =
   | 'queue_saturated'
   | 'no_leader'
   | 'membership_change_in_progress'
+  /** The voters are no longer the ones the caller expected (removeVoter's `expectedVoters`). */
+  | 'membership_changed'
   /** The caller's signal aborted before the proposal was handed to the log. */
   | 'aborted'
   /** The command cannot be logged as JSON by every member (nested too deep, not JSON at all). */

@@ -354,7 +354,14 @@ export class EtcdConsensus<S, C, R> implements MetadataConsensus<S, C, R>, Lifec
     return this.changeVoters('add', member, options.signal);
   }
 
-  removeVoter(member: MemberId, options: { signal?: AbortSignal } = {}): Promise<void> {
+  removeVoter(member: MemberId, options: { signal?: AbortSignal; expectedVoters?: readonly MemberId[] } = {}): Promise<void> {
+    // The voters as this member has applied them: etcd keeps the log, so the check is as fresh as
+    // this replica (the change itself is then one transaction among the others).
+    if (options.expectedVoters && [...this.replica.voters].sort().join('\n') !== [...options.expectedVoters].sort().join('\n')) {
+      return Promise.reject(
+        new NotAppendedError('membership_changed', `the voters are ${[...this.replica.voters].sort().join(', ')}, not the ${[...options.expectedVoters].sort().join(', ')} the change was checked against`),
+      );
+    }
     return this.changeVoters('remove', member, options.signal);
   }
 

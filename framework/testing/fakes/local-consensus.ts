@@ -222,7 +222,10 @@ export class LocalConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
     return this.changeMembership(member, 'add', options.signal);
   }
 
-  removeVoter(member: MemberId, options: { signal?: AbortSignal } = {}): Promise<void> {
+  removeVoter(member: MemberId, options: { signal?: AbortSignal; expectedVoters?: readonly MemberId[] } = {}): Promise<void> {
+    if (options.expectedVoters && this.voters.join('\n') !== sortedUnique([...options.expectedVoters]).join('\n')) {
+      return Promise.reject(new NotAppendedError('membership_changed', `the voters are ${this.voters.join(', ')}, not ${[...options.expectedVoters].sort().join(', ')}`));
+    }
     return this.changeMembership(member, 'remove', options.signal);
   }
 

@@ -128,6 +128,7 @@ export interface ForwardedProposalsHost {
     change: 'add' | 'remove',
     member: MemberId,
     timeoutMs: number,
+    expectedVoters?: readonly MemberId[],
   ): Promise<'done' | 'retry'>;
 }
 
@@ -168,7 +169,7 @@ export class ForwardedProposals {
     }
     try {
       if (req.kind === 'conf') {
-        await host.changeHere(req.change, req.member, timeoutMs);
+        await host.changeHere(req.change, req.member, timeoutMs, req.expectedVoters);
         return reply({
           ok: true,
           position: { ...host.appliedPosition() },

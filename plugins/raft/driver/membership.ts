@@ -45,7 +45,8 @@ export interface MembershipHost {
 export class MembershipChanges {
   constructor(private readonly host: MembershipHost) {}
 
-  async change(change: MembershipChange, member: MemberId, signal?: AbortSignal): Promise<void> {
+  /** `expectedVoters`: append only if the voters in force are exactly these (a check-and-set). */
+  async change(change: MembershipChange, member: MemberId, signal?: AbortSignal, expectedVoters?: readonly MemberId[]): Promise<void> {
     const host = this.host;
     host.assertRunning(`${change}Voter`);
     const timeoutMs = host.timeoutMs;
@@ -59,12 +60,12 @@ export class MembershipChanges {
         );
       const leader = host.knownLeader();
       if (host.isLeader()) {
-        const outcome = await this.changeHere(change, member, remaining);
+        const outcome = await this.changeHere(change, member, remaining, expectedVoters);
         if (outcome !== 'retry') return;
       } else if (leader !== undefined) {
         const response = await host.forwarder.request(
           leader,
-          { kind: 'conf', cluster: host.cluster, change, member, timeoutMs: remaining },
+          { kind: 'conf', cluster: host.cluster, change, member, timeoutMs: remaining, ...(expectedVoters ? { expectedVoters: [...expectedVoters] } : {}) },
           remaining,
           signal,
         );
@@ -84,6 +85,7 @@ export class MembershipChanges {
     change: MembershipChange,
     member: MemberId,
     timeoutMs: number,
+    expectedVoters?: readonly MemberId[],
   ): Promise<'done' | 'retry'> {
     return new Promise<Receipt<unknown> | 'retry'>((resolve, reject) => {
       const p = new PendingProposal(
@@ -96,17 +98,26 @@ export class MembershipChanges {
         reject,
         nothing,
       );
-      this.host.enqueue(() => this.appendChange(p, change, member));
+      this.host.enqueue(() => this.appendChange(p, change, member, expectedVoters));
     }).then((outcome) => (outcome === 'retry' ? 'retry' : 'done'));
   }
 
-  private appendChange(p: PendingProposal, change: MembershipChange, member: MemberId): void {
+  private appendChange(p: PendingProposal, change: MembershipChange, member: MemberId, expectedVoters?: readonly MemberId[]): void {
     const host = this.host;
     if (p.settled) return;
     if (!host.running()) {
       return p.fail(new NotAppendedError('stopped', `member ${host.self} stopped`));
     }
     if (!host.isLeader()) return p.retry();
+    // Checked in the loop, with the core: no other change can land between this and the append.
+    if (expectedVoters && !sameMembers(host.voters(), expectedVoters)) {
+      return p.fail(
+        new NotAppendedError(
+          'membership_changed',
+          `the voters are ${[...host.voters()].sort().join(', ')}, not the ${[...expectedVoters].sort().join(', ')} the change was checked against: read them again`,
+        ),
+      );
+    }
     const isVoter = host.voters().includes(member);
     if ((change === 'add' && isVoter) || (change === 'remove' && !isVoter)) {
       // Already in effect: nothing to append.
@@ -125,3 +136,7 @@ export class MembershipChanges {
 }
 
 function nothing(): void {}
+
+function sameMembers(a: readonly MemberId[], b: readonly MemberId[]): boolean {
+  return a.length === b.length && [...a].sort().join('\n') === [...b].sort().join('\n');
+}

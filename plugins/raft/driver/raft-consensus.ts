@@ -242,8 +242,8 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
       leading: () => this.state === 'running' && this.core.role === 'leader',
       appliedPosition: () => this.rs.applied,
       proposeHere: (data, now, timeoutMs, signal) => this.proposeHere(data, now, timeoutMs, signal),
-      changeHere: (change, member, timeoutMs) =>
-        this.membershipChanges.changeHere(change, member, timeoutMs),
+      changeHere: (change, member, timeoutMs, expectedVoters) =>
+        this.membershipChanges.changeHere(change, member, timeoutMs, expectedVoters),
     });
   }
 
@@ -540,8 +540,8 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
     return this.admin.exportSnapshot(options);
   }
 
-  removeVoter(member: MemberId, options: { signal?: AbortSignal } = {}): Promise<void> {
-    return this.membershipChanges.change('remove', member, options.signal);
+  removeVoter(member: MemberId, options: { signal?: AbortSignal; expectedVoters?: readonly MemberId[] } = {}): Promise<void> {
+    return this.membershipChanges.change('remove', member, options.signal, options.expectedVoters);
   }
 
   /** Raft state, for status pages and tests. */

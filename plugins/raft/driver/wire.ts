@@ -146,6 +146,8 @@ export const proposeRequestSchema = z.discriminatedUnion('kind', [
     change: z.enum(['add', 'remove']),
     member,
     timeoutMs: z.number().positive(),
+    /** The voters the change was checked against (removeVoter's check-and-set); bounded like a configuration. */
+    expectedVoters: z.array(member).max(1_000).optional(),
   }),
 ]);
 export type ProposeRequest = z.infer<typeof proposeRequestSchema>;

@@ -1,5 +1,6 @@
 import test from 'ava';
 import type { KvCommand } from '@baton/conformance/internal/kv-state-machine.js';
+import { NotAppendedError } from '@baton/contracts';
 import { SimCluster } from '../support/sim-cluster.js';
 
 const put = (key: string, value: string): KvCommand => ({ op: 'put', key, value });
@@ -65,6 +66,30 @@ test('voters are added and removed one at a time, and apply sees the voters in f
   t.false(leader.membership().voters.includes(removed));
   const after = await c.settle(n4.propose(put('after-removal', '1')));
   t.true(after.position.index > w.position.index);
+  await c.stopAll();
+});
+
+test('a removal checked against voters that changed since is refused (membership_changed), on the leader and forwarded', async (t) => {
+  const c = new SimCluster(['n1', 'n2', 'n3', 'n4'], {}, 25);
+  await c.startAll();
+  const leader = await c.waitForLeader();
+  const [first, second] = [...c.members.values()].filter((m) => m !== leader).map((m) => m.self);
+  // Both removals were checked against the four voters; the first lands.
+  const checked = ['n1', 'n2', 'n3', 'n4'];
+  await c.settle(leader.removeVoter(first, { expectedVoters: checked }));
+  await c.until(() => !leader.membership().voters.includes(first));
+  // The second, checked against the same four, is refused wherever it is asked, and changes nothing.
+  const follower = [...c.members.values()].find((m) => m !== leader && m.self !== first)!;
+  for (const asked of [leader, follower]) {
+    const refused = await t.throwsAsync(c.settle(asked.removeVoter(second, { expectedVoters: checked })), { instanceOf: NotAppendedError });
+    t.is(refused!.reason, 'membership_changed');
+    t.regex(refused!.message, /not the n1, n2, n3, n4 the change was checked against/);
+  }
+  t.true(leader.membership().voters.includes(second));
+  // Checked against the voters in force, it lands.
+  await c.settle(follower.removeVoter(second, { expectedVoters: leader.membership().voters }));
+  await c.until(() => !leader.membership().voters.includes(second));
+  t.false(leader.membership().voters.includes(second));
   await c.stopAll();
 });
 
