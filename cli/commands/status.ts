@@ -41,8 +41,8 @@ export function registerStatus(program: Command, ctx: CliContext): void {
       `
 The member asked assembles the picture: it asks every other member for its own report (with
 your token) and lists those that do not answer as down, with the reason. For the authority
-variant each member is shown with its public address (peers and writes) and, where known, its
-control address (what --url takes).
+variant each member is shown with its public address (peers and writes) and its control
+address (what --url takes), as each member reports it.
 
 Exit codes: 0 when every member is up and ready and there is a leader; 4 (unhealthy) when the
 picture shows a member down or not ready, or no leader (it is still printed); 3 when no address
@@ -146,7 +146,8 @@ function humanLines(p: ClusterStatus, view: HumanView, controlOf: Record<string,
     return [
       m.id,
       dash(m.address),
-      ...(authority ? [dash(controlOf[m.id])] : []),
+      // The address that answered for the serving member; each other member says its own.
+      ...(authority ? [dash(controlOf[m.id] ?? r?.controlAddress)] : []),
       stateOf(m),
       r ? r.role : '-',
       dash(r?.term),

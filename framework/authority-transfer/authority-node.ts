@@ -205,7 +205,18 @@ export class AuthorityNode implements Lifecycle {
     // Mode dc has no consensus, so no position to report: its members serve no picture.
     const cluster: AuthorityClusterDeps | undefined =
       ha && this.engine && this.catchUp
-        ? { self: options.self, roster: this.roster, tracker: this.tracker, consensus: ha.consensus, engine: this.engine, readiness: this.readiness, recent: this.recent, clock, catchUp: this.catchUp }
+        ? {
+            self: options.self,
+            roster: this.roster,
+            tracker: this.tracker,
+            consensus: ha.consensus,
+            engine: this.engine,
+            readiness: this.readiness,
+            recent: this.recent,
+            clock,
+            catchUp: this.catchUp,
+            controlAddress: () => this.controlUrl(),
+          }
         : undefined;
     const tokens = new BearerTokens(options.tokens);
     const app = (listener: string) =>
@@ -266,6 +277,15 @@ export class AuthorityNode implements Lifecycle {
 
   get controlAddress(): BoundAddress {
     return this.control.address;
+  }
+
+  /** The control listener's URL once it listens; undefined before. */
+  private controlUrl(): string | undefined {
+    try {
+      return this.control.address.url;
+    } catch {
+      return undefined;
+    }
   }
 
   get publicAddress(): BoundAddress {

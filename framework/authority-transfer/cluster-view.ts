@@ -33,13 +33,15 @@ export interface AuthorityClusterDeps {
   clock: Clock;
   /** The homes this member is catching up on (what baton_homes_catching_up counts). */
   catchUp: Pick<HomeCatchUp, 'catchingUp' | 'shortfalls'>;
+  /** This member's control listener, once it listens: what `baton status --url` takes. */
+  controlAddress?: () => string | undefined;
 }
 
 /** How many transfers in flight the picture lists. */
 const OLDEST_SHOWN = 100;
 
 const report = (deps: AuthorityClusterDeps) =>
-  memberReport(deps.self, deps.consensus, deps.readiness, deps.recent, () => ({ count: deps.catchUp.catchingUp, shown: deps.catchUp.shortfalls() }));
+  memberReport(deps.self, deps.consensus, deps.readiness, deps.recent, () => ({ count: deps.catchUp.catchingUp, shown: deps.catchUp.shortfalls() }), deps.controlAddress);
 
 /**
  * The authority variant's picture: every roster member asked for its report on its public

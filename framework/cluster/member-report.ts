@@ -8,7 +8,8 @@ import type { HomesCatchingUp, MemberReport } from './schemas.js';
  * This member's own facts: its consensus position and role, its readiness (the verdict /readyz
  * gives), how late its event loop runs (what /metrics shows as baton_event_loop_delay_seconds)
  * the transfers it settled lately and the code it runs (version, build, Node.js version, as
- * baton_build_info shows them); in the authority variant, the homes it is still catching up on.
+ * baton_build_info shows them); in the authority variant, the homes it is still catching up on
+ * and its control listener (which a roster, listing public addresses, does not say).
  */
 export function memberReport(
   self: string,
@@ -16,6 +17,7 @@ export function memberReport(
   readiness: Readiness,
   recent?: RecentTransfers,
   homesCatchingUp?: () => HomesCatchingUp,
+  controlAddress?: () => string | undefined,
 ): MemberReport {
   const facts = consensusFactsOf(consensus);
   const verdict = readiness.check();
@@ -29,5 +31,6 @@ export function memberReport(
     recentTransfers: recent?.list() ?? [],
     homesCatchingUp: homesCatchingUp?.() ?? null,
     ...buildInfo(),
+    controlAddress: controlAddress?.() ?? null,
   };
 }

@@ -74,6 +74,11 @@ export const memberReportSchema = z.object({
     .default('unknown')
     .describe('The git commit the member was built from, or unknown (baton_build_info\'s build); a member too old to say is unknown'),
   nodeVersion: z.string().default('unknown').describe('The Node.js version the member runs (baton_build_info\'s node_version)'),
+  controlAddress: z
+    .string()
+    .nullable()
+    .default(null)
+    .describe("Where the member's admin API listens when that is not the address peers reach it at (an authority member's control listener); null otherwise"),
 });
 
 export type MemberReport = z.output<typeof memberReportSchema>;

@@ -137,6 +137,11 @@ test.serial('baton status on an authority cluster shows the tracker verdict besi
   t.deepEqual(picture.counts, { authorities: 0 });
   t.is(picture.members.filter((m) => m.report?.role === 'leader').length, 1);
   t.deepEqual(picture.members.map((m) => m.report?.homesCatchingUp), [0, 1, 2].map(() => ({ count: 0, shown: [] })), 'no home catching up');
+  // Each member says where its control listener is (the roster lists public addresses only), so
+  // every row shows the address --url takes, not only the serving member's.
+  for (const m of picture.members) t.is(m.report?.controlAddress, cluster.nodes.find((n) => n.id === m.id)!.url, `${m.id}'s control address`);
+  const rows = await spawnBaton(['status'], { env });
+  for (const node of cluster.nodes) t.regex(rows.stdout, new RegExp(`\\n${node.id} +http://127\\.0\\.0\\.1:\\d+ +${node.url.replace(/\./g, '\\.')} +up `));
 
   await cluster.kill(west.id);
   await eventually(async () => {
