@@ -4,7 +4,9 @@
 // (tsc -b keeps build info: an unchanged tree builds in a few seconds), and it runs.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import console from 'node:console';
+import process from 'node:process';
+import { URL, fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const main = 'cli/dist/main.js';
