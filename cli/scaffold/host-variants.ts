@@ -74,7 +74,7 @@ export const HOST_VARIANTS: readonly HostVariant[] = [
           {
             key: 'single-member',
             summary: 'one voter, its log under data/consensus (durable across restarts, not replicated)',
-            importFrom: '@baton/host-authority-node',
+            importFrom: '@baton/plugin-raft',
             exportName: 'singleMemberConsensusPlugin',
             // On disk by default: ownership and epochs survive a restart of the generated host.
             config: { self: NODE_ID, dataDir: 'data/consensus' },

@@ -8,7 +8,7 @@ import {
   RNG,
   token,
 } from '@baton/contracts';
-import { type DocumentedRoutes, METRICS, TRACING, PEER_AUTH } from '@baton/http';
+import { METRICS, PEER_ROUTES, TRACING, PEER_AUTH } from '@baton/http';
 import { definePlugin, type Resolve, resolveOptional, defineOptionlessPlugin } from '@baton/kernel';
 import { AuthorityNode, type AuthorityNodeDeps } from './authority-node.js';
 import { FRONTIER_PROBE } from './frontier-probe.js';
@@ -18,10 +18,11 @@ import { OwnershipStateMachine } from './ownership-state-machine.js';
 export const AUTHORITY_NODE = token<AuthorityNode>('authority-transfer.AuthorityNode');
 
 /**
- * Peer routing a host mounts on the node's public server (the consensus transport's router):
- * every member address names the public server, so peer traffic of any kind arrives there.
+ * Peer routing served on the node's public server (the consensus transport's router, e.g.
+ * @baton/plugin-raft's raftPeerRoutesPlugin): every member address names the public server, so
+ * peer traffic of any kind arrives there. @baton/http's PEER_ROUTES.
  */
-export const PUBLIC_PEER_ROUTES = token<DocumentedRoutes[]>('authority-transfer.PublicPeerRoutes');
+export const PUBLIC_PEER_ROUTES = PEER_ROUTES;
 
 /** The ownership state machine, for whichever consensus plugin the host chooses to replicate it. */
 export const ownershipStateMachinePlugin = defineOptionlessPlugin({

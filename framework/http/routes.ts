@@ -1,3 +1,4 @@
+import { token } from '@baton/contracts';
 import type Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import { openApiPath } from './openapi-paths.js';
@@ -67,3 +68,10 @@ export interface DocumentedRoutes {
   routes: Middleware;
   operations: readonly OperationSpec[];
 }
+
+/**
+ * Routes a plugin serves on the member's peer-facing listener (the address its peers are given:
+ * a stream node's listener, an authority member's public server), e.g. Raft over HTTP. A variant
+ * knows no consensus plugin and a consensus plugin no variant: both meet at this token.
+ */
+export const PEER_ROUTES = token<DocumentedRoutes[]>('http.PeerRoutes');

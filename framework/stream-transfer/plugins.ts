@@ -7,7 +7,7 @@ import {
   RNG,
   token,
 } from '@baton/contracts';
-import { type DocumentedRoutes, METRICS, TRACING } from '@baton/http';
+import { METRICS, PEER_ROUTES, TRACING } from '@baton/http';
 import { definePlugin, resolveOptional, defineOptionlessPlugin } from '@baton/kernel';
 import { streamNodeOptions } from './node-options.js';
 import { StreamStateMachine } from './state-machine.js';
@@ -16,10 +16,10 @@ import { StreamNodeService } from './stream-node-service.js';
 export const STREAM_NODE = token<StreamNodeService>('stream-transfer.StreamNode');
 
 /**
- * Extra routes a host mounts on the stream node's listener (a consensus plugin's peer traffic,
- * e.g. Raft over HTTP): the variant knows no plugin, so the host makes the connection.
+ * Extra routes served on the stream node's listener (a consensus plugin's peer traffic, e.g.
+ * Raft over HTTP, from @baton/plugin-raft's raftPeerRoutesPlugin): @baton/http's PEER_ROUTES.
  */
-export const STREAM_PEER_ROUTES = token<DocumentedRoutes[]>('stream-transfer.PeerRoutes');
+export const STREAM_PEER_ROUTES = PEER_ROUTES;
 
 /** The stream metadata state machine, for whichever consensus plugin the host chooses. */
 export const streamStateMachinePlugin = defineOptionlessPlugin({

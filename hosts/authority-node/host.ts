@@ -3,6 +3,7 @@ import {
   authorityNodeDcPlugin,
   authorityNodeHaPlugin,
   ownershipStateMachinePlugin,
+  rosterMemberIds,
   type AuthorityNode,
 } from '@baton/authority-transfer';
 import { join } from 'node:path';
@@ -14,11 +15,9 @@ import { fsAuditStorePlugin } from '@baton/plugin-fs';
 import { npmIdentityPlugin, ociIdentityPlugin, opaqueIdentityPlugin, pypiIdentityPlugin } from '@baton/plugin-identity';
 import { memoryAuditStorePlugin } from '@baton/plugin-memory';
 import { etcdConsensusPlugin } from '@baton/plugin-etcd';
-import { httpPeerTransportPlugin, raftConsensusPlugin } from '@baton/plugin-raft';
+import { httpPeerTransportPlugin, raftConsensusPlugin, raftPeerRoutesPlugin, singleMemberConsensusPlugin } from '@baton/plugin-raft';
 import { redisAuditStorePlugin } from '@baton/plugin-redis';
-import { raftPeerRoutesPlugin } from './raft-peer-routes.js';
 import { authorityNodeHostConfig, type AuthorityNodeHostConfig } from './config.js';
-import { singleMemberConsensusPlugin } from './single-member-consensus.js';
 
 /** The plugins a config file may choose among, by id. */
 export const authorityNodeCatalog = new PluginCatalog([
@@ -130,14 +129,6 @@ function rosterAddresses(roster: unknown): Record<string, string> {
     }
   }
   return out;
-}
-
-/** Every member id a roster lists (all of them are this member's peers). */
-export function rosterMemberIds(roster: unknown): string[] {
-  if (!roster || typeof roster !== 'object') return [];
-  return Object.values(roster as Record<string, { members?: unknown }>).flatMap((dc) =>
-    dc?.members && typeof dc.members === 'object' ? Object.keys(dc.members) : [],
-  );
 }
 
 /** Builds and starts a node; the caller stops it with `host.stop()`. */

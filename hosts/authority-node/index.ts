@@ -1,5 +1,3 @@
 // The authority-transfer variant's composition root: config schema, default config, host.
 export * from './config.js';
 export * from './host.js';
-export * from './single-member-consensus.js';
-export * from './raft-peer-routes.js';

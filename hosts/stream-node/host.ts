@@ -13,9 +13,8 @@ import { fsObjectStorePlugin } from '@baton/plugin-fs';
 import { memoryObjectStorePlugin } from '@baton/plugin-memory';
 import { s3ObjectStorePlugin } from '@baton/plugin-minio';
 import { streamNodeHostConfig, type StreamNodeHostConfig } from './config.js';
-import { streamRaftPeerRoutesPlugin } from './raft-peer-routes.js';
 import { etcdConsensusPlugin } from '@baton/plugin-etcd';
-import { httpPeerTransportPlugin, raftConsensusPlugin } from '@baton/plugin-raft';
+import { httpPeerTransportPlugin, raftConsensusPlugin, raftPeerRoutesPlugin } from '@baton/plugin-raft';
 
 /** The plugins a config file may choose among, by id. */
 export const streamNodeCatalog = new PluginCatalog([
@@ -64,7 +63,7 @@ export function streamNodeHostBuilder(raw: unknown, catalog = streamNodeCatalog)
     const [transport] = catalog.resolve([peerTransport], 'peerTransport');
     builder.add(transport.plugin, transport.options, 'peerTransport.options');
     // Raft traffic arrives on the node's own listener, the address its peers are configured with.
-    if (transport.plugin.id === 'raft-http-transport') builder.add(streamRaftPeerRoutesPlugin);
+    if (transport.plugin.id === 'raft-http-transport') builder.add(raftPeerRoutesPlugin);
   }
   return builder
     .add(pinoLoggerPlugin, config.log, 'log')

@@ -1,4 +1,3 @@
 // The stream-transfer variant's composition root: config schema, default config, host.
 export * from './config.js';
 export * from './host.js';
-export * from './raft-peer-routes.js';

@@ -12,3 +12,5 @@ export { repairRaftLog } from './storage/log-repair.js';
 export type { RaftRepairReport } from './storage/log-repair.js';
 export { MemoryRaftStorage } from './storage/memory-storage.js';
 export { imageOfPieces } from './storage/snapshot-image.js';
+export { raftPeerRoutesPlugin } from './peer-routes-plugin.js';
+export { singleMemberConsensusPlugin } from './single-member-consensus.js';

@@ -1,8 +1,11 @@
-import { authorityNodeHaPlugin, ownershipStateMachinePlugin } from '@baton/authority-transfer';
+import {
+  authorityNodeHaPlugin,
+  ownershipStateMachinePlugin,
+  rosterMemberIds,
+} from '@baton/authority-transfer';
 import { createHost, type HostBuilder, systemDefaults } from '@baton/kernel';
 import { pinoLoggerPlugin } from '@baton/plugin-pino';
 import { peerAuthPlugin } from '@baton/http';
-import { rosterMemberIds } from '@baton/host-authority-node';
 {{pluginImports}}
 import type { HostConfig } from './config.js';
 

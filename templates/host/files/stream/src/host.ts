@@ -2,8 +2,7 @@ import { metricsPlugin, peerAuthPlugin } from '@baton/http';
 import { createHost, type HostBuilder, systemDefaults } from '@baton/kernel';
 import { pinoLoggerPlugin } from '@baton/plugin-pino';
 import { streamNodePlugin, streamStateMachinePlugin } from '@baton/stream-transfer';
-import { streamRaftPeerRoutesPlugin } from '@baton/host-stream-node';
-import { httpPeerTransportPlugin } from '@baton/plugin-raft';
+import { raftPeerRoutesPlugin, httpPeerTransportPlugin } from '@baton/plugin-raft';
 {{pluginImports}}
 import type { HostConfig } from './config.js';
 
@@ -21,7 +20,7 @@ export function hostBuilder(config: HostConfig): HostBuilder {
     // Every peer must prove who it is: a node with peers and no peerAuth (nor insecure: true) refuses to start.
     .add(peerAuthPlugin, { self: config.node.self, peers: Object.keys((config.peerTransport.peers as object | undefined) ?? {}), peerAuth: config.peerAuth, insecure: config.insecure }, 'peerAuth')
     .add(httpPeerTransportPlugin, config.peerTransport, 'peerTransport')
-    .add(streamRaftPeerRoutesPlugin)
+    .add(raftPeerRoutesPlugin)
     .add(streamStateMachinePlugin)
     .add({{objectStorePlugin}}, config.objectStore, 'objectStore')
     .add({{consensusPlugin}}, config.consensus, 'consensus')

@@ -13,7 +13,9 @@ import {
 } from '@baton/contracts';
 import { METRICS } from '@baton/http';
 import { resolveOptional, definePlugin, DirectoryFiles } from '@baton/kernel';
-import { RaftConsensus, FileRaftStorage, MemoryRaftStorage } from '@baton/plugin-raft';
+import { RaftConsensus } from './driver/raft-consensus.js';
+import { FileRaftStorage } from './storage/file-storage.js';
+import { MemoryRaftStorage } from './storage/memory-storage.js';
 
 /** A transport with nobody to talk to: a lone voter never sends, and cannot be reached. */
 class NoPeersTransport implements PeerTransport {
