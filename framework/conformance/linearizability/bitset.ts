@@ -28,6 +28,10 @@ export class Bitset {
     this.toggleHash(bit);
   }
 
+  has(bit: number): boolean {
+    return hasBit(this.words, bit);
+  }
+
   hash(): string {
     return `${this.h1.toString(36)}.${this.h2.toString(36)}`;
   }
@@ -74,4 +78,15 @@ export function sameWords(a: Uint32Array, b: Uint32Array): boolean {
 export function isSubset(a: Uint32Array, b: Uint32Array): boolean {
   for (let i = 0; i < a.length; i++) if ((a[i] & ~b[i]) !== 0) return false;
   return true;
+}
+
+export function hasBit(words: Uint32Array, bit: number): boolean {
+  return (words[bit >>> 5] & (1 << (bit & 31))) !== 0;
+}
+
+/** A copy of `words` with `bit` set: sets shared by several search frames are never mutated. */
+export function withBit(words: Uint32Array, bit: number): Uint32Array {
+  const copy = words.slice();
+  copy[bit >>> 5] |= 1 << (bit & 31);
+  return copy;
 }

@@ -23,8 +23,18 @@ export interface Model<S, I, O> {
    * unknown outcome constrains nothing and is left out of the search, which keeps it fast.
    */
   isReadOnly?(input: I): boolean;
-  /** A string equal for equal states (memoisation key). Default: JSON.stringify. */
+  /**
+   * A string equal for equal states, and only for them: the memo's key, so the search never
+   * explores one configuration twice. The cheapest choice when there is one.
+   */
   stateKey?(state: S): string;
+  /**
+   * Whether two states are equal, as Porcupine's models say it: used when there is no
+   * `stateKey` (the memo then compares states within a bucket of the same linearized set).
+   * Without either, states are compared by JSON.stringify, which is right only for plain data
+   * built in one key order: a stricter equality than the model's only makes the memo miss.
+   */
+  equal?(a: S, b: S): boolean;
   /** How to print an operation in a failure report. Default: JSON of input and output. */
   describe?(operation: Operation<I, O>): string;
 }
