@@ -12,7 +12,7 @@ import {
   concurrentWritesHistory,
   withFinalRead,
   type Op,
-} from '../../test/framework/testing/linearizability/concurrent-writes-history.js';
+} from '../../test/framework/conformance/linearizability/concurrent-writes-history.js';
 
 const WRITES = 38;
 const SEEDS = [1, 2, 3, 4, 5, 6, 7, 8];
