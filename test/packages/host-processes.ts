@@ -88,16 +88,14 @@ export async function startHostProcesses(
       if (exited === undefined) child.kill('SIGKILL');
       await closed;
     });
-    let running = '';
+    const runningLine = () => /^.* is running: .*$/m.exec(output)?.[0];
     await eventually(
-      () => {
-        if (exited !== undefined) throw new Error(`${id} exited (${exited}):\n${output}`);
-        running = /^.* is running: .*$/m.exec(output)?.[0] ?? '';
-        return running !== '';
-      },
+      () => exited !== undefined || runningLine() !== undefined,
       `${id} to start`,
       60_000,
     );
+    const running = runningLine();
+    if (!running) throw new Error(`${id} exited (${exited}) before it ran:\n${output}`);
     return { id, url: urls[id], running, output: () => output };
   });
   return Promise.all(started);

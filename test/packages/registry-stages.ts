@@ -103,7 +103,12 @@ export function registryStages() {
     if (!className) throw new Error(`${storeFile} declares no AuditStore class`);
     await writeFile(storeFile, memoryAuditStoreSource(className));
     await npmInstall(await registry(), dir);
-    return { dir, className, pluginConst: 'myAuditStorePlugin', packageName: 'my-audit' };
+    const pluginFile = join(dir, 'src/plugin.ts');
+    const pluginConst = /export const (\w+) = definePlugin\(/.exec(
+      await readFile(pluginFile, 'utf8'),
+    )?.[1];
+    if (!pluginConst) throw new Error(`${pluginFile} defines no plugin`);
+    return { dir, className, pluginConst, packageName: 'my-audit' };
   });
 
   /** The plugin built and packed, as a team hands it to its hosts. */

@@ -94,14 +94,13 @@ export async function startLocalRegistry(root: string): Promise<LocalRegistry> {
     },
   };
   try {
+    // A throw (nothing listening yet) counts as not yet; an exit ends the wait at once.
     await eventually(
-      async () => {
-        if (exited !== undefined) throw new Error(`verdaccio exited ${exited}:\n${output}`);
-        return (await fetch(`${url}-/ping`)).ok;
-      },
+      async () => exited !== undefined || (await fetch(`${url}-/ping`)).ok,
       `verdaccio to answer at ${url}`,
       60_000,
     );
+    if (exited !== undefined) throw new Error(`verdaccio exited ${exited}:\n${output}`);
     const token = await addUser(url);
     await writeFile(
       registry.userconfig,
