@@ -58,6 +58,13 @@ export interface WorkloadFault {
   apply(target: string, holdMs: number, signal: AbortSignal): Promise<string>;
 }
 
+/** The process of member `id`, which must be one of `members`. */
+export function processOf(members: ClusterMember[], id: string): MemberProcess {
+  const member = members.find((m) => m.id === id);
+  if (!member) throw new Error(`no member ${id} in this cluster`);
+  return member.process;
+}
+
 export function firewalled(member: ClusterMember): FirewalledMember {
   if (!member.identity)
     throw new Error(`member ${member.id} runs under no uid of its own: it cannot be firewalled`);

@@ -1,11 +1,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, writeSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { SystemClock } from '@baton/kernel/internal/system-clock.js';
 import { settledWithin } from '@baton/conformance/internal/servers/server-process.js';
 import type { ProcessIdentity } from './member-identity.js';
 
 /** How long a clean stop may take before the process is killed. */
 const STOP_GRACE_MS = 10_000;
+/** How much of the end of a member's log a failure quotes. */
+const LOG_TAIL_BYTES = 4_096;
 
 /**
  * One member of a nemesis cluster as a real OS process: `node ENTRY CONFIG`, its output appended
@@ -19,6 +22,8 @@ export class MemberProcess {
   private exitedRun?: Promise<void>;
   private paused = false;
   private runs = 0;
+  /** How the last run ended, once it has. */
+  private lastExit?: string;
   private readonly clock = new SystemClock();
 
   constructor(
@@ -63,18 +68,46 @@ export class MemberProcess {
       this.child = child;
       this.paused = false;
       this.exitedRun = new Promise<void>((resolve) => {
-        const done = () => {
+        const done = (how: string) => {
           if (this.child === child) this.child = undefined;
+          this.lastExit = how;
           resolve();
         };
-        child.once('exit', done);
-        child.once('error', done);
+        child.once('exit', (code, signal) => done(signal ? `killed by ${signal}` : `exited with code ${code}`));
+        child.once('error', (error) => done(`could not run: ${error.message}`));
       });
       liveMembers.add(child);
       void this.exitedRun.then(() => liveMembers.delete(child));
       installExitHook();
     } finally {
       closeSync(log);
+    }
+  }
+
+  /**
+   * `work`, unless this run of the process ends first: then it fails at once with how it ended
+   * and the end of its log, instead of waiting out a deadline on a process that is gone (a
+   * member that cannot start says why in its log).
+   */
+  async whileRunning<T>(work: Promise<T>): Promise<T> {
+    const exited = this.child ? this.exitedRun! : Promise.resolve();
+    const gone = exited.then(async () => {
+      throw new Error(`member ${this.id} is not running (${this.lastExit ?? 'never started'}); the end of its log:\n${await this.logTail()}`);
+    });
+    gone.catch(() => undefined);
+    return Promise.race([work, gone]);
+  }
+
+  private async logTail(): Promise<string> {
+    const file = await open(this.logFile, 'r');
+    try {
+      const { size } = await file.stat();
+      const start = Math.max(0, size - LOG_TAIL_BYTES);
+      const buffer = Buffer.alloc(size - start);
+      await file.read(buffer, 0, buffer.length, start);
+      return buffer.toString('utf8');
+    } finally {
+      await file.close();
     }
   }
 

@@ -80,7 +80,8 @@ export async function startProcessCluster(t: ExecutionContext, transfers: Record
     /** Resolves once every member answers and one leads. */
     async ready(): Promise<void> {
       for (const m of members) {
-        await eventually(async () => (await cluster.control(m.id, 'GET', '/members', { timeoutMs: 2_000 })).status === 200, `${m.id} to answer`, READY_MS);
+        const answers = eventually(async () => (await cluster.control(m.id, 'GET', '/members', { timeoutMs: 2_000 })).status === 200, `${m.id} to answer`, READY_MS);
+        await m.member.process.whileRunning(answers);
       }
       await eventually(async () => typeof (await cluster.control('east-1', 'GET', '/cluster', { timeoutMs: 2_000 })).body?.leader === 'string', 'a leader', READY_MS);
     },

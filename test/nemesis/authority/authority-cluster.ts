@@ -1,7 +1,7 @@
 import { chmod, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { eventually } from '../../hosts/eventually.js';
-import { READY_TIMEOUT_MS, type NemesisCluster, type StoreOutage } from '../cluster.js';
+import { READY_TIMEOUT_MS, processOf, type NemesisCluster, type StoreOutage } from '../cluster.js';
 import { firewallFor } from '../firewall.js';
 import { callJson } from '../http-json.js';
 import { giveTo, memberIdentities } from '../member-identity.js';
@@ -88,6 +88,6 @@ export async function startAuthorityCluster(ctx: RunContext): Promise<AuthorityC
       await Promise.all(members.map((m) => m.process.stop()));
     },
   };
-  for (const id of ids) await cluster.waitReady(id);
+  for (const id of ids) await processOf(members, id).whileRunning(cluster.waitReady(id));
   return cluster;
 }

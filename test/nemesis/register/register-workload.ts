@@ -17,6 +17,7 @@ import { FAST } from '../../plugins/etcd/etcd-fixture.js';
 import {
   READY_TIMEOUT_MS,
   prepareMember,
+  processOf,
   type ClusterMember,
   type NemesisCluster,
 } from '../cluster.js';
@@ -135,7 +136,7 @@ export function registerWorkload(consensus: RegisterConsensus = 'raft'): Workloa
             READY_TIMEOUT_MS,
           ),
       };
-      for (const id of ids) await cluster.waitReady(id);
+      for (const id of ids) await processOf(members, id).whileRunning(cluster.waitReady(id));
       await eventually(
         async () => (await cluster.leader()) !== undefined,
         'a register leader',

@@ -7,6 +7,7 @@ import { eventually } from '../../hosts/eventually.js';
 import {
   READY_TIMEOUT_MS,
   prepareMember,
+  processOf,
   type ClusterMember,
   type NemesisCluster,
   type StoreOutage,
@@ -172,7 +173,7 @@ async function startNodes(
     },
   };
   try {
-    for (const id of ids) await cluster.waitReady(id);
+    for (const id of ids) await processOf(members, id).whileRunning(cluster.waitReady(id));
   } catch (error) {
     await cluster.close();
     throw error;
