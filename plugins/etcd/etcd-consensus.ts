@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { Etcd3 } from 'etcd3';
 import {
   type Clock,
@@ -59,10 +60,11 @@ export interface EtcdConsensusDeps<S, C, R> {
 
 /**
  * MetadataConsensus on etcd. The log is a run of keys under the prefix, each appended by a
- * compare-and-put on the head counter (see LogAppender); every member follows the log by watch
- * and range reads (see LogFollower) and applies it to its own replica of the state machine, so
- * any member can propose and every member reaches the same state. A position's index is the
- * etcd revision of the commit; its term is the leadership term (the election key's revision)
+ * compare-and-put on the head counter, many entries per transaction (see LogAppender); every
+ * member follows the log by watch and range reads (see LogFollower) and applies it to its own
+ * replica of the state machine, so any member can propose and every member reaches the same
+ * state. A position's index is the etcd revision of the commit, or one past the entry before it
+ * when that is higher (entries of one transaction share a revision); its term is the leadership term (the election key's revision)
  * the proposer knew, never decreasing along the log, so positions and Leadership.term compare as
  * in Raft. etcd's own raft term is not used: it is only reported to the proposer, while a
  * position must be known alike on every member, and it does not move when leadership does.
@@ -84,7 +86,8 @@ export class EtcdConsensus<S, C, R> implements MetadataConsensus<S, C, R>, Lifec
   private readonly rng: Rng;
   private readonly logger: Logger;
   private readonly replica: Replica<S, C, R>;
-  private readonly stopSignal = new AbortController();
+  /** Every waiting proposal listens on it (one listener each, removed when it ends): no listener cap. */
+  private readonly stopSignal = unboundedAbortController();
 
   private client?: Etcd3;
   private endpointHealth?: EndpointHealth;
@@ -838,4 +841,10 @@ function lastVoter(member: MemberId): BatonError {
     'membership.last_voter',
     `cannot remove ${member}: it is the last voter, and a group needs one`,
   );
+}
+
+function unboundedAbortController(): AbortController {
+  const controller = new AbortController();
+  setMaxListeners(0, controller.signal);
+  return controller;
 }

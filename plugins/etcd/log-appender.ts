@@ -1,27 +1,19 @@
-import type { Etcd3, IKeyValue, ITxnResponse } from 'etcd3';
+import type { Etcd3, ITxnResponse } from 'etcd3';
 import type { Clock, Logger, Rng } from '@baton/contracts';
-import { certainlyNotSent, describeEtcdError } from './etcd-errors.js';
 import {
-  decodeClaim,
-  decodeEntry,
-  encodeEntry,
-  type CommandEntry,
-  type IdempotencyClaim,
-  type VoterEntry,
-} from './log-entry.js';
+  appendTransaction,
+  ownRun,
+  proposalIdOf,
+  refusalOf,
+  type BatchEntry,
+} from './append-transaction.js';
+import { certainlyNotSent, describeEtcdError } from './etcd-errors.js';
+import { decodeClaim, type IdempotencyClaim } from './log-entry.js';
 import { jittered } from './jitter.js';
 import type { LogKeys } from './log-keys.js';
 import { waitUntil } from './wait-until.js';
 
-export interface AppendRequest {
-  entry: CommandEntry | VoterEntry;
-  /** Claim an idempotency key in the same transaction as the entry. */
-  claim?: {
-    key: string;
-    fingerprint: string;
-    /** Replace an expired claim, if it is still at this mod revision (else: claim a free key). */
-    replaceModRevision?: number;
-  };
+export interface AppendRequest extends BatchEntry {
   /** Clock time after which the append gives up. */
   deadline: number;
   signal?: AbortSignal;
@@ -41,20 +33,34 @@ export interface AppenderSettings {
   requestTimeoutMs: number;
   retryMinMs: number;
   retryMaxMs: number;
+  /** At most this many entries go into one transaction (etcd's --max-txn-ops bounds the operations). */
+  maxBatchEntries: number;
+  /** Entries join a transaction while their encoded size stays under this (etcd's request bound is 1.5 MiB). */
+  maxBatchBytes: number;
+}
+
+interface Pending {
+  request: AppendRequest;
+  bytes: number;
+  resolve: (result: AppendResult) => void;
 }
 
 /**
- * Appends entries to the log, one transaction at a time, each claiming the next sequence number:
- * "if head is still seq-1, write log/seq and move head to seq (and claim the idempotency key if
- * it is free)". Two members can never take one sequence number, and a key is claimed by one
- * entry only. The part that makes errors honest: an attempt whose answer was lost is retried at
- * the same sequence number with the same proposal id, so either that attempt or the retry lands,
- * never both; and if another entry took the number meanwhile, the lost attempt provably failed
- * (its compare can never hold again), which turns "maybe" back into "not appended".
+ * Appends entries to the log as a group commit: every proposal waiting on this member when etcd
+ * answers the previous transaction goes into the next one (within the batch bounds), each at the
+ * next sequence number, "if head is still seq-1, write log/seq.. and move head past them (and
+ * claim their idempotency keys if free)". Two members can never take one sequence number, and a
+ * key is claimed by one entry only. The part that makes errors honest: a batch whose answer was
+ * lost is retried at the same sequence number with the same proposal ids, so either that attempt
+ * or the retry lands, never both; when the entry found at that number is one of ours, the log
+ * from there says which of ours went in; and if another entry took the number meanwhile, the lost
+ * attempt provably failed (its compare can never hold again), which turns "maybe" back into "not
+ * appended".
  */
 export class LogAppender {
-  private readonly queue: Array<() => Promise<void>> = [];
+  private readonly queue: Pending[] = [];
   private running = false;
+  private inFlight = 0;
   private nextSeq = 1;
   /** The last failure talking to etcd, while the latest attempts fail; cleared on success. */
   private unreachable?: string;
@@ -75,12 +81,13 @@ export class LogAppender {
 
   /** How many appends are queued or running. */
   get pending(): number {
-    return this.queue.length + (this.running ? 1 : 0);
+    return this.queue.length + this.inFlight;
   }
 
   append(request: AppendRequest): Promise<AppendResult> {
     return new Promise<AppendResult>((resolve) => {
-      this.queue.push(async () => resolve(await this.run(request).catch(internalFailure)));
+      const bytes = Buffer.byteLength(JSON.stringify(request.entry));
+      this.queue.push({ request, bytes, resolve });
       void this.pump();
     });
   }
@@ -89,173 +96,192 @@ export class LogAppender {
     if (this.running) return;
     this.running = true;
     try {
-      for (let job = this.queue.shift(); job; job = this.queue.shift()) await job();
+      for (let batch = this.nextBatch(); batch.length > 0; batch = this.nextBatch()) {
+        this.inFlight = batch.length;
+        await this.run(batch).catch((error) => {
+          for (const p of batch) p.resolve(internalFailure(error));
+        });
+        this.inFlight = 0;
+      }
     } finally {
       this.running = false;
     }
   }
 
-  private async run(request: AppendRequest): Promise<AppendResult> {
-    const { entry, deadline, signal } = request;
-    let claim = request.claim;
+  /**
+   * The oldest waiting proposals that fit one transaction (at least one, however large). Two
+   * claims of one key never share a transaction: etcd refuses a transaction that writes a key
+   * twice, and the second must see the first's claim to join its decision.
+   */
+  private nextBatch(): Pending[] {
+    let bytes = 0;
+    let count = 0;
+    const claimed = new Set<string>();
+    while (count < this.queue.length && count < this.settings.maxBatchEntries) {
+      const { bytes: size, request } = this.queue[count];
+      if (count > 0 && bytes + size > this.settings.maxBatchBytes) break;
+      if (request.claim && claimed.has(request.claim.key)) break;
+      if (request.claim) claimed.add(request.claim.key);
+      bytes += size;
+      count += 1;
+    }
+    return this.queue.splice(0, count);
+  }
+
+  /** Runs one batch until every proposal in it has its answer. */
+  private async run(batch: Pending[]): Promise<void> {
+    let live = [...batch];
     let seq = Math.max(this.nextSeq, this.appliedSeq() + 1);
-    /** An attempt at `seq` may have landed: only a definite answer about `seq` clears this. */
-    let uncertain = false;
+    /** Proposal ids sent at `seq` in an attempt whose answer was lost: only a definite answer about `seq` clears this. */
+    const doubt = new Set<string>();
     let lastProblem = '';
     /** Why an attempt at `seq` may have landed, for the error that reports the doubt. */
-    let doubt = '';
+    let doubtWhy = '';
     let delay = this.settings.retryMinMs;
+    const answer = (p: Pending, result: AppendResult) => {
+      p.resolve(result);
+      live = live.filter((q) => q !== p);
+    };
+    const answerAll = (result: (p: Pending, index: number) => AppendResult) => {
+      for (const [i, p] of live.entries()) p.resolve(result(p, i));
+      live = [];
+    };
     for (;;) {
+      if (live.length === 0) return;
       const now = this.clock.now();
       if (this.stop.aborted) {
-        return uncertain
-          ? {
-              kind: 'unknown',
-              reason: 'stopped',
-              detail: `the member stopped while entry ${seq} was in doubt`,
-            }
-          : {
-              kind: 'not_appended',
-              reason: 'stopped',
-              detail: 'the member stopped before the entry was appended',
-            };
+        return answerAll((p) =>
+          doubt.has(p.request.entry.id)
+            ? { kind: 'unknown', reason: 'stopped', detail: `the member stopped while entry ${seq} was in doubt` }
+            : { kind: 'not_appended', reason: 'stopped', detail: 'the member stopped before the entry was appended' },
+        );
       }
-      if (signal?.aborted) {
-        return { kind: 'unknown', reason: 'aborted', detail: 'the signal was aborted' };
+      for (const p of live) {
+        if (p.request.signal?.aborted) answer(p, { kind: 'unknown', reason: 'aborted', detail: 'the signal was aborted' });
+        else if (now >= p.request.deadline) answer(p, this.expired(doubt.has(p.request.entry.id), seq, doubtWhy, lastProblem));
       }
-      if (now >= deadline) {
-        if (uncertain) {
-          return {
-            kind: 'unknown',
-            reason: 'timeout',
-            detail: `an attempt at log entry ${seq} may have been committed: its answer was lost (${doubt}); etcd was not reachable since to tell (${lastProblem})`,
-          };
-        }
-        const problem = lastProblem || this.unreachable;
-        return problem === undefined
-          ? {
-              kind: 'not_appended',
-              reason: 'queue_saturated',
-              detail: 'the deadline passed while the proposal waited its turn to be sent',
-            }
-          : {
-              kind: 'not_appended',
-              reason: 'no_leader',
-              detail: `etcd did not take the entry in time: ${problem}`,
-            };
-      }
+      if (live.length === 0) return;
+      const deadline = Math.min(...live.map((p) => p.request.deadline));
+      const sent = live;
       let response: ITxnResponse;
       try {
-        entry.term = Math.max(entry.term, this.currentTerm());
-        response = await this.attempt(
+        const term = this.currentTerm();
+        for (const p of live) p.request.entry.term = Math.max(p.request.entry.term, term);
+        response = await appendTransaction(
+          this.client,
+          this.keys,
           seq,
-          entry.id,
-          encodeEntry(entry),
-          claim,
+          sent.map((p) => p.request),
           Math.min(deadline, now + this.settings.requestTimeoutMs),
         );
       } catch (error) {
         lastProblem = describeEtcdError(error);
+        if (isTooLarge(error) && live.length > 1 && !live.some((p) => doubt.has(p.request.entry.id))) {
+          // etcd takes smaller requests than maxBatchBytes allows: the rest go in later transactions.
+          this.queue.unshift(...live.splice(1));
+          this.inFlight = 1;
+          continue;
+        }
         if (!certainlyNotSent(error)) {
-          uncertain = true;
-          doubt = lastProblem;
+          for (const p of live) doubt.add(p.request.entry.id);
+          doubtWhy = lastProblem;
         }
         this.unreachable = lastProblem;
-        this.logger.debug(
-          { seq, uncertain, error: lastProblem },
-          'append attempt failed; retrying',
-        );
-        await waitUntil(this.clock.sleep(jittered(delay, this.rng)), {
-          clock: this.clock,
-          deadline,
-          signal,
-          stop: this.stop,
-        });
+        this.logger.debug({ seq, entries: live.length, uncertain: doubt.size > 0, error: lastProblem }, 'append attempt failed; retrying');
+        await waitUntil(this.clock.sleep(jittered(delay, this.rng)), { clock: this.clock, deadline, stop: this.stop });
         delay = Math.min(this.settings.retryMaxMs, delay * 2);
         continue;
       }
       this.unreachable = undefined;
       delay = this.settings.retryMinMs;
       if (response.succeeded) {
-        this.nextSeq = seq + 1;
-        return { kind: 'appended', seq, revision: Number(response.header.revision) };
+        const revision = Number(response.header.revision);
+        this.nextSeq = seq + live.length;
+        return answerAll((_, i) => ({ kind: 'appended', seq: seq + i, revision }));
       }
-      const [headKv, entryKv, claimKv] = response.responses.map(
-        (op) => op.response_range.kvs[0] as IKeyValue | undefined,
-      );
-      if (entryKv && idOf(entryKv) === entry.id) {
-        // An earlier attempt whose answer was lost did land.
-        this.nextSeq = seq + 1;
-        return { kind: 'appended', seq, revision: Number(entryKv.create_revision) };
-      }
-      if (claim && claimKv && Number(claimKv.mod_revision) !== claim.replaceModRevision) {
-        const held = decodeClaim(claimKv.value);
-        if (held?.id === entry.id) {
-          return { kind: 'appended', seq: held.seq, revision: Number(claimKv.mod_revision) };
+      const refused = refusalOf(response, sent.map((p) => p.request));
+      const holder = refused.atFirst && proposalIdOf(refused.atFirst);
+      if (holder !== undefined && doubt.has(holder)) {
+        // An attempt whose answer was lost did land: the log from `seq` says which of ours it held.
+        try {
+          const landed = await ownRun(this.client, this.keys, seq, doubt, Math.min(deadline, now + this.settings.requestTimeoutMs));
+          for (const [i, id] of landed.ids.entries()) {
+            const p = live.find((q) => q.request.entry.id === id);
+            if (p) answer(p, { kind: 'appended', seq: seq + i, revision: landed.revision });
+          }
+          seq += landed.ids.length;
+          this.nextSeq = seq;
+          doubt.clear();
+        } catch (error) {
+          lastProblem = describeEtcdError(error);
         }
-        if (held)
-          return { kind: 'claimed', claim: held, modRevision: Number(claimKv.mod_revision) };
-        this.logger.warn(
-          { key: claim.key },
-          'an idempotency claim under the prefix is malformed; replacing it',
-        );
-        claim = { ...claim, replaceModRevision: Number(claimKv.mod_revision) };
         continue;
       }
-      if (claim && !claimKv && claim.replaceModRevision !== undefined) {
-        // The expired claim was pruned meanwhile: claim the free key instead.
-        claim = { key: claim.key, fingerprint: claim.fingerprint };
-      }
-      const head = headKv ? Number(headKv.value.toString('utf8')) : 0;
-      if (uncertain && !entryKv && head >= seq) {
+      if (doubt.size > 0 && !refused.atFirst && refused.head >= seq) {
         // The entry at `seq` is gone (compacted) before we could see whose it was.
-        return {
-          kind: 'unknown',
-          reason: 'timeout',
-          detail: `log entry ${seq} was compacted before this member could tell whether it was its own`,
-        };
+        for (const p of [...live]) {
+          if (doubt.has(p.request.entry.id))
+            answer(p, { kind: 'unknown', reason: 'timeout', detail: `log entry ${seq} was compacted before this member could tell whether it was its own` });
+        }
+        doubt.clear();
       }
-      // Another entry holds `seq` (or our guess was stale): ours is not there and cannot land there.
-      uncertain = false;
-      seq = Math.max(seq, head + 1);
-      this.nextSeq = seq;
+      this.settleClaims(sent.filter((p) => live.includes(p)), refused.claims.filter((_, i) => live.includes(sent[i])), answer);
+      if (refused.head >= seq) {
+        // Another entry holds `seq`: nothing of ours is there, and no lost attempt can land there.
+        doubt.clear();
+        seq = refused.head + 1;
+        this.nextSeq = seq;
+      }
     }
   }
 
-  private attempt(
-    seq: number,
-    id: string,
-    bytes: string,
-    claim: AppendRequest['claim'],
-    deadline: number,
-  ): Promise<ITxnResponse> {
-    let txn = this.client.if(this.keys.head, 'Value', '==', String(seq - 1));
-    const writes = [
-      this.client.put(this.keys.entry(seq)).value(bytes),
-      this.client.put(this.keys.head).value(String(seq)),
-    ];
-    const reads = [this.client.get(this.keys.head), this.client.get(this.keys.entry(seq))];
-    if (claim) {
-      const key = this.keys.idem(claim.key);
-      txn =
-        claim.replaceModRevision === undefined
-          ? txn.and(key, 'Version', '==', 0)
-          : txn.and(key, 'Mod', '==', claim.replaceModRevision);
-      const value: IdempotencyClaim = { seq, id, fingerprint: claim.fingerprint };
-      writes.push(this.client.put(key).value(JSON.stringify(value)));
-      reads.push(this.client.get(key));
+  /**
+   * Claims another entry holds end their proposal; an expired or malformed claim is replaced on
+   * the next attempt. `claims[i]` is what etcd holds under `live[i]`'s key.
+   */
+  private settleClaims(
+    live: Pending[],
+    claims: ReturnType<typeof refusalOf>['claims'],
+    answer: (p: Pending, result: AppendResult) => void,
+  ): void {
+    for (const [i, p] of live.entries()) {
+      const claim = p.request.claim;
+      const kv = claims[i];
+      if (!claim) continue;
+      if (kv && Number(kv.mod_revision) !== claim.replaceModRevision) {
+        const held = decodeClaim(kv.value);
+        if (held?.id === p.request.entry.id) answer(p, { kind: 'appended', seq: held.seq, revision: Number(kv.mod_revision) });
+        else if (held) answer(p, { kind: 'claimed', claim: held, modRevision: Number(kv.mod_revision) });
+        else {
+          this.logger.warn({ key: claim.key }, 'an idempotency claim under the prefix is malformed; replacing it');
+          p.request.claim = { ...claim, replaceModRevision: Number(kv.mod_revision) };
+        }
+      } else if (!kv && claim.replaceModRevision !== undefined) {
+        // The expired claim was pruned meanwhile: claim the free key instead.
+        p.request.claim = { key: claim.key, fingerprint: claim.fingerprint };
+      }
     }
-    return txn
-      .then(...writes)
-      .else(...reads)
-      .options({ deadline: new Date(deadline) })
-      .commit();
+  }
+
+  /** The answer to a proposal whose deadline passed before etcd took it. */
+  private expired(inDoubt: boolean, seq: number, doubtWhy: string, lastProblem: string): AppendResult {
+    if (inDoubt) {
+      return {
+        kind: 'unknown',
+        reason: 'timeout',
+        detail: `an attempt at log entry ${seq} may have been committed: its answer was lost (${doubtWhy}); etcd was not reachable since to tell (${lastProblem})`,
+      };
+    }
+    const problem = lastProblem || this.unreachable;
+    return problem === undefined
+      ? { kind: 'not_appended', reason: 'queue_saturated', detail: 'the deadline passed while the proposal waited its turn to be sent' }
+      : { kind: 'not_appended', reason: 'no_leader', detail: `etcd did not take the entry in time: ${problem}` };
   }
 }
 
-function idOf(kv: IKeyValue): string | undefined {
-  const entry = decodeEntry(kv.value);
-  return 'id' in entry ? entry.id : undefined;
+/** etcd refused the request for its size (--max-request-bytes), before proposing it to its Raft. */
+function isTooLarge(error: unknown): boolean {
+  return error instanceof Error && error.message.includes('request is too large');
 }
 
 /**

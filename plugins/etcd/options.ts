@@ -83,6 +83,18 @@ export const etcdConsensusOptions = z
       .min(1024)
       .max(1024 * 1024)
       .default(1024 * 1024),
+    /**
+     * Proposals waiting on this member go to etcd together, in one transaction of at most this
+     * many entries (each entry and its claim are two of etcd's --max-txn-ops, 128 by default).
+     */
+    maxBatchEntries: z.number().int().min(1).max(60).default(32),
+    /** More entries join a transaction only while their size stays under this (etcd refuses requests over 1.5 MiB). */
+    maxBatchBytes: z
+      .number()
+      .int()
+      .min(1024)
+      .max(1024 * 1024)
+      .default(1024 * 1024),
     /** Lease of this member's election key: a dead leader is replaced after about this long. */
     leaseTtlSeconds: z.number().int().min(2).max(600).default(5),
     /** How many log entries one catch-up read fetches. */

@@ -71,7 +71,9 @@ export class Replica<S, C, R> {
       );
     }
     const term = 'term' in entry ? Math.max(this.applied.term, entry.term) : this.applied.term;
-    const position: LogPosition = { term, index: revision };
+    // Entries of one transaction share its revision: the second and later take the next indexes
+    // (so later transactions' entries may sit past their revision), deterministically on every member.
+    const position: LogPosition = { term, index: Math.max(revision, this.applied.index + 1) };
     const outcome = this.applyAt(seq, position, entry);
     this.seq = seq;
     this.applied = position;

@@ -111,3 +111,18 @@ test('a throwing state machine stops applying with the entry named', (t) => {
   t.regex(error!.message, /entry 1.*boom/);
   t.is(r.seq, 0, 'the entry is not counted as applied');
 });
+
+test('entries of one transaction share its revision and take consecutive indexes; later transactions stay above them', (t) => {
+  const r = replica();
+  const positions = [
+    [1, 10],
+    [2, 10],
+    [3, 10],
+    [4, 11],
+    [5, 20],
+  ].map(([seq, revision]) => {
+    const outcome = r.apply(seq, revision, put(`v${seq}`));
+    return outcome.kind === 'applied' ? outcome.position.index : -1;
+  });
+  t.deepEqual(positions, [10, 11, 12, 13, 20]);
+});
