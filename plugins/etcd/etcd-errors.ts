@@ -22,6 +22,17 @@ export function certainlyNotSent(error: unknown): boolean {
   );
 }
 
+/**
+ * Whether etcd (or gRPC on either side) refused a request for its size: etcd checks
+ * `--max-request-bytes` before proposing it to its Raft, and gRPC refuses a message over its limit
+ * before the handler runs. Such a request was certainly not committed, and no retry of the same
+ * bytes can succeed.
+ */
+export function requestTooLarge(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  return /etcdserver: request is too large|message larger than max/i.test(error.message);
+}
+
 /** A short description of an etcd failure for logs and error details. */
 export function describeEtcdError(error: unknown): string {
   if (error instanceof Error) return `${error.name}: ${error.message.split('\n')[0]}`;

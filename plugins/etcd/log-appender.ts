@@ -7,7 +7,7 @@ import {
   refusalOf,
   type BatchEntry,
 } from './append-transaction.js';
-import { certainlyNotSent, describeEtcdError } from './etcd-errors.js';
+import { certainlyNotSent, describeEtcdError, requestTooLarge } from './etcd-errors.js';
 import { decodeClaim, type IdempotencyClaim } from './log-entry.js';
 import { jittered } from './jitter.js';
 import type { LogKeys } from './log-keys.js';
@@ -25,7 +25,7 @@ export type AppendResult =
   /** The key is claimed by another entry; nothing was appended. */
   | { kind: 'claimed'; claim: IdempotencyClaim; modRevision: number }
   /** Certainly not in the log, and never will be. */
-  | { kind: 'not_appended'; reason: 'no_leader' | 'queue_saturated' | 'stopped'; detail: string }
+  | { kind: 'not_appended'; reason: 'no_leader' | 'queue_saturated' | 'stopped' | 'invalid_command'; detail: string }
   /** Maybe in the log (an attempt whose answer was lost). */
   | { kind: 'unknown'; reason: 'timeout' | 'aborted' | 'stopped'; detail: string };
 
@@ -176,11 +176,26 @@ export class LogAppender {
         );
       } catch (error) {
         lastProblem = describeEtcdError(error);
-        if (isTooLarge(error) && live.length > 1 && !live.some((p) => doubt.has(p.request.entry.id))) {
-          // etcd takes smaller requests than maxBatchBytes allows: the rest go in later transactions.
-          this.queue.unshift(...live.splice(1));
-          this.inFlight = 1;
-          continue;
+        if (requestTooLarge(error)) {
+          // Refused before etcd proposed it: nothing of this attempt is in the log, and the same
+          // bytes will be refused however often they are sent. A batch is split (the rest go in
+          // later transactions); one entry alone is answered now. An earlier attempt whose answer
+          // was lost keeps its doubt.
+          if (live.length > 1 && !live.some((p) => doubt.has(p.request.entry.id))) {
+            this.queue.unshift(...live.splice(1));
+            this.inFlight = 1;
+            continue;
+          }
+          if (live.length === 1) {
+            const detail = `etcd refused log entry ${seq} for its size (${lastProblem}): raise etcd's --max-request-bytes above maxEntryBytes, or keep commands smaller`;
+            answer(
+              live[0],
+              doubt.size > 0
+                ? { kind: 'unknown', reason: 'timeout', detail: `${detail}; an earlier attempt may have been committed (${doubtWhy})` }
+                : { kind: 'not_appended', reason: 'invalid_command', detail },
+            );
+            continue;
+          }
         }
         if (!certainlyNotSent(error)) {
           for (const p of live) doubt.add(p.request.entry.id);
@@ -277,11 +292,6 @@ export class LogAppender {
       ? { kind: 'not_appended', reason: 'queue_saturated', detail: 'the deadline passed while the proposal waited its turn to be sent' }
       : { kind: 'not_appended', reason: 'no_leader', detail: `etcd did not take the entry in time: ${problem}` };
   }
-}
-
-/** etcd refused the request for its size (--max-request-bytes), before proposing it to its Raft. */
-function isTooLarge(error: unknown): boolean {
-  return error instanceof Error && error.message.includes('request is too large');
 }
 
 /**
