@@ -226,6 +226,17 @@ export class AuthorityNode implements Lifecycle {
       title: 'Peryx availability control API',
       version: '1',
       description: `Planned authority transfers, the raw transfer command, ownership and the member tracker (member ${options.self}).`,
+      tags: {
+        transfers: 'Planned transfers: start, follow, cancel',
+        commands: 'The raw transfer command a failover commits',
+        authorities: 'Homes, epochs and the audit of each authority',
+        members: 'The member tracker',
+        consensus: 'Voters, leadership and backups of the ownership consensus',
+        cluster: 'The picture of the cluster the CLI and the dashboard read',
+        health: 'Probes for load balancers and orchestrators',
+        dashboard: 'The web dashboard',
+        operations: 'Metrics and this document',
+      },
     });
     const controlRouters = [
       healthRouter(options.self, this.readiness, controlDocument),
@@ -256,6 +267,14 @@ export class AuthorityNode implements Lifecycle {
       title: 'Peryx public API',
       version: '1',
       description: `Peer traffic (change feeds, applied serials) and fenced writes (member ${options.self}).`,
+      tags: {
+        authorities: 'Fenced writes to an authority at its home',
+        peers: "Members reading each other's feeds",
+        internal: 'Member-to-member traffic (feeds, Raft); not for clients',
+        cluster: "This member's own report",
+        health: 'Probes for load balancers and orchestrators',
+        operations: 'This document',
+      },
     });
     const publicRouters = [
       healthRouter(options.self, this.readiness, publicDocument),

@@ -22,6 +22,7 @@ import {
   rawTransferOutcomeSchema,
   transferStatusSchema,
 } from './api-schemas.js';
+import { authorityExamples as ex, authorityProblemExtensions } from './api-examples.js';
 import type { OwnershipConsensus } from './audit-projection.js';
 import type { CatchUpViews } from './catch-up-view.js';
 import { auditPageQuery, auditPageSchema, DEFAULT_AUDIT_PAGE, MAX_AUDIT_PAGE } from './audit-page.js';
@@ -91,6 +92,7 @@ export interface ControlRouterDeps {
  */
 export function createControlRouter(deps: ControlRouterDeps, document: ApiDocument): Router {
   const router = new Router({ prefix: '/availability/v1' });
+  document.problemExtensions(authorityProblemExtensions);
   const ha = () => {
     if (!deps.ha) {
       throw new OwnershipUnavailableError(
@@ -135,17 +137,23 @@ export function createControlRouter(deps: ControlRouterDeps, document: ApiDocume
       method: 'post',
       path: '/transfers',
       summary: 'Start a planned transfer; answers once it committed, with the sealed audit record',
+      operationId: 'startTransfer',
       tags: ['transfers'],
       scope: ADMIN_WRITE_SCOPE,
       params: { headers: [keyHeader] },
       requestBody: transferBody,
+      requestExample: ex.transfer,
       responses: {
         200: {
           description: 'Committed: the sealed audit record',
           schema: auditRecordSchema,
           headers: echoedKey,
+          example: ex.committed,
         },
-        409: 'A transfer of this authority is running, it was cancelled, the source is not its home, or it is committing',
+        409: {
+          description: 'A transfer of this authority is running, it was cancelled, the source is not its home, or it is committing',
+          example: ex.transferInProgress,
+        },
         422: 'The Idempotency-Key already names a different transfer',
         503: `${UNAVAILABLE}; or the move committed but the audit store did not take the record (retry with the same key); or the outcome is unknown (retry with the same key)`,
         504: 'The target did not reach the barrier within the budget; nothing moved, no audit was written',
@@ -173,6 +181,7 @@ export function createControlRouter(deps: ControlRouterDeps, document: ApiDocume
       method: 'delete',
       path: '/transfers/{authority}',
       summary: 'Cancel a waiting transfer',
+      operationId: 'cancelTransfer',
       tags: ['transfers'],
       scope: ADMIN_WRITE_SCOPE,
       responses: {
@@ -193,10 +202,11 @@ export function createControlRouter(deps: ControlRouterDeps, document: ApiDocume
       path: '/transfers/{authority}',
       summary:
         'The transfer of an authority in flight: state, barrier, latest frontier reading, age',
+      operationId: 'getTransfer',
       tags: ['transfers'],
       scope: ADMIN_READ_SCOPE,
       responses: {
-        200: { description: 'The transfer in flight', schema: transferStatusSchema },
+        200: { description: 'The transfer in flight', schema: transferStatusSchema, example: ex.status },
         404: 'No transfer of this authority is in flight (read once this member has caught up with the leader\'s commit)',
       },
     },
@@ -215,15 +225,18 @@ export function createControlRouter(deps: ControlRouterDeps, document: ApiDocume
       path: '/commands',
       summary:
         'The raw transfer_authority command: the unconditional move a failover commits (source must be Dead)',
+      operationId: 'runCommand',
       tags: ['commands'],
       scope: ADMIN_WRITE_SCOPE,
       params: { headers: [keyHeader] },
       requestBody: commandBody,
+      requestExample: ex.command,
       responses: {
         200: {
           description: 'Committed (or replayed under the same key)',
           schema: rawTransferOutcomeSchema,
           headers: echoedKey,
+          example: ex.commandCommitted,
         },
         409: 'The source is not the home, is not Dead, or the authority is already at the target',
         422: 'The Idempotency-Key already names a different command',
@@ -248,11 +261,12 @@ export function createControlRouter(deps: ControlRouterDeps, document: ApiDocume
       method: 'get',
       path: '/authorities',
       summary: `Authorities by id with their home and epoch, in pages, as of the leader's commit when asked: at most \`limit\` (default ${DEFAULT_AUTHORITY_PAGE}, at most ${MAX_AUTHORITY_PAGE}); \`next\` is the \`after\` of the next page, null on the last`,
+      operationId: 'listAuthorities',
       tags: ['authorities'],
       scope: ADMIN_READ_SCOPE,
       params: { query: authorityPageQuery },
       responses: {
-        200: { description: 'One page of authorities', schema: authorityPageSchema },
+        200: { description: 'One page of authorities', schema: authorityPageSchema, example: ex.authorities },
         400: 'Invalid cursor or limit',
         503: UNAVAILABLE,
       },
@@ -270,10 +284,11 @@ export function createControlRouter(deps: ControlRouterDeps, document: ApiDocume
       method: 'get',
       path: '/authorities/{authority}',
       summary: "An authority's home datacenter and fencing epoch, and whether its home is still catching up on the move that made it home (read once this member has caught up with the leader's commit)",
+      operationId: 'getAuthority',
       tags: ['authorities'],
       scope: ADMIN_READ_SCOPE,
       responses: {
-        200: { description: 'Home and epoch; `catch_up` names the members of the home that refuse writes until they hold the final serials the move recorded, with the finals and what the answering member holds', schema: ownershipSchema },
+        200: { description: 'Home and epoch; `catch_up` names the members of the home that refuse writes until they hold the final serials the move recorded, with the finals and what the answering member holds', schema: ownershipSchema, example: ex.ownership },
         404: 'The authority has no home',
       },
     },
@@ -290,11 +305,12 @@ export function createControlRouter(deps: ControlRouterDeps, document: ApiDocume
       method: 'get',
       path: '/authorities/{authority}/audit',
       summary: `This member's durable audit of an authority's committed transfers, newest first, in pages: at most \`limit\` (default ${DEFAULT_AUDIT_PAGE}, at most ${MAX_AUDIT_PAGE}) records whose commit_index is below \`before\`; \`next\` is the \`before\` of the next page, null on the last`,
+      operationId: 'listAuthorityAudit',
       tags: ['authorities'],
       scope: ADMIN_READ_SCOPE,
       params: { query: auditPageQuery },
       responses: {
-        200: { description: 'The sealed records this member has stored', schema: auditPageSchema },
+        200: { description: 'The sealed records this member has stored', schema: auditPageSchema, example: ex.audit },
         400: 'Invalid authority identity, limit or before',
       },
     },
@@ -312,9 +328,10 @@ export function createControlRouter(deps: ControlRouterDeps, document: ApiDocume
       method: 'get',
       path: '/members',
       summary: 'The member tracker: Alive, Suspect or Dead per member',
+      operationId: 'listMembers',
       tags: ['members'],
       scope: ADMIN_READ_SCOPE,
-      responses: { 200: { description: 'Every roster member', schema: membersSchema } },
+      responses: { 200: { description: 'Every roster member', schema: membersSchema, example: ex.members } },
     },
     async (ctx) => {
       ctx.body = { members: deps.tracker.snapshot() };

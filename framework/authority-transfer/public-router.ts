@@ -18,6 +18,7 @@ import {
 } from '@baton/http';
 import type { IdentitySupplier } from '@baton/contracts';
 import type { Context, Middleware } from 'koa';
+import { authorityExamples as ex, authorityProblemExtensions } from './api-examples.js';
 import { appliedSerialSchema, feedPageSchema, writeResultSchema } from './api-schemas.js';
 import type { ChangeFeed, FeedOrigin } from './change-feed.js';
 import { AppliedWaitRefusedError, DEFAULT_APPLIED_WAIT_LIMITS, type AppliedWaits } from './applied-waits.js';
@@ -72,6 +73,7 @@ export interface PublicRouterDeps {
  */
 export function createPublicRouter(deps: PublicRouterDeps, document: ApiDocument): Router {
   const router = new Router({ prefix: '/availability/v1' });
+  document.problemExtensions(authorityProblemExtensions);
   const secure = deps.peerAuth !== undefined && !deps.peerAuth.insecure;
   // Either gate marks the request as a peer route's: its refusals are counted as peer refusals.
   const peerGate: Middleware[] = secure ? [requirePeer(deps.peerAuth!)] : [markPeerRoute, requireScope(PEER_SCOPE)];
@@ -85,10 +87,11 @@ export function createPublicRouter(deps: PublicRouterDeps, document: ApiDocument
       method: 'get',
       path: '/feed',
       summary: "This member's change feed after a serial",
+      operationId: 'readFeed',
       tags: ['peers', 'internal'],
       ...peerSecurity,
       params: { query: feedQuery },
-      responses: { 200: { description: 'A page of the feed', schema: feedPageSchema }, 400: 'Invalid query' },
+      responses: { 200: { description: 'A page of the feed', schema: feedPageSchema, example: ex.feed }, 400: 'Invalid query' },
     },
     ...peerGate,
     async (ctx) => {
@@ -111,11 +114,12 @@ export function createPublicRouter(deps: PublicRouterDeps, document: ApiDocument
       method: 'get',
       path: '/feeds/{origin}/applied',
       summary: "How far this member has applied a member's feed (what a barrier probe reads), at once or once it holds a serial",
+      operationId: 'getAppliedSerial',
       tags: ['peers', 'internal'],
       ...peerSecurity,
       params: { path: originParam, query: appliedQuery },
       responses: {
-        200: { description: 'The applied serial, in the incarnation it counts in; `wait` echoes a wait this member held', schema: appliedSerialSchema },
+        200: { description: 'The applied serial, in the incarnation it counts in; `wait` echoes a wait this member held', schema: appliedSerialSchema, example: ex.applied },
         400: 'Invalid query (a wait longer than this member holds one, a negative serial)',
         422: 'A wait that does not name the serial, the incarnation and how long',
         429: 'Too many waits parked here already (by this requester or in all): read again later',
@@ -147,12 +151,14 @@ export function createPublicRouter(deps: PublicRouterDeps, document: ApiDocument
       method: 'post',
       path: '/authorities/{authority}/writes',
       summary: 'Write to an authority at its home, under its current epoch',
+      operationId: 'writeToAuthority',
       tags: ['authorities'],
       scope: AUTHORITY_WRITE_SCOPE,
       params: { path: authorityParam },
       requestBody: writeBody,
+      requestExample: ex.write,
       responses: {
-        200: { description: 'The write is durable in this member\'s feed', schema: writeResultSchema },
+        200: { description: 'The write is durable in this member\'s feed', schema: writeResultSchema, example: ex.written },
         409: 'The epoch is stale: the authority moved; the write is rejected and never finalised',
         421: 'This datacenter is not the authority\'s home',
         503: 'Mode dc, the ownership consensus or the feed is unavailable, the authority is frozen by a transfer, or this new home has not yet caught up on the final serials its move recorded (Retry-After)',

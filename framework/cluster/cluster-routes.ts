@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { requireScope, type ApiDocument, route } from '@baton/http';
-import { clusterStatusSchema, memberReportSchema, type ClusterStatus, type MemberReport } from './schemas.js';
+import { clusterStatusExample, clusterStatusSchema, memberReportExample, memberReportSchema, type ClusterStatus, type MemberReport } from './schemas.js';
 
 export interface ClusterRoutesOptions {
   scope: string;
@@ -18,9 +18,10 @@ export function memberReportRouter(path: string, report: () => MemberReport, doc
       method: 'get',
       path,
       summary: "This member's own facts: role, leader, term, commit and applied index, readiness, event-loop delay",
+      operationId: 'getMemberReport',
       tags: options.tags ?? ['cluster'],
       scope: options.scope,
-      responses: { 200: { description: 'The member report', schema: memberReportSchema } },
+      responses: { 200: { description: 'The member report', schema: memberReportSchema, example: memberReportExample } },
     },
     requireScope(options.scope),
     (ctx) => {
@@ -49,11 +50,12 @@ export function clusterStatusRouter(
       method: 'get',
       path,
       summary: 'The cluster at a glance: every member with its role, term, indexes, readiness and liveness; leader; counts; transfers in flight',
+      operationId: 'getClusterStatus',
       description:
         "Each peer is asked for its report (with the caller's own bearer token) within 1.5 s; a member that does not answer is listed as unreachable with the reason.",
       tags: options.tags ?? ['cluster'],
       scope: options.scope,
-      responses: { 200: { description: 'The cluster picture', schema: clusterStatusSchema } },
+      responses: { 200: { description: 'The cluster picture', schema: clusterStatusSchema, example: clusterStatusExample } },
     },
     requireScope(options.scope),
     async (ctx) => {

@@ -22,6 +22,14 @@ import {
   problems,
   validate,
 } from '@baton/http';
+import {
+  consensusProblemExtensions,
+  examples,
+  leaderMovedSchema,
+  membershipDetailsSchema,
+  voterAddedSchema,
+  voterRemovedSchema,
+} from './consensus-admin-schemas.js';
 import { encodeBackup, type BackupVariant } from './snapshot-file.js';
 
 const memberId = z
@@ -80,9 +88,10 @@ export function consensusAdminRouter(
   options: ConsensusAdminOptions,
 ): Router {
   const router = new Router({ prefix: `${options.prefix}/consensus` });
+  document.problemExtensions(consensusProblemExtensions);
   const extra = options.problemsOf ?? {};
   const unavailable = { 503: 'The consensus cannot answer now (no leader, no quorum in time); see Retry-After' };
-  const scoped = (spec: OperationSpec & { scope: string }, handler: Middleware<any, any>) =>
+  const scoped = (spec: Omit<OperationSpec, 'tags'> & { scope: string }, handler: Middleware<any, any>) =>
     route(router, document, { ...spec, tags: options.tags }, requireScope(spec.scope), handler);
   const details = async (): Promise<MembershipDetails> => {
     if (canListMembers(consensus)) return consensus.members();
@@ -100,9 +109,14 @@ export function consensusAdminRouter(
       method: 'get',
       path: '/members',
       summary: 'The consensus voters: addresses, the leader, match and applied indexes where known',
+      operationId: 'listConsensusMembers',
       description: 'Match indexes and liveness come from the leader (asked by a follower); `from` names who answered.',
       scope: options.readScope,
-      responses: { 200: { description: '{term, leader, from, voters: [{id, address, leader, match, applied, live}]}' }, ...extra, ...unavailable },
+      responses: {
+        200: { description: 'The voters, as the leader (or, without one, this member) sees them', schema: membershipDetailsSchema, example: examples.members },
+        ...extra,
+        ...unavailable,
+      },
     },
     async (ctx) => {
       ctx.body = await details();
@@ -114,14 +128,16 @@ export function consensusAdminRouter(
       method: 'post',
       path: '/members',
       summary: 'Add a voter (one change at a time); adding a present voter changes nothing',
+      operationId: 'addConsensusMember',
       description:
         'The new member must be started with the current voters as its bootstrap voters and a peer credential the others accept. ' +
         '`address` is where the others reach it; the voters reachable now learn it.',
       scope: options.writeScope,
       requestBody: addMemberBody,
+      requestExample: examples.add,
       responses: {
-        200: { description: 'Already a voter: nothing changed' },
-        201: { description: 'Added; the voters in the body' },
+        200: { description: 'Already a voter: nothing changed', schema: voterAddedSchema, example: { ...examples.added, added: false } },
+        201: { description: 'Added; the voters in the body', schema: voterAddedSchema, example: examples.added },
         409: 'Another membership change is in progress',
         ...extra,
         ...unavailable,
@@ -147,10 +163,11 @@ export function consensusAdminRouter(
       method: 'delete',
       path: '/members/{member}',
       summary: 'Remove a voter, unless the live voters left would be fewer than a majority',
+      operationId: 'removeConsensusMember',
       scope: options.writeScope,
       params: { path: memberParam },
       responses: {
-        200: { description: 'Removed; the voters in the body' },
+        200: { description: 'Removed; the voters in the body', schema: voterRemovedSchema, example: examples.removed },
         404: 'Not a voter',
         409: 'The removal would lose the quorum, or another membership change is in progress',
         ...extra,
@@ -189,11 +206,13 @@ export function consensusAdminRouter(
       method: 'post',
       path: '/leader',
       summary: 'Move the leadership to the named voter (Raft TimeoutNow once it caught up)',
+      operationId: 'moveConsensusLeader',
       description: 'Answers once the member answering sees the named voter lead.',
       scope: options.writeScope,
       requestBody: moveLeaderBody,
+      requestExample: examples.move,
       responses: {
-        200: { description: '{leader, term, moved}: the named member leads' },
+        200: { description: 'The named member leads', schema: leaderMovedSchema, example: examples.moved },
         404: 'Not a voter',
         501: 'The consensus cannot move its leader',
         ...extra,
@@ -221,10 +240,20 @@ export function consensusAdminRouter(
       method: 'get',
       path: '/snapshot',
       summary: 'A consistent snapshot of the metadata (backup), as NDJSON: a header line with index, term, variant and sha256, then the pieces',
+      operationId: 'exportConsensusSnapshot',
       description: 'Taken at the index this member applied after a linearizable read. `baton snapshot restore` seeds a new member\'s storage with it.',
       scope: options.readScope,
       responses: {
-        200: { description: 'The backup', contentType: 'application/x-ndjson' },
+        200: {
+          description: 'The backup',
+          contentType: 'application/x-ndjson',
+          schema: z.string().describe('NDJSON: the header line, then one line per snapshot piece'),
+          headers: {
+            'X-Baton-Snapshot-Index': { description: 'The log index the snapshot was taken at' },
+            'X-Baton-Snapshot-Sha256': { description: 'sha256 (hex) of every byte after the header line' },
+          },
+          example: examples.snapshot,
+        },
         501: 'The consensus cannot export a snapshot',
         ...extra,
         ...unavailable,

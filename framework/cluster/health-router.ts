@@ -23,8 +23,10 @@ export function healthRouter(member: string, readiness: Readiness, document: Api
       method: 'get',
       path: LIVEZ_PATH,
       summary: 'Liveness: the process is up and serving this listener (no credential needed)',
+      operationId: 'getLiveness',
       tags: ['health'],
-      responses: { 200: { description: 'The process is up', schema: livezBody } },
+      open: true,
+      responses: { 200: { description: 'The process is up', schema: livezBody, example: { status: 'live', member: 'n1' } } },
     },
     (ctx) => {
       ctx.set('Cache-Control', 'no-store');
@@ -38,10 +40,23 @@ export function healthRouter(member: string, readiness: Readiness, document: Api
       method: 'get',
       path: READYZ_PATH,
       summary: 'Readiness: this member knows a leader and has applied what was committed when it started (no credential needed)',
+      operationId: 'getReadiness',
       tags: ['health'],
+      open: true,
       responses: {
-        200: { description: 'Ready', schema: readyzBody },
-        503: 'Not ready: `reason` is no_leader (cut off from a quorum, or an election), catching_up (still applying what was committed at start) or stopped',
+        200: { description: 'Ready', schema: readyzBody, example: { status: 'ready', member: 'n1' } },
+        503: {
+          description: 'Not ready: `reason` is no_leader (cut off from a quorum, or an election), catching_up (still applying what was committed at start) or stopped',
+          example: {
+            type: 'urn:baton:problem:not-ready',
+            title: 'Not ready',
+            status: 503,
+            detail: 'no leader is known: this member is cut off from a quorum, or an election is under way',
+            instance: '/readyz',
+            reason: 'no_leader',
+            member: 'n1',
+          },
+        },
       },
     },
     (ctx) => {

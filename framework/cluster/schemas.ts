@@ -131,3 +131,34 @@ export type ClusterStatus = z.output<typeof clusterStatusSchema>;
 
 /** The most transfers a picture lists; `count` still says how many there are. */
 export const MAX_TRANSFERS_SHOWN = 100;
+
+/** A member report as a stream node's leader sends it, for the documents' examples. */
+export const memberReportExample: MemberReport = {
+  id: 'n1',
+  role: 'leader',
+  leader: 'n1',
+  term: 3,
+  commitIndex: 42,
+  appliedIndex: 42,
+  ready: true,
+  notReady: null,
+  eventLoopDelay: { p99Ms: 1.2, maxMs: 4.8 },
+  recentTransfers: [{ at: 1764680000000, outcome: 'completed', durationMs: 38, name: 'orders', source: 'n1', target: 'n2' }],
+  homesCatchingUp: null,
+  version: '0.1.0',
+  build: '4c94677',
+  nodeVersion: 'v20.20.2',
+  controlAddress: null,
+};
+
+/** The cluster picture of a one-node stream cluster, for the documents' examples. */
+export const clusterStatusExample: ClusterStatus = {
+  variant: 'stream',
+  servedBy: 'n1',
+  leader: 'n1',
+  term: 3,
+  members: [{ id: 'n1', address: 'http://127.0.0.1:7400', reachable: true, liveness: 'Alive', report: memberReportExample, error: null }],
+  counts: { streams: 1, nodes: 1 },
+  transfersInFlight: { count: 0, shown: [] },
+  livenessUnknown: null,
+};

@@ -69,8 +69,14 @@ export function dashboardRouter(
       method: 'get',
       path: DASHBOARD_PATH,
       summary: 'The web dashboard (asks for an admin token, then reads the admin API)',
+      operationId: 'getDashboard',
       tags: ['dashboard'],
-      responses: { 200: { description: 'The page', contentType: 'text/html' }, 503: 'The bundle was not built' },
+      // A browser cannot send a bearer token on navigation; the page asks for one.
+      open: true,
+      responses: {
+        200: { description: 'The page', contentType: 'text/html', schema: z.string(), example: '<!doctype html><html>…</html>' },
+        503: 'The bundle was not built',
+      },
     },
     (ctx) => serve(ctx, 'index.html'),
   );
@@ -78,7 +84,15 @@ export function dashboardRouter(
   route(
     router,
     document,
-    { method: 'get', path: '/ui', summary: 'Redirects to the dashboard at /ui/', tags: ['dashboard'], responses: { 308: 'Moved to /ui/' } },
+    {
+      method: 'get',
+      path: '/ui',
+      summary: 'Redirects to the dashboard at /ui/',
+      operationId: 'redirectToDashboard',
+      tags: ['dashboard'],
+      open: true,
+      responses: { 308: 'Moved to /ui/' },
+    },
     (ctx) => {
       ctx.redirect(DASHBOARD_PATH);
       ctx.status = 308;
@@ -91,9 +105,15 @@ export function dashboardRouter(
       method: 'get',
       path: '/ui/{asset}',
       summary: "The dashboard's script and style",
+      operationId: 'getDashboardAsset',
       tags: ['dashboard'],
+      open: true,
       params: { path: assetParam },
-      responses: { 200: { description: 'The file', contentType: 'text/javascript' }, 404: 'No such file', 503: 'The bundle was not built' },
+      responses: {
+        200: { description: 'The file', contentType: ['text/javascript', 'text/css'], schema: z.string(), example: '/* the bundled file */' },
+        404: 'No such file',
+        503: 'The bundle was not built',
+      },
     },
     (ctx) => {
       const parsed = assetParam.safeParse(ctx.params);

@@ -22,6 +22,7 @@ export * from './openapi.js';
 export * from './openapi-paths.js';
 export * from './openapi-routes.js';
 export * from './openapi-coverage.js';
+export * from './problem-schema.js';
 export * from './peer-auth.js';
 export * from './peer-auth-plugin.js';
 export * from './json-bounds.js';

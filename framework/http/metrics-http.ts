@@ -1,4 +1,5 @@
 import Router from '@koa/router';
+import { z } from 'zod';
 import type { Middleware } from 'koa';
 import type { Clock } from '@baton/contracts';
 import type { ApiDocument } from './openapi.js';
@@ -54,8 +55,18 @@ export function metricsRouter(metrics: BatonMetrics, document?: ApiDocument): Ro
     method: 'get',
     path: '/metrics',
     summary: 'Prometheus metrics of this host',
+    operationId: 'getMetrics',
     tags: ['operations'],
-    responses: { 200: { description: 'Metrics in the Prometheus text exposition format', contentType: 'text/plain' } },
+    // Scraped by Prometheus, which is configured with no token; the series hold no secret.
+    open: true,
+    responses: {
+      200: {
+        description: 'Metrics in the Prometheus text exposition format',
+        contentType: 'text/plain',
+        schema: z.string(),
+        example: '# TYPE baton_transfers_total counter\nbaton_transfers_total{outcome="completed",node="n1"} 1\n',
+      },
+    },
   });
   return router;
 }

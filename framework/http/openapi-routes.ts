@@ -1,5 +1,6 @@
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
+import { z } from 'zod';
 import type { ApiDocument, OperationSpec } from './openapi.js';
 import { koaPath } from './openapi-paths.js';
 
@@ -34,8 +35,16 @@ export function openApiRouter(document: ApiDocument): Router {
     method: 'get',
     path: '/openapi.json',
     summary: 'This API\'s OpenAPI 3.1 document',
+    operationId: 'getOpenApiDocument',
     tags: ['operations'],
-    responses: { 200: { description: 'The OpenAPI document', contentType: 'application/json' } },
+    open: true,
+    responses: {
+      200: {
+        description: 'The OpenAPI document',
+        schema: z.looseObject({ openapi: z.string(), info: z.looseObject({}), paths: z.record(z.string(), z.unknown()) }),
+        example: { openapi: '3.1.0', info: { title: 'Baton stream node', version: '1' }, paths: {} },
+      },
+    },
   });
   return router;
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { PROBLEM_CONTENT_TYPE } from './problem.js';
+import { problemSchema, sharedProblemExtensions } from './problem-schema.js';
 import { templateParams } from './openapi-paths.js';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -8,9 +9,11 @@ export interface ResponseSpec {
   description: string;
   /** The body's schema; for 4xx/5xx the Problem schema is used when omitted. */
   schema?: z.ZodType;
-  /** Defaults to application/json (application/problem+json for errors). */
-  contentType?: string;
+  /** Defaults to application/json (application/problem+json for errors); several when the body's type varies. */
+  contentType?: string | string[];
   headers?: Record<string, { description: string; schema?: z.ZodType }>;
+  /** A body as this answer sends it (checked against the schema by the document's lint). */
+  example?: unknown;
 }
 
 export interface HeaderParam {
@@ -27,16 +30,27 @@ export interface OperationSpec {
   path: string;
   summary: string;
   description?: string;
-  operationId?: string;
-  tags?: string[];
+  /** Unique in the document: what a generated client names the call. */
+  operationId: string;
+  /** At least one; the first groups the operation in a generated client and the docs. */
+  tags: string[];
   /** The bearer scope the route requires; adds the security requirement and 401/403. */
   scope?: string;
   /** A peer route: the caller is a member proving itself with its peer credential (401/403). */
   peer?: true;
+  /**
+   * Served without a credential (probes, the dashboard page, the document itself). Every
+   * operation names its security: one of scope, peer or open, so none is open by omission.
+   */
+  open?: true;
   /** Object schemas whose properties are the path and query parameters. */
   params?: { path?: z.ZodObject; query?: z.ZodObject; headers?: HeaderParam[] };
   /** The JSON request body; adds the 400/413/415 answers the body reader gives. */
   requestBody?: z.ZodType;
+  /** The body may be left out (the route reads it with `optional: true`). */
+  requestBodyOptional?: true;
+  /** A request body as a caller would send it. */
+  requestExample?: unknown;
   /** Every status the operation answers, with what it means. A string is just a description. */
   responses: Record<number, ResponseSpec | string>;
 }
@@ -45,30 +59,22 @@ export interface ApiInfo {
   title: string;
   version: string;
   description?: string;
+  /** Defaults to the listener serving the document (`/`). */
   servers?: { url: string; description?: string }[];
+  /** What each tag groups, shown by documentation tools. */
+  tags?: Record<string, string>;
 }
 
 type Json = Record<string, unknown>;
-
-/** The problem+json body every error answer carries (RFC 9457). */
-const problemSchema: Json = {
-  type: 'object',
-  required: ['type', 'title', 'status', 'detail'],
-  properties: {
-    type: { type: 'string', description: 'URI identifying the kind of problem (urn:baton:problem:...).' },
-    title: { type: 'string' },
-    status: { type: 'integer' },
-    detail: { type: 'string', description: 'What went wrong for this request and what to do.' },
-    instance: { type: 'string' },
-    request_id: { type: 'string' },
-  },
-  additionalProperties: true,
-};
 
 /** Answers the shared middleware gives on its own, added when an operation opts into them. */
 const AUTH_RESPONSES: Record<number, string> = {
   401: 'Missing or unknown bearer token',
   403: 'The token lacks the required scope',
+};
+/** Any listener refuses a bearer token it does not know, even on a route that needs none. */
+const OPEN_RESPONSES: Record<number, string> = {
+  401: 'A bearer token was presented that this listener does not know, or a malformed Authorization header (send none here)',
 };
 const PEER_RESPONSES: Record<number, string> = {
   401: 'Missing or wrong peer credential (X-Baton-Member, X-Baton-Peer-Secret)',
@@ -89,21 +95,42 @@ const BODY_RESPONSES: Record<number, string> = {
 export class ApiDocument {
   private readonly paths = new Map<string, Map<HttpMethod, Json>>();
   private readonly operationIds = new Set<string>();
+  private readonly extensions = new Map<string, Json>(
+    Object.entries(sharedProblemExtensions).map(([name, schema]) => [name, jsonSchema(schema, 'output')]),
+  );
 
   constructor(private readonly info: ApiInfo) {}
+
+  /**
+   * Extension members a router's problems carry (`owner`, `epoch`...), added to the one Problem
+   * component. A name declared twice must mean the same schema, or the document is refused.
+   */
+  problemExtensions(extensions: Record<string, z.ZodType>): this {
+    for (const [name, schema] of Object.entries(extensions)) {
+      const json = jsonSchema(schema, 'output');
+      const known = this.extensions.get(name);
+      if (known && JSON.stringify(known) !== JSON.stringify(json)) {
+        throw new Error(`OpenAPI: problem extension ${name} is declared twice with different schemas`);
+      }
+      this.extensions.set(name, json);
+    }
+    return this;
+  }
 
   operation(spec: OperationSpec): this {
     const methods = this.paths.get(spec.path) ?? new Map<HttpMethod, Json>();
     if (methods.has(spec.method)) {
       throw new Error(`OpenAPI: ${spec.method.toUpperCase()} ${spec.path} is declared twice`);
     }
-    if (spec.operationId !== undefined) {
-      if (this.operationIds.has(spec.operationId)) {
-        throw new Error(`OpenAPI: operationId ${spec.operationId} is used twice`);
-      }
-      this.operationIds.add(spec.operationId);
+    if (!/^[a-z][A-Za-z0-9]*$/.test(spec.operationId ?? '')) {
+      throw new Error(`OpenAPI: ${spec.method.toUpperCase()} ${spec.path} needs an operationId in lowerCamelCase, got ${JSON.stringify(spec.operationId)}`);
     }
-    methods.set(spec.method, buildOperation(spec));
+    if (this.operationIds.has(spec.operationId)) {
+      throw new Error(`OpenAPI: operationId ${spec.operationId} is used twice`);
+    }
+    const operation = buildOperation(spec);
+    this.operationIds.add(spec.operationId);
+    methods.set(spec.method, operation);
     this.paths.set(spec.path, methods);
     return this;
   }
@@ -116,32 +143,49 @@ export class ApiDocument {
   /** The OpenAPI 3.1 document, paths sorted so it diffs cleanly. */
   toJSON(): Json {
     const paths: Json = {};
+    const tags = new Set<string>();
+    const schemes = new Set<string>();
     for (const path of [...this.paths.keys()].sort()) {
       const item: Json = {};
-      for (const [method, operation] of this.paths.get(path)!) item[method] = operation;
+      for (const [method, operation] of this.paths.get(path)!) {
+        item[method] = operation;
+        for (const tag of operation.tags as string[]) tags.add(tag);
+        for (const requirement of operation.security as Json[]) for (const scheme of Object.keys(requirement)) schemes.add(scheme);
+      }
       paths[path] = item;
     }
+    const problem = jsonSchema(problemSchema({}), 'output') as { properties: Json };
+    problem.properties = { ...problem.properties, ...Object.fromEntries([...this.extensions].sort(([a], [b]) => (a < b ? -1 : 1))) };
     return {
       openapi: '3.1.0',
-      info: { title: this.info.title, version: this.info.version, description: this.info.description },
-      ...(this.info.servers ? { servers: this.info.servers } : {}),
+      info: { title: this.info.title, version: this.info.version, ...(this.info.description ? { description: this.info.description } : {}) },
+      servers: this.info.servers ?? [{ url: '/', description: 'The listener serving this document' }],
+      tags: [...tags].sort().map((name) => ({ name, ...(this.info.tags?.[name] ? { description: this.info.tags[name] } : {}) })),
       paths,
       components: {
-        schemas: { Problem: problemSchema },
-        securitySchemes: {
-          bearer: { type: 'http', scheme: 'bearer' },
-          peerMember: { type: 'apiKey', in: 'header', name: 'X-Baton-Member', description: 'The member a peer request speaks for' },
-          peerSecret: { type: 'apiKey', in: 'header', name: 'X-Baton-Peer-Secret', description: "That member's own secret; peers hold only its SHA-256 digest" },
-        },
+        schemas: { Problem: problem },
+        securitySchemes: Object.fromEntries(Object.entries(SECURITY_SCHEMES).filter(([name]) => schemes.has(name))),
       },
     };
   }
 }
 
+const SECURITY_SCHEMES: Record<string, Json> = {
+  bearer: { type: 'http', scheme: 'bearer', description: 'A configured token; each route names the scope it needs' },
+  peerMember: { type: 'apiKey', in: 'header', name: 'X-Baton-Member', description: 'The member a peer request speaks for' },
+  peerSecret: { type: 'apiKey', in: 'header', name: 'X-Baton-Peer-Secret', description: "That member's own secret; peers hold only its SHA-256 digest" },
+};
+
 function buildOperation(spec: OperationSpec): Json {
   const where = `${spec.method.toUpperCase()} ${spec.path}`;
+  const security = [spec.scope !== undefined, spec.peer === true, spec.open === true].filter(Boolean).length;
+  if (security !== 1) {
+    throw new Error(`OpenAPI: ${where} must name exactly one of scope, peer or open (its security), not ${security}`);
+  }
+  if (!spec.tags?.length) throw new Error(`OpenAPI: ${where} needs at least one tag`);
   const parameters = [...pathParameters(spec, where), ...queryParameters(spec), ...headerParameters(spec)];
   const responses: Record<number, ResponseSpec | string> = { ...spec.responses };
+  if (spec.open) for (const [s, d] of Object.entries(OPEN_RESPONSES)) responses[+s] ??= d;
   if (spec.scope !== undefined) for (const [s, d] of Object.entries(AUTH_RESPONSES)) responses[+s] ??= d;
   if (spec.peer) for (const [s, d] of Object.entries(PEER_RESPONSES)) responses[+s] ??= d;
   if (spec.requestBody !== undefined) for (const [s, d] of Object.entries(BODY_RESPONSES)) responses[+s] ??= d;
@@ -149,16 +193,20 @@ function buildOperation(spec: OperationSpec): Json {
   return {
     summary: spec.summary,
     ...(spec.description ? { description: spec.description } : {}),
-    ...(spec.operationId ? { operationId: spec.operationId } : {}),
-    ...(spec.tags ? { tags: spec.tags } : {}),
-    ...(spec.scope !== undefined ? { security: [{ bearer: [spec.scope] }] } : {}),
-    ...(spec.peer ? { security: [{ peerMember: [], peerSecret: [] }] } : {}),
+    operationId: spec.operationId,
+    tags: spec.tags,
+    security: spec.scope !== undefined ? [{ bearer: [spec.scope] }] : spec.peer ? [{ peerMember: [], peerSecret: [] }] : [],
     ...(parameters.length > 0 ? { parameters } : {}),
     ...(spec.requestBody
       ? {
           requestBody: {
-            required: true,
-            content: { 'application/json': { schema: jsonSchema(spec.requestBody, 'input') } },
+            required: !spec.requestBodyOptional,
+            content: {
+              'application/json': {
+                schema: jsonSchema(spec.requestBody, 'input'),
+                ...(spec.requestExample === undefined ? {} : { example: spec.requestExample }),
+              },
+            },
           },
         }
       : {}),
@@ -174,28 +222,36 @@ function buildResponse(status: number, response: ResponseSpec | string, where: s
   }
   const spec: ResponseSpec = typeof response === 'string' ? { description: response } : response;
   const isError = status >= 400;
-  const contentType = spec.contentType ?? (isError ? PROBLEM_CONTENT_TYPE : 'application/json');
-  const schema = spec.schema
-    ? jsonSchema(spec.schema, 'output')
-    : isError
-      ? { $ref: '#/components/schemas/Problem' }
-      : undefined;
-  const noBody = status === 204 || status === 304 || (!isError && !spec.schema && spec.contentType === undefined);
+  const contentTypes = [spec.contentType ?? (isError ? PROBLEM_CONTENT_TYPE : 'application/json')].flat();
+  const noBody = status === 204 || status === 304 || (status >= 300 && status < 400);
+  if (!noBody && !isError && !spec.schema) {
+    throw new Error(`OpenAPI: ${where} answers ${status} with a body but declares no schema for it`);
+  }
+  const schema = spec.schema ? jsonSchema(spec.schema, 'output') : { $ref: '#/components/schemas/Problem' };
+  const headers = { ...STATUS_HEADERS[status], ...spec.headers };
+  const media = { schema, ...(spec.example === undefined ? {} : { example: spec.example }) };
   return {
     description: spec.description,
-    ...(spec.headers
+    ...(Object.keys(headers).length > 0
       ? {
           headers: Object.fromEntries(
-            Object.entries(spec.headers).map(([name, h]) => [
+            Object.entries(headers).map(([name, h]) => [
               name,
               { description: h.description, schema: h.schema ? jsonSchema(h.schema, 'output') : { type: 'string' } },
             ]),
           ),
         }
       : {}),
-    ...(noBody ? {} : { content: { [contentType]: schema ? { schema } : {} } }),
+    ...(noBody ? {} : { content: Object.fromEntries(contentTypes.map((type) => [type, media])) }),
   };
 }
+
+/** Headers that come with a status wherever it is answered. */
+const STATUS_HEADERS: Record<number, Record<string, { description: string; schema?: z.ZodType }>> = {
+  308: { Location: { description: 'Where the resource is now' } },
+  429: { 'Retry-After': { description: 'Seconds to wait before asking again', schema: z.string().regex(/^\d+$/) } },
+  503: { 'Retry-After': { description: 'Seconds to wait before retrying', schema: z.string().regex(/^\d+$/) } },
+};
 
 function pathParameters(spec: OperationSpec, where: string): Json[] {
   const names = templateParams(spec.path);

@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 import { ApiDocument, type OperationSpec, type ResponseSpec } from '@baton/http';
 import {
   ADMIN_SCOPE,
@@ -13,6 +14,25 @@ import { STREAM_APPEND_SCOPE, STREAM_READ_SCOPE } from './data-access.js';
 import { appendBody, readQuery, streamParam } from './data-router.js';
 import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT, pageQuery, transferPageQuery } from './listing.js';
 import { rebalancePageQuery } from './rebalance-listing.js';
+import { streamExamples as ex } from './api-examples.js';
+import {
+  appendResultSchema,
+  drainProgressSchema,
+  failoverResultSchema,
+  nodePageSchema,
+  nodeRegisteredSchema,
+  readResultSchema,
+  rebalancePageSchema,
+  rebalancePlanSchema,
+  rebalanceStartedSchema,
+  streamCreatedSchema,
+  streamDescriptionSchema,
+  streamPageSchema,
+  streamProblemExtensions,
+  transferPageSchema,
+  transferProposedSchema,
+  transferStatusSchema,
+} from './api-schemas.js';
 
 const PAGING = `Paged: at most \`limit\` items (default ${DEFAULT_PAGE_LIMIT}, at most ${MAX_PAGE_LIMIT}); \`next\` is the \`after\` of the next page, null on the last.`;
 
@@ -38,8 +58,8 @@ function problems(...statuses: ProblemStatus[]): Record<number, string> {
   return Object.fromEntries(statuses.map((status) => [status, PROBLEMS[status]]));
 }
 
-function ok(description: string): ResponseSpec {
-  return { description };
+function ok(description: string, schema: z.ZodType, example: unknown): ResponseSpec {
+  return { description, schema, example };
 }
 
 /** The data API's own auth answers: its scopes are per action, and may name streams by pattern. */
@@ -55,6 +75,7 @@ const streamOps: OperationSpec[] = [
     method: 'post',
     path: '/v1/streams/{stream}/records',
     summary: 'Append records to a stream (on its owner; 409 elsewhere names where to go)',
+    operationId: 'appendRecords',
     description:
       'Acknowledged once durable. A retried (producer, seq) is answered with its first offsets, not appended twice. ' +
       'On the owner-to-be during a handoff the request parks until the transfer settles (up to the park timeout, then 503).',
@@ -62,9 +83,11 @@ const streamOps: OperationSpec[] = [
     scope: STREAM_APPEND_SCOPE,
     params: { path: streamParam },
     requestBody: appendBody,
+    requestExample: ex.append,
     responses: {
-      200: ok('Offsets and epoch of the appended records'),
+      200: ok('Offsets and epoch of the appended records', appendResultSchema, ex.appended),
       ...problems(400, 404, 409, 413, 415, 503),
+      409: { description: PROBLEMS[409], example: ex.notOwner },
       ...dataAuth(STREAM_APPEND_SCOPE),
       403: `The token lacks the "${STREAM_APPEND_SCOPE}" scope for this stream, or the producer id belongs to another principal`,
       408: 'The body did not arrive within the deadline',
@@ -74,19 +97,21 @@ const streamOps: OperationSpec[] = [
     method: 'get',
     path: '/v1/streams/{stream}/records',
     summary: 'Read durable records in offset order, from any node',
+    operationId: 'readRecords',
     tags: ['data'],
     scope: STREAM_READ_SCOPE,
     params: { path: streamParam, query: readQuery },
-    responses: { 200: ok('Records from the given offset'), ...problems(400, 404, 503), ...dataAuth(STREAM_READ_SCOPE) },
+    responses: { 200: ok('Records from the given offset', readResultSchema, ex.read), ...problems(400, 404, 503), ...dataAuth(STREAM_READ_SCOPE) },
   },
   {
     method: 'get',
     path: '/v1/streams/{stream}',
     summary: 'A stream: owner, epoch, state, tail and any pending transfer',
+    operationId: 'describeStream',
     tags: ['data'],
     scope: STREAM_READ_SCOPE,
     params: { path: streamParam },
-    responses: { 200: ok('The stream metadata'), ...problems(400, 404, 503), ...dataAuth(STREAM_READ_SCOPE) },
+    responses: { 200: ok('The stream metadata', streamDescriptionSchema, ex.described), ...problems(400, 404, 503), ...dataAuth(STREAM_READ_SCOPE) },
   },
 ];
 
@@ -103,66 +128,91 @@ const adminOps: OperationSpec[] = [
     method: 'post',
     path: '/v1/admin/nodes',
     summary: 'Register a node (its address and slots); registering it again is a no-op',
+    operationId: 'registerNode',
     requestBody: registerNodeBody,
-    responses: { 200: ok('Already registered as given'), 201: ok('Registered'), ...problems(400, 409, 413, 415, 503) },
+    requestExample: ex.register,
+    responses: {
+      200: ok('Already registered as given', nodeRegisteredSchema, { ...ex.registered, duplicate: true }),
+      201: ok('Registered', nodeRegisteredSchema, ex.registered),
+      ...problems(400, 409, 413, 415, 503),
+    },
   }),
   admin({
     method: 'get',
     path: '/v1/admin/nodes',
     summary: 'The registered nodes, by id',
+    operationId: 'listNodes',
     description: `${PAGING} \`after\` is the id of the last node of the previous page.`,
     params: { query: pageQuery },
-    responses: { 200: ok('{nodes: [{id, address, slots, owned, incoming, outgoing, draining, drained}], next}'), ...problems(400, 503) },
+    responses: { 200: ok('One page of nodes', nodePageSchema, ex.nodes), ...problems(400, 503) },
   }),
   admin({
     method: 'get',
     path: '/v1/admin/nodes/{node}',
     summary: 'A node and its drain progress',
+    operationId: 'getNode',
     params: { path: nodeParam },
-    responses: { 200: ok('The node and its drain progress'), ...problems(400, 404, 503) },
+    responses: { 200: ok('The node and its drain progress', drainProgressSchema, ex.node), ...problems(400, 404, 503) },
   }),
   admin({
     method: 'post',
     path: '/v1/admin/nodes/{node}/drain',
     summary: 'Mark a node draining and move its streams elsewhere, bounded in flight',
+    operationId: 'drainNode',
     params: { path: nodeParam },
     // The body is optional; its schema when present.
     requestBody: drainBody.unwrap(),
-    responses: { 202: ok('Draining; progress in the body'), ...problems(400, 404, 409, 413, 415, 503) },
+    requestBodyOptional: true,
+    requestExample: ex.drain,
+    responses: { 202: ok('Draining; progress in the body', drainProgressSchema, ex.draining), ...problems(400, 404, 409, 413, 415, 503) },
   }),
   admin({
     method: 'post',
     path: '/v1/admin/nodes/{node}/undrain',
     summary: 'Let a draining node take placements again',
+    operationId: 'undrainNode',
     params: { path: nodeParam },
-    responses: { 200: ok('Not draining; progress in the body'), ...problems(400, 404, 409, 503) },
+    responses: { 200: ok('Not draining; progress in the body', drainProgressSchema, ex.undrained), ...problems(400, 404, 409, 503) },
   }),
   admin({
     method: 'post',
     path: '/v1/admin/nodes/{node}/failover',
     summary: 'Move every stream of a Dead node (and every transfer from it) to live nodes, fencing the old owner in the store',
+    operationId: 'failoverNode',
     description:
       'Refused with 409 for a node that is not Dead (rejected-node-not-dead), and on an object store without conditional puts ' +
       '(fencing-unavailable), unless force is true. The answer counts the streams moved and those left for lack of a free slot.',
     params: { path: nodeParam },
     requestBody: failoverBody.unwrap(),
-    responses: { 202: ok('Failed over; moved and remaining counts and the node status in the body'), ...problems(400, 404, 409, 413, 415, 503) },
+    requestBodyOptional: true,
+    requestExample: ex.failover,
+    responses: {
+      202: ok('Failed over; moved and remaining counts and the node status in the body', failoverResultSchema, ex.failedOver),
+      ...problems(400, 404, 409, 413, 415, 503),
+    },
   }),
   admin({
     method: 'post',
     path: '/v1/admin/streams',
     summary: 'Create a stream, on a given node or placed on the least loaded one',
+    operationId: 'createStream',
     requestBody: createStreamBody,
-    responses: { 200: ok('Already exists as asked'), 201: ok('Created'), ...problems(400, 404, 409, 413, 415, 503) },
+    requestExample: ex.create,
+    responses: {
+      200: ok('Already exists as asked', streamCreatedSchema, { ...ex.created, duplicate: true }),
+      201: ok('Created', streamCreatedSchema, ex.created),
+      ...problems(400, 404, 409, 413, 415, 503),
+    },
   }),
   admin({
     method: 'get',
     path: '/v1/admin/streams',
     summary: 'The streams, by id',
+    operationId: 'listStreams',
     description: `${PAGING} \`after\` is the id of the last stream of the previous page.`,
     params: { query: pageQuery },
     responses: {
-      200: ok('{streams: [{stream, owner, epoch, state, tail, transfer: {source, target, reason} | null}], next, total}'),
+      200: ok('One page of streams, and how many there are', streamPageSchema, ex.streams),
       ...problems(400, 503),
     },
   }),
@@ -170,10 +220,12 @@ const adminOps: OperationSpec[] = [
     method: 'post',
     path: '/v1/admin/transfers',
     summary: 'Propose moving a stream to a target node',
+    operationId: 'transferStream',
     requestBody: transferBody,
+    requestExample: ex.transfer,
     responses: {
-      200: ok('The same transfer was already proposed or has settled'),
-      202: ok('Pending: routing changed, the handoff is under way'),
+      200: ok('The same transfer was already proposed or has settled', transferProposedSchema, ex.transferAgain),
+      202: ok('Pending: routing changed, the handoff is under way', transferProposedSchema, ex.transferPending),
       ...problems(400, 404, 409, 413, 415, 503),
     },
   }),
@@ -181,32 +233,42 @@ const adminOps: OperationSpec[] = [
     method: 'get',
     path: '/v1/admin/transfers',
     summary: 'The pending transfers, oldest first',
+    operationId: 'listTransfers',
     description: `${PAGING} The cursor is \`<since>:<stream>\` of the last transfer of the previous page.`,
     params: { query: transferPageQuery },
-    responses: { 200: ok('{transfers: [...], next, total}'), ...problems(400, 503) },
+    responses: { 200: ok('One page of pending transfers, and how many there are', transferPageSchema, ex.transfers), ...problems(400, 503) },
   }),
   admin({
     method: 'get',
     path: '/v1/admin/transfers/{stream}',
     summary: "A stream's transfer: pending, or settled with the owner and epoch",
+    operationId: 'getTransfer',
     params: { path: streamParam },
-    responses: { 200: ok('Pending or settled'), ...problems(400, 404, 503) },
+    responses: { 200: ok('Pending or settled', transferStatusSchema, ex.transferStatus), ...problems(400, 404, 503) },
   }),
   admin({
     method: 'post',
     path: '/v1/admin/rebalance',
     summary: 'Plan (dryRun) or start moves that even out streams per node',
+    operationId: 'rebalance',
     description: 'The answer carries the size of the plan (`planned`) and its first moves (`truncated` when there are more); the rest of the waiting queue is read from GET /v1/admin/rebalance.',
     requestBody: rebalanceBody.unwrap(),
-    responses: { 200: ok('The plan, nothing moved (dryRun)'), 202: ok('Started; progress in the body'), ...problems(400, 409, 413, 415, 503) },
+    requestBodyOptional: true,
+    requestExample: ex.rebalance,
+    responses: {
+      200: ok('The plan, nothing moved (dryRun)', rebalancePlanSchema, ex.plan),
+      202: ok('Started; progress in the body', rebalanceStartedSchema, ex.started),
+      ...problems(400, 409, 413, 415, 503),
+    },
   }),
   admin({
     method: 'get',
     path: '/v1/admin/rebalance',
     summary: 'Progress of the current rebalance',
+    operationId: 'getRebalance',
     description: `Tallies and one page of the moves not started yet, in plan order. ${PAGING}`,
     params: { query: rebalancePageQuery },
-    responses: { 200: ok('Rebalance progress'), ...problems(400, 503) },
+    responses: { 200: ok('Rebalance progress', rebalancePageSchema, ex.progress), ...problems(400, 503) },
   }),
 ];
 
@@ -216,7 +278,17 @@ export function streamApiDocument(): ApiDocument {
     title: 'Baton stream node',
     version: '1',
     description: 'Streams owned by nodes, handed off between them without losing or repeating a record.',
+    tags: {
+      data: 'Appending to and reading streams, on any node (appends on the owner)',
+      admin: 'Nodes, streams, transfers, drain, rebalance and failover (admin scope)',
+      cluster: 'The picture of the cluster the CLI and the dashboard read',
+      health: 'Probes for load balancers and orchestrators',
+      dashboard: 'The web dashboard',
+      operations: 'Metrics and this document',
+      internal: 'Member-to-member traffic (Raft); not for clients',
+    },
   });
+  document.problemExtensions(streamProblemExtensions);
   for (const spec of [...streamOps, ...adminOps]) document.operation(spec);
   return document;
 }

@@ -1,4 +1,5 @@
 import type { OperationSpec } from '@baton/http';
+import { z } from 'zod';
 import { batchSchema, RAFT_HTTP_BASE, requestSchema } from './peer-wire.js';
 
 const PEER_REFUSALS = {
@@ -37,6 +38,7 @@ export const RAFT_PEER_OPERATIONS: readonly OperationSpec[] = [
     tags: ['internal'],
     peer: true,
     requestBody: batchSchema,
+    requestExample: { cluster: 'c-7f3a', from: 'n2', messages: [{ channel: 'raft', body: { type: 'append', term: 3 } }] },
     responses: {
       204: 'Delivered to the member',
       408: 'The body did not arrive whole within largeMessageDeadlineMs; the connection is closed',
@@ -52,8 +54,13 @@ export const RAFT_PEER_OPERATIONS: readonly OperationSpec[] = [
     tags: ['internal'],
     peer: true,
     requestBody: requestSchema,
+    requestExample: { cluster: 'c-7f3a', from: 'n2', message: { channel: 'propose', body: { command: { type: 'noop' } } } },
     responses: {
-      200: { description: "The channel handler's answer" },
+      200: {
+        description: "The channel handler's answer",
+        schema: z.unknown().describe("The handler's JSON answer, in the format of the channel named by the request"),
+        example: { ok: true },
+      },
       404: 'No handler for this channel',
       408: 'The body did not arrive whole within requestDeadlineMs; the connection is closed',
       500: 'The channel handler failed (the member keeps running)',

@@ -34,10 +34,13 @@ function documentedApi() {
       path: '/streams/{stream}/records',
       summary: 'Append records',
       operationId: 'appendRecords',
+      tags: ['data'],
+      scope: 'stream:append',
       params: { path: streamParam, headers: [{ name: 'Idempotency-Key', description: 'Retry identity' }] },
       requestBody: appendBody,
+      requestExample: { records: [{ body: 'a' }] },
       responses: {
-        200: { description: 'Appended', schema: appendResult },
+        200: { description: 'Appended', schema: appendResult, example: { offsets: [0], epoch: 1 } },
         409: 'The stream is moving; the body names the owner-to-be',
         503: { description: 'Mid-handoff', headers: { 'Retry-After': { description: 'Seconds to wait' } } },
       },
@@ -55,8 +58,11 @@ function documentedApi() {
       method: 'get',
       path: '/streams/{stream}/records',
       summary: 'Read records',
+      operationId: 'readRecords',
+      tags: ['data'],
+      open: true,
       params: { path: streamParam, query: readQuery },
-      responses: { 200: 'Records from the offset on' },
+      responses: { 200: { description: 'Records from the offset on', schema: z.object({ from: z.number() }) } },
     },
     (ctx) => {
       const query = validate(readQuery, ctx.query, 'query');
@@ -66,7 +72,16 @@ function documentedApi() {
   route(
     router,
     document,
-    { method: 'delete', path: '/transfers/{stream}', summary: 'Cancel', scope: 'admin:write', params: { path: streamParam }, responses: { 204: 'Cancelled', 404: 'No transfer' } },
+    {
+      method: 'delete',
+      path: '/transfers/{stream}',
+      summary: 'Cancel',
+      operationId: 'cancelTransfer',
+      tags: ['admin'],
+      scope: 'admin:write',
+      params: { path: streamParam },
+      responses: { 204: 'Cancelled', 404: 'No transfer' },
+    },
     (ctx) => {
       ctx.status = 204;
     },
@@ -95,8 +110,10 @@ test('the document is OpenAPI 3.1 with zod-derived schemas, parameters, security
   const bodySchema = append.requestBody.content['application/json'].schema;
   t.deepEqual(bodySchema.required, ['records']);
   t.is(bodySchema.$schema, undefined);
-  t.deepEqual(Object.keys(append.responses).sort(), ['200', '400', '409', '413', '415', '503']);
+  t.deepEqual(Object.keys(append.responses).sort(), ['200', '400', '401', '403', '409', '413', '415', '503']);
   t.deepEqual(append.responses['200'].content['application/json'].schema.required, ['offsets', 'epoch']);
+  t.deepEqual(append.responses['200'].content['application/json'].example, { offsets: [0], epoch: 1 });
+  t.deepEqual(append.requestBody.content['application/json'].example, { records: [{ body: 'a' }] });
   t.deepEqual(append.responses['409'].content['application/problem+json'].schema, { $ref: '#/components/schemas/Problem' });
   t.deepEqual(Object.keys(append.responses['503'].headers), ['Retry-After']);
   const read = doc.paths['/v1/streams/{stream}/records'].get;
@@ -108,40 +125,66 @@ test('the document is OpenAPI 3.1 with zod-derived schemas, parameters, security
       ['limit', 'query', false],
     ],
   );
+  // Open: no credential, and the 401 every listener gives a token it does not know.
+  t.deepEqual(read.security, []);
+  t.deepEqual(Object.keys(read.responses).sort(), ['200', '401']);
   const cancel = doc.paths['/v1/transfers/{stream}'].delete;
   t.deepEqual(cancel.security, [{ bearer: ['admin:write'] }]);
   t.deepEqual(Object.keys(cancel.responses).sort(), ['204', '401', '403', '404']);
   t.is(cancel.responses['204'].content, undefined);
-  t.deepEqual(doc.components.securitySchemes.bearer, { type: 'http', scheme: 'bearer' });
+  t.like(doc.components.securitySchemes.bearer, { type: 'http', scheme: 'bearer' });
+  // Only the schemes some operation uses.
+  t.deepEqual(Object.keys(doc.components.securitySchemes), ['bearer']);
+  t.deepEqual(doc.tags, [{ name: 'admin' }, { name: 'data' }]);
+  t.deepEqual(doc.servers, [{ url: '/', description: 'The listener serving this document' }]);
+});
+
+test('the one Problem component lists the shared extension members and those a router adds', (t) => {
+  const document = new ApiDocument({ title: 't', version: '1' });
+  document.operation({ method: 'get', path: '/a', summary: 'a', operationId: 'a', tags: ['t'], open: true, responses: { 404: 'missing' } });
+  document.problemExtensions({ owner: z.string() });
+  const problem = (document.toJSON() as any).components.schemas.Problem;
+  t.deepEqual(problem.required, ['type', 'title', 'status', 'detail']);
+  t.like(problem.properties, { invalid_fields: { type: 'array' }, request_id: { type: 'string' }, owner: { type: 'string' } });
+  t.deepEqual(problem.additionalProperties, {});
+  t.notThrows(() => document.problemExtensions({ owner: z.string() }));
+  t.throws(() => document.problemExtensions({ owner: z.number() }), { message: /owner is declared twice with different schemas/ });
 });
 
 test('declaration mistakes are refused at once', (t) => {
   const document = new ApiDocument({ title: 't', version: '1' });
-  document.operation({ method: 'get', path: '/a', summary: 'a', operationId: 'a', responses: { 200: 'ok' } });
-  t.throws(() => document.operation({ method: 'get', path: '/a', summary: 'again', responses: { 200: 'ok' } }), {
+  const base = { tags: ['t'], open: true as const, responses: { 204: 'ok' } };
+  document.operation({ ...base, method: 'get', path: '/a', summary: 'a', operationId: 'a' });
+  t.throws(() => document.operation({ ...base, method: 'get', path: '/a', summary: 'again', operationId: 'again' }), {
     message: /GET \/a is declared twice/,
   });
-  t.throws(() => document.operation({ method: 'post', path: '/b', summary: 'b', operationId: 'a', responses: { 200: 'ok' } }), {
+  t.throws(() => document.operation({ ...base, method: 'post', path: '/b', summary: 'b', operationId: 'a' }), {
     message: /operationId a is used twice/,
   });
-  t.throws(() => document.operation({ method: 'get', path: '/c/{id}', summary: 'c', responses: { 200: 'ok' } }), {
+  t.throws(() => document.operation({ ...base, method: 'get', path: '/c/{id}', summary: 'c', operationId: 'c' }), {
     message: /path parameter \{id\} without a schema/,
   });
   t.throws(
-    () =>
-      document.operation({
-        method: 'get',
-        path: '/d',
-        summary: 'd',
-        params: { path: z.object({ id: z.string() }) },
-        responses: { 200: 'ok' },
-      }),
+    () => document.operation({ ...base, method: 'get', path: '/d', summary: 'd', operationId: 'd', params: { path: z.object({ id: z.string() }) } }),
     { message: /declares path parameter id not in its path/ },
   );
-  t.throws(() => document.operation({ method: 'get', path: '/e', summary: 'e', responses: {} }), { message: /no response/ });
-  t.throws(() => document.operation({ method: 'get', path: '/f', summary: 'f', responses: { 1000: 'x' } }), {
+  // No operation is only described: each 2xx body has a schema, its security is named, an id and a tag given.
+  t.throws(() => document.operation({ ...base, method: 'get', path: '/e', summary: 'e', operationId: 'e', responses: { 200: 'a body' } }), {
+    message: /answers 200 with a body but declares no schema/,
+  });
+  t.throws(() => document.operation({ method: 'get', path: '/g', summary: 'g', operationId: 'g', tags: ['t'], responses: { 204: 'ok' } }), {
+    message: /must name exactly one of scope, peer or open/,
+  });
+  t.throws(() => document.operation({ ...base, method: 'get', path: '/h', summary: 'h', operationId: 'h', scope: 'admin' }), {
+    message: /must name exactly one of scope, peer or open/,
+  });
+  t.throws(() => document.operation({ ...base, method: 'get', path: '/i', summary: 'i', operationId: '' }), { message: /needs an operationId/ });
+  t.throws(() => document.operation({ ...base, method: 'get', path: '/j', summary: 'j', operationId: 'j', tags: [] }), { message: /at least one tag/ });
+  t.throws(() => document.operation({ method: 'get', path: '/f', summary: 'f', operationId: 'f', tags: ['t'], scope: 'admin', responses: { 1000: 'x' } }), {
     message: /not an HTTP status/,
   });
+  // A refused declaration leaves nothing behind: its id is still free.
+  t.notThrows(() => document.operation({ ...base, method: 'get', path: '/e2', summary: 'e', operationId: 'e' }));
 });
 
 test('assertRoutesDocumented passes when routes and document agree, including the /openapi.json route', (t) => {
@@ -168,7 +211,7 @@ test('a routed but undocumented operation is reported', (t) => {
 
 test('a documented but unrouted operation is reported', (t) => {
   const { document, router } = documentedApi();
-  document.operation({ method: 'get', path: '/v1/admin/nodes', summary: 'List nodes', responses: { 200: 'ok' } });
+  document.operation({ method: 'get', path: '/v1/admin/nodes', summary: 'List nodes', operationId: 'listNodes', tags: ['admin'], scope: 'admin', responses: { 204: 'ok' } });
   t.deepEqual(routeDocumentationGaps(router, document), ['documented but not routed: GET /v1/admin/nodes']);
 });
 
@@ -184,8 +227,11 @@ test('nested routers are checked with their mount prefix; wildcard routes are fl
     method: 'get',
     path: '/v1/admin/nodes/{node}',
     summary: 'n',
+    operationId: 'getNode',
+    tags: ['admin'],
+    scope: 'admin',
     params: { path: z.object({ node: z.string() }) },
-    responses: { 200: 'ok' },
+    responses: { 204: 'ok' },
   });
   t.deepEqual(routeDocumentationGaps(outer, document), []);
   outer.get('/files/*path', (ctx) => {
@@ -233,7 +279,7 @@ test('a recursive zod schema is refused rather than published with a dangling $r
   }
   const tree: z.ZodType<Tree> = z.object({ children: z.array(z.lazy(() => tree)) });
   const document = new ApiDocument({ title: 't', version: '1' });
-  t.throws(() => document.operation({ method: 'post', path: '/t', summary: 't', requestBody: tree, responses: { 200: 'ok' } }), {
+  t.throws(() => document.operation({ method: 'post', path: '/t', summary: 't', operationId: 't', tags: ['t'], open: true, requestBody: tree, responses: { 204: 'ok' } }), {
     message: /recursive/,
   });
 });

@@ -5,6 +5,7 @@ import { assertRoutesDocumented, undocumentedResponses, type AnsweredRequest } f
 import type { ApiDocument } from '@baton/http/internal/openapi.js';
 import { RAFT_PEER_ROUTER } from '@baton/plugin-raft/internal/transport-http.js';
 import { ADMIN, PEER, READER, WRITER, startNode, transfer } from './node-harness.js';
+import { documentGaps } from '../../support/openapi-completeness.js';
 
 type Node = Awaited<ReturnType<typeof startNode>>;
 
@@ -152,6 +153,12 @@ test('both listeners serve their OpenAPI 3.1 document', async (t) => {
     const publicDoc = (await (await fetch(`${n.publicUrl}/openapi.json`)).json()) as { paths: Record<string, any> };
     t.truthy(publicDoc.paths['/availability/v1/feeds/{origin}/applied'].get);
     t.deepEqual(publicDoc.paths['/availability/v1/transfers'], undefined, 'the control API is not on the public server');
+    // Complete enough to generate a client from: ids, tags, security, schemas, examples, one Problem.
+    t.deepEqual(documentGaps(control), []);
+    t.deepEqual(documentGaps(publicDoc as typeof control), []);
+    t.like((control as any).components.schemas.Problem.properties, { running_id: { type: 'string' }, voters: { type: 'array' } });
+    t.deepEqual(control.paths['/availability/v1/transfers'].post.security, [{ bearer: ['admin:write'] }]);
+    t.deepEqual(publicDoc.paths['/availability/v1/feed'].get.security, [{ peerMember: [], peerSecret: [] }]);
   } finally {
     await n.host.stop();
   }

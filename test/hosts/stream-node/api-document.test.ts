@@ -13,6 +13,7 @@ import { StreamStateMachine } from '@baton/stream-transfer/internal/state-machin
 import { LocalConsensus } from '@baton/testing/internal/fakes/local-consensus.js';
 import { streamNodeHostBuilder } from '@baton/host-stream-node/internal/host.js';
 import { RAFT_PEER_OPERATIONS, RAFT_PEER_ROUTER } from '@baton/plugin-raft/internal/transport-http.js';
+import { documentGaps } from '../../support/openapi-completeness.js';
 
 const TOKEN = 'doc-admin';
 const READER = 'doc-reader';
@@ -93,9 +94,14 @@ test('every route the stream listener serves is in the OpenAPI document, and not
   const peer = routedOperations(first.get(RAFT_PEER_ROUTER)).operations;
   t.true(peer.length > 0 && peer.every((op) => op.includes('/internal/raft/')), peer.join(', '));
   // The served document is the same one.
-  const served = (await (await fetch(`${node.url}/openapi.json`)).json()) as { openapi: string; paths: Record<string, unknown> };
+  const served = (await (await fetch(`${node.url}/openapi.json`)).json()) as { openapi: string; paths: Record<string, any>; components: any };
   t.is(served.openapi, '3.1.0');
   t.deepEqual(Object.keys(served.paths).sort(), Object.keys(document.toJSON().paths as object).sort());
+  // Complete enough to generate a client from: ids, tags, security, schemas, examples, one Problem.
+  t.deepEqual(documentGaps(served), []);
+  t.like(served.components.schemas.Problem.properties, { owner: { type: 'string' }, epoch: { type: 'integer' }, invalid_fields: { type: 'array' } });
+  t.deepEqual(served.paths['/v1/streams/{stream}/records'].post.security, [{ bearer: ['stream:append'] }]);
+  t.deepEqual(served.paths['/livez'].get.security, []);
 });
 
 test('every status the API answers while exercised is declared in the document, and every route is exercised', async (t) => {

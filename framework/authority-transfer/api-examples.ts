@@ -1,0 +1,85 @@
+import { z } from 'zod';
+import { PROBLEM_TYPE_PREFIX } from '@baton/http';
+
+// Example bodies of an authority member's two listeners, as a cluster of east and west answers
+// them, for their OpenAPI documents. The document's lint checks each one against its schema.
+
+const audit = {
+  id: 'drain-east',
+  authority: 'proj',
+  source: 'east',
+  target: 'west',
+  actor: 'olivia',
+  reason: 'drain east',
+  barrier: 2,
+  epoch: 2,
+  commit_term: 1,
+  commit_index: 9,
+};
+const ownership = { authority: 'proj', home: 'west', epoch: 2, catch_up: null };
+
+export const authorityExamples = {
+  transfer: { authority: 'proj', source: 'east', target: 'west', reason: 'drain east' },
+  committed: audit,
+  transferInProgress: {
+    type: `${PROBLEM_TYPE_PREFIX}transfer-in-progress`,
+    title: 'Conflict',
+    status: 409,
+    detail: 'a transfer of proj is already running (Idempotency-Key drain-east): wait for it or cancel it first',
+    instance: '/availability/v1/transfers',
+    code: 'transfer_in_progress',
+    authority: 'proj',
+    running_id: 'drain-east',
+  },
+  status: {
+    id: 'drain-east',
+    authority: 'proj',
+    source: 'east',
+    target: 'west',
+    actor: 'olivia',
+    reason: 'drain east',
+    state: 'AwaitingCatchUp',
+    barrier: 2,
+    frontier: 1,
+    last_reading_age_ms: 120,
+    age_ms: 2400,
+    deadline_in_ms: 27600,
+    outcome_unknown: false,
+    frozen: true,
+    driver: 'east-1',
+  },
+  command: { type: 'transfer_authority', authority: 'proj', source: 'east', target: 'west' },
+  commandCommitted: { id: 'failover-1', authority: 'proj', source: 'east', home: 'west', epoch: 3, commit_term: 1, commit_index: 12, replayed: false },
+  authorities: { authorities: [ownership], next: null, total: 1 },
+  ownership,
+  audit: { authority: 'proj', records: [audit], next: null },
+  members: {
+    members: [
+      { member: 'east-1', datacenter: 'east', state: 'Alive', last_heard_ms_ago: 0 },
+      { member: 'west-1', datacenter: 'west', state: 'Suspect', last_heard_ms_ago: 4100 },
+    ],
+  },
+  feed: {
+    member: 'east-1',
+    incarnation: 'k3v9x2',
+    serial: 2,
+    entries: [
+      { serial: 1, authority: 'proj', operation: 'publish 1.0.0', epoch: 1 },
+      { serial: 2, authority: 'proj', operation: 'publish 1.0.1', epoch: 1 },
+    ],
+    truncated: false,
+  },
+  applied: { member: 'west-1', origin: 'east-1', incarnation: 'k3v9x2', serial: 2, storage: 'r7q1', wait: { atLeast: 2, reached: true } },
+  write: { operation: 'publish 1.0.2', epoch: 2 },
+  written: { authority: 'proj', epoch: 2, serial: 3 },
+} as const;
+
+/** The extension members of the authority variant's problems (transfer-problems.ts). */
+export const authorityProblemExtensions = {
+  code: z.string().describe('The error code (transfer_in_progress, stale_epoch...): the type without its prefix, as the engine names it'),
+  transfer_id: z.string().describe('The transfer (or command) identity the problem is about: its Idempotency-Key'),
+  authority: z.string().describe('The authority the problem is about'),
+  running_id: z.string().describe('On 409 transfer-in-progress: the identity of the transfer already running'),
+  barrier: z.number().int().min(0).describe("The barrier the target must reach (the source's final serial)"),
+  frontier: z.number().int().min(0).describe('The highest serial the target was seen to hold'),
+};
