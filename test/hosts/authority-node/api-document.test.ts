@@ -11,7 +11,7 @@ type Node = Awaited<ReturnType<typeof startNode>>;
 
 /** Every request a listener answered, by route template and status, as its metrics recorded them. */
 async function answeredFromMetrics(n: Node, listener: 'control' | 'public'): Promise<AnsweredRequest[]> {
-  const text = await (await fetch(`${n.control}/metrics`)).text();
+  const text = await (await n.checked(`${n.control}/metrics`)).text();
   const answered: AnsweredRequest[] = [];
   const line = /^baton_http_request_duration_seconds_count\{(.*)\} (\d+)$/;
   for (const row of text.split('\n')) {
@@ -67,9 +67,9 @@ async function exerciseControl(n: Node): Promise<void> {
   n.audit.failWith(undefined);
   n.probe.unreachable('east');
   await post({ ...transfer, source: 'west', target: 'east' }, 'k-timeout'); // 504
-  await fetch(`${n.control}/openapi.json`);
-  await fetch(`${n.control}/livez`);
-  await fetch(`${n.control}/readyz`);
+  await n.checked(`${n.control}/openapi.json`);
+  await n.checked(`${n.control}/livez`);
+  await n.checked(`${n.control}/readyz`);
   await n.call('GET', '/availability/v1/cluster', { token: READER }); // 200
   await n.call('GET', '/availability/v1/consensus/members', { token: READER }); // 200
   await n.call('POST', '/availability/v1/consensus/members', { token: ADMIN, body: { id: 'east-1' } }); // 200: already a voter
@@ -78,11 +78,11 @@ async function exerciseControl(n: Node): Promise<void> {
   await n.call('DELETE', '/availability/v1/consensus/members/east-1', { token: ADMIN }); // 409: the last voter
   await n.call('POST', '/availability/v1/consensus/leader', { token: ADMIN, body: { member: 'east-1' } }); // 200: leads already
   await n.call('POST', '/availability/v1/consensus/leader', { token: ADMIN, body: { member: 'nobody' } }); // 404
-  await (await fetch(`${n.control}/availability/v1/consensus/snapshot`, { headers: { authorization: `Bearer ${READER}` } })).text(); // 200, NDJSON
-  await fetch(`${n.control}/ui`, { redirect: 'manual' }); // 308
-  await fetch(`${n.control}/ui/`);
-  await fetch(`${n.control}/ui/app.css`);
-  await fetch(`${n.control}/ui/nope`); // 404
+  await (await n.checked(`${n.control}/availability/v1/consensus/snapshot`, { headers: { authorization: `Bearer ${READER}` } })).text(); // 200, NDJSON
+  await n.checked(`${n.control}/ui`, { redirect: 'manual' }); // 308
+  await n.checked(`${n.control}/ui/`);
+  await n.checked(`${n.control}/ui/app.css`);
+  await n.checked(`${n.control}/ui/nope`); // 404
 }
 
 /** Provokes every answer the public listener gives. */
@@ -101,16 +101,16 @@ async function exercisePublic(n: Node): Promise<void> {
   await write({ operation: '' }); // 400
   await n.call('POST', '/availability/v1/authorities/nobody/writes', { base, token: WRITER, body: { operation: 'w', epoch: 1 } }); // 421
   await n.call('POST', '/availability/v1/authorities/proj/writes', { base, token: PEER, body: { operation: 'w', epoch: 1 } }); // 403
-  await fetch(`${base}/openapi.json`);
-  await fetch(`${base}/livez`);
+  await n.checked(`${base}/openapi.json`);
+  await n.checked(`${base}/livez`);
   await n.call('GET', '/availability/v1/cluster/member', { base, token: READER }); // 200
-  await fetch(`${base}/readyz`);
+  await n.checked(`${base}/readyz`);
   for (const route of ['stream', 'messages', 'requests']) {
-    await fetch(`${base}/internal/raft/v1/${route}`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } }); // 401
+    await n.checked(`${base}/internal/raft/v1/${route}`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } }); // 401
   }
 }
 
-test('every route of both listeners is documented, and every status the tests provoke is declared', async (t) => {
+test('every route of both listeners is documented, and every answer the tests provoke keeps the published contract', async (t) => {
   // West has no running member: it is Dead at once, so the raw failover can bring proj back.
   const n = await startNode({ transfers: { budgetMs: 300 }, tracker: { suspectAfterMs: 1, deadAfterMs: 2 } });
   try {

@@ -1,3 +1,8 @@
+import { contractFetch } from '../../support/api-contract.js';
+
+/** Every answer is held to the answering listener's published OpenAPI document: a mismatch throws. */
+const checked = contractFetch();
+
 /**
  * A JSON call to a member's control or public listener at `base`, with a bearer token and an
  * Idempotency-Key when given; the body is parsed when there is one.
@@ -12,7 +17,7 @@ export async function call(
   if (options.token) headers.authorization = `Bearer ${options.token}`;
   if (options.key) headers['idempotency-key'] = options.key;
   if (options.body !== undefined) headers['content-type'] = 'application/json';
-  const response = await fetch(`${base}${path}`, {
+  const response = await checked(`${base}${path}`, {
     method,
     headers,
     body: options.body === undefined ? undefined : JSON.stringify(options.body),

@@ -10,6 +10,7 @@ import { VirtualClock } from '@baton/conformance/internal/virtual-clock.js';
 import { authorityNodeHostBuilder } from '@baton/host-authority-node/internal/host.js';
 import type { MemoryAuditStore } from '@baton/plugin-memory/internal/memory-audit-store.js';
 import { ScriptedFrontierProbe } from '../../framework/authority-transfer/scripted-frontier-probe.js';
+import { contractFetch } from '../../support/api-contract.js';
 
 export const ADMIN = 'admin-token-olivia';
 export const READER = 'reader-token-rita';
@@ -100,10 +101,13 @@ export async function startNode(overrides: NodeOverrides = {}) {
       return consensus.leadership().isLeader;
     }, `${self} to lead its one-voter consensus`);
   }
+  const checked = contractFetch();
   return {
     host,
     node,
     probe,
+    /** fetch, with each answer held to the answering listener's OpenAPI document. */
+    checked,
     consensus: consensus!,
     audit: audit!,
     control,
@@ -117,7 +121,8 @@ export async function startNode(overrides: NodeOverrides = {}) {
       if (options.token) headers.authorization = `Bearer ${options.token}`;
       if (options.key) headers['idempotency-key'] = options.key;
       if (options.body !== undefined) headers['content-type'] = 'application/json';
-      const response = await fetch(`${options.base ?? control}${path}`, {
+      // Every answer is held to the listener's published OpenAPI document: a mismatch throws.
+      const response = await checked(`${options.base ?? control}${path}`, {
         method,
         headers,
         body: options.body === undefined ? undefined : JSON.stringify(options.body),
