@@ -116,7 +116,7 @@ test('every route is exercised, every answered status is declared, and every ans
   const admin = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
   const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = admin) =>
     checked(`${url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  const client = new StreamClient({ nodes: [url], token: TOKEN });
+  const client = new StreamClient({ nodes: [url], token: TOKEN, fetch: contractFetch() });
   await eventually(async () => (await client.nodes()).nodes.length === 2, 'both registered');
 
   const statuses: Record<string, number> = {};
@@ -201,7 +201,7 @@ test('every route is exercised, every answered status is declared, and every ans
 
 test('GET /metrics shows the handed-off transfer by outcome and duration, the consensus position and store errors', async (t) => {
   const { n1, n2 } = await twoNodes(t);
-  const client = new StreamClient({ nodes: [n1.url], token: TOKEN });
+  const client = new StreamClient({ nodes: [n1.url], token: TOKEN, fetch: contractFetch() });
   await eventually(async () => (await client.nodes()).nodes.length === 2, 'both registered');
   await client.createStream('moved', 'n1');
   await eventually(() => n1.node.session('moved')?.writable === true, 'pre-warm on n1');

@@ -1,4 +1,5 @@
 import test from 'ava';
+import { contractFetch } from '../../support/api-contract.js';
 import { StreamClient } from '@baton/stream-transfer/internal/client.js';
 import { S3Server } from '@baton/testing/internal/s3-server.js';
 import { makeTempDir } from '@baton/testing/internal/temp-dir.js';
@@ -12,7 +13,7 @@ test('once the admin API answered 201, every node of the Raft serves or describe
   t.teardown(() => dir.remove());
   const cluster = await startS3StreamCluster(server, dir.path, ['n1', 'n2', 'n3']);
   t.teardown(() => cluster.stop());
-  const client = new StreamClient({ nodes: cluster.urls, token: ADMIN_TOKEN });
+  const client = new StreamClient({ nodes: cluster.urls, token: ADMIN_TOKEN, fetch: contractFetch() });
   const auth = { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } };
   await eventually(async () => (await client.nodes()).nodes.length === 3, 'all three nodes registered');
   for (let i = 0; i < 30; i += 1) {

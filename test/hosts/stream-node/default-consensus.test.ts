@@ -1,4 +1,5 @@
 import test from 'ava';
+import { contractFetch } from '../../support/api-contract.js';
 import { existsSync } from 'node:fs';
 import { METADATA_CONSENSUS } from '@baton/contracts/internal/metadata-consensus.js';
 import { StreamClient } from '@baton/stream-transfer/internal/client.js';
@@ -44,7 +45,7 @@ test('with the default config, streams, owners and epochs survive a host restart
   t.teardown(() => dir.remove());
   const config = defaultsUnder(`${dir.path}/data`, `${dir.path}/wal`);
   let { host, node } = await startStreamNode(config);
-  let client = new StreamClient({ nodes: [node.url], token: TOKEN });
+  let client = new StreamClient({ nodes: [node.url], token: TOKEN, fetch: contractFetch() });
   await eventually(async () => (await client.nodes()).nodes.length === 1, 'registration');
   await client.createStream('kept');
   await client.createStream('also-kept');
@@ -54,7 +55,7 @@ test('with the default config, streams, owners and epochs survive a host restart
 
   ({ host, node } = await startStreamNode(config));
   t.teardown(() => host.stop());
-  client = new StreamClient({ nodes: [node.url], token: TOKEN });
+  client = new StreamClient({ nodes: [node.url], token: TOKEN, fetch: contractFetch() });
   await eventually(() => node.node.session('kept')?.writable === true, 'reopen after restart');
   // The node closed its streams at epoch 1 on recovery and reopened them at the next epoch.
   t.like(await client.describe('kept'), { owner: 'n1', epoch: 2, state: 'open', tail: 2 });
@@ -68,7 +69,7 @@ test('with the default config, streams, owners and epochs survive a host restart
 test('dataDir null keeps the metadata in memory: a restart forgets every stream', async (t) => {
   const config = defaultsUnder(null);
   let { host, node } = await startStreamNode(config);
-  let client = new StreamClient({ nodes: [node.url], token: TOKEN });
+  let client = new StreamClient({ nodes: [node.url], token: TOKEN, fetch: contractFetch() });
   await eventually(async () => (await client.nodes()).nodes.length === 1, 'registration');
   await client.createStream('forgotten');
   t.like(await client.describe('forgotten'), { owner: 'n1' });
@@ -76,7 +77,7 @@ test('dataDir null keeps the metadata in memory: a restart forgets every stream'
 
   ({ host, node } = await startStreamNode(config));
   t.teardown(() => host.stop());
-  client = new StreamClient({ nodes: [node.url], token: TOKEN });
+  client = new StreamClient({ nodes: [node.url], token: TOKEN, fetch: contractFetch() });
   await eventually(async () => (await client.nodes()).nodes.length === 1, 'registration after restart');
   await t.throwsAsync(() => client.describe('forgotten'), { message: /not found|unknown|404/i });
 });

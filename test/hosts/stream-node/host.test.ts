@@ -1,4 +1,5 @@
 import test from 'ava';
+import { contractFetch } from '../../support/api-contract.js';
 import { METADATA_CONSENSUS } from '@baton/contracts/internal/metadata-consensus.js';
 import { OBJECT_STORE } from '@baton/contracts/internal/object-store.js';
 import { SystemClock } from '@baton/kernel/internal/system-clock.js';
@@ -59,7 +60,7 @@ async function eventually(condition: () => Promise<boolean> | boolean, what: str
 test('a stream node starts from config, registers itself, and serves the data and admin APIs', async (t) => {
   const { host, node } = await startStreamNode(config('n1', { slots: 7 }));
   t.teardown(() => host.stop());
-  const client = new StreamClient({ nodes: [node.url], token: TOKEN });
+  const client = new StreamClient({ nodes: [node.url], token: TOKEN, fetch: contractFetch() });
   await eventually(async () => (await client.nodes()).nodes.length === 1, 'registration');
   t.like((await client.nodes()).nodes[0], { id: 'n1', address: node.url, slots: 7 });
   await client.createStream('events');
@@ -81,7 +82,7 @@ test('two hosts sharing one metadata consensus hand a stream over, and the clien
   });
   const n1 = first.get(STREAM_NODE);
   const n2 = second.get(STREAM_NODE);
-  const client = new StreamClient({ nodes: [n2.url], token: TOKEN });
+  const client = new StreamClient({ nodes: [n2.url], token: TOKEN, fetch: contractFetch() });
   await eventually(async () => (await client.nodes()).nodes.length === 2, 'both registered');
   await client.createStream('s', 'n1');
   await eventually(() => n1.node.session('s')?.writable === true, 'pre-warm on n1');
@@ -103,7 +104,7 @@ test('a node with a file WAL recovers after a restart: records survive and the s
   let host = streamNodeHostBuilder(durable('n1')).value(METADATA_CONSENSUS, shared).build();
   await host.start();
   let node = host.get(STREAM_NODE);
-  let client = new StreamClient({ nodes: [node.url], token: TOKEN });
+  let client = new StreamClient({ nodes: [node.url], token: TOKEN, fetch: contractFetch() });
   await eventually(async () => (await client.nodes()).nodes.length === 1, 'registration');
   await client.createStream('s');
   await eventually(() => node.node.session('s')?.writable === true, 'pre-warm');
@@ -114,7 +115,7 @@ test('a node with a file WAL recovers after a restart: records survive and the s
   await host.start();
   t.teardown(() => host.stop());
   node = host.get(STREAM_NODE);
-  client = new StreamClient({ nodes: [node.url], token: TOKEN });
+  client = new StreamClient({ nodes: [node.url], token: TOKEN, fetch: contractFetch() });
   await eventually(() => node.node.session('s')?.writable === true, 'reopen after restart');
   t.like(shared.view().state.stream('s')!, { epoch: 2, tail: 1, owner: 'n1' });
   t.like(await client.append('s', ['after']), { epoch: 2, first: 1 });

@@ -1,4 +1,5 @@
 import test from 'ava';
+import { contractFetch } from '../../support/api-contract.js';
 import { StreamClient } from '@baton/stream-transfer/internal/client.js';
 import { makeTempDir } from '@baton/testing/internal/temp-dir.js';
 import { startStreamNode } from '@baton/host-stream-node/internal/host.js';
@@ -22,7 +23,7 @@ test('a stream node on the Raft consensus keeps its metadata, WAL and records ac
     log: { level: 'silent' },
   };
   let { host, node } = await startStreamNode(config);
-  let client = new StreamClient({ nodes: [node.url], token: TOKEN });
+  let client = new StreamClient({ nodes: [node.url], token: TOKEN, fetch: contractFetch() });
   await eventually(async () => (await client.nodes()).nodes.length === 1, 'registration through raft');
   await client.createStream('s');
   await eventually(() => node.node.session('s')?.writable === true, 'pre-warm');
@@ -31,7 +32,7 @@ test('a stream node on the Raft consensus keeps its metadata, WAL and records ac
 
   ({ host, node } = await startStreamNode(config));
   t.teardown(() => host.stop());
-  client = new StreamClient({ nodes: [node.url], token: TOKEN });
+  client = new StreamClient({ nodes: [node.url], token: TOKEN, fetch: contractFetch() });
   await eventually(() => node.node.session('s')?.writable === true, 'reopen after restart');
   t.like(await client.describe('s'), { owner: 'n1', epoch: 2, state: 'open', tail: 1 });
   t.like(await client.append('s', ['after']), { first: 1, epoch: 2 });

@@ -1,4 +1,5 @@
 import test from 'ava';
+import { contractFetch } from '../../support/api-contract.js';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CorruptRecordError } from '@baton/contracts/internal/errors.js';
@@ -58,7 +59,7 @@ test('a stream node does not start on a Raft log damaged in the middle, and coun
   const first = streamNodeHostBuilder(config(dir.path)).build();
   await first.start();
   const node = first.get(STREAM_NODE);
-  const client = new StreamClient({ nodes: [node.url], token: TOKEN });
+  const client = new StreamClient({ nodes: [node.url], token: TOKEN, fetch: contractFetch() });
   await eventually(async () => (await client.nodes()).nodes.length === 1, 'registration');
   for (const name of ['one', 'two', 'three']) await client.createStream(name);
   await first.stop();

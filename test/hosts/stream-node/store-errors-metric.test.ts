@@ -1,4 +1,5 @@
 import test from 'ava';
+import { contractFetch } from '../../support/api-contract.js';
 import { StoreUnavailableError } from '@baton/contracts/internal/errors.js';
 import { OBJECT_STORE } from '@baton/contracts/internal/object-store.js';
 import { SystemClock } from '@baton/kernel/internal/system-clock.js';
@@ -44,7 +45,7 @@ test('an object store outage is answered 503 and counted on /metrics by store an
   await host.start();
   t.teardown(() => host.stop());
   const node = host.get(STREAM_NODE);
-  const client = new StreamClient({ nodes: [node.url], token: TOKEN });
+  const client = new StreamClient({ nodes: [node.url], token: TOKEN, fetch: contractFetch() });
   await eventually(async () => (await client.nodes().catch(() => ({ nodes: [] }))).nodes.length === 1, 'registration');
   await client.createStream('s');
   await eventually(() => node.node.session('s')?.writable === true, 'pre-warm');
