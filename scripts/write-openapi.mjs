@@ -10,7 +10,8 @@ import { authorityNodeHostBuilder } from '@baton/host-authority-node';
 import { STREAM_NODE } from '@baton/stream-transfer';
 import { AUTHORITY_NODE } from '@baton/authority-transfer';
 
-const out = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'openapi');
+// The directory is the first argument; dist/openapi/ by default.
+const out = process.argv[2] ?? join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'openapi');
 const quiet = { level: 'silent' };
 // A throwaway token: the documents do not depend on it, and a listener never runs without one.
 const tokens = [{ token: 'openapi-writer', principal: 'openapi', scopes: ['admin'] }];

@@ -1,0 +1,7 @@
+/**
+ * The real delay a client waits before a retry: the client runs in the caller's process, outside
+ * any host's injected Clock. Tests pass their own `sleep` to the clients instead.
+ */
+export function realSleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,98 @@
+import type { Middleware } from 'openapi-fetch';
+import { realSleep } from './client-timers.js';
+
+export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
+const NOT_OWNER = 'urn:baton:problem:not-owner';
+
+/** How a client retries: what today's StreamClient did by hand, as openapi-fetch middleware. */
+export interface RetryOptions {
+  /** Requests sent for one call at most, the first included (default 5). */
+  maxAttempts?: number;
+  /** A Retry-After longer than this is not waited for: the answer is returned (default 10 s). */
+  maxRetryAfterMs?: number;
+  /** Waits before a retry (default: a real timer); tests record the delays instead. */
+  sleep?: (ms: number) => Promise<void>;
+  /** Mints the Idempotency-Key of a change that has none (default: a random UUID). */
+  mintKey?: () => string;
+}
+
+/**
+ * Gives every change (POST, PUT, PATCH, DELETE) an Idempotency-Key unless the caller set one, so
+ * that a retry of it, by this client or by the caller with the same key, is answered with the
+ * first decision instead of being applied twice. The key the node used comes back in the answer.
+ */
+export function idempotencyKeyMiddleware(mintKey: () => string = () => globalThis.crypto.randomUUID()): Middleware {
+  return {
+    onRequest({ request }) {
+      if (request.method === 'GET' || request.method === 'HEAD' || request.headers.has(IDEMPOTENCY_KEY_HEADER)) return undefined;
+      const keyed = new Request(request);
+      keyed.headers.set(IDEMPOTENCY_KEY_HEADER, mintKey());
+      return keyed;
+    },
+  };
+}
+
+/**
+ * Follows a 409 not-owner hint to the node it names (the owner, or the owner-to-be during a
+ * handoff) and sends later calls for that path there first; waits out a 503 or 429 with
+ * Retry-After and sends again. Every resend is the same request, Idempotency-Key included, so
+ * a change whose first answer was lost is not applied twice. An append parked on the owner-to-be
+ * is simply a slow answer: nothing to do here.
+ */
+export function retryMiddleware(options: RetryOptions = {}): Middleware {
+  const maxAttempts = options.maxAttempts ?? 5;
+  const maxRetryAfterMs = options.maxRetryAfterMs ?? 10_000;
+  const sleep = options.sleep ?? realSleep;
+  // The unsent copy of each request, to send again (a sent request's body is consumed).
+  const pending = new Map<string, Request>();
+  // Where the last not-owner hint sent each path: its next call goes there directly.
+  const owners = new Map<string, string>();
+  return {
+    onRequest({ request, id }) {
+      const url = new URL(request.url);
+      const owner = owners.get(url.pathname);
+      const routed = owner && owner !== url.origin ? new Request(new URL(url.pathname + url.search, owner), request) : request;
+      pending.set(id, routed.clone());
+      return routed === request ? undefined : routed;
+    },
+    async onResponse({ response, id, options: client }) {
+      const original = pending.get(id);
+      pending.delete(id);
+      if (!original) return undefined;
+      let answer = response;
+      let target = new URL(original.url);
+      for (let attempt = 1; attempt < maxAttempts; attempt++) {
+        const next = await nextTarget(answer, target, maxRetryAfterMs);
+        if (!next) break;
+        if (next.waitMs > 0) await sleep(next.waitMs);
+        target = next.url;
+        if (target.origin !== new URL(original.url).origin) owners.set(target.pathname, target.origin);
+        await answer.body?.cancel();
+        answer = await client.fetch(new Request(target, original.clone()));
+      }
+      return answer === response ? undefined : answer;
+    },
+    onError({ id }) {
+      pending.delete(id);
+      return undefined;
+    },
+  };
+}
+
+/** Where and after how long to send again, or undefined when the answer is final. */
+async function nextTarget(answer: Response, target: URL, maxRetryAfterMs: number): Promise<{ url: URL; waitMs: number } | undefined> {
+  if (answer.status === 409 && answer.headers.get('content-type')?.startsWith('application/problem+json')) {
+    const problem = (await answer.clone().json()) as { type?: unknown; address?: unknown };
+    if (problem.type !== NOT_OWNER || typeof problem.address !== 'string') return undefined;
+    const owner = new URL(problem.address);
+    // A hint naming this very node again would loop: the answer stands.
+    if (owner.origin === target.origin) return undefined;
+    return { url: new URL(target.pathname + target.search, owner), waitMs: 0 };
+  }
+  if (answer.status === 503 || answer.status === 429) {
+    const seconds = Number(answer.headers.get('retry-after'));
+    if (!Number.isFinite(seconds) || seconds < 0 || seconds * 1000 > maxRetryAfterMs) return undefined;
+    return { url: target, waitMs: seconds * 1000 };
+  }
+  return undefined;
+}

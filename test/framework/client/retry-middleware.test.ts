@@ -1,0 +1,72 @@
+import test from 'ava';
+import { streamNodeClient } from '@baton/client/internal/clients.js';
+
+/** A fetch that answers from a script and records each request it was sent, body included. */
+function scripted(answers: (() => Response)[]) {
+  const sent: { url: string; method: string; key: string | null; body: string }[] = [];
+  const fetch = async (request: Request) => {
+    sent.push({ url: request.url, method: request.method, key: request.headers.get('idempotency-key'), body: await request.text() });
+    const next = answers.shift();
+    if (!next) throw new Error(`unexpected request ${request.method} ${request.url}`);
+    return next();
+  };
+  return { fetch, sent };
+}
+
+const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
+  new Response(JSON.stringify(body), { status, headers: { 'content-type': status >= 400 ? 'application/problem+json' : 'application/json', ...headers } });
+const appended = { stream: 's', epoch: 1, first: 0, count: 1, offsets: [0], duplicate: false, node: 'n1' };
+const unavailable = (retryAfter: string) => json(503, { type: 'urn:baton:problem:append-unavailable', title: 'Service Unavailable', status: 503, detail: 'd' }, { 'retry-after': retryAfter });
+const append = { params: { path: { stream: 's' } }, body: { records: [{ body: 'a' }] } };
+
+test('a 503 with Retry-After is waited out and sent again, the same body under the same Idempotency-Key', async (t) => {
+  const { fetch, sent } = scripted([() => unavailable('2'), () => json(429, { type: 'x', title: 't', status: 429, detail: 'd' }, { 'retry-after': '1' }), () => json(200, appended)]);
+  const waits: number[] = [];
+  const client = streamNodeClient({ baseUrl: 'http://n2.invalid', fetch, sleep: async (ms) => void waits.push(ms), mintKey: () => 'key-1' });
+  const { data, response } = await client.POST('/v1/streams/{stream}/records', append);
+  t.is(response.status, 200);
+  t.deepEqual(data, appended);
+  t.deepEqual(waits, [2000, 1000]);
+  t.deepEqual(sent.map((s) => s.key), ['key-1', 'key-1', 'key-1']);
+  t.deepEqual(new Set(sent.map((s) => s.body)), new Set([JSON.stringify(append.body)]));
+});
+
+test('a key the caller gives is kept; reads carry none', async (t) => {
+  const { fetch, sent } = scripted([() => json(200, appended), () => json(200, { stream: 's', from: 0, records: [], next: 0 })]);
+  const client = streamNodeClient({ baseUrl: 'http://n1.invalid', fetch, mintKey: () => 'minted' });
+  await client.POST('/v1/streams/{stream}/records', { ...append, headers: { 'Idempotency-Key': 'mine' } });
+  await client.GET('/v1/streams/{stream}/records', { params: { path: { stream: 's' }, query: { from: 0 } } });
+  t.deepEqual(sent.map((s) => [s.method, s.key]), [['POST', 'mine'], ['GET', null]]);
+});
+
+test('a Retry-After beyond the bound, or retries past maxAttempts, return the answer as it is', async (t) => {
+  const long = scripted([() => unavailable('60')]);
+  const waits: number[] = [];
+  const first = await streamNodeClient({ baseUrl: 'http://n1.invalid', fetch: long.fetch, sleep: async (ms) => void waits.push(ms) }).POST('/v1/streams/{stream}/records', append);
+  t.is(first.response.status, 503);
+  t.is(first.error?.type, 'urn:baton:problem:append-unavailable');
+  t.deepEqual(waits, []);
+  const busy = scripted([() => unavailable('1'), () => unavailable('1'), () => unavailable('1')]);
+  const second = await streamNodeClient({ baseUrl: 'http://n1.invalid', fetch: busy.fetch, sleep: async () => {}, maxAttempts: 3 }).POST('/v1/streams/{stream}/records', append);
+  t.is(second.response.status, 503);
+  t.is(busy.sent.length, 3);
+});
+
+test('a 409 not-owner hint is followed to the node it names, and later calls for that stream go there first', async (t) => {
+  const notOwner = () =>
+    json(409, { type: 'urn:baton:problem:not-owner', title: 'Conflict', status: 409, detail: 'd', stream: 's', owner: 'n1', address: 'http://n1.invalid:7400', epoch: 1, transferring: false });
+  const { fetch, sent } = scripted([notOwner, () => json(200, appended), () => json(200, appended)]);
+  const client = streamNodeClient({ baseUrl: 'http://n2.invalid:7410', fetch, mintKey: () => 'k' });
+  t.is((await client.POST('/v1/streams/{stream}/records', append)).response.status, 200);
+  t.is((await client.POST('/v1/streams/{stream}/records', append)).response.status, 200);
+  t.deepEqual(sent.map((s) => s.url), [
+    'http://n2.invalid:7410/v1/streams/s/records',
+    'http://n1.invalid:7400/v1/streams/s/records',
+    'http://n1.invalid:7400/v1/streams/s/records',
+  ]);
+  // A hint naming the node that answered is not followed: that would loop.
+  const self = scripted([() => json(409, { type: 'urn:baton:problem:not-owner', title: 'Conflict', status: 409, detail: 'd', address: 'http://n3.invalid' })]);
+  const loop = await streamNodeClient({ baseUrl: 'http://n3.invalid', fetch: self.fetch }).POST('/v1/streams/{stream}/records', append);
+  t.is(loop.response.status, 409);
+  t.is(self.sent.length, 1);
+});
