@@ -38,7 +38,6 @@ documents['stream-node'] = await withHost(
     node: { self: 'n1', http: { port: 0 }, wal: { kind: 'memory' }, tokens },
     dataDir: null,
     objectStore: { use: 'memory-object-store' },
-    insecure: true,
     log: quiet,
   }),
   (host) => documentAt(host.get(STREAM_NODE).url),
@@ -55,7 +54,6 @@ await withHost(
     },
     dataDir: null,
     auditStore: { use: 'memory-audit-store' },
-    insecure: true,
     log: quiet,
   }),
   async (host) => {

@@ -597,7 +597,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing or unknown bearer token */
+            /** @description Missing or wrong peer credential (X-Baton-Member, X-Baton-Peer-Secret) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -606,7 +606,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The token lacks the required scope */
+            /** @description The request speaks for another member than the one authenticated */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -677,7 +677,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing or unknown bearer token */
+            /** @description Missing or wrong peer credential (X-Baton-Member, X-Baton-Peer-Secret) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -686,7 +686,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The token lacks the required scope */
+            /** @description The request speaks for another member than the one authenticated */
             403: {
                 headers: {
                     [name: string]: unknown;
