@@ -2,3 +2,6 @@
 // and resolves to its exit code (see ExitCode).
 export { runCli } from './run.js';
 export { ExitCode } from './exit-codes.js';
+export type { CliContext } from './context.js';
+export type { Sink } from './output.js';
+export type { BatonPackage } from './scaffold/baton-package.js';

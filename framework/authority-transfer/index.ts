@@ -4,3 +4,4 @@ export type { AuthorityNode } from './authority-node.js';
 export type { TransferStatus } from './planned-transfer-engine.js';
 export { AUTHORITY_NODE, PUBLIC_PEER_ROUTES, authorityNodeDcPlugin, authorityNodeHaPlugin, ownershipStateMachinePlugin } from './plugins.js';
 export { rosterMemberIds } from './roster-member-ids.js';
+export type { PlanState, TransferRequest } from './transfer-plan.js';

@@ -3,7 +3,7 @@ export { canonicalJson } from './canonical-json.js';
 export { IdempotencyWindow } from './idempotency-window.js';
 export type { IdempotencyWindowSnapshot, RememberedDecision } from './idempotency-window.js';
 export { readPieces, recordPieces } from './record-pieces.js';
-export type { RecordsPiece } from './record-pieces.js';
+export type { HeadPiece, PieceReader, RecordsPiece } from './record-pieces.js';
 export { SharedCatchUp } from './shared-catch-up.js';
 export { keysAfter, sortedTree, updateValue, valuesAfter } from './sorted-tree.js';
 export type { SortedTree } from './sorted-tree.js';

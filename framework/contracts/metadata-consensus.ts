@@ -204,7 +204,8 @@ export interface ConsensusSnapshot {
   pieces: unknown[];
 }
 
-type WithCapability<K extends keyof MetadataConsensus<any, any, any>> = MetadataConsensus<any, any, any> &
+/** A consensus that has the optional capability K (what canListMembers and its like narrow to). */
+export type WithCapability<K extends keyof MetadataConsensus<any, any, any>> = MetadataConsensus<any, any, any> &
   Required<Pick<MetadataConsensus<any, any, any>, K>>;
 
 export function canListMembers(c: MetadataConsensus<any, any, any>): c is WithCapability<'members'> {

@@ -65,7 +65,8 @@ export interface ApiInfo {
   tags?: Record<string, string>;
 }
 
-type Json = Record<string, unknown>;
+/** A JSON object of the OpenAPI document, as it is serialised. */
+export type Json = Record<string, unknown>;
 
 /** Answers the shared middleware gives on its own, added when an operation opts into them. */
 const AUTH_RESPONSES: Record<number, string> = {

@@ -27,7 +27,7 @@ export interface BatonState {
 
 export type AuthFailure = 'missing' | 'malformed' | 'unknown_token';
 
-type StatefulContext = Pick<Context, 'state'>;
+export type StatefulContext = Pick<Context, 'state'>;
 
 function state(ctx: StatefulContext): BatonState {
   return ctx.state as BatonState;

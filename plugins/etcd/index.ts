@@ -7,3 +7,4 @@ export {
   type EtcdConsensusInput,
 } from './options.js';
 export { LogHoleError } from './log-follower.js';
+export type { EndpointStats } from './endpoint-health.js';

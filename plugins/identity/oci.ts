@@ -24,7 +24,7 @@ const HOST = new RegExp(
 type Parsed<T> = { ok: true; value: T } | { ok: false; reason: string };
 
 /** `host[:port]` in canonical form: lowercase host (DNS ignores case), port without leading zeros. */
-export function parseRegistryHost(text: string): Parsed<string> {
+function parseRegistryHost(text: string): Parsed<string> {
   const match = HOST.exec(text);
   if (!match) {
     return {
