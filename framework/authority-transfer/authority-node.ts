@@ -87,22 +87,43 @@ export interface ListenerApi {
  * serves GET /metrics. Started after the consensus and audit store it uses, stopped before them.
  */
 export class AuthorityNode implements Lifecycle {
+  // A host reads the addresses, readiness and metrics; the engine's parts, marked @internal, are
+  // for the variant's plugin that builds the member and for its tests.
+  /** @internal */
   readonly roster: Roster;
   readonly datacenter: string;
+  /** @internal */
   readonly feed: ChangeFeed;
+  /** @internal */
   readonly replicas: FeedReplicas;
-  /** The waiting probes parked on this member's replicas (answered on their apply). */
+  /**
+   * The waiting probes parked on this member's replicas (answered on their apply).
+   *
+   * @internal
+   */
   readonly appliedWaits: AppliedWaits;
+  /** @internal */
   readonly tracker: MemberTracker;
+  /** @internal */
   readonly engine?: PlannedTransferEngine;
+  /** @internal */
   readonly projection?: AuditProjection;
+  /** @internal */
   readonly fence?: WriteFence;
-  /** The new home's side of a planned move's barrier (mode ha). */
+  /**
+   * The new home's side of a planned move's barrier (mode ha).
+   *
+   * @internal
+   */
   readonly catchUp?: HomeCatchUp;
+  /** @internal */
   readonly freezes?: FreezeAcknowledger;
+  /** @internal */
   readonly replicator: FeedReplicator;
   readonly metrics: BatonMetrics;
+  /** @internal */
   readonly controlApi: ListenerApi;
+  /** @internal */
   readonly publicApi: ListenerApi;
   /** What /readyz answers on both listeners: the ownership consensus in mode ha, serving in mode dc. */
   readonly readiness: Readiness;
@@ -111,6 +132,7 @@ export class AuthorityNode implements Lifecycle {
   private readonly control: HttpServer;
   private readonly publicServer: HttpServer;
 
+  /** @internal */
   constructor(private readonly deps: AuthorityNodeDeps) {
     const { options, clock, log } = deps;
     this.roster = new Roster(options.roster);

@@ -42,6 +42,7 @@ export function dashboardRouter(
   options: {
     /** The route of this listener's cluster picture, which the page polls (the variant's own). */
     clusterPath: string;
+    /** The bundle, read from disk when not given (tests give their own). @internal */
     load?: () => ReturnType<typeof loadDashboardAssets>;
   },
 ): Router {

@@ -17,12 +17,17 @@ const NEWLINE = 0x0a;
 const SPACE = 0x20;
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
-/** One record as a line: what every writer of these files appends. */
+/**
+ * One record as a line: what every writer of these files appends.
+ *
+ * @internal
+ */
 export function encodeChecksummedLine(value: unknown): string {
   const json = JSON.stringify(value);
   return `${crc32(json).toString(16).padStart(8, '0')} ${json}\n`;
 }
 
+/** @internal */
 export interface ScannedRecord<T> {
   value: T;
   /** Byte offset of the record's line in the file. */
@@ -31,7 +36,11 @@ export interface ScannedRecord<T> {
   end: number;
 }
 
-/** The first damaged line of a file, and what follows it. */
+/**
+ * The first damaged line of a file, and what follows it.
+ *
+ * @internal
+ */
 export interface LineDamage<T> {
   /** Byte offset where the damaged line starts: the records before it are intact. */
   offset: number;
@@ -43,6 +52,7 @@ export interface LineDamage<T> {
   damagedBytes: number;
 }
 
+/** @internal */
 export interface LineScan<T> {
   /** The intact records before any damage or torn tail, in file order. */
   records: ScannedRecord<T>[];
@@ -57,6 +67,8 @@ export interface LineScan<T> {
 /**
  * What a record must look like beyond its checksum: a record that fails it (a Raft record of an
  * unknown type, say) is damage like a bad checksum.
+ *
+ * @internal
  */
 export type RecordCheck<T> = (value: unknown) => value is T;
 
@@ -86,6 +98,8 @@ function ascii(bytes: Uint8Array, start: number, end: number): string {
 /**
  * Reads a file of checksummed lines. `check` rejects records whose shape is wrong for this
  * file (counted as damage like a bad checksum).
+ *
+ * @internal
  */
 export function scanChecksummedLines<T>(bytes: Uint8Array, check: RecordCheck<T>, what = 'a record'): LineScan<T> {
   const records: ScannedRecord<T>[] = [];

@@ -32,6 +32,8 @@ export function configJsonSchema(schema: z.ZodType): JsonSchema {
  * A markdown table of every key under `schema`, one row per key with its dotted path (prefixed
  * by `at`), type, default and description; nested objects, array items and the variants of a
  * union are walked, so a key deep in the config has its own row.
+ *
+ * @internal
  */
 export function keyTable(schema: z.ZodType, at = ''): string[] {
   const rows: string[][] = [];

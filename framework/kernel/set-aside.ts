@@ -11,7 +11,11 @@ export class SetAsideError extends BatonError {
   }
 }
 
-/** `<dir>/damaged-<n>`, for the first n from 1 that names nothing in `dir`: where a repair keeps what it replaces. */
+/**
+ * `<dir>/damaged-<n>`, for the first n from 1 that names nothing in `dir`: where a repair keeps what it replaces.
+ *
+ * @internal
+ */
 export async function asideDirectory(dir: string): Promise<string> {
   const taken = new Set(await readdir(dir));
   let n = 1;
@@ -23,6 +27,8 @@ export async function asideDirectory(dir: string): Promise<string> {
  * Keeps the files `names` of `dir` under `aside` before a repair replaces or removes them:
  * each gets a second name there (a hard link, durable once `aside` is fsynced), or, where hard
  * links fail, a durable copy. Nothing is ever deleted: what a repair drops stays readable.
+ *
+ * @internal
  */
 export async function setAside(files: DurableFiles, dir: string, names: readonly string[], aside: string): Promise<string[]> {
   await files.createDirectory(aside);

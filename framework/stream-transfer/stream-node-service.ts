@@ -55,9 +55,15 @@ export class StreamNodeService implements Lifecycle {
   private lease?: NodeLease;
   private observer?: LivenessObserver;
 
+  // Built by streamNodePlugin; the engine (node) is for the variant's tests.
+  /** @internal */
   constructor(private readonly deps: StreamNodeServiceDeps) {}
 
-  /** The engine; only after start. */
+  /**
+   * The engine; only after start.
+   *
+   * @internal
+   */
   get node(): StreamNode {
     if (!this.engine) throw new Error('stream node is not started');
     return this.engine;

@@ -6,4 +6,5 @@ export {
   type S3ObjectStoreOptions,
   type S3ObjectStoreInput,
 } from './options.js';
+// @internal: how object keys are spelt in a bucket, exported for the codec's own tests.
 export { encodeKey, decodeKey } from './object-key-codec.js';

@@ -61,7 +61,11 @@ function escape(unit: number): string {
   return range.lead + unit.toString(16).padStart(4, '0');
 }
 
-/** The name of a key (`complete`) or the name prefix of a key prefix (`complete: false`). */
+/**
+ * The name of a key (`complete`) or the name prefix of a key prefix (`complete: false`).
+ *
+ * @internal
+ */
 export function encodeKey(key: string, complete = true): string {
   let out = '';
   let atSegmentStart = true;
@@ -77,6 +81,8 @@ export function encodeKey(key: string, complete = true): string {
 /**
  * The key a name encodes, or undefined when the name is not one this codec produces (an object
  * some other tool put in the bucket): such names are not part of the store.
+ *
+ * @internal
  */
 export function decodeKey(name: string): string | undefined {
   let key = '';

@@ -23,6 +23,8 @@ const MIN_BODY_DEADLINE_MS = 5_000;
  * rules (4 MiB takes 2 s at this rate): a forwarded proposal is rarely more than a few KiB, and
  * its sender gives up on it soon after its propose timeout (5 s by default) anyway, so a stalled
  * body holds one of the request slots for 5 s at most instead of until Node's request timeout.
+ *
+ * @internal
  */
 export function defaultBodyDeadlineMs(maxBytes: number): number {
   return Math.max(MIN_BODY_DEADLINE_MS, Math.ceil((maxBytes / SLOW_HONEST_BYTES_PER_SECOND) * 1000));

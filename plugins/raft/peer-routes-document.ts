@@ -11,7 +11,11 @@ const PEER_REFUSALS = {
 const PEER_AUTH_NOTE =
   'Authenticated by the sending member\'s own credential (X-Baton-Member, X-Baton-Peer-Secret); under `insecure: true` by X-Baton-Member alone.';
 
-/** What the routes of `router()` are, for the OpenAPI document of the listener they are mounted on. */
+/**
+ * What the routes of `router()` are, for the OpenAPI document of the listener they are mounted on.
+ *
+ * @internal
+ */
 export const RAFT_PEER_OPERATIONS: readonly OperationSpec[] = [
   {
     method: 'post',

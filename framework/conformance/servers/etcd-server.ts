@@ -156,7 +156,7 @@ export class EtcdMember {
   }
 }
 
-interface ResolvedSettings {
+interface EtcdClusterSettings {
   binary: string;
   clock: Clock;
   startTimeoutMs: number;
@@ -176,7 +176,8 @@ export class EtcdCluster {
 
   private constructor(
     readonly dir: string,
-    readonly settings: ResolvedSettings,
+    /** @internal */
+    readonly settings: EtcdClusterSettings,
     ports: number[],
     attempt: number,
     size: number,
@@ -200,7 +201,7 @@ export class EtcdCluster {
     if (!Number.isInteger(size) || size < 1) {
       throw new RangeError(`an etcd cluster needs at least one member, got size ${size}`);
     }
-    const settings: ResolvedSettings = {
+    const settings: EtcdClusterSettings = {
       binary: options.binary ?? process.env.ETCD_BINARY ?? 'etcd',
       clock: options.clock ?? new SystemClock(),
       startTimeoutMs: options.startTimeoutMs ?? 20_000,

@@ -7,6 +7,8 @@ import type { HardState, Ready } from './types.js';
  * restarts with an older one learns the newer from the leader), so its hard state can wait for
  * the next write that must be synced, instead of costing an fsync of its own before the
  * entries it committed are applied and answered.
+ *
+ * @internal
  */
 export function mustSync(rd: Ready, durable: HardState): boolean {
   if (rd.entries.length > 0 || rd.snapshot) return true;

@@ -1,6 +1,8 @@
 /**
  * A bounded window of in-flight append messages to one follower, identified by the last index
  * each carried. Pipelining stops when it is full, so a slow follower costs a bounded amount.
+ *
+ * @internal
  */
 export class Inflights {
   private readonly lasts: number[] = [];
@@ -36,12 +38,15 @@ export class Inflights {
   }
 }
 
+/** @internal */
 export type ProgressState = 'probe' | 'replicate' | 'snapshot';
 
 /**
  * The leader's view of one follower (etcd's tracker.Progress). In `probe` the leader sends one
  * append per heartbeat until it finds where the logs match; in `replicate` it streams batches
  * optimistically up to the inflight window; in `snapshot` it waits for an InstallSnapshot to land.
+ *
+ * @internal
  */
 export class Progress {
   match = 0;

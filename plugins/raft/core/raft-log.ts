@@ -1,13 +1,19 @@
 import type { LogStorage } from './storage.js';
 import type { Entry, Snapshot } from './types.js';
 
-/** A Raft invariant was about to be broken. Never caught: the member stops rather than diverge. */
+/**
+ * A Raft invariant was about to be broken. Never caught: the member stops rather than diverge.
+ *
+ * @internal
+ */
 export class RaftInvariantError extends Error {}
 
 /**
  * The log as a core sees it (etcd's raftLog): the stable storage, then the unstable tail that
  * the driver has not persisted yet (possibly headed by a received snapshot), plus the commit and
  * apply cursors. Only persisted entries are handed out for applying.
+ *
+ * @internal
  */
 export class RaftLog {
   private unstableSnapshot: Snapshot | undefined;

@@ -18,6 +18,7 @@ import {
   type SoftState,
 } from './types.js';
 
+/** @internal */
 export interface RaftConfig {
   id: MemberId;
   /** Stable log, hard state and snapshot (its voters are the configuration at its index). */
@@ -56,6 +57,8 @@ const TRANSFER = 'transfer';
  * change while an earlier one is not yet applied, and a new leader refuses changes until every
  * entry it inherited is applied, so consecutive configurations always differ by one voter and
  * their majorities overlap.
+ *
+ * @internal
  */
 export class RaftCore {
   readonly id: MemberId;

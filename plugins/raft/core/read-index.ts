@@ -1,5 +1,6 @@
 import type { MemberId } from '@baton/contracts';
 
+/** @internal */
 export interface PendingRead {
   from: MemberId;
   index: number;
@@ -11,6 +12,8 @@ export interface PendingRead {
  * the latest one, and a follower's answer acknowledges every read up to the number it echoes.
  * A read is confirmed once a quorum (the leader included) acknowledged a heartbeat sent after
  * the read arrived: at that moment no other leader can have committed anything newer.
+ *
+ * @internal
  */
 export class ReadIndexTracker {
   private seq = 0;

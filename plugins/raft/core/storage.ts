@@ -4,6 +4,8 @@ import type { Entry, HardState, Snapshot } from './types.js';
 /**
  * The stable part of a core's log, read-only from the core's point of view (etcd's Storage).
  * The driver writes it after the entries are durable; the core only reads.
+ *
+ * @internal
  */
 export interface LogStorage {
   hardState(): HardState;
@@ -17,7 +19,11 @@ export interface LogStorage {
   snapshot(): Snapshot;
 }
 
-/** Thrown when a caller asks storage for something it cannot have: a bug, never a fault. */
+/**
+ * Thrown when a caller asks storage for something it cannot have: a bug, never a fault.
+ *
+ * @internal
+ */
 export class LogStorageError extends Error {}
 
 /**
@@ -25,6 +31,8 @@ export class LogStorageError extends Error {}
  * point and the hard state. The driver keeps it equal to what is durable; on restart it is
  * rebuilt from disk. The compaction point never passes the snapshot, so a follower that needs
  * anything older than the retained entries can always be sent the snapshot instead.
+ *
+ * @internal
  */
 export class MemoryLogStorage implements LogStorage {
   private snap: Snapshot;

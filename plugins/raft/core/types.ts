@@ -1,6 +1,10 @@
 import type { MemberId } from '@baton/contracts';
 
-/** "Nobody": no vote cast, no leader known. */
+/**
+ * "Nobody": no vote cast, no leader known.
+ *
+ * @internal
+ */
 export const NONE: MemberId = '';
 
 /**
@@ -50,8 +54,10 @@ export interface Snapshot {
   data: unknown;
 }
 
+/** @internal */
 export type Role = 'follower' | 'pre-candidate' | 'candidate' | 'leader';
 
+/** @internal */
 export interface SoftState {
   lead: MemberId;
   role: Role;
@@ -99,7 +105,11 @@ export interface Message {
   context?: string;
 }
 
-/** A linearizable read became servable: once applied >= index, local state includes it. */
+/**
+ * A linearizable read became servable: once applied >= index, local state includes it.
+ *
+ * @internal
+ */
 export interface ReadState {
   index: number;
   context: string;
@@ -111,6 +121,8 @@ export interface ReadState {
  * `advance()`. Messages are never sent before the state they depend on is durable; when
  * `messagesFirst` is set, they depend on nothing in this Ready and may be sent before (or while)
  * it is persisted.
+ *
+ * @internal
  */
 export interface Ready {
   /**

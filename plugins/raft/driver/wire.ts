@@ -2,9 +2,17 @@ import { z } from 'zod';
 import { DEFAULT_JSON_BOUNDS } from '@baton/http';
 import type { Entry, Message, MessageType, Snapshot } from '../core/types.js';
 
-/** Channel of Raft messages between members (one-way, best effort). */
+/**
+ * Channel of Raft messages between members (one-way, best effort).
+ *
+ * @internal
+ */
 export const RAFT_CHANNEL = 'raft';
-/** Channel on which followers hand proposals and membership changes to the leader (request). */
+/**
+ * Channel on which followers hand proposals and membership changes to the leader (request).
+ *
+ * @internal
+ */
 export const PROPOSE_CHANNEL = 'raft-propose';
 
 /**
