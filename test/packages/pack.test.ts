@@ -73,6 +73,35 @@ test('every declaration a package names (types, exports) is in its tarball, with
   }
 });
 
+test("a consumer's types are the packed public rollup, the full declarations only under baton-internal", async (t) => {
+  let rollups = 0;
+  for (const tarball of await tarballs) {
+    const { manifest } = tarball.workspace;
+    const main = (manifest.exports as Record<string, unknown> | undefined)?.['.'] as
+      | { types?: string; 'baton-internal'?: { types?: string } }
+      | undefined;
+    if (!main) continue;
+    rollups++;
+    t.is(manifest.types, './dist/index.public.d.ts', `${tarball.name}: types`);
+    t.is(main.types, './dist/index.public.d.ts', `${tarball.name}: exports["."].types`);
+    t.is(main['baton-internal']?.types, './dist/index.d.ts', `${tarball.name}: under baton-internal`);
+    t.deepEqual(
+      Object.keys(main),
+      ['baton-internal', 'types', 'default'],
+      `${tarball.name}: the condition comes first, as Node and tsc take the first that matches`,
+    );
+    t.true(tarball.files.has('dist/index.public.d.ts'), `${tarball.name}: the rollup is packed`);
+    t.true(tarball.files.has('dist/index.d.ts'), `${tarball.name}: the full declarations are packed`);
+    if (tarball.files.has('dist/index.public.d.ts'))
+      t.notRegex(
+        await read(tarball, 'dist/index.public.d.ts'),
+        /@internal/,
+        `${tarball.name}: the rollup declares nothing @internal`,
+      );
+  }
+  t.true(rollups >= 10);
+});
+
 test('every entry point a manifest names (exports, main, bin) is in its tarball, and every bin starts with a shebang', async (t) => {
   for (const tarball of await tarballs) {
     for (const file of entryPoints(tarball.workspace).runtime)
