@@ -13,18 +13,14 @@ import { join } from 'node:path';
  * @property {string} report      its API report, absolute (<unscoped-name>.api.md beside package.json)
  */
 
-/** @returns {{ withApi: PublishedPackage[], withoutApi: string[] }} */
+/** @returns {{ withApi: PublishedPackage[] }} */
 export function publishedPackages(checkout, workspaceFolders = rootWorkspaces(checkout)) {
   const withApi = [];
-  const withoutApi = [];
   for (const folder of workspaceFolders) {
     const dir = join(checkout, folder);
     const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
     if (manifest.private === true) continue;
-    if (!manifest.exports?.['.']) {
-      withoutApi.push(manifest.name);
-      continue;
-    }
+    if (!manifest.exports?.['.']) continue;
     withApi.push({
       name: manifest.name,
       folder,
@@ -33,7 +29,7 @@ export function publishedPackages(checkout, workspaceFolders = rootWorkspaces(ch
       report: join(dir, `${unscoped(manifest.name)}.api.md`),
     });
   }
-  return { withApi, withoutApi };
+  return { withApi };
 }
 
 export function rootWorkspaces(checkout) {

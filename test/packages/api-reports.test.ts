@@ -65,9 +65,12 @@ test('the check fails naming the package and showing the export when a public ex
   t.is((await fixture.reports('--check')).code, 0, 'updated, the check passes again');
 });
 
-test('a removed export fails the check as an added one does', async (t) => {
+test('a package without its report, or with an export removed, fails the check as an added export does', async (t) => {
   t.timeout(FIXTURE_TIMEOUT_MS);
   const fixture = await apiFixture(t);
+  const unreported = await fixture.reports('--check');
+  t.is(unreported.code, 1, unreported.summary);
+  t.regex(unreported.stderr, new RegExp(`${FIXTURE_REPORT} does not exist yet`));
   t.is((await fixture.reports('--update')).code, 0);
   await fixture.declare(FIXTURE_DECLARATIONS.replace(/\/\*\* Makes a widget[^]*?Widget;\n/, ''));
   const checked = await fixture.reports('--check');
