@@ -78,7 +78,7 @@ test('a package without its report, or with an export removed, fails the check a
   t.regex(checked.stderr, /^-export function makeWidget\(name: string\): Widget;$/m);
 });
 
-test('an @internal export is in the report, marked, and left out of the public rollup', async (t) => {
+test('an @internal export is in the report, marked, and left out of the public rollup; a public one may not name it', async (t) => {
   t.timeout(FIXTURE_TIMEOUT_MS);
   const fixture = await apiFixture(t);
   const made = await fixture.reports('--update');
@@ -88,6 +88,18 @@ test('an @internal export is in the report, marked, and left out of the public r
   t.regex(rollup, /export declare function makeWidget\(name: string\): Widget;/);
   t.notRegex(rollup, /declare function resetWidgets/);
   t.false(existsSync(join(fixture.dir, 'private-pkg/private.api.md')), 'a private package has no report');
+
+  // A public declaration may not name an @internal one: its consumers could not name it either.
+  await fixture.declare(`/** @internal */
+export interface Gear {
+    teeth: number;
+}
+/** A widget's gear. */
+export declare function gearOf(name: string): Gear;
+`);
+  const leaking = await fixture.reports('--update');
+  t.is(leaking.code, 1, leaking.summary);
+  t.regex(leaking.stderr, /ae-incompatible-release-tags\) The symbol "gearOf" is marked as @public, but its signature references "Gear" which is marked as @internal/);
 });
 
 test('a public export naming a type that is not exported fails the check; one named only by an @internal member does not', async (t) => {
