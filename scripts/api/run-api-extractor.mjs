@@ -27,7 +27,7 @@ function compilerOptions(checkout) {
 }
 
 function readJsonWithComments(path) {
-  const ts = require(join(dirname(require.resolve('typescript')), 'typescript.js'));
+  const ts = require('typescript');
   const parsed = ts.parseConfigFileTextToJson(path, readFileSync(path, 'utf8'));
   if (parsed.error) throw new Error(`${path}: ${ts.flattenDiagnosticMessageText(parsed.error.messageText, '\n')}`);
   return parsed.config;
