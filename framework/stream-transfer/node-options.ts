@@ -3,6 +3,7 @@ import { bearerTokensSchema, admissionLimitsSchema, listenerTlsSchema } from '@b
 import { dataPlaneOptions } from './data-access.js';
 import { ID_PATTERN, MAX_NODE_SLOTS } from './model.js';
 import { DEFAULT_NODE_LIVENESS_OPTIONS as LIVENESS } from './node-liveness.js';
+import { DEFAULT_STREAM_NODE_OPTIONS } from './stream-node.js';
 
 /** Lease renewals, the Alive / Suspect / Dead thresholds, and automatic failover (node-liveness.ts). */
 export const livenessOptions = z
@@ -56,6 +57,17 @@ export const streamNodeOptions = z
     parkTimeoutMs: z.number().int().min(1).default(10_000),
     maxBufferedBytes: z.number().int().min(1024).default(32 * 1024 * 1024),
     maxSegmentRecords: z.number().int().min(1).default(10_000),
+    /**
+     * Compact the WAL (rewrite it as what is still live) once about this many bytes were
+     * appended since the last compaction. Small values compact often; tests use them to crash
+     * nodes mid-compaction.
+     */
+    walCompactionBytes: z
+      .number()
+      .int()
+      .min(1024)
+      .default(DEFAULT_STREAM_NODE_OPTIONS.walCompactionBytes)
+      .describe('Compact the WAL once about this many bytes were appended since the last compaction'),
     liveness: livenessOptions.default(LIVENESS),
   })
   .strict();

@@ -89,6 +89,7 @@ export class StreamNodeService implements Lifecycle {
       parkTimeoutMs: options.parkTimeoutMs,
       maxBufferedBytes: options.maxBufferedBytes,
       maxSegmentRecords: options.maxSegmentRecords,
+      walCompactionBytes: options.walCompactionBytes,
     });
     await this.engine.start();
     this.watcher = new HandoffWatcher(this.engine);

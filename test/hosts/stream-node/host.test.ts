@@ -1,3 +1,4 @@
+import { stat } from 'node:fs/promises';
 import test from 'ava';
 import { contractFetch } from '../../support/api-contract.js';
 import { METADATA_CONSENSUS } from '@baton/contracts/internal/metadata-consensus.js';
@@ -122,11 +123,37 @@ test('a node with a file WAL recovers after a restart: records survive and the s
   t.deepEqual((await client.read('s')).records.map((r) => r.body), ['before', 'after']);
 });
 
+test('node.walCompactionBytes compacts the file WAL once that many bytes were appended', async (t) => {
+  const dir = await makeTempDir('stream-node-compaction');
+  t.teardown(() => dir.remove());
+  const host = streamNodeHostBuilder({
+    ...config('n1', { wal: { kind: 'file', dir: `${dir.path}/wal` }, walCompactionBytes: 1024 }),
+    objectStore: { use: 'fs-object-store', options: { dir: `${dir.path}/objects` } },
+  })
+    .value(METADATA_CONSENSUS, sharedConsensus())
+    .build();
+  await host.start();
+  t.teardown(() => host.stop());
+  const node = host.get(STREAM_NODE);
+  const client = new StreamClient({ nodes: [node.url], token: TOKEN });
+  await eventually(async () => (await client.nodes()).nodes.length === 1, 'registration');
+  await client.createStream('s');
+  await eventually(() => node.node.session('s')?.writable === true, 'pre-warm');
+  const bodies = Array.from({ length: 30 }, (_, i) => `${i}`.padEnd(200, '.'));
+  for (const body of bodies) await client.append('s', [body]);
+  // Appended one by one, 6,000 bytes of bodies would stay in the log without a compaction.
+  const size = async () => (await stat(`${dir.path}/wal/streams.wal`)).size;
+  await eventually(async () => (await size()) < 4_000, 'the WAL to be compacted');
+  t.true((await size()) < 4_000);
+  t.deepEqual((await client.read('s')).records.map((r) => r.body), bodies);
+});
+
 test('configuration mistakes fail at build with the path at fault', (t) => {
   t.throws(() => streamNodeHostBuilder({ ...config('n1'), consensus: { use: 'zookeeper' } }), { message: /consensus\.use: unknown plugin id "zookeeper"/ });
   t.throws(() => streamNodeHostBuilder({ ...config('n1'), node: { http: { port: 0 } } }).build(), { message: /node\.self: give this node's id/ });
   t.throws(() => streamNodeHostBuilder({ ...config('n1'), node: { self: 'n1', wal: { kind: 'tape' } } }).build(), { message: /node\.wal/ });
   t.throws(() => streamNodeHostBuilder({ ...config('n1'), extra: 1 }), { message: /extra|unrecognized/i });
+  t.throws(() => streamNodeHostBuilder(config('n1', { walCompactionBytes: 10 })).build(), { message: /node\.walCompactionBytes/ });
 });
 
 test('the default config composes', (t) => {
