@@ -40,6 +40,16 @@ export class MemberProcess {
     return this.child !== undefined;
   }
 
+  /** The running process's id (what a watcher of its files stops and kills), if it runs. */
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  /** Resolves when the running process exits (a start it refused, say); undefined when none runs. */
+  get exited(): Promise<void> | undefined {
+    return this.child ? this.exitedRun : undefined;
+  }
+
   get isPaused(): boolean {
     return this.paused;
   }

@@ -33,6 +33,11 @@ export interface NemesisOptions {
    * test is about before its time is up; kinds the cluster cannot make are left out.
    */
   firstKinds?: readonly FaultKind[];
+  /**
+   * The only kinds this run makes (a workload about one kind of fault, say its aimed kills);
+   * every kind the cluster can make by default.
+   */
+  onlyKinds?: readonly FaultKind[];
 }
 
 /**
@@ -44,7 +49,7 @@ export interface NemesisOptions {
 export class Nemesis {
   readonly windows: FaultWindow[] = [];
   readonly skipped: string[] = [];
-  private readonly kinds: FaultKind[];
+  private kinds: FaultKind[];
   private readonly clock = new SystemClock();
   private readonly quietMs: [number, number];
   private readonly holdMs: [number, number];
@@ -64,6 +69,8 @@ export class Nemesis {
     else this.skipped.push(`partitions: ${cluster.partitionsUnavailable ?? 'no firewall'}`);
     if (cluster.storeOutages.length > 0) this.kinds.push('store-outage');
     for (const fault of cluster.faults ?? []) this.kinds.push(fault.kind);
+    const only = options.onlyKinds;
+    if (only) this.kinds = this.kinds.filter((k) => only.includes(k));
   }
 
   /** Runs faults until `signal` aborts, then heals whatever is still broken. */
