@@ -53,10 +53,12 @@ export async function startStreamCluster(
   metadata: StreamMetadataStore = 'raft',
   /** Node options over the ones below (other liveness thresholds, say). */
   nodeOptions: Record<string, unknown> = {},
+  /** Options of the nodes' own Raft over the ones below (a smaller snapshot interval, say). */
+  raftOptions: Record<string, unknown> = {},
 ): Promise<StreamCluster> {
   const etcd = metadata === 'etcd' ? await EtcdCluster.start({ size: 3 }) : undefined;
   try {
-    return await startNodes(ctx, etcd, nodeOptions);
+    return await startNodes(ctx, etcd, nodeOptions, raftOptions);
   } catch (error) {
     await etcd?.close();
     throw error;
@@ -67,6 +69,7 @@ async function startNodes(
   ctx: Pick<RunContext, 'seed' | 'members' | 'dir'>,
   etcd: EtcdCluster | undefined,
   nodeOptions: Record<string, unknown>,
+  raftOptions: Record<string, unknown>,
 ): Promise<StreamCluster> {
   const ids = Array.from({ length: ctx.members }, (_, i) => `n${i + 1}`);
   const ports = await freeLoopbackPorts(ids.length);
@@ -125,6 +128,7 @@ async function startNodes(
                     dataDir: join(dir, 'raft'),
                     snapshotInterval: 500,
                     snapshotRetain: 50,
+                    ...raftOptions,
                   },
                 },
                 peerTransport: {
@@ -182,8 +186,8 @@ async function startNodes(
 }
 
 /** One gauge of a node's /metrics (the first series of that name), or undefined. */
-export async function gauge(url: string, name: string): Promise<number | undefined> {
-  const r = await callJson(`${url}/metrics`, { timeoutMs: 1_000 });
+export async function gauge(url: string, name: string, token?: string): Promise<number | undefined> {
+  const r = await callJson(`${url}/metrics`, { timeoutMs: 1_000, token });
   if (r.kind !== 'answer' || r.status !== 200) return undefined;
   const text = typeof r.body === 'object' && r.body?.detail ? String(r.body.detail) : '';
   const match = new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text);

@@ -3,6 +3,7 @@ import type { SeededRng } from '@baton/conformance/internal/seeded-rng.js';
 import { eventually } from '../../hosts/eventually.js';
 import { callJson } from '../http-json.js';
 import type { OperationLog } from '../operation-log.js';
+import type { WorkloadFault } from '../cluster.js';
 import type { Workload } from '../run-nemesis.js';
 import { quantile } from '../run-summary.js';
 import { writeFile } from 'node:fs/promises';
@@ -45,22 +46,31 @@ const ATTEMPTS_PER_BATCH = 4;
  * exactly once, at its acknowledged offsets, in order, one node acknowledging per stream at a
  * time (see stream-checks.ts for the whole list).
  */
-export function streamWorkload(metadata: StreamMetadataStore = 'raft'): Workload {
+export function streamWorkload(
+  metadata: StreamMetadataStore = 'raft',
+  variation: StreamWorkloadVariation = {},
+): Workload {
   let cluster: StreamCluster | undefined;
   const streams = Array.from({ length: STREAMS }, (_, i) => `s${i}`);
   const failovers: FailoverEvent[] = [];
   const samples: TransferSample[] = [];
 
   return {
-    name: metadata === 'etcd' ? 'stream-etcd' : 'stream',
+    name: variation.name ?? (metadata === 'etcd' ? 'stream-etcd' : 'stream'),
     testFile:
-      metadata === 'etcd'
+      variation.testFile ??
+      (metadata === 'etcd'
         ? 'dist/test/nemesis/stream-etcd.test.js'
-        : 'dist/test/nemesis/stream.test.js',
+        : 'dist/test/nemesis/stream.test.js'),
     progressOps: ['append'],
 
     async start(ctx) {
-      cluster = await startStreamCluster(ctx, metadata);
+      cluster = await startStreamCluster(
+        ctx,
+        metadata,
+        variation.nodeOptions,
+        variation.raftOptions,
+      );
       const ids = Object.keys(cluster.urls);
       for (const [i, stream] of streams.entries()) {
         const r = await callJson(`${cluster.urls[ids[0]]}/v1/admin/streams`, {
@@ -71,7 +81,9 @@ export function streamWorkload(metadata: StreamMetadataStore = 'raft'): Workload
         if (r.kind !== 'answer' || r.status >= 300)
           throw new Error(`could not create stream ${stream}: ${JSON.stringify(r)}`);
       }
-      cluster.faults = streamFaults(cluster, ctx.log, ctx.rng.fork('faults'), failovers);
+      cluster.faults = variation.faults
+        ? variation.faults(cluster)
+        : streamFaults(cluster, ctx.log, ctx.rng.fork('faults'), failovers);
       if (cluster.etcd)
         cluster.faults.push(
           ...etcdFaults(cluster.members, cluster.firewall, cluster.etcd, ctx.rng.fork('etcd')),
@@ -184,6 +196,16 @@ export function streamWorkload(metadata: StreamMetadataStore = 'raft'): Workload
 
     stop: async () => cluster?.close(),
   };
+}
+
+/** The same workload run another way: its own name, node and Raft options, faults of its own. */
+export interface StreamWorkloadVariation {
+  name?: string;
+  testFile?: string;
+  nodeOptions?: Record<string, unknown>;
+  raftOptions?: Record<string, unknown>;
+  /** The workload faults instead of the stream variant's failovers and drains. */
+  faults?: (cluster: StreamCluster) => WorkloadFault[];
 }
 
 /** One producer: batches of 1-3 records to a random stream, each batch retried under its seq. */
