@@ -23,7 +23,11 @@ export interface AuthorityCluster extends NemesisCluster {
  * under a uid of its own so partitions can be made. The nemesis may take one member's audit
  * store away (`chmod 000`).
  */
-export async function startAuthorityCluster(ctx: RunContext): Promise<AuthorityCluster> {
+export async function startAuthorityCluster(
+  ctx: RunContext,
+  /** Options of the members' Raft beyond who the voters are. */
+  raft?: Record<string, unknown>,
+): Promise<AuthorityCluster> {
   const identities = memberIdentities(ctx.members);
   const { nodes, members, token, peerHeaders } = await prepareAuthorityMembers({
     dir: ctx.dir,
@@ -32,6 +36,7 @@ export async function startAuthorityCluster(ctx: RunContext): Promise<AuthorityC
     // Short feed pulls and re-probes, so a barrier is reached within a short run.
     feed: { pullIntervalMs: 100 },
     transfers: { reprobeMaxDelayMs: 500, probeTimeoutMs: 2_000 },
+    raft,
   });
   const ids = nodes.map((n) => n.id);
   const outages: StoreOutage[] = [];

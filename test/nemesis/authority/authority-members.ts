@@ -42,6 +42,8 @@ export async function prepareAuthorityMembers(options: {
   transfers: Record<string, unknown>;
   /** A uid per member, to firewall it (see member-identity.ts); the runner's own otherwise. */
   identities?: ProcessIdentity[];
+  /** Options of the members' Raft beyond who the voters are (a smaller snapshot interval, say). */
+  raft?: Record<string, unknown>;
 }): Promise<AuthorityMembers> {
   if (options.count > DATACENTERS.length)
     throw new RangeError(
@@ -88,7 +90,7 @@ export async function prepareAuthorityMembers(options: {
             transfers: options.transfers,
           },
           dataDir: dir,
-          consensus: { use: 'raft', options: { member: node.id, voters: ids } },
+          consensus: { use: 'raft', options: { member: node.id, voters: ids, ...options.raft } },
           peerAuth: peerAuth(node.id),
           log: { level: 'info', pretty: false },
         },

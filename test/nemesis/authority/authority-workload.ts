@@ -3,6 +3,7 @@ import type { SeededRng } from '@baton/conformance/internal/seeded-rng.js';
 import { eventually } from '../../hosts/eventually.js';
 import { callJson, type CallResult } from '../http-json.js';
 import type { OperationLog, PendingRecord } from '../operation-log.js';
+import type { WorkloadFault } from '../cluster.js';
 import type { Workload } from '../run-nemesis.js';
 import {
   startAuthorityCluster,
@@ -28,19 +29,20 @@ const TRANSFER_TIMEOUT_MS = 8_000;
  * pauses and partitions members and takes an audit store away. Checked after healing: see
  * authority-checks.ts.
  */
-export function authorityWorkload(): Workload {
+export function authorityWorkload(variation: AuthorityWorkloadVariation = {}): Workload {
   let cluster: AuthorityCluster | undefined;
   const authorities = Array.from({ length: AUTHORITIES }, (_, i) => `a${i}`);
   const initialHomes: Record<string, string> = {};
 
   return {
-    name: 'authority',
-    testFile: 'dist/test/nemesis/authority.test.js',
+    name: variation.name ?? 'authority',
+    testFile: variation.testFile ?? 'dist/test/nemesis/authority.test.js',
     progressOps: ['write'],
 
     async start(ctx) {
-      cluster = await startAuthorityCluster(ctx);
+      cluster = await startAuthorityCluster(ctx, variation.raft);
       const c = cluster;
+      if (variation.faults) c.faults = variation.faults(c);
       for (const [i, authority] of authorities.entries()) {
         const home = c.nodes[i % c.nodes.length].datacenter;
         initialHomes[authority] = home;
@@ -111,6 +113,14 @@ export function authorityWorkload(): Workload {
 
     stop: async () => cluster?.close(),
   };
+}
+
+/** The same workload run another way: its own name, Raft options and faults. */
+export interface AuthorityWorkloadVariation {
+  name?: string;
+  testFile?: string;
+  raft?: Record<string, unknown>;
+  faults?: (cluster: AuthorityCluster) => WorkloadFault[];
 }
 
 /** Writes at the home under the epoch last read; a stale epoch or a wrong home sends it back to read. */
