@@ -18,7 +18,12 @@ function stubMember(id: string): ClusterMember {
 }
 
 /** The kinds of the first `count` faults of a seed's schedule with `firstKinds` asked for. */
-async function firstFaults(seed: number, count: number, firstKinds: string[]): Promise<string[]> {
+async function firstFaults(
+  seed: number,
+  count: number,
+  firstKinds: string[],
+  onlyKinds?: string[],
+): Promise<string[]> {
   const stop = new AbortController();
   const made: string[] = [];
   const fault = (kind: string): WorkloadFault => ({
@@ -40,6 +45,7 @@ async function firstFaults(seed: number, count: number, firstKinds: string[]): P
     quietMs: [1, 1],
     holdMs: [1, 1],
     firstKinds,
+    onlyKinds,
   });
   await nemesis.run(stop.signal);
   return nemesis.windows.map((w) => w.kind);
@@ -61,5 +67,13 @@ test('a kind asked for that the cluster cannot make is left out of the first rou
     const kinds = await firstFaults(seed, 2, ['c', 'partition']);
     t.is(kinds[0], 'c', `seed ${seed}: ${kinds.join(', ')}`);
     t.false(kinds.includes('partition'), 'no firewall: no partition');
+  }
+});
+
+test("a run limited to some kinds makes those only, never the nemesis's own kill or pause", async (t) => {
+  for (let seed = 1; seed <= 6; seed++) {
+    const kinds = await firstFaults(seed, 8, [], ['b', 'd']);
+    t.is(kinds.length, 8);
+    t.deepEqual([...new Set(kinds)].sort(), ['b', 'd'], `seed ${seed}: ${kinds.join(', ')}`);
   }
 });
