@@ -6,6 +6,11 @@ import type { ClusterMember, NemesisCluster, WorkloadFault } from './cluster.js'
 
 /** How long one fault looks for its window before it kills anyway (a miss, counted). */
 const AIM_MS = 8_000;
+/**
+ * How long a restarted member is watched for an install: it must load and start first, which
+ * takes 10 s and more on a loaded machine (with 8 s, installs came just after the watch ended).
+ */
+const INSTALL_AIM_MS = 25_000;
 /** How long a member killed for a snapshot install may take to be left behind by the others. */
 const LEFT_BEHIND_MS = 20_000;
 /** A restarted member must serve within this, or it failed to restart. */
@@ -140,15 +145,17 @@ export function durableKillFaults(
     const window = kind.windowOf(victim, applied + kind.ownSnapshotSlack);
     const outcome = signal.aborted
       ? { late: 0 }
-      : await killInside([{ member: victim, window }], AIM_MS, signal, () =>
+      : await killInside([{ member: victim, window }], INSTALL_AIM_MS, signal, () =>
           victim.process.start(),
         );
     count(kind.kind).late += outcome.late;
     const first = `kill -9 ${victim.id} at applied index ${applied}${leftBehind ? `, left ${kind.behindBy} entries behind` : ', the others did not move on'}`;
+    if (!outcome.killed && signal.aborted)
+      return { landed: false, describe: `${first}; restarted, the run ended before an install` };
     if (!outcome.killed)
       return {
         landed: false,
-        describe: `${first}; restarted, no install seen in ${AIM_MS / 1000} s; ${await restart(victim, 'before an install')}`,
+        describe: `${first}; restarted, no install seen in ${INSTALL_AIM_MS / 1000} s; ${await restart(victim, 'before an install')}`,
       };
     return {
       landed: true,
