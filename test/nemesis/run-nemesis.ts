@@ -76,6 +76,11 @@ export async function runNemesis(
     nemesis?: NemesisOptions;
     /** Operations that must succeed again once the faults are healed (liveness after healing). */
     mustSucceed?: readonly string[];
+    /**
+     * Faults go on past `seconds` until `enough` holds (the faults a test needs have been made;
+     * on a slow machine a minute may hold too few), at most `extraSeconds` more.
+     */
+    faultsUntil?: { enough: () => boolean; extraSeconds: number };
   },
 ): Promise<RunOutcome> {
   const { seed, seconds, members } = options;
@@ -96,6 +101,8 @@ export async function runNemesis(
   let nemesis: Nemesis | undefined;
   let startedAt: number | undefined;
   let healedAt: number | undefined;
+  /** How long the faults went on past `seconds` (faultsUntil). */
+  let extendedMs = 0;
   const mustSucceed = options.mustSucceed ?? [];
   try {
     const cluster = await workload.start(ctx);
@@ -106,6 +113,14 @@ export async function runNemesis(
     const clients = workload.clients(ctx, stopClients.signal);
     const faults = nemesis.run(stopFaults.signal);
     await new SystemClock().sleep(seconds * 1000);
+    const until = options.faultsUntil;
+    if (until) {
+      const budgetEnd = ctx.log.now();
+      await eventually(until.enough, 'the faults a test needs', until.extraSeconds * 1000).catch(
+        () => undefined,
+      );
+      extendedMs = ctx.log.now() - budgetEnd;
+    }
     stopFaults.abort();
     await faults;
     healedAt = ctx.log.now();
@@ -145,6 +160,10 @@ export async function runNemesis(
   const title = `${workload.name}, seed ${seed}, ${members} members, ${seconds} s`;
   const lines = [formatSummary(title, summary, nemesis?.skipped ?? [])];
   lines.push(...(workload.summaryLines?.(ctx, windows) ?? []));
+  if (extendedMs >= 1000)
+    lines.push(
+      `  faults went on ${(extendedMs / 1000).toFixed(1)} s past the ${seconds} s, until the test had the faults it needs`,
+    );
   if (healedAt !== undefined && mustSucceed.length > 0)
     lines.push(
       `  healed at ${(healedAt / 1000).toFixed(1)} s; ok since: ${mustSucceed.map((f) => `${f} ${okAfterHeal[f]}`).join(', ')}`,
