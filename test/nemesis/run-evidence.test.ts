@@ -113,3 +113,22 @@ test('a clean run removes its directory and appends its summary to the results f
   t.like(mine, { workload: 'evidence', members: 1, seconds: 1, problems: 0 });
   t.is(mine.counts.ops, mine.counts.ok);
 });
+
+test('faults go on past the seconds of a run until the test has the ones it needs, and the report says so', async (t) => {
+  t.timeout(120_000);
+  // Enough at the 61st look (every 20 ms): more than a second past the budget.
+  let calls = 0;
+  const outcome = await runNemesis(plantedWorkload([]), {
+    seed: 43,
+    seconds: 1,
+    members: 1,
+    nemesis: calm,
+    faultsUntil: { enough: () => ++calls > 60, extraSeconds: 30 },
+  });
+  t.deepEqual(outcome.problems, []);
+  t.true(calls > 60);
+  t.regex(
+    outcome.report,
+    /faults went on \d+\.\d s past the 1 s, until the test had the faults it needs/,
+  );
+});
