@@ -11,6 +11,7 @@ export * from './auth.js';
 export * from './state.js';
 export * from './request-context.js';
 export * from './idempotency-key.js';
+export * from './if-match.js';
 export * from './routes.js';
 export * from './api-app.js';
 export * from './http-server.js';
