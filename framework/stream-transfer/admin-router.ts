@@ -1,6 +1,16 @@
 import Router from '@koa/router';
 import { z } from 'zod';
-import { requireScope, readValidBody, HttpProblem, problems, validate } from '@baton/http';
+import type { Context } from 'koa';
+import {
+  requireScope,
+  readValidBody,
+  HttpProblem,
+  problems,
+  validate,
+  givenIdempotencyKey,
+  expectedVersion,
+  setVersionTag,
+} from '@baton/http';
 import type { StreamCommand, StreamResult } from './commands.js';
 import { CommandRejectedError } from './errors.js';
 import { ID_PATTERN, MAX_NODE_SLOTS } from './model.js';
@@ -12,6 +22,8 @@ import type { StreamConsensus } from './stream-node.js';
 
 /** The scope an admin token must carry (401 without a token, 403 without the scope). */
 export const ADMIN_SCOPE = 'admin';
+/** Set on an answer replayed from the decision an earlier request under the same Idempotency-Key got. */
+export const REPLAYED_HEADER = 'Idempotent-Replayed';
 
 const id = (what: string) =>
   z.string().regex(ID_PATTERN, `${what} must be 1-128 characters of letters, digits, '.', '_' or '-', starting with a letter or digit`);
@@ -24,9 +36,22 @@ export const registerNodeBody = z
   })
   .strict();
 export const createStreamBody = z.object({ stream: id('a stream id'), node: id('a node id').optional() }).strict();
-export const transferBody = z.object({ stream: id('a stream id'), target: id('a node id') }).strict();
+/** An epoch or a stream count an operator expects (the body's spelling of If-Match). */
+const version = (what: string) =>
+  z.number().int(`${what} must be an integer`).nonnegative(`${what} must be >= 0`).max(Number.MAX_SAFE_INTEGER);
+export const transferBody = z
+  .object({
+    stream: id('a stream id'),
+    target: id('a node id'),
+    expected_owner: id('expected_owner').optional(),
+    expected_epoch: version('expected_epoch').optional(),
+  })
+  .strict();
 export const drainBody = z
-  .object({ maxInFlight: z.number().int().positive('maxInFlight must be >= 1').max(10_000).optional() })
+  .object({
+    maxInFlight: z.number().int().positive('maxInFlight must be >= 1').max(10_000).optional(),
+    expected_streams: version('expected_streams').optional(),
+  })
   .strict()
   .optional();
 export const rebalanceBody = z
@@ -37,7 +62,10 @@ export const rebalanceBody = z
   .strict()
   .optional();
 export const failoverBody = z
-  .object({ force: z.boolean({ error: 'force must be true or false' }).optional() })
+  .object({
+    force: z.boolean({ error: 'force must be true or false' }).optional(),
+    expected_streams: version('expected_streams').optional(),
+  })
   .strict()
   .optional();
 export const nodeParam = z.object({ node: id('a node id') });
@@ -64,16 +92,25 @@ export function createAdminRouter(consensus: StreamConsensus, options: AdminRout
   const router = new Router({ prefix: '/v1/admin' });
   router.use(requireScope(ADMIN_SCOPE));
 
-  const decide = async (command: StreamCommand): Promise<Extract<StreamResult, { ok: true }>> => {
-    const receipt = await consensus.propose(command);
-    if (!receipt.result.ok) throw new CommandRejectedError(receipt.result.reason, receipt.result.message);
+  /**
+   * Proposes one admin write under the caller's Idempotency-Key, if given. The key goes into
+   * consensus with the command: the replicated idempotency window (carried in snapshots) holds
+   * the first decision, so a retry reaching another member, another leader or a restarted
+   * cluster gets that decision, and the same key with another command is refused (422).
+   * Answers are built from the decision, so a replay answers as the first request did.
+   */
+  const decide = async (ctx: Context, command: StreamCommand): Promise<Extract<StreamResult, { ok: true }>> => {
+    const key = givenIdempotencyKey(ctx);
+    const receipt = await consensus.propose(command, key === undefined ? undefined : { idempotencyKey: key });
+    if (receipt.replayed) ctx.set(REPLAYED_HEADER, 'true');
+    if (!receipt.result.ok) throw new CommandRejectedError(receipt.result.reason, receipt.result.message, receipt.result.current);
     return receipt.result;
   };
   const state = async () => (await consensus.read()).state;
 
   router.post('/nodes', async (ctx) => {
     const body = await readValidBody(ctx, registerNodeBody);
-    const result = await decide({ type: 'register-node', node: body.id, address: body.address, slots: body.slots });
+    const result = await decide(ctx, { type: 'register-node', node: body.id, address: body.address, slots: body.slots });
     ctx.status = result.duplicate ? 200 : 201;
     ctx.body = { node: nodeStatus(await state(), body.id, age), duplicate: result.duplicate ?? false };
   });
@@ -95,20 +132,28 @@ export function createAdminRouter(consensus: StreamConsensus, options: AdminRout
     const { node } = validate(nodeParam, ctx.params, 'path');
     const progress = drainProgress(await state(), node, age);
     if (!progress) throw problems.notFound(`node ${node} is not registered`, { node });
+    // The version a drain or failover of this node may be guarded with (If-Match).
+    setVersionTag(ctx, progress.owned);
     ctx.body = progress;
   });
 
   router.post('/nodes/:node/drain', async (ctx) => {
     const { node } = validate(nodeParam, ctx.params, 'path');
     const body = await readValidBody(ctx, drainBody, { optional: true });
-    await decide({ type: 'drain', node, ...(body?.maxInFlight ? { maxInFlight: body.maxInFlight } : {}) });
+    const expectedStreams = expectedVersion(ctx, body?.expected_streams, 'expected_streams');
+    await decide(ctx, {
+      type: 'drain',
+      node,
+      ...(body?.maxInFlight ? { maxInFlight: body.maxInFlight } : {}),
+      ...(expectedStreams === undefined ? {} : { expectedStreams }),
+    });
     ctx.status = 202;
     ctx.body = drainProgress(await state(), node, age);
   });
 
   router.post('/nodes/:node/undrain', async (ctx) => {
     const { node } = validate(nodeParam, ctx.params, 'path');
-    await decide({ type: 'undrain', node });
+    await decide(ctx, { type: 'undrain', node });
     ctx.body = drainProgress(await state(), node, age);
   });
 
@@ -121,6 +166,7 @@ export function createAdminRouter(consensus: StreamConsensus, options: AdminRout
     const { node } = validate(nodeParam, ctx.params, 'path');
     const body = await readValidBody(ctx, failoverBody, { optional: true });
     const force = body?.force ?? false;
+    const expectedStreams = expectedVersion(ctx, body?.expected_streams, 'expected_streams');
     if (!options.canFence() && !force) {
       throw new HttpProblem({
         status: 409,
@@ -131,7 +177,12 @@ export function createAdminRouter(consensus: StreamConsensus, options: AdminRout
         extra: { node },
       });
     }
-    const result = await decide({ type: 'failover', node, ...(force ? { force } : {}) });
+    const result = await decide(ctx, {
+      type: 'failover',
+      node,
+      ...(force ? { force } : {}),
+      ...(expectedStreams === undefined ? {} : { expectedStreams }),
+    });
     options.onFailover?.(node, result);
     ctx.status = 202;
     ctx.body = {
@@ -144,20 +195,26 @@ export function createAdminRouter(consensus: StreamConsensus, options: AdminRout
 
   router.post('/streams', async (ctx) => {
     const body = await readValidBody(ctx, createStreamBody);
-    const result = await decide({ type: 'create-stream', stream: body.stream, ...(body.node ? { node: body.node } : {}) });
+    const result = await decide(ctx, { type: 'create-stream', stream: body.stream, ...(body.node ? { node: body.node } : {}) });
     ctx.status = result.duplicate ? 200 : 201;
     ctx.body = { stream: body.stream, owner: result.node, epoch: result.epoch, duplicate: result.duplicate ?? false };
   });
 
   router.post('/transfers', async (ctx) => {
     const body = await readValidBody(ctx, transferBody);
-    const result = await decide({ type: 'transfer', stream: body.stream, target: body.target, reason: 'admin' });
-    const current = await state();
-    const pending = current.transfer(body.stream);
+    const expectedEpoch = expectedVersion(ctx, body.expected_epoch, 'expected_epoch');
+    const result = await decide(ctx, {
+      type: 'transfer',
+      stream: body.stream,
+      target: body.target,
+      reason: 'admin',
+      ...(body.expected_owner === undefined ? {} : { expectedOwner: body.expected_owner }),
+      ...(expectedEpoch === undefined ? {} : { expectedEpoch }),
+    });
     ctx.status = result.duplicate ? 200 : 202;
-    ctx.body = pending
-      ? { status: 'pending', ...pending, duplicate: result.duplicate ?? false }
-      : { status: 'settled', stream: body.stream, owner: current.stream(body.stream)!.owner, duplicate: true };
+    ctx.body = result.transfer
+      ? { status: 'pending', ...result.transfer, duplicate: result.duplicate ?? false }
+      : { status: 'settled', stream: body.stream, owner: result.node, duplicate: true };
   });
 
   router.get('/transfers', async (ctx) => {
@@ -173,6 +230,7 @@ export function createAdminRouter(consensus: StreamConsensus, options: AdminRout
     const record = current.stream(stream);
     if (!record) throw problems.notFound(`stream ${stream} does not exist`, { stream });
     const pending = current.transfer(stream);
+    setVersionTag(ctx, record.epoch);
     ctx.body = pending
       ? { status: 'pending', ...pending }
       : { status: 'settled', stream, owner: record.owner, epoch: record.epoch };
@@ -188,7 +246,7 @@ export function createAdminRouter(consensus: StreamConsensus, options: AdminRout
       ctx.body = { dryRun: true, ...planPreview(current, planRebalance(current)) };
       return;
     }
-    const result = await decide({ type: 'rebalance', ...(body?.maxInFlight ? { maxInFlight: body.maxInFlight } : {}) });
+    const result = await decide(ctx, { type: 'rebalance', ...(body?.maxInFlight ? { maxInFlight: body.maxInFlight } : {}) });
     ctx.status = 202;
     const current = await state();
     ctx.body = { dryRun: false, ...planPreview(current, result.moves ?? []), progress: rebalancePage(current, undefined, MOVES_SHOWN) };

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { ApiDocument, type OperationSpec, type ResponseSpec } from '@baton/http';
+import { ApiDocument, ETAG_HEADER, IDEMPOTENCY_KEY_HEADER, IF_MATCH_HEADER, type HeaderParam, type OperationSpec, type ResponseSpec } from '@baton/http';
 import {
   ADMIN_SCOPE,
   createStreamBody,
@@ -8,6 +8,7 @@ import {
   nodeParam,
   rebalanceBody,
   registerNodeBody,
+  REPLAYED_HEADER,
   transferBody,
 } from './admin-router.js';
 import { STREAM_APPEND_SCOPE, STREAM_READ_SCOPE } from './data-access.js';
@@ -53,6 +54,42 @@ const PROBLEMS = {
   503: 'Unavailable for now (no consensus leader, a handoff still settling, the node stopping); see Retry-After',
 } as const;
 type ProblemStatus = keyof typeof PROBLEMS;
+
+/**
+ * Every admin write may be keyed. The key rides into consensus with the command, so the first
+ * decision is kept in the replicated idempotency window (the consensus plugin's
+ * `idempotencyWindow`, 10000 keyed commands by default, oldest forgotten first; carried in
+ * snapshots, so it outlives restarts and leader changes).
+ */
+const KEY_HEADER: HeaderParam = {
+  name: IDEMPOTENCY_KEY_HEADER,
+  description:
+    'Optional: 1 to 128 ASCII letters, digits and . _ : ~ -. The same key with the same request answers the first decision again, ' +
+    'from any member (Idempotent-Replayed: true); the same key with another request answers 422. Echoed in the response.',
+};
+const keyed = {
+  422: 'The Idempotency-Key already names a different request',
+};
+/** Answers of a keyed write carry these headers. */
+const keyedAnswer = (description: string, schema: z.ZodType, example: unknown): ResponseSpec => ({
+  description,
+  schema,
+  example,
+  headers: {
+    [IDEMPOTENCY_KEY_HEADER]: { description: 'The key the request was sent with' },
+    [REPLAYED_HEADER]: { description: '"true" when this answer is the decision an earlier request under the key got' },
+  },
+});
+const epochMatch: HeaderParam = {
+  name: IF_MATCH_HEADER,
+  description: 'Optional: "<epoch>", the ETag of GET /v1/streams/{stream}: move it only while it is still at that epoch (or send expected_epoch)',
+};
+const streamsMatch: HeaderParam = {
+  name: IF_MATCH_HEADER,
+  description: 'Optional: "<streams>", the ETag of GET /v1/admin/nodes/{node}: act only while the node still owns that many streams (or send expected_streams)',
+};
+const malformedMatch = 'Invalid input, or an If-Match that is not one quoted version ("7"), or one that disagrees with the body';
+const versionTag = (what: string) => ({ [ETAG_HEADER]: { description: what } });
 
 function problems(...statuses: ProblemStatus[]): Record<number, string> {
   return Object.fromEntries(statuses.map((status) => [status, PROBLEMS[status]]));
@@ -111,7 +148,11 @@ const streamOps: OperationSpec[] = [
     tags: ['data'],
     scope: STREAM_READ_SCOPE,
     params: { path: streamParam },
-    responses: { 200: ok('The stream metadata', streamDescriptionSchema, ex.described), ...problems(400, 404, 503), ...dataAuth(STREAM_READ_SCOPE) },
+    responses: {
+      200: { ...ok('The stream metadata', streamDescriptionSchema, ex.described), headers: versionTag('"<epoch>": what If-Match on a transfer of the stream names') },
+      ...problems(400, 404, 503),
+      ...dataAuth(STREAM_READ_SCOPE),
+    },
   },
 ];
 
@@ -129,12 +170,14 @@ const adminOps: OperationSpec[] = [
     path: '/v1/admin/nodes',
     summary: 'Register a node (its address and slots); registering it again is a no-op',
     operationId: 'registerNode',
+    params: { headers: [KEY_HEADER] },
     requestBody: registerNodeBody,
     requestExample: ex.register,
     responses: {
-      200: ok('Already registered as given', nodeRegisteredSchema, { ...ex.registered, duplicate: true }),
-      201: ok('Registered', nodeRegisteredSchema, ex.registered),
+      200: keyedAnswer('Already registered as given', nodeRegisteredSchema, { ...ex.registered, duplicate: true }),
+      201: keyedAnswer('Registered', nodeRegisteredSchema, ex.registered),
       ...problems(400, 409, 413, 415, 503),
+      ...keyed,
     },
   }),
   admin({
@@ -152,27 +195,37 @@ const adminOps: OperationSpec[] = [
     summary: 'A node and its drain progress',
     operationId: 'getNode',
     params: { path: nodeParam },
-    responses: { 200: ok('The node and its drain progress', drainProgressSchema, ex.node), ...problems(400, 404, 503) },
+    responses: {
+      200: { ...ok('The node and its drain progress', drainProgressSchema, ex.node), headers: versionTag('"<owned streams>": what If-Match on a drain or failover of the node names') },
+      ...problems(400, 404, 503),
+    },
   }),
   admin({
     method: 'post',
     path: '/v1/admin/nodes/{node}/drain',
     summary: 'Mark a node draining and move its streams elsewhere, bounded in flight',
     operationId: 'drainNode',
-    params: { path: nodeParam },
+    description: 'With If-Match (or expected_streams) the drain starts only if the node still owns that many streams, decided where the drain is; else 412 naming the count.',
+    params: { path: nodeParam, headers: [KEY_HEADER, streamsMatch] },
     // The body is optional; its schema when present.
     requestBody: drainBody.unwrap(),
     requestBodyOptional: true,
     requestExample: ex.drain,
-    responses: { 202: ok('Draining; progress in the body', drainProgressSchema, ex.draining), ...problems(400, 404, 409, 413, 415, 503) },
+    responses: {
+      202: keyedAnswer('Draining; progress in the body (a replay answers the progress the drain started from)', drainProgressSchema, ex.draining),
+      ...problems(400, 404, 409, 413, 415, 503),
+      400: malformedMatch,
+      412: 'The node no longer owns the streams expected: nothing changed; the problem names `node` and its `streams`',
+      ...keyed,
+    },
   }),
   admin({
     method: 'post',
     path: '/v1/admin/nodes/{node}/undrain',
     summary: 'Let a draining node take placements again',
     operationId: 'undrainNode',
-    params: { path: nodeParam },
-    responses: { 200: ok('Not draining; progress in the body', drainProgressSchema, ex.undrained), ...problems(400, 404, 409, 503) },
+    params: { path: nodeParam, headers: [KEY_HEADER] },
+    responses: { 200: keyedAnswer('Not draining; progress in the body', drainProgressSchema, ex.undrained), ...problems(400, 404, 409, 503), ...keyed },
   }),
   admin({
     method: 'post',
@@ -181,14 +234,18 @@ const adminOps: OperationSpec[] = [
     operationId: 'failoverNode',
     description:
       'Refused with 409 for a node that is not Dead (rejected-node-not-dead), and on an object store without conditional puts ' +
-      '(fencing-unavailable), unless force is true. The answer counts the streams moved and those left for lack of a free slot.',
-    params: { path: nodeParam },
+      '(fencing-unavailable), unless force is true. The answer counts the streams moved and those left for lack of a free slot. ' +
+      'With If-Match (or expected_streams) it moves nothing unless the node still owns that many streams (412 otherwise).',
+    params: { path: nodeParam, headers: [KEY_HEADER, streamsMatch] },
     requestBody: failoverBody.unwrap(),
     requestBodyOptional: true,
     requestExample: ex.failover,
     responses: {
-      202: ok('Failed over; moved and remaining counts and the node status in the body', failoverResultSchema, ex.failedOver),
+      202: keyedAnswer('Failed over; moved and remaining counts and the node status in the body', failoverResultSchema, ex.failedOver),
       ...problems(400, 404, 409, 413, 415, 503),
+      400: malformedMatch,
+      412: 'The node no longer owns the streams expected: nothing moved; the problem names `node` and its `streams`',
+      ...keyed,
     },
   }),
   admin({
@@ -196,12 +253,14 @@ const adminOps: OperationSpec[] = [
     path: '/v1/admin/streams',
     summary: 'Create a stream, on a given node or placed on the least loaded one',
     operationId: 'createStream',
+    params: { headers: [KEY_HEADER] },
     requestBody: createStreamBody,
     requestExample: ex.create,
     responses: {
-      200: ok('Already exists as asked', streamCreatedSchema, { ...ex.created, duplicate: true }),
-      201: ok('Created', streamCreatedSchema, ex.created),
+      200: keyedAnswer('Already exists as asked', streamCreatedSchema, { ...ex.created, duplicate: true }),
+      201: keyedAnswer('Created', streamCreatedSchema, ex.created),
       ...problems(400, 404, 409, 413, 415, 503),
+      ...keyed,
     },
   }),
   admin({
@@ -221,12 +280,19 @@ const adminOps: OperationSpec[] = [
     path: '/v1/admin/transfers',
     summary: 'Propose moving a stream to a target node',
     operationId: 'transferStream',
+    description:
+      'With If-Match: "<epoch>" (or expected_epoch, and expected_owner) the move is accepted only while the stream is still at that epoch ' +
+      '(on that owner), decided by the metadata state machine where the move is, so of two operators racing only one passes; else 412.',
+    params: { headers: [KEY_HEADER, epochMatch] },
     requestBody: transferBody,
     requestExample: ex.transfer,
     responses: {
-      200: ok('The same transfer was already proposed or has settled', transferProposedSchema, ex.transferAgain),
-      202: ok('Pending: routing changed, the handoff is under way', transferProposedSchema, ex.transferPending),
+      200: keyedAnswer('The same transfer was already proposed or has settled', transferProposedSchema, ex.transferAgain),
+      202: keyedAnswer('Pending: routing changed, the handoff is under way', transferProposedSchema, ex.transferPending),
       ...problems(400, 404, 409, 413, 415, 503),
+      400: malformedMatch,
+      412: 'The stream is no longer at the expected owner or epoch: nothing moved; the problem names `owner` and `epoch`',
+      ...keyed,
     },
   }),
   admin({
@@ -244,7 +310,10 @@ const adminOps: OperationSpec[] = [
     summary: "A stream's transfer: pending, or settled with the owner and epoch",
     operationId: 'getTransfer',
     params: { path: streamParam },
-    responses: { 200: ok('Pending or settled', transferStatusSchema, ex.transferStatus), ...problems(400, 404, 503) },
+    responses: {
+      200: { ...ok('Pending or settled', transferStatusSchema, ex.transferStatus), headers: versionTag('"<epoch>" of the stream') },
+      ...problems(400, 404, 503),
+    },
   }),
   admin({
     method: 'post',
@@ -252,13 +321,15 @@ const adminOps: OperationSpec[] = [
     summary: 'Plan (dryRun) or start moves that even out streams per node',
     operationId: 'rebalance',
     description: 'The answer carries the size of the plan (`planned`) and its first moves (`truncated` when there are more); the rest of the waiting queue is read from GET /v1/admin/rebalance.',
+    params: { headers: [KEY_HEADER] },
     requestBody: rebalanceBody.unwrap(),
     requestBodyOptional: true,
     requestExample: ex.rebalance,
     responses: {
-      200: ok('The plan, nothing moved (dryRun)', rebalancePlanSchema, ex.plan),
-      202: ok('Started; progress in the body', rebalanceStartedSchema, ex.started),
+      200: ok('The plan, nothing moved (dryRun, never keyed)', rebalancePlanSchema, ex.plan),
+      202: keyedAnswer('Started; the plan and progress in the body', rebalanceStartedSchema, ex.started),
       ...problems(400, 409, 413, 415, 503),
+      ...keyed,
     },
   }),
   admin({

@@ -25,6 +25,8 @@ export const streamCommandSchema = z.discriminatedUnion('type', [
     stream: id,
     target: id,
     reason: z.enum(['admin', 'drain', 'rebalance']).optional(),
+    expectedOwner: id.optional(),
+    expectedEpoch: count.optional(),
   }),
   z.object({
     type: z.literal('close'),
@@ -36,11 +38,11 @@ export const streamCommandSchema = z.discriminatedUnion('type', [
   }),
   z.object({ type: z.literal('complete'), stream: id, source: id, target: id, epoch }),
   z.object({ type: z.literal('reopen'), stream: id, node: id, epoch }),
-  z.object({ type: z.literal('drain'), node: id, maxInFlight: z.number().int().positive().optional() }),
+  z.object({ type: z.literal('drain'), node: id, maxInFlight: z.number().int().positive().optional(), expectedStreams: count.optional() }),
   z.object({ type: z.literal('undrain'), node: id }),
   z.object({ type: z.literal('rebalance'), maxInFlight: z.number().int().positive().optional() }),
   z.object({ type: z.literal('node-liveness'), node: id, liveness: z.enum(['Alive', 'Suspect', 'Dead']) }),
-  z.object({ type: z.literal('failover'), node: id, force: z.boolean().optional() }),
+  z.object({ type: z.literal('failover'), node: id, force: z.boolean().optional(), expectedStreams: count.optional() }),
 ]);
 
 export function parseCommand(raw: unknown): { ok: true; command: StreamCommand } | { ok: false; message: string } {

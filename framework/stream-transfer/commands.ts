@@ -1,4 +1,4 @@
-import type { NodeId, NodeLiveness, PlannedMove, ProducerMark, StreamId, TransferReason } from './model.js';
+import type { NodeId, NodeLiveness, PendingTransfer, PlannedMove, ProducerMark, StreamId, TransferReason } from './model.js';
 
 /**
  * The commands of the stream-transfer state machine. Each one is idempotent: applying it again
@@ -8,7 +8,16 @@ import type { NodeId, NodeLiveness, PlannedMove, ProducerMark, StreamId, Transfe
 export type StreamCommand =
   | { type: 'register-node'; node: NodeId; address: string; slots: number }
   | { type: 'create-stream'; stream: StreamId; node?: NodeId }
-  | { type: 'transfer'; stream: StreamId; target: NodeId; reason?: TransferReason }
+  | {
+      type: 'transfer';
+      stream: StreamId;
+      target: NodeId;
+      reason?: TransferReason;
+      /** Move it only if this node still owns it (an operator's precondition, checked in apply). */
+      expectedOwner?: NodeId;
+      /** Move it only if it is still at this epoch. */
+      expectedEpoch?: number;
+    }
   | {
       type: 'close';
       stream: StreamId;
@@ -19,7 +28,8 @@ export type StreamCommand =
     }
   | { type: 'complete'; stream: StreamId; source: NodeId; target: NodeId; epoch: number }
   | { type: 'reopen'; stream: StreamId; node: NodeId; epoch: number }
-  | { type: 'drain'; node: NodeId; maxInFlight?: number }
+  /** `expectedStreams`: drain it only if it still owns that many streams (see preconditions.ts). */
+  | { type: 'drain'; node: NodeId; maxInFlight?: number; expectedStreams?: number }
   | { type: 'undrain'; node: NodeId }
   | { type: 'rebalance'; maxInFlight?: number }
   /** The metadata leader saw a node's liveness change (proposed on each change, never per renewal). */
@@ -28,7 +38,7 @@ export type StreamCommand =
    * Moves every stream of a node to live nodes at the next epoch without its cooperation, and
    * every pending transfer from it. Refused for a node that is not Dead unless `force`.
    */
-  | { type: 'failover'; node: NodeId; force?: boolean };
+  | { type: 'failover'; node: NodeId; force?: boolean; expectedStreams?: number };
 
 export type RejectReason =
   | 'invalid_command'
@@ -47,13 +57,20 @@ export type RejectReason =
   | 'transfer_pending'
   | 'tail_mismatch'
   | 'node_not_dead'
-  | 'node_dead';
+  | 'node_dead'
+  /** The operator's expected owner, epoch or stream count no longer holds: nothing changed. */
+  | 'precondition_failed';
 
 export interface Rejected {
   ok: false;
   reason: RejectReason;
   message: string;
+  /** With precondition_failed: what holds now, so the operator can look again and decide. */
+  current?: CurrentVersion;
 }
+
+/** A stream's owner and epoch, or a node's stream count, as apply found them. */
+export type CurrentVersion = { stream: StreamId; owner: NodeId; epoch: number } | { node: NodeId; streams: number };
 
 export interface Accepted {
   ok: true;
@@ -62,6 +79,8 @@ export interface Accepted {
   /** Where a created stream was placed, or the epoch a completion/reopen opened. */
   node?: NodeId;
   epoch?: number;
+  /** The pending record a transfer created or found (its answer is built from it, so a replay matches). */
+  transfer?: PendingTransfer;
   /** The moves a rebalance planned. */
   moves?: PlannedMove[];
   /**

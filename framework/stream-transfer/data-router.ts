@@ -1,6 +1,6 @@
 import Router from '@koa/router';
 import { z } from 'zod';
-import { decimalQuery, readValidBody, validate } from '@baton/http';
+import { decimalQuery, readValidBody, setVersionTag, validate } from '@baton/http';
 import { ID_PATTERN } from './model.js';
 import { authorizeStream, CLOSED_DATA_PLANE, requireDataCaller, type DataPlaneOptions } from './data-access.js';
 import { FollowReads, MAX_READ_WAIT_SECONDS } from './follow-read.js';
@@ -104,7 +104,10 @@ export function createDataRouter(node: StreamNode, access: DataPlaneOptions = CL
     requireDataCaller(ctx, access, 'read');
     const { stream } = validate(streamParam, ctx.params, 'path');
     authorizeStream(ctx, access, 'read', stream);
-    ctx.body = await node.describe(stream);
+    const described = await node.describe(stream);
+    // The version a transfer of this stream may be guarded with (If-Match on POST /v1/admin/transfers).
+    setVersionTag(ctx, described.epoch);
+    ctx.body = described;
   });
 
   return router;

@@ -1,5 +1,5 @@
 import { BatonError } from '@baton/contracts';
-import type { RejectReason } from './commands.js';
+import type { CurrentVersion, RejectReason } from './commands.js';
 import type { NodeId, StreamId } from './model.js';
 
 /** The stream is not in the metadata. */
@@ -103,6 +103,8 @@ export class CommandRejectedError extends BatonError {
   constructor(
     readonly reason: RejectReason,
     message: string,
+    /** What holds now, when a precondition failed. */
+    readonly current?: CurrentVersion,
   ) {
     super(`rejected.${reason}`, message);
   }

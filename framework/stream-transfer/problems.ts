@@ -31,6 +31,7 @@ const REJECT_STATUS: Record<RejectReason, number> = {
   tail_mismatch: 409,
   node_not_dead: 409,
   node_dead: 409,
+  precondition_failed: 412,
 };
 
 /** The stream-transfer errors as problem+json answers; put in front of the shared mappers. */
@@ -108,7 +109,8 @@ export const streamProblemMappers: readonly ProblemMapper[] = [
           status: REJECT_STATUS[error.reason] ?? 409,
           type: `rejected-${error.reason.replaceAll('_', '-')}`,
           detail: error.message,
-          extra: { reason: error.reason },
+          // A failed precondition names what holds now (owner and epoch, or a node's streams).
+          extra: { reason: error.reason, ...error.current },
           cause: error,
         })
       : undefined,

@@ -4,6 +4,7 @@ import type { Accepted, RejectReason, StreamCommand, StreamResult } from './comm
 import { applyFailover, applyNodeLiveness } from './failover.js';
 import { livenessOf, type NodeId, type PendingTransfer, type StreamId, type StreamRecord, type TransferReason } from './model.js';
 import { planRebalance } from './placement.js';
+import { nodePrecondition, transferPrecondition } from './preconditions.js';
 import { assembleMetadata, captureMetadata, restoreMetadata } from './snapshot-format.js';
 import { StreamMetadata } from './stream-metadata.js';
 
@@ -63,7 +64,7 @@ export class StreamStateMachine implements StateMachine<StreamMetadata, StreamCo
       case 'create-stream':
         return this.createStream(state, command);
       case 'transfer':
-        return this.transfer(state, command.stream, command.target, command.reason ?? 'admin', ctx);
+        return this.transfer(state, command, ctx);
       case 'close':
         return this.close(state, command);
       case 'complete':
@@ -81,6 +82,8 @@ export class StreamStateMachine implements StateMachine<StreamMetadata, StreamCo
         return result.ok && !result.duplicate ? withStarted(result, this.launchQueued(state, ctx)) : result;
       }
       case 'failover': {
+        const refused = state.node(command.node) ? nodePrecondition(state, command.node, command) : undefined;
+        if (refused) return refused;
         const result = applyFailover(state, command, reject);
         return result.ok && !result.duplicate ? withStarted(result, this.launchQueued(state, ctx)) : result;
       }
@@ -131,18 +134,15 @@ export class StreamStateMachine implements StateMachine<StreamMetadata, StreamCo
   }
 
   /** Validates and records a pending transfer (seed: "Starting a transfer"). */
-  private transfer(
-    state: StreamMetadata,
-    streamId: string,
-    targetId: NodeId,
-    reason: TransferReason,
-    ctx: ApplyContext,
-  ): StreamResult {
+  private transfer(state: StreamMetadata, c: Extract<StreamCommand, { type: 'transfer' }>, ctx: ApplyContext): StreamResult {
+    const { stream: streamId, target: targetId } = c;
     const stream = state.stream(streamId);
     if (!stream) return reject('unknown_stream', `stream ${streamId} does not exist`);
+    const refused = transferPrecondition(stream, c);
+    if (refused) return refused;
     const pending = state.transfer(streamId);
     if (pending) {
-      if (pending.target === targetId) return duplicate({ node: targetId });
+      if (pending.target === targetId) return duplicate({ node: targetId, transfer: { ...pending } });
       return reject(
         'already_transferring',
         `stream ${streamId} is already transferring from ${pending.source} to ${pending.target}; wait for it to settle`,
@@ -157,8 +157,8 @@ export class StreamStateMachine implements StateMachine<StreamMetadata, StreamCo
     if (!state.hasFreeSlot(target)) {
       return reject('no_free_slots', `target node ${targetId} has no free slot (${target.slots} slots, all taken)`);
     }
-    this.startTransfer(state, stream, targetId, reason, ctx);
-    return { ok: true, node: targetId, epoch: stream.epoch };
+    const started = this.startTransfer(state, stream, targetId, c.reason ?? 'admin', ctx);
+    return { ok: true, node: targetId, epoch: stream.epoch, transfer: { ...started } };
   }
 
   private startTransfer(
@@ -255,6 +255,8 @@ export class StreamStateMachine implements StateMachine<StreamMetadata, StreamCo
   private drain(state: StreamMetadata, c: Extract<StreamCommand, { type: 'drain' }>, ctx: ApplyContext): StreamResult {
     const node = state.node(c.node);
     if (!node) return reject('unknown_node', `node ${c.node} is not registered`);
+    const refused = nodePrecondition(state, node.id, c);
+    if (refused) return refused;
     const inFlight = c.maxInFlight ?? node.drainInFlight;
     const unchanged = node.draining && node.drainInFlight === inFlight;
     state.putNode({ ...node, draining: true, drainInFlight: inFlight });
