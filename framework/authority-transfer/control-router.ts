@@ -13,6 +13,10 @@ import {
   route,
   problems,
   principalOf,
+  ETAG_HEADER,
+  IF_MATCH_HEADER,
+  expectedVersion,
+  setVersionTag,
 } from '@baton/http';
 import { SharedCatchUp } from '@baton/consensus';
 import {
@@ -36,12 +40,20 @@ import { OwnershipUnavailableError } from './transfer-errors.js';
 export const ADMIN_WRITE_SCOPE = 'admin:write';
 export const ADMIN_READ_SCOPE = 'admin:read';
 
+/** The body's spelling of If-Match: the epoch GET /authorities/{authority} answered as its ETag. */
+const expectedEpoch = z
+  .number()
+  .int('expected_epoch must be an integer')
+  .nonnegative('expected_epoch must be >= 0')
+  .max(Number.MAX_SAFE_INTEGER);
+
 const transferBody = z
   .object({
     authority: z.string().min(1, 'name the authority to move'),
     source: z.string().min(1, 'name the datacenter the authority lives in'),
     target: z.string().min(1, 'name the datacenter to move it to'),
     reason: z.string().max(1024, 'keep the reason under 1024 characters'),
+    expected_epoch: expectedEpoch.optional(),
   })
   .strict();
 
@@ -51,6 +63,7 @@ const commandBody = z
     authority: z.string().min(1),
     target: z.string().min(1),
     source: z.string().min(1).optional(),
+    expected_epoch: expectedEpoch.optional(),
   })
   .strict();
 
@@ -61,6 +74,14 @@ const keyHeader = {
   description:
     'The operation identity; assigned when absent and echoed in the response. Reuse it to retry the same request.',
 };
+const epochMatch = {
+  name: IF_MATCH_HEADER,
+  description:
+    'Optional: "<epoch>", the ETag of GET /availability/v1/authorities/{authority}: move it only while it is still at that epoch (or send expected_epoch). ' +
+    'Decided by the ownership state machine, so of two operators acting on one reading only one moves it.',
+};
+const PRECONDITION_FAILED = 'The authority is not at the expected epoch: nothing moved; the problem names `owner` (the home) and `epoch`';
+const MALFORMED = 'Invalid body or authority, or an If-Match that is not one quoted epoch ("7") or disagrees with expected_epoch';
 const echoedKey = {
   [IDEMPOTENCY_KEY_HEADER]: { description: 'The operation identity, given or assigned' },
 };
@@ -140,10 +161,12 @@ export function createControlRouter(deps: ControlRouterDeps, document: ApiDocume
       operationId: 'startTransfer',
       tags: ['transfers'],
       scope: ADMIN_WRITE_SCOPE,
-      params: { headers: [keyHeader] },
+      params: { headers: [keyHeader, epochMatch] },
       requestBody: transferBody,
       requestExample: ex.transfer,
       responses: {
+        400: MALFORMED,
+        412: PRECONDITION_FAILED,
         200: {
           description: 'Committed: the sealed audit record',
           schema: auditRecordSchema,
@@ -164,6 +187,7 @@ export function createControlRouter(deps: ControlRouterDeps, document: ApiDocume
       const id = idempotencyKey(ctx, deps.identity);
       const body = await readValidBody(ctx, transferBody);
       const authority = deps.identity.authority(body.authority);
+      const epoch = expectedVersion(ctx, body.expected_epoch, 'expected_epoch');
       ctx.body = await engine.start({
         id,
         authority,
@@ -171,6 +195,7 @@ export function createControlRouter(deps: ControlRouterDeps, document: ApiDocume
         target: body.target,
         reason: body.reason,
         actor: principalOf(ctx).name,
+        ...(epoch === undefined ? {} : { expectedEpoch: epoch }),
       });
       ctx.status = 200;
     },
@@ -228,10 +253,12 @@ export function createControlRouter(deps: ControlRouterDeps, document: ApiDocume
       operationId: 'runCommand',
       tags: ['commands'],
       scope: ADMIN_WRITE_SCOPE,
-      params: { headers: [keyHeader] },
+      params: { headers: [keyHeader, epochMatch] },
       requestBody: commandBody,
       requestExample: ex.command,
       responses: {
+        400: MALFORMED,
+        412: PRECONDITION_FAILED,
         200: {
           description: 'Committed (or replayed under the same key)',
           schema: rawTransferOutcomeSchema,
@@ -247,11 +274,13 @@ export function createControlRouter(deps: ControlRouterDeps, document: ApiDocume
       const { failover } = ha();
       const id = idempotencyKey(ctx, deps.identity);
       const body = await readValidBody(ctx, commandBody);
+      const epoch = expectedVersion(ctx, body.expected_epoch, 'expected_epoch');
       ctx.body = await failover.transfer({
         id,
         authority: deps.identity.authority(body.authority),
         target: body.target,
         source: body.source,
+        ...(epoch === undefined ? {} : { expectedEpoch: epoch }),
       });
     },
   );
@@ -288,7 +317,12 @@ export function createControlRouter(deps: ControlRouterDeps, document: ApiDocume
       tags: ['authorities'],
       scope: ADMIN_READ_SCOPE,
       responses: {
-        200: { description: 'Home and epoch; `catch_up` names the members of the home that refuse writes until they hold the final serials the move recorded, with the finals and what the answering member holds', schema: ownershipSchema, example: ex.ownership },
+        200: {
+          description: 'Home and epoch; `catch_up` names the members of the home that refuse writes until they hold the final serials the move recorded, with the finals and what the answering member holds',
+          schema: ownershipSchema,
+          example: ex.ownership,
+          headers: { [ETAG_HEADER]: { description: '"<epoch>": what If-Match on a transfer of the authority names' } },
+        },
         404: 'The authority has no home',
       },
     },
@@ -296,6 +330,7 @@ export function createControlRouter(deps: ControlRouterDeps, document: ApiDocume
       await caughtUp();
       const ownership = consensus.view().state.authorities.get(authority);
       if (!ownership) throw problems.notFound(`${authority} has no home`, { authority });
+      setVersionTag(ctx, ownership.epoch);
       ctx.body = { authority, home: ownership.home, epoch: ownership.epoch, catch_up: catchUps.of(ownership) };
     },
   );

@@ -3,6 +3,7 @@ import type { OwnershipConsensus } from './audit-projection.js';
 import type { MemberTracker } from './member-tracker.js';
 import type { TransferAuthorityResult } from './ownership.js';
 import type { Roster } from './roster.js';
+import { EpochPreconditionFailedError, epochRefusal } from './epoch-precondition.js';
 import { InvalidTransferRequestError, MoveRefusedError, SourceNotDeadError } from './transfer-errors.js';
 
 export interface RawTransferRequest {
@@ -11,6 +12,8 @@ export interface RawTransferRequest {
   target: string;
   /** The home being failed away from; absent only to establish an authority without one. */
   source?: string;
+  /** Move only while the authority is at this epoch (If-Match); decided by the state machine. */
+  expectedEpoch?: number;
 }
 
 export interface RawTransferOutcome {
@@ -56,6 +59,9 @@ export class FailoverCommands {
     // Already at the target: either this very command committed before (the same key replays
     // its decision) or another did, which the state machine refuses. Consensus tells which.
     const maybeRetry = current !== undefined && current.home === request.target;
+    if (request.expectedEpoch !== undefined && !maybeRetry && epochRefusal(current, request.expectedEpoch)) {
+      throw new EpochPreconditionFailedError(request.authority, request.expectedEpoch, current?.home, current?.epoch);
+    }
     if (request.source !== undefined && !maybeRetry) {
       if (current?.home !== request.source) {
         throw new MoveRefusedError(request.authority, 'source_not_home', `its home is ${current?.home ?? 'none'}, not ${request.source}`);
@@ -64,10 +70,19 @@ export class FailoverCommands {
       if (state !== 'Dead') throw new SourceNotDeadError(request.source, state);
     }
     const receipt = await this.consensus.propose(
-      { type: 'transfer_authority', authority: request.authority, target: request.target, expectedSource: request.source },
+      {
+        type: 'transfer_authority',
+        authority: request.authority,
+        target: request.target,
+        expectedSource: request.source,
+        ...(request.expectedEpoch === undefined ? {} : { expectedEpoch: request.expectedEpoch }),
+      },
       { idempotencyKey: request.id },
     );
     const result = receipt.result as TransferAuthorityResult;
+    if (!result.ok && result.reason === 'precondition_failed') {
+      throw new EpochPreconditionFailedError(request.authority, request.expectedEpoch ?? 0, result.home, result.epoch);
+    }
     if (!result.ok) {
       throw new MoveRefusedError(request.authority, result.reason, `the ownership state refused the move (home ${result.home ?? 'none'})`);
     }

@@ -16,6 +16,7 @@ import type {
 import { catchUpAfter, finalBarrier, finalsComplete, MAX_SETTLED_MEMBERS } from './ownership.js';
 import { dropIntent, dropPending, emptyOwnershipState, indexOwnership, putOwnership, putPending, restoreOwnership, snapshotOwnership } from './ownership-index.js';
 import { applyTransferLifecycle } from './transfer-lifecycle.js';
+import { epochRefusal } from './epoch-precondition.js';
 import { assembleOwnership, captureOwnership } from './ownership-capture.js';
 import { updateValue } from '@baton/consensus';
 
@@ -200,6 +201,8 @@ function everySettled(settled: readonly string[], homeMembers: unknown): boolean
 
 /** Why `c` must not move the authority from `current` (undefined: never seen), if it must not. */
 function refusalOf(c: TransferAuthorityCommand, current: Ownership | undefined): TransferAuthorityResult | undefined {
+  const stale = epochRefusal(current, c.expectedEpoch);
+  if (stale) return stale;
   if (c.expectedSource !== undefined && current?.home !== c.expectedSource) {
     return current ? { ok: false, reason: 'source_not_home', home: current.home, epoch: current.epoch } : { ok: false, reason: 'unknown_authority' };
   }

@@ -136,6 +136,8 @@ export interface TransferAuthorityCommand {
   authority: string;
   target: string;
   expectedSource?: string;
+  /** Move only while the authority is at this epoch (an operator's If-Match). */
+  expectedEpoch?: number;
 }
 
 /** Registers a planned transfer: refused while another one of the authority is registered. */
@@ -242,7 +244,8 @@ export type OwnershipCommand =
   | SettleCatchUpCommand
   | TransferLifecycleCommand;
 
-export type MoveRefusal = 'source_not_home' | 'unknown_authority' | 'already_home';
+/** `precondition_failed`: the request's expected epoch is not the authority's (epoch-precondition.ts). */
+export type MoveRefusal = 'source_not_home' | 'unknown_authority' | 'already_home' | 'precondition_failed';
 
 export type TransferAuthorityResult =
   | { ok: true; authority: string; source?: string; home: string; epoch: number }

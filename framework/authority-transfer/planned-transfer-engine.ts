@@ -42,6 +42,7 @@ import {
   TransferOutcomeUnknownError,
   TransferReleasedError,
 } from './transfer-errors.js';
+import { EpochPreconditionFailedError, epochRefusal } from './epoch-precondition.js';
 import { TransferPlan, type PlanState, type TransferRequest } from './transfer-plan.js';
 
 export interface PlannedTransferOptions {
@@ -397,7 +398,9 @@ export class PlannedTransferEngine {
         throw new OwnershipUnavailableError(`an earlier transfer of ${request.authority} is still being released through consensus (no leader in reach): transfer ${plan.id} was not registered; retry with Idempotency-Key ${plan.id}`);
       }
       let { state } = this.deps.consensus.view();
-      if (state.authorities.get(request.authority)?.home !== request.source && !state.pending.has(request.id)) {
+      const seen = state.authorities.get(request.authority);
+      const refused = seen?.home !== request.source || epochRefusal(seen, request.expectedEpoch) !== undefined;
+      if (refused && !state.pending.has(request.id)) {
         ({ state } = await this.deps.consensus.read());
       }
       sealed = state.pending.get(request.id)?.record ?? (await this.deps.audit.byId(request.id));
@@ -411,6 +414,11 @@ export class PlannedTransferEngine {
       if (plan.abandon('the key already decided a move')) this.registry.resolve(plan);
       assertSameTransfer(request, sealed);
       return this.projectForAnswer(sealed);
+    }
+    // The registration checks the expected epoch again, in the log: this only answers early.
+    if (request.expectedEpoch !== undefined && epochRefusal(home, request.expectedEpoch)) {
+      if (plan.abandon('the authority is not at the expected epoch')) this.registry.resolve(plan);
+      throw new EpochPreconditionFailedError(request.authority, request.expectedEpoch, home?.home, home?.epoch);
     }
     if (!home || home.home !== request.source) {
       if (plan.abandon('the source is not the home')) this.registry.resolve(plan);
@@ -494,6 +502,8 @@ export class PlannedTransferEngine {
           throw new TransferInProgressError(request.authority, result.running);
         case 'key_names_another_transfer':
           throw new IdempotencyKeyMismatchError(request.id, `it moves ${describe(result.running)}`);
+        case 'precondition_failed':
+          throw new EpochPreconditionFailedError(request.authority, request.expectedEpoch ?? 0, result.home, result.epoch);
         case 'barrier_unread':
           // Only a join is proposed without source positions, and a refused join reads them above.
           throw new OwnershipUnavailableError(`transfer ${plan.id} was not registered (no barrier read): nothing runs; retry with Idempotency-Key ${plan.id}`);

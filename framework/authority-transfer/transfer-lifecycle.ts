@@ -7,6 +7,7 @@ import type {
   TransferLifecycleCommand,
   TransferLifecycleResult,
 } from './ownership.js';
+import { epochRefusal } from './epoch-precondition.js';
 import { dropIntent, putIntent } from './ownership-index.js';
 
 /**
@@ -87,6 +88,8 @@ function register(state: OwnershipState, c: RegisterTransferCommand, ctx: ApplyC
   }
   const home = state.authorities.get(c.authority);
   if (!home) return { ok: false, reason: 'unknown_authority' };
+  const stale = epochRefusal(home, c.expectedEpoch);
+  if (stale) return stale;
   if (home.home !== c.source) return { ok: false, reason: 'source_not_home', home: home.home, epoch: home.epoch };
   if (c.source === c.target) return { ok: false, reason: 'already_home', home: home.home, epoch: home.epoch };
   // A new registration carries the barrier: a driver that meant to join its key's registration

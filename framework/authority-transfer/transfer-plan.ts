@@ -17,6 +17,11 @@ export interface TransferRequest {
   /** The authenticated principal who ordered the move (never taken from the body). */
   actor: string;
   reason: string;
+  /**
+   * Register the transfer only while the authority is at this epoch (the operator's If-Match);
+   * checked by the state machine at registration, and not part of what the key identifies.
+   */
+  expectedEpoch?: number;
 }
 
 /** One source member's feed as the plan catches the target up on it. */

@@ -16,6 +16,12 @@ export const transferProblemMapper: ProblemMapper = (error) => {
   if (typeof fields.runningId === 'string') extra.running_id = fields.runningId;
   if (typeof fields.barrier === 'number') extra.barrier = fields.barrier;
   if (fields.frontier !== undefined) extra.frontier = fields.frontier;
+  // A failed precondition (412) names where the authority is now.
+  if (fields.owner !== undefined) {
+    extra.owner = fields.owner;
+    extra.home = fields.home ?? null;
+    extra.epoch = fields.epoch ?? null;
+  }
   return new HttpProblem({
     status: error.status,
     type: error.code.replace(/[._]/g, '-'),
