@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from 'commander';
+import { OPERATION_ID_PATTERN } from '@baton/contracts';
 
 /**
  * Parsers for numeric flags. Commander reports what they throw as a usage error (exit 2) naming
@@ -56,3 +57,9 @@ export function durationMs(bare: DurationUnit, min = 1): (raw: string) => number
 /** What a duration flag's help says of its input, after its own words. */
 export const SECONDS_HELP = 'a plain number is seconds; or with a unit: 500ms, 30s, 2m';
 export const MILLISECONDS_HELP = 'a plain number is milliseconds; or with a unit: 500ms, 2s';
+
+/** An Idempotency-Key as every Baton API takes it: refused before anything is sent when it is not one. */
+export function idempotencyKeyArgument(raw: string): string {
+  if (!OPERATION_ID_PATTERN.test(raw)) throw new InvalidArgumentError(`${JSON.stringify(raw)} is not an idempotency key: use 1 to 128 letters, digits or . _ : ~ -.`);
+  return raw;
+}

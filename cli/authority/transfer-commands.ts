@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
 import { adminRequest, isTimeout } from '../admin-client.js';
-import { SECONDS_HELP, durationMs } from '../arguments.js';
+import { SECONDS_HELP, durationMs, integerAtLeast } from '../arguments.js';
 import {
   FailedError,
   HttpRefusal,
@@ -27,6 +27,7 @@ interface TransferOptions {
   to: string;
   reason: string;
   key?: string;
+  ifEpoch?: number;
   timeout?: number;
   allowUnknownTarget?: boolean;
 }
@@ -48,6 +49,7 @@ export function registerAuthorityTransferCommands(authority: Command, ctx: CliCo
       '--key <idempotency-key>',
       'the transfer identity; reuse it to retry (default: a new one, printed with the outcome)',
     )
+    .option('--if-epoch <epoch>', 'move it only while it is still at this epoch, as "baton authority status" shows it (refused otherwise, exit 1)', integerAtLeast(0))
     .option('--allow-unknown-target', 'send a target that is no datacenter of the roster (it waits until its budget or a cancel)')
     .option('--timeout <duration>', `how long to wait for the answer (default 330 s; ${SECONDS_HELP})`, durationMs('s'))
     .addHelpText(
@@ -63,7 +65,9 @@ budget ran out or a cancel. --allow-unknown-target sends it anyway.
 
 Refusals exit 1: a target that did not catch up in time (504: nothing moved, retry with the
 same --key once it has), a transfer already running or cancelled (409, with the reason). A retry
-with the same --key never moves twice: it answers with the first outcome.
+with the same --key never moves twice: it answers with the first outcome. With --if-epoch
+the transfer is refused (412, exit 1, nothing moved) unless the authority is still at that
+epoch when it is registered: of two operators who saw one epoch, only the first moves it.
 
 Examples:
   baton authority transfer proj --from east --to west --reason "drain east"
@@ -113,6 +117,7 @@ Examples:
             source: options.from,
             target: options.to,
             reason: options.reason,
+            ...(options.ifEpoch === undefined ? {} : { expected_epoch: options.ifEpoch }),
           },
           timeoutMs: options.timeout ?? DEFAULT_TRANSFER_TIMEOUT_MS,
         }, connection.fetch));
@@ -188,7 +193,8 @@ function cancelFailure(error: unknown): unknown {
 function retryCommand(name: string, options: TransferOptions, key: string): string {
   const quote = (text: string) =>
     /^[\w.:@/-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
-  return `baton authority transfer ${quote(name)} --from ${quote(options.from)} --to ${quote(options.to)} --reason ${quote(options.reason)} --key ${quote(key)}`;
+  const guard = options.ifEpoch === undefined ? '' : ` --if-epoch ${options.ifEpoch}`;
+  return `baton authority transfer ${quote(name)} --from ${quote(options.from)} --to ${quote(options.to)} --reason ${quote(options.reason)} --key ${quote(key)}${guard}`;
 }
 
 /** The refusals a planned transfer can meet, each with what to do next. */

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { adminRequest } from '../admin-client.js';
-import { MILLISECONDS_HELP, SECONDS_HELP, durationMs, integerAtLeast } from '../arguments.js';
+import { MILLISECONDS_HELP, SECONDS_HELP, durationMs, idempotencyKeyArgument, integerAtLeast } from '../arguments.js';
 import { TimedOutError } from '../cli-errors.js';
 import { connectionOf, withConnectionOptions } from '../connection.js';
 import { agreedToMove } from '../confirm.js';
@@ -26,6 +26,8 @@ export function registerDrainCommands(streams: Command, ctx: CliContext): void {
       'transfers the drain runs at once (default: the node setting)',
       integerAtLeast(1),
     )
+    .option('--if-streams <n>', 'drain it only while it still owns this many streams (refused otherwise, exit 1, nothing changed)', integerAtLeast(0))
+    .option('--key <idempotency-key>', 'retrying with the same key answers the first decision', idempotencyKeyArgument)
     .option('--no-wait', 'return once the drain is accepted; the cluster carries it on')
     .option('-y, --yes', 'drain without asking first (needed when stdin is not a terminal)')
     .option(
@@ -53,7 +55,7 @@ Examples:
     .action(
       async (
         node: string,
-        options: { maxInFlight?: number; wait: boolean; timeout?: number; interval?: number; yes?: boolean },
+        options: { maxInFlight?: number; wait: boolean; timeout?: number; interval?: number; yes?: boolean; ifStreams?: number; key?: string },
         command: Command,
       ) => {
         const output = outputFor(ctx, command);
@@ -62,7 +64,10 @@ Examples:
           output.result({ id: node, declined: true }, () => 'nothing moved');
           return;
         }
-        const first = await streamCall(() => client.drain(node, options.maxInFlight));
+        const first = await streamCall(() => client.drain(node, options.maxInFlight, {
+          ...(options.ifStreams === undefined ? {} : { expectedStreams: options.ifStreams }),
+          ...(options.key === undefined ? {} : { idempotencyKey: options.key }),
+        }));
         let last = first;
         if (options.wait && !first.drained) {
           // The streams the node held when asked: the bar counts them down.

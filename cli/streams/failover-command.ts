@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { idempotencyKeyArgument, integerAtLeast } from '../arguments.js';
 import { connectionOf, withConnectionOptions } from '../connection.js';
 import { agreedToMove } from '../confirm.js';
 import { outputFor, type CliContext } from '../context.js';
@@ -11,6 +12,8 @@ export function registerFailoverCommand(streams: Command, ctx: CliContext): void
     .argument('<node>', 'the Dead node whose streams should move')
     .option('--force', 'fail over a node that is not Dead, or on a store without conditional puts')
     .option('-y, --yes', 'fail over without asking first (needed when stdin is not a terminal)')
+    .option('--if-streams <n>', 'fail it over only while it still owns this many streams (refused otherwise, exit 1, nothing moved)', integerAtLeast(0))
+    .option('--key <idempotency-key>', 'retrying with the same key answers the first decision', idempotencyKeyArgument)
     .addHelpText(
       'after',
       `
@@ -36,14 +39,19 @@ Examples:
   baton streams failover n3
   baton streams failover n3 --yes --force --json`,
     )
-    .action(async (node: string, options: { force?: boolean; yes?: boolean }, command: Command) => {
+    .action(async (node: string, options: { force?: boolean; yes?: boolean; ifStreams?: number; key?: string }, command: Command) => {
       const output = outputFor(ctx, command);
       const client = streamClient(connectionOf(ctx, command, STREAM_API));
       if (!(await agreedToMove(ctx, options, `streams failover ${node}`, `give every stream of ${node} to live nodes?`))) {
         output.result({ node, declined: true }, () => 'nothing moved');
         return;
       }
-      const result = await streamCall(() => client.failover(node, { force: options.force ?? false }));
+      const result = await streamCall(() => client.failover(node, {
+          force: options.force ?? false,
+          ...(options.ifStreams === undefined ? {} : { expectedStreams: options.ifStreams }),
+          ...(options.key === undefined ? {} : { idempotencyKey: options.key }),
+        }),
+      );
       output.result(result, (r) =>
         r.duplicate
           ? `${node} owns no stream to fail over (${r.liveness})`

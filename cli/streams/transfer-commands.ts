@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { MILLISECONDS_HELP, SECONDS_HELP, durationMs } from '../arguments.js';
+import { MILLISECONDS_HELP, SECONDS_HELP, durationMs, idempotencyKeyArgument, integerAtLeast } from '../arguments.js';
 import { FailedError, TimedOutError } from '../cli-errors.js';
 import { connectionOf, withConnectionOptions } from '../connection.js';
 import { outputFor, type CliContext } from '../context.js';
@@ -27,6 +27,8 @@ export function registerTransferCommands(streams: Command, ctx: CliContext): voi
     .description('move a stream to another node, and wait until the handoff has settled')
     .argument('<name>', 'the stream to move')
     .requiredOption('--to <node>', 'the node that will own it')
+    .option('--if-epoch <epoch>', 'move it only while it is still at this epoch (refused otherwise, exit 1, nothing moved)', integerAtLeast(0))
+    .option('--key <idempotency-key>', 'retrying with the same key answers the first decision, never a second move', idempotencyKeyArgument)
     .option('--no-wait', 'return once the transfer is accepted, without waiting for the handoff')
     .option('--timeout <duration>', `how long to wait for the handoff (default 60 s; ${SECONDS_HELP})`, durationMs('s'))
     .option('--interval <duration>', `how often to check the handoff (default 250 ms; ${MILLISECONDS_HELP})`, durationMs('ms', 10))
@@ -35,7 +37,9 @@ export function registerTransferCommands(streams: Command, ctx: CliContext): voi
       `
 The source closes the stream and the target reopens it at the next epoch; appends meanwhile
 wait on the target rather than fail. Asking again for the same move is not an error; a stream
-already moving elsewhere is refused (exit 1) with the reason.
+already moving elsewhere is refused (exit 1) with the reason. With --if-epoch the cluster
+moves it only while it is still at that epoch ("baton streams status NAME" shows it): of two
+operators who saw the same epoch, only the first moves it.
 
 Examples:
   baton streams transfer events --to n2
@@ -44,14 +48,17 @@ Examples:
     .action(
       async (
         name: string,
-        options: { to: string; wait: boolean; timeout?: number; interval?: number },
+        options: { to: string; wait: boolean; timeout?: number; interval?: number; ifEpoch?: number; key?: string },
         command: Command,
       ) => {
         const output = outputFor(ctx, command);
         const client = streamClient(connectionOf(ctx, command, STREAM_API));
         const clock = new SystemClock();
         const started = clock.now();
-        const accepted = (await streamCall(() => client.transfer(name, options.to))) as {
+        const accepted = (await streamCall(() => client.transfer(name, options.to, {
+          ...(options.ifEpoch === undefined ? {} : { expectedEpoch: options.ifEpoch }),
+          ...(options.key === undefined ? {} : { idempotencyKey: options.key }),
+        }))) as {
           status: 'pending' | 'settled';
           source?: string;
           owner?: string;

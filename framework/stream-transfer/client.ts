@@ -155,8 +155,19 @@ export class StreamClient {
     }>;
   }
 
-  transfer(stream: string, target: string): Promise<Record<string, unknown>> {
-    return this.admin('POST', '/v1/admin/transfers', { stream, target }) as Promise<Record<string, unknown>>;
+  /**
+   * Proposes moving `stream` to `target`. `expectedEpoch` / `expectedOwner` make it move only
+   * while the stream is still there (412 otherwise); `idempotencyKey` makes a retry answer the
+   * first decision, wherever it lands.
+   */
+  transfer(stream: string, target: string, options: TransferGuard = {}): Promise<Record<string, unknown>> {
+    const body = {
+      stream,
+      target,
+      ...(options.expectedEpoch === undefined ? {} : { expected_epoch: options.expectedEpoch }),
+      ...(options.expectedOwner === undefined ? {} : { expected_owner: options.expectedOwner }),
+    };
+    return this.admin('POST', '/v1/admin/transfers', body, keyHeader(options)) as Promise<Record<string, unknown>>;
   }
 
   /** Every pending transfer, oldest first (the pages followed to the end). */
@@ -182,13 +193,32 @@ export class StreamClient {
     }>;
   }
 
-  drain(node: string, maxInFlight?: number): Promise<DrainProgress> {
-    return this.admin('POST', `/v1/admin/nodes/${encodeURIComponent(node)}/drain`, maxInFlight ? { maxInFlight } : undefined) as Promise<DrainProgress>;
+  /** Drains a node; with `expectedStreams`, only while it still owns that many streams (412 otherwise). */
+  drain(node: string, maxInFlight?: number, options: NodeGuard = {}): Promise<DrainProgress> {
+    const body = {
+      ...(maxInFlight ? { maxInFlight } : {}),
+      ...(options.expectedStreams === undefined ? {} : { expected_streams: options.expectedStreams }),
+    };
+    return this.admin(
+      'POST',
+      `/v1/admin/nodes/${encodeURIComponent(node)}/drain`,
+      Object.keys(body).length > 0 ? body : undefined,
+      keyHeader(options),
+    ) as Promise<DrainProgress>;
   }
 
   /** Moves every stream of a lost node to live nodes (POST /v1/admin/nodes/{node}/failover). */
-  failover(node: string, options: { force?: boolean } = {}): Promise<FailoverAnswer> {
-    return this.admin('POST', `/v1/admin/nodes/${encodeURIComponent(node)}/failover`, options.force ? { force: true } : undefined) as Promise<FailoverAnswer>;
+  failover(node: string, options: { force?: boolean } & NodeGuard = {}): Promise<FailoverAnswer> {
+    const body = {
+      ...(options.force ? { force: true } : {}),
+      ...(options.expectedStreams === undefined ? {} : { expected_streams: options.expectedStreams }),
+    };
+    return this.admin(
+      'POST',
+      `/v1/admin/nodes/${encodeURIComponent(node)}/failover`,
+      Object.keys(body).length > 0 ? body : undefined,
+      keyHeader(options),
+    ) as Promise<FailoverAnswer>;
   }
 
   /** Plans (dryRun) or starts a rebalance: the plan's size, its first moves (`truncated` when more), its effect per node. */
@@ -260,12 +290,12 @@ export class StreamClient {
     }
   }
 
-  private async admin(method: string, path: string, body?: unknown): Promise<unknown> {
-    return this.request(method, this.options.nodes[0], path, body);
+  private async admin(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<unknown> {
+    return this.request(method, this.options.nodes[0], path, body, headers);
   }
 
-  private async request(method: string, base: string, path: string, body?: unknown): Promise<unknown> {
-    const answer = await this.send(method, base, path, body);
+  private async request(method: string, base: string, path: string, body?: unknown, extra: Record<string, string> = {}): Promise<unknown> {
+    const answer = await this.send(method, base, path, body, extra);
     if (!answer.ok) throw new StreamApiError(answer.status, answer.body as Record<string, unknown>, base + path);
     return answer.body;
   }
@@ -275,8 +305,9 @@ export class StreamClient {
     base: string,
     path: string,
     body?: unknown,
+    extra: Record<string, string> = {},
   ): Promise<{ ok: boolean; status: number; body: unknown; retryAfter: string | null }> {
-    const headers: Record<string, string> = {};
+    const headers: Record<string, string> = { ...extra };
     if (body !== undefined) headers['Content-Type'] = 'application/json';
     // Sent on data calls too: a wrong token must be refused there as well, not go unnoticed.
     if (this.options.token) headers.Authorization = `Bearer ${this.options.token}`;
@@ -294,6 +325,26 @@ export class StreamClient {
     }
     return { ok: response.ok, status: response.status, body: parsed ?? {}, retryAfter: response.headers.get('retry-after') };
   }
+}
+
+/** A retried admin write under this key answers the first decision (Idempotency-Key). */
+export interface KeyedWrite {
+  idempotencyKey?: string;
+}
+
+/** Move a stream only while it is still at this epoch and/or on this owner. */
+export interface TransferGuard extends KeyedWrite {
+  expectedEpoch?: number;
+  expectedOwner?: string;
+}
+
+/** Drain or fail over a node only while it still owns this many streams. */
+export interface NodeGuard extends KeyedWrite {
+  expectedStreams?: number;
+}
+
+function keyHeader(options: KeyedWrite): Record<string, string> {
+  return options.idempotencyKey === undefined ? {} : { 'Idempotency-Key': options.idempotencyKey };
 }
 
 /** The pause before asking another node when one could not be reached. */

@@ -1,6 +1,6 @@
 // The public entry point of @baton/stream-transfer.
 export { StreamApiError, StreamClient } from './client.js';
-export type { AppendAnswer, FailoverAnswer, ReadAnswer, RebalanceAnswer, StreamClientOptions, StreamPage } from './client.js';
+export type { AppendAnswer, FailoverAnswer, KeyedWrite, NodeGuard, ReadAnswer, RebalanceAnswer, StreamClientOptions, StreamPage, TransferGuard } from './client.js';
 export { MAX_READ_LIMIT, MAX_RECORDS_PER_APPEND } from './data-router.js';
 export { MAX_PAGE_LIMIT } from './listing.js';
 export type { StreamSummary } from './listing.js';
