@@ -96,3 +96,18 @@ test('a failover under a stale stream count is 412 and moves nothing; under the 
   t.like(done.body, { moved: 1, remaining: 0 });
   t.not(api.cluster.state.stream('f1')!.owner, 'c');
 });
+
+test('two operators guarding with the epoch they both read, sent at once to different members: exactly one move is accepted', async (t) => {
+  const api = await started(t);
+  await api.cluster.must({ type: 'create-stream', stream: 's', node: 'a' });
+  const answers = await Promise.all([
+    guarded(`${api.url('b')}/v1/admin/transfers`, 'POST', { stream: 's', target: 'b' }, '"1"'),
+    guarded(`${api.url('c')}/v1/admin/transfers`, 'POST', { stream: 's', target: 'c' }, '"1"'),
+  ]);
+  const accepted = answers.filter((a) => a.status === 202);
+  t.is(accepted.length, 1, JSON.stringify(answers.map((a) => a.body)));
+  // The other one meets the first one's pending move (409), or its completed one (412): never a second move.
+  const refused = answers.find((a) => a.status !== 202)!;
+  t.true([409, 412].includes(refused.status), JSON.stringify(refused.body));
+  t.is(api.cluster.state.transfer('s')?.target ?? api.cluster.state.stream('s')!.owner, accepted[0].body.target);
+});
