@@ -40,6 +40,8 @@ async function exerciseControl(n: Node): Promise<void> {
   await n.call('POST', '/availability/v1/commands', { token: ADMIN, key: 'c1', body: { type: 'transfer_authority', authority: 'other', target: 'east' } }); // 422
   await n.call('POST', '/availability/v1/commands', { token: ADMIN, body: { type: 'transfer_authority', authority: 'proj', source: 'east', target: 'west' } }); // 409: not Dead
   await n.call('POST', '/availability/v1/commands', { token: ADMIN, body: { type: 'nope' } }); // 400
+  await n.call('POST', '/availability/v1/commands', { token: ADMIN, body: { type: 'transfer_authority', authority: 'proj', source: 'east', target: 'west' }, headers: { 'if-match': '"7"' } }); // 412
+  await post({ ...transfer, expected_epoch: 7 }, 'k-stale'); // 412
   n.probe.hang('west');
   const waiting = post(transfer, 'k1');
   await n.probe.whenProbed(1);

@@ -147,7 +147,10 @@ test('every route is exercised, every answered status is declared, and every ans
   await expect('read invalid', call('GET', '/v1/streams/s/records?limit=0'), 400);
   await expect('describe', call('GET', '/v1/streams/s'), 200);
   await expect('describe unknown', call('GET', '/v1/streams/nope'), 404);
-  await expect('transfer', call('POST', '/v1/admin/transfers', { stream: 's', target: 'n2' }), 202);
+  await expect('transfer stale guard', call('POST', '/v1/admin/transfers', { stream: 's', target: 'n2' }, { ...admin, 'if-match': '"9"' }), 412);
+  await expect('transfer bad guard', call('POST', '/v1/admin/transfers', { stream: 's', target: 'n2' }, { ...admin, 'if-match': 'nine' }), 400);
+  await expect('transfer', call('POST', '/v1/admin/transfers', { stream: 's', target: 'n2' }, { ...admin, 'idempotency-key': 'move-s' }), 202);
+  await expect('transfer key reused', call('POST', '/v1/admin/transfers', { stream: 's', target: 'n1' }, { ...admin, 'idempotency-key': 'move-s' }), 422);
   await expect('transfer unknown', call('POST', '/v1/admin/transfers', { stream: 'nope', target: 'n2' }), 404);
   await expect('transfers', call('GET', '/v1/admin/transfers'), 200);
   await expect('streams page', call('GET', '/v1/admin/streams?limit=1'), 200);
@@ -157,6 +160,8 @@ test('every route is exercised, every answered status is declared, and every ans
   await eventually(async () => (await client.transferStatus('s')).status === 'settled', 'handoff');
   await expect('transfer status', call('GET', '/v1/admin/transfers/s'), 200);
   await expect('transfer status unknown', call('GET', '/v1/admin/transfers/nope'), 404);
+  await expect('drain stale guard', call('POST', '/v1/admin/nodes/n3/drain', undefined, { ...admin, 'if-match': '"9"' }), 412);
+  await expect('failover stale guard', call('POST', '/v1/admin/nodes/n3/failover', { force: true, expected_streams: 9 }), 412);
   await expect('drain', call('POST', '/v1/admin/nodes/n3/drain'), 202);
   await expect('drain unknown', call('POST', '/v1/admin/nodes/n9/drain'), 404);
   await expect('undrain', call('POST', '/v1/admin/nodes/n3/undrain'), 200);
