@@ -61,6 +61,8 @@ test('a refused request replays its refusal: the 412 a stale guard got is the an
   const replay = await keyed(`${api.url('b')}/v1/admin/transfers`, 'stale-move', { stream: 's', target: 'b', expected_epoch: 7 });
   t.is(replay.status, 412);
   t.is(replay.body.detail, first.body.detail);
+  t.is(replay.headers.get('idempotent-replayed'), 'true');
+  t.is(replay.headers.get('idempotency-key'), 'stale-move');
 });
 
 test('drain, undrain, failover and rebalance under a key replay their decision; another request under each key is 422', async (t) => {
