@@ -141,20 +141,21 @@ export function createAdminRouter(consensus: StreamConsensus, options: AdminRout
     const { node } = validate(nodeParam, ctx.params, 'path');
     const body = await readValidBody(ctx, drainBody, { optional: true });
     const expectedStreams = expectedVersion(ctx, body?.expected_streams, 'expected_streams');
-    await decide(ctx, {
+    const result = await decide(ctx, {
       type: 'drain',
       node,
       ...(body?.maxInFlight ? { maxInFlight: body.maxInFlight } : {}),
       ...(expectedStreams === undefined ? {} : { expectedStreams }),
     });
     ctx.status = 202;
-    ctx.body = drainProgress(await state(), node, age);
+    // From the decision (a replay answers the same); a result of an older member carries none.
+    ctx.body = result.progress ?? drainProgress(await state(), node, age);
   });
 
   router.post('/nodes/:node/undrain', async (ctx) => {
     const { node } = validate(nodeParam, ctx.params, 'path');
-    await decide(ctx, { type: 'undrain', node });
-    ctx.body = drainProgress(await state(), node, age);
+    const result = await decide(ctx, { type: 'undrain', node });
+    ctx.body = result.progress ?? drainProgress(await state(), node, age);
   });
 
   /**
@@ -186,7 +187,7 @@ export function createAdminRouter(consensus: StreamConsensus, options: AdminRout
     options.onFailover?.(node, result);
     ctx.status = 202;
     ctx.body = {
-      ...drainProgress(await state(), node, age),
+      ...(result.progress ?? drainProgress(await state(), node, age)),
       moved: result.moved ?? 0,
       remaining: result.remaining ?? 0,
       duplicate: result.duplicate ?? false,
@@ -239,6 +240,12 @@ export function createAdminRouter(consensus: StreamConsensus, options: AdminRout
   // A plan can hold a move per stream: answers show its size, its first moves and what it does
   // per node, and the waiting queue is read in pages (GET /rebalance?after=), so no answer grows
   // with the cluster.
+  /** A rebalance's answer from the metadata now, for a result of an older member that carries none. */
+  const startedRebalance = async () => {
+    const current = await state();
+    return { plan: planPreview(current, []), progress: rebalancePage(current, undefined, MOVES_SHOWN) };
+  };
+
   router.post('/rebalance', async (ctx) => {
     const body = await readValidBody(ctx, rebalanceBody, { optional: true });
     if (body?.dryRun) {
@@ -248,8 +255,8 @@ export function createAdminRouter(consensus: StreamConsensus, options: AdminRout
     }
     const result = await decide(ctx, { type: 'rebalance', ...(body?.maxInFlight ? { maxInFlight: body.maxInFlight } : {}) });
     ctx.status = 202;
-    const current = await state();
-    ctx.body = { dryRun: false, ...planPreview(current, result.moves ?? []), progress: rebalancePage(current, undefined, MOVES_SHOWN) };
+    const decided = result.rebalance ?? (await startedRebalance());
+    ctx.body = { dryRun: false, ...decided.plan, progress: decided.progress };
   });
 
   router.get('/rebalance', async (ctx) => {

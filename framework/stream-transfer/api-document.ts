@@ -212,7 +212,7 @@ const adminOps: OperationSpec[] = [
     requestBodyOptional: true,
     requestExample: ex.drain,
     responses: {
-      202: keyedAnswer('Draining; progress in the body (a replay answers the progress the drain started from)', drainProgressSchema, ex.draining),
+      202: keyedAnswer('Draining; progress in the body, as the drain was decided (a replay answers the same)', drainProgressSchema, ex.draining),
       ...problems(400, 404, 409, 413, 415, 503),
       400: malformedMatch,
       412: 'The node no longer owns the streams expected: nothing changed; the problem names `node` and its `streams`',

@@ -1,4 +1,6 @@
-import type { NodeId, NodeLiveness, PendingTransfer, PlannedMove, ProducerMark, StreamId, TransferReason } from './model.js';
+import type { NodeId, NodeLiveness, PendingTransfer, ProducerMark, StreamId, TransferReason } from './model.js';
+import type { DrainProgress } from './progress.js';
+import type { PlanPreview, RebalancePage } from './rebalance-preview.js';
 
 /**
  * The commands of the stream-transfer state machine. Each one is idempotent: applying it again
@@ -79,10 +81,19 @@ export interface Accepted {
   /** Where a created stream was placed, or the epoch a completion/reopen opened. */
   node?: NodeId;
   epoch?: number;
+  /**
+   * The node as a drain, undrain or failover left it: their answers show it, so a retry under
+   * the same Idempotency-Key answers what the first request was answered (no renewal age: that
+   * is what one member observes, not part of the decision).
+   */
+  progress?: DrainProgress;
   /** The pending record a transfer created or found (its answer is built from it, so a replay matches). */
   transfer?: PendingTransfer;
-  /** The moves a rebalance planned. */
-  moves?: PlannedMove[];
+  /**
+   * A rebalance's answer as it started: its plan (size, first moves, effect per node) and the
+   * first page of its queue. Bounded, unlike the plan itself, which the rebalance run keeps.
+   */
+  rebalance?: { plan: PlanPreview; progress: RebalancePage };
   /**
    * Streams whose transfer this command started besides its own (a drain's or a rebalance's
    * queue moving on), so a watcher learns from the entry alone which streams changed.

@@ -15,7 +15,8 @@ export interface NodeStatus {
   liveness: NodeLiveness;
   /**
    * Milliseconds since the node's last lease renewal, as seen by the member that observes
-   * liveness (the metadata leader); null on other members, or before a renewal was seen.
+   * liveness (the metadata leader); null on other members, or before a renewal was seen, and
+   * in the answer of a drain, undrain or failover (the node as the state machine decided it).
    */
   lastRenewalMsAgo: number | null;
 }

@@ -5,6 +5,8 @@ import { applyFailover, applyNodeLiveness } from './failover.js';
 import { livenessOf, type NodeId, type PendingTransfer, type StreamId, type StreamRecord, type TransferReason } from './model.js';
 import { planRebalance } from './placement.js';
 import { nodePrecondition, transferPrecondition } from './preconditions.js';
+import { drainProgress } from './progress.js';
+import { MOVES_SHOWN, planPreview, rebalancePage } from './rebalance-preview.js';
 import { assembleMetadata, captureMetadata, restoreMetadata } from './snapshot-format.js';
 import { StreamMetadata } from './stream-metadata.js';
 
@@ -19,6 +21,12 @@ function reject(reason: RejectReason, message: string): StreamResult {
 
 function withStarted(result: Accepted, started: StreamId[]): Accepted {
   return started.length > 0 ? { ...result, started } : result;
+}
+
+/** The node as `result`'s command left it, for the answer (O(1): counts the indexes keep). */
+function withProgress(state: StreamMetadata, node: NodeId, result: Accepted): Accepted {
+  const progress = drainProgress(state, node);
+  return progress ? { ...result, progress } : result;
 }
 
 /** The command had already taken effect: nothing changes, and the caller learns where things stand. */
@@ -85,7 +93,8 @@ export class StreamStateMachine implements StateMachine<StreamMetadata, StreamCo
         const refused = state.node(command.node) ? nodePrecondition(state, command.node, command) : undefined;
         if (refused) return refused;
         const result = applyFailover(state, command, reject);
-        return result.ok && !result.duplicate ? withStarted(result, this.launchQueued(state, ctx)) : result;
+        if (!result.ok) return result;
+        return withProgress(state, command.node, result.duplicate ? result : withStarted(result, this.launchQueued(state, ctx)));
       }
     }
   }
@@ -261,23 +270,26 @@ export class StreamStateMachine implements StateMachine<StreamMetadata, StreamCo
     const unchanged = node.draining && node.drainInFlight === inFlight;
     state.putNode({ ...node, draining: true, drainInFlight: inFlight });
     const started = this.launchQueued(state, ctx);
-    return withStarted(unchanged ? duplicate({ node: node.id }) : { ok: true, node: node.id }, started);
+    return withProgress(state, node.id, withStarted(unchanged ? duplicate({ node: node.id }) : { ok: true, node: node.id }, started));
   }
 
   private undrain(state: StreamMetadata, c: Extract<StreamCommand, { type: 'undrain' }>): StreamResult {
     const node = state.node(c.node);
     if (!node) return reject('unknown_node', `node ${c.node} is not registered`);
-    if (!node.draining) return duplicate({ node: node.id });
+    if (!node.draining) return withProgress(state, node.id, duplicate({ node: node.id }));
     // Transfers already pending finish; no new ones start.
     state.putNode({ ...node, draining: false });
-    return { ok: true, node: node.id };
+    return withProgress(state, node.id, { ok: true, node: node.id });
   }
 
   private rebalance(state: StreamMetadata, c: Extract<StreamCommand, { type: 'rebalance' }>, ctx: ApplyContext): StreamResult {
     const moves = planRebalance(state);
     const maxInFlight = c.maxInFlight ?? DEFAULT_REBALANCE_IN_FLIGHT;
     state.startRebalance([...moves], maxInFlight);
-    return withStarted({ ok: true, moves }, this.launchQueued(state, ctx));
+    const started = this.launchQueued(state, ctx);
+    // The answer is taken as decided (O(plan), like the planning): a replay shows the same.
+    const rebalance = { plan: planPreview(state, moves), progress: rebalancePage(state, undefined, MOVES_SHOWN) };
+    return withStarted({ ok: true, rebalance }, started);
   }
 
   /**

@@ -227,7 +227,7 @@ test('rebalance plans moves that even out streams per node and runs them bounded
   for (let i = 0; i < 9; i++) log.must({ type: 'create-stream', stream: `s${i}`, node: 'a' });
   const result = log.apply({ type: 'rebalance', maxInFlight: 2 });
   t.true(result.ok);
-  t.is(result.ok && result.moves?.length, 6);
+  t.is(result.ok && result.rebalance?.plan.planned, 6);
   let guard = 0;
   while (log.state.transferCount > 0 && guard++ < 100) {
     t.true(log.state.transferCount <= 2);
