@@ -16,7 +16,7 @@ import { CommandRejectedError } from './errors.js';
 import { ID_PATTERN, MAX_NODE_SLOTS } from './model.js';
 import { planRebalance } from './placement.js';
 import { nodePage, pageQuery, streamPage, transferPage, transferPageQuery } from './listing.js';
-import { drainProgress, nodeStatus, type RenewalAge } from './progress.js';
+import { drainProgress, nodeStatus, type DrainProgress, type NodeStatus, type RenewalAge } from './progress.js';
 import { MOVES_SHOWN, planPreview, rebalancePage, rebalancePageQuery } from './rebalance-listing.js';
 import type { StreamConsensus } from './stream-node.js';
 
@@ -112,7 +112,7 @@ export function createAdminRouter(consensus: StreamConsensus, options: AdminRout
     const body = await readValidBody(ctx, registerNodeBody);
     const result = await decide(ctx, { type: 'register-node', node: body.id, address: body.address, slots: body.slots });
     ctx.status = result.duplicate ? 200 : 201;
-    ctx.body = { node: nodeStatus(await state(), body.id, age), duplicate: result.duplicate ?? false };
+    ctx.body = { node: result.progress ? statusOf(result.progress) : nodeStatus(await state(), body.id, age), duplicate: result.duplicate ?? false };
   });
 
   router.get('/nodes', async (ctx) => {
@@ -265,4 +265,10 @@ export function createAdminRouter(consensus: StreamConsensus, options: AdminRout
   });
 
   return router;
+}
+
+/** A registration answers the node's status alone, without the drain's fields. */
+function statusOf(progress: DrainProgress): NodeStatus {
+  const { drainInFlight: _inFlight, remaining: _remaining, ...status } = progress;
+  return status;
 }

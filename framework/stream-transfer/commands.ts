@@ -82,7 +82,7 @@ export interface Accepted {
   node?: NodeId;
   epoch?: number;
   /**
-   * The node as a drain, undrain or failover left it: their answers show it, so a retry under
+   * The node as a registration, drain, undrain or failover left it: their answers show it, so a retry under
    * the same Idempotency-Key answers what the first request was answered (no renewal age: that
    * is what one member observes, not part of the decision).
    */

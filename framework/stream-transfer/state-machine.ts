@@ -105,7 +105,7 @@ export class StreamStateMachine implements StateMachine<StreamMetadata, StreamCo
     ctx: ApplyContext,
   ): StreamResult {
     const existing = state.node(c.node);
-    if (existing && existing.address === c.address && existing.slots === c.slots) return duplicate();
+    if (existing && existing.address === c.address && existing.slots === c.slots) return withProgress(state, c.node, duplicate());
     state.putNode({
       id: c.node,
       address: c.address,
@@ -115,7 +115,7 @@ export class StreamStateMachine implements StateMachine<StreamMetadata, StreamCo
       ...(existing?.liveness ? { liveness: existing.liveness } : {}),
     });
     // New capacity may be what a waiting drain or rebalance needed.
-    return withStarted({ ok: true, node: c.node }, this.launchQueued(state, ctx));
+    return withProgress(state, c.node, withStarted({ ok: true, node: c.node }, this.launchQueued(state, ctx)));
   }
 
   private createStream(state: StreamMetadata, c: Extract<StreamCommand, { type: 'create-stream' }>): StreamResult {

@@ -35,6 +35,11 @@ test('create under a key: the same request again, on another node, replays the f
   const unkeyed = await call(`${api.url('a')}/v1/admin/streams`, { method: 'POST', json: { stream: 'orders', node: 'b' }, token: ADMIN_TOKEN });
   t.is(unkeyed.status, 200);
   t.is(unkeyed.headers.get('idempotent-replayed'), null);
+
+  const register = await keyed(`${api.url('a')}/v1/admin/nodes`, 'register-d', { id: 'd', address: 'http://d.example', slots: 2 });
+  t.is(register.status, 201);
+  same(t, register, await keyed(`${api.url('b')}/v1/admin/nodes`, 'register-d', { id: 'd', address: 'http://d.example', slots: 2 }), 'register replay');
+  t.is((await keyed(`${api.url('b')}/v1/admin/nodes`, 'register-d', { id: 'd', address: 'http://d.example', slots: 3 })).status, 422);
 });
 
 test('a transfer retried on another member under its key replays the 202 it got, even after the handoff settled', async (t) => {

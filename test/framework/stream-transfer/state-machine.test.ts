@@ -4,8 +4,10 @@ import { AppliedLog } from './metadata-fixture.js';
 
 test('register-node records slots and address; the same registration again is a no-op', (t) => {
   const log = new AppliedLog();
-  t.deepEqual(log.apply({ type: 'register-node', node: 'a', address: 'http://a', slots: 2 }), { ok: true, node: 'a' });
-  t.deepEqual(log.apply({ type: 'register-node', node: 'a', address: 'http://a', slots: 2 }), { ok: true, duplicate: true });
+  const registered = log.apply({ type: 'register-node', node: 'a', address: 'http://a', slots: 2 });
+  t.like(registered, { ok: true, node: 'a', progress: { id: 'a', slots: 2, owned: 0, draining: false } });
+  t.false('duplicate' in registered);
+  t.like(log.apply({ type: 'register-node', node: 'a', address: 'http://a', slots: 2 }), { ok: true, duplicate: true, progress: { id: 'a' } });
   t.like(log.apply({ type: 'register-node', node: 'a', address: 'http://a2', slots: 3 }), { ok: true });
   t.like(log.state.node('a')!, { address: 'http://a2', slots: 3, draining: false });
 });
