@@ -548,6 +548,8 @@ export interface operations {
             /** @description Home and epoch; `catch_up` names the members of the home that refuse writes until they hold the final serials the move recorded, with the finals and what the answering member holds */
             200: {
                 headers: {
+                    /** @description "<epoch>": what If-Match on a transfer of the authority names */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -946,6 +948,8 @@ export interface operations {
             header?: {
                 /** @description The operation identity; assigned when absent and echoed in the response. Reuse it to retry the same request. */
                 "Idempotency-Key"?: string;
+                /** @description Optional: "<epoch>", the ETag of GET /availability/v1/authorities/{authority}: move it only while it is still at that epoch (or send expected_epoch). Decided by the ownership state machine, so of two operators acting on one reading only one moves it. */
+                "If-Match"?: string;
             };
             path?: never;
             cookie?: never;
@@ -962,6 +966,7 @@ export interface operations {
                  */
                 "application/json": {
                     authority: string;
+                    expected_epoch?: number;
                     source?: string;
                     target: string;
                     /** @constant */
@@ -1002,7 +1007,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input: malformed JSON or invalid fields (listed in invalid_fields) */
+            /** @description Invalid body or authority, or an If-Match that is not one quoted epoch ("7") or disagrees with expected_epoch */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1031,6 +1036,15 @@ export interface operations {
             };
             /** @description The source is not the home, is not Dead, or the authority is already at the target */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The authority is not at the expected epoch: nothing moved; the problem names `owner` (the home) and `epoch` */
+            412: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1654,6 +1668,8 @@ export interface operations {
             header?: {
                 /** @description The operation identity; assigned when absent and echoed in the response. Reuse it to retry the same request. */
                 "Idempotency-Key"?: string;
+                /** @description Optional: "<epoch>", the ETag of GET /availability/v1/authorities/{authority}: move it only while it is still at that epoch (or send expected_epoch). Decided by the ownership state machine, so of two operators acting on one reading only one moves it. */
+                "If-Match"?: string;
             };
             path?: never;
             cookie?: never;
@@ -1670,6 +1686,7 @@ export interface operations {
                  */
                 "application/json": {
                     authority: string;
+                    expected_epoch?: number;
                     reason: string;
                     source: string;
                     target: string;
@@ -1717,7 +1734,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input: malformed JSON or invalid fields (listed in invalid_fields) */
+            /** @description Invalid body or authority, or an If-Match that is not one quoted epoch ("7") or disagrees with expected_epoch */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1762,6 +1779,15 @@ export interface operations {
                      *       "running_id": "drain-east"
                      *     }
                      */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The authority is not at the expected epoch: nothing moved; the problem names `owner` (the home) and `epoch` */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };

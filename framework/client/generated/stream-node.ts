@@ -346,7 +346,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Mark a node draining and move its streams elsewhere, bounded in flight */
+        /**
+         * Mark a node draining and move its streams elsewhere, bounded in flight
+         * @description With If-Match (or expected_streams) the drain starts only if the node still owns that many streams, decided where the drain is; else 412 naming the count.
+         */
         post: operations["drainNode"];
         delete?: never;
         options?: never;
@@ -365,7 +368,7 @@ export interface paths {
         put?: never;
         /**
          * Move every stream of a Dead node (and every transfer from it) to live nodes, fencing the old owner in the store
-         * @description Refused with 409 for a node that is not Dead (rejected-node-not-dead), and on an object store without conditional puts (fencing-unavailable), unless force is true. The answer counts the streams moved and those left for lack of a free slot.
+         * @description Refused with 409 for a node that is not Dead (rejected-node-not-dead), and on an object store without conditional puts (fencing-unavailable), unless force is true. The answer counts the streams moved and those left for lack of a free slot. With If-Match (or expected_streams) it moves nothing unless the node still owns that many streams (412 otherwise).
          */
         post: operations["failoverNode"];
         delete?: never;
@@ -449,7 +452,10 @@ export interface paths {
          */
         get: operations["listTransfers"];
         put?: never;
-        /** Propose moving a stream to a target node */
+        /**
+         * Propose moving a stream to a target node
+         * @description With If-Match: "<epoch>" (or expected_epoch, and expected_owner) the move is accepted only while the stream is still at that epoch (on that owner), decided by the metadata state machine where the move is, so of two operators racing only one passes; else 412.
+         */
         post: operations["transferStream"];
         delete?: never;
         options?: never;
@@ -2188,7 +2194,10 @@ export interface operations {
     registerNode: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Optional: 1 to 128 ASCII letters, digits and . _ : ~ -. The same key with the same request answers the first decision again, from any member (Idempotent-Replayed: true); the same key with another request answers 422. Echoed in the response. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2213,6 +2222,10 @@ export interface operations {
             /** @description Already registered as given */
             200: {
                 headers: {
+                    /** @description The key the request was sent with */
+                    "Idempotency-Key"?: string;
+                    /** @description "true" when this answer is the decision an earlier request under the key got */
+                    "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2257,6 +2270,10 @@ export interface operations {
             /** @description Registered */
             201: {
                 headers: {
+                    /** @description The key the request was sent with */
+                    "Idempotency-Key"?: string;
+                    /** @description "true" when this answer is the decision an earlier request under the key got */
+                    "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2352,6 +2369,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The Idempotency-Key already names a different request */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unavailable for now (no consensus leader, a handoff still settling, the node stopping); see Retry-After */
             503: {
                 headers: {
@@ -2379,6 +2405,8 @@ export interface operations {
             /** @description The node and its drain progress */
             200: {
                 headers: {
+                    /** @description "<owned streams>": what If-Match on a drain or failover of the node names */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2472,7 +2500,12 @@ export interface operations {
     drainNode: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Optional: 1 to 128 ASCII letters, digits and . _ : ~ -. The same key with the same request answers the first decision again, from any member (Idempotent-Replayed: true); the same key with another request answers 422. Echoed in the response. */
+                "Idempotency-Key"?: string;
+                /** @description Optional: "<streams>", the ETag of GET /v1/admin/nodes/{node}: act only while the node still owns that many streams (or send expected_streams) */
+                "If-Match"?: string;
+            };
             path: {
                 node: string;
             };
@@ -2486,14 +2519,19 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
+                    expected_streams?: number;
                     maxInFlight?: number;
                 };
             };
         };
         responses: {
-            /** @description Draining; progress in the body */
+            /** @description Draining; progress in the body, as the drain was decided (a replay answers the same) */
             202: {
                 headers: {
+                    /** @description The key the request was sent with */
+                    "Idempotency-Key"?: string;
+                    /** @description "true" when this answer is the decision an earlier request under the key got */
+                    "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2535,7 +2573,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input: the problem names each field at fault and why */
+            /** @description Invalid input, or an If-Match that is not one quoted version ("7"), or one that disagrees with the body */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2580,6 +2618,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The node no longer owns the streams expected: nothing changed; the problem names `node` and its `streams` */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description The body is larger than this route accepts */
             413: {
                 headers: {
@@ -2591,6 +2638,15 @@ export interface operations {
             };
             /** @description The body is not application/json */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Idempotency-Key already names a different request */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2614,7 +2670,12 @@ export interface operations {
     failoverNode: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Optional: 1 to 128 ASCII letters, digits and . _ : ~ -. The same key with the same request answers the first decision again, from any member (Idempotent-Replayed: true); the same key with another request answers 422. Echoed in the response. */
+                "Idempotency-Key"?: string;
+                /** @description Optional: "<streams>", the ETag of GET /v1/admin/nodes/{node}: act only while the node still owns that many streams (or send expected_streams) */
+                "If-Match"?: string;
+            };
             path: {
                 node: string;
             };
@@ -2628,6 +2689,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
+                    expected_streams?: number;
                     force?: boolean;
                 };
             };
@@ -2636,6 +2698,10 @@ export interface operations {
             /** @description Failed over; moved and remaining counts and the node status in the body */
             202: {
                 headers: {
+                    /** @description The key the request was sent with */
+                    "Idempotency-Key"?: string;
+                    /** @description "true" when this answer is the decision an earlier request under the key got */
+                    "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2682,7 +2748,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input: the problem names each field at fault and why */
+            /** @description Invalid input, or an If-Match that is not one quoted version ("7"), or one that disagrees with the body */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2727,6 +2793,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The node no longer owns the streams expected: nothing moved; the problem names `node` and its `streams` */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description The body is larger than this route accepts */
             413: {
                 headers: {
@@ -2738,6 +2813,15 @@ export interface operations {
             };
             /** @description The body is not application/json */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Idempotency-Key already names a different request */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2761,7 +2845,10 @@ export interface operations {
     undrainNode: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Optional: 1 to 128 ASCII letters, digits and . _ : ~ -. The same key with the same request answers the first decision again, from any member (Idempotent-Replayed: true); the same key with another request answers 422. Echoed in the response. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 node: string;
             };
@@ -2772,6 +2859,10 @@ export interface operations {
             /** @description Not draining; progress in the body */
             200: {
                 headers: {
+                    /** @description The key the request was sent with */
+                    "Idempotency-Key"?: string;
+                    /** @description "true" when this answer is the decision an earlier request under the key got */
+                    "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2851,6 +2942,15 @@ export interface operations {
             };
             /** @description Refused by the current metadata (e.g. not the owner: the body names the owner-to-be, its address and epoch) */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Idempotency-Key already names a different request */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2962,7 +3062,10 @@ export interface operations {
     rebalance: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Optional: 1 to 128 ASCII letters, digits and . _ : ~ -. The same key with the same request answers the first decision again, from any member (Idempotent-Replayed: true); the same key with another request answers 422. Echoed in the response. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2980,7 +3083,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The plan, nothing moved (dryRun) */
+            /** @description The plan, nothing moved (dryRun, never keyed) */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3036,9 +3139,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description Started; progress in the body */
+            /** @description Started; the plan and progress in the body */
             202: {
                 headers: {
+                    /** @description The key the request was sent with */
+                    "Idempotency-Key"?: string;
+                    /** @description "true" when this answer is the decision an earlier request under the key got */
+                    "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3172,6 +3279,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The Idempotency-Key already names a different request */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unavailable for now (no consensus leader, a handoff still settling, the node stopping); see Retry-After */
             503: {
                 headers: {
@@ -3292,7 +3408,10 @@ export interface operations {
     createStream: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Optional: 1 to 128 ASCII letters, digits and . _ : ~ -. The same key with the same request answers the first decision again, from any member (Idempotent-Replayed: true); the same key with another request answers 422. Echoed in the response. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3314,6 +3433,10 @@ export interface operations {
             /** @description Already exists as asked */
             200: {
                 headers: {
+                    /** @description The key the request was sent with */
+                    "Idempotency-Key"?: string;
+                    /** @description "true" when this answer is the decision an earlier request under the key got */
+                    "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3339,6 +3462,10 @@ export interface operations {
             /** @description Created */
             201: {
                 headers: {
+                    /** @description The key the request was sent with */
+                    "Idempotency-Key"?: string;
+                    /** @description "true" when this answer is the decision an earlier request under the key got */
+                    "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3417,6 +3544,15 @@ export interface operations {
             };
             /** @description The body is not application/json */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Idempotency-Key already names a different request */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3535,7 +3671,12 @@ export interface operations {
     transferStream: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Optional: 1 to 128 ASCII letters, digits and . _ : ~ -. The same key with the same request answers the first decision again, from any member (Idempotent-Replayed: true); the same key with another request answers 422. Echoed in the response. */
+                "Idempotency-Key"?: string;
+                /** @description Optional: "<epoch>", the ETag of GET /v1/streams/{stream}: move it only while it is still at that epoch (or send expected_epoch) */
+                "If-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3548,6 +3689,8 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
+                    expected_epoch?: number;
+                    expected_owner?: string;
                     stream: string;
                     target: string;
                 };
@@ -3557,6 +3700,10 @@ export interface operations {
             /** @description The same transfer was already proposed or has settled */
             200: {
                 headers: {
+                    /** @description The key the request was sent with */
+                    "Idempotency-Key"?: string;
+                    /** @description "true" when this answer is the decision an earlier request under the key got */
+                    "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3603,6 +3750,10 @@ export interface operations {
             /** @description Pending: routing changed, the handoff is under way */
             202: {
                 headers: {
+                    /** @description The key the request was sent with */
+                    "Idempotency-Key"?: string;
+                    /** @description "true" when this answer is the decision an earlier request under the key got */
+                    "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3646,7 +3797,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input: the problem names each field at fault and why */
+            /** @description Invalid input, or an If-Match that is not one quoted version ("7"), or one that disagrees with the body */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3691,6 +3842,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The stream is no longer at the expected owner or epoch: nothing moved; the problem names `owner` and `epoch` */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description The body is larger than this route accepts */
             413: {
                 headers: {
@@ -3702,6 +3862,15 @@ export interface operations {
             };
             /** @description The body is not application/json */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Idempotency-Key already names a different request */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3736,6 +3905,8 @@ export interface operations {
             /** @description Pending or settled */
             200: {
                 headers: {
+                    /** @description "<epoch>" of the stream */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3837,6 +4008,8 @@ export interface operations {
             /** @description The stream metadata */
             200: {
                 headers: {
+                    /** @description "<epoch>": what If-Match on a transfer of the stream names */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
