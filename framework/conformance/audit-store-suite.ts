@@ -122,6 +122,55 @@ export function auditStoreSuite(options: AuditStoreSuiteOptions): void {
     t.deepEqual(await store.list('other'), []);
   });
 
+  test(title('the trail fields (kind, subject, cause, chain hashes...) round-trip; unknown fields are dropped'), async (t) => {
+    const store = await openStore(t);
+    const record = auditRecord({
+      id: '41-0',
+      authority: 'streams',
+      seq: 0,
+      kind: 'transfer_proposed',
+      subject_type: 'stream',
+      subject: 'orders-7',
+      epoch_before: 3,
+      cause: '40-0',
+      evidence: 'silent for 9000 ms',
+      time: 1_764_000_000_000,
+      prev_hash: 'ab'.repeat(32),
+      hash: 'cd'.repeat(32),
+      commit_index: 41,
+    });
+    await store.put({ ...record, unknown: 'dropped' } as AuditRecord);
+    t.deepEqual(await store.byId(record.id), record);
+    t.deepEqual(await store.list('streams'), [record]);
+    const tampered = { ...record, cause: '39-0' };
+    await t.throwsAsync(store.put(tampered), { instanceOf: AuditConflictError }, 'a trail field is part of the sealed record');
+  });
+
+  test(title('records one entry sealed differ by seq: each is kept, listed by (commit_index, seq) newest first'), async (t) => {
+    const store = await openStore(t);
+    const at = (commit_index: number, seq: number) =>
+      auditRecord({ id: `${commit_index}-${seq}`, authority: 'streams', commit_index, seq, subject: `s${seq}` });
+    const all = [at(7, 0), at(7, 1), at(7, 2), at(9, 0), at(9, 1), at(12, 0)];
+    for (const record of [all[4], all[1], all[5], all[0], all[3], all[2]]) t.deepEqual(await store.put(record), { created: true });
+    t.deepEqual(await store.put(at(7, 1)), { created: false }, 'the same record at the same seq');
+    await t.throwsAsync(store.put({ ...at(7, 1), subject: 'other' }), { instanceOf: AuditConflictError });
+    const newest = [...all].reverse();
+    t.deepEqual(await store.list('streams'), newest);
+    t.deepEqual(await store.latest('streams'), at(12, 0));
+    t.deepEqual(await store.list('streams', { limit: 2 }), newest.slice(0, 2));
+    t.deepEqual(await store.list('streams', { before: 9, beforeSeq: 1, limit: 2 }), [at(9, 0), at(7, 2)], 'a cursor inside an entry');
+    const paged: AuditRecord[] = [];
+    let cursor: { before?: number; beforeSeq?: number } = {};
+    for (;;) {
+      const page = await store.list('streams', { ...cursor, limit: 2 });
+      if (page.length === 0) break;
+      paged.push(...page);
+      const last = page.at(-1)!;
+      cursor = { before: last.commit_index, beforeSeq: last.seq ?? 0 };
+    }
+    t.deepEqual(paged, newest, 'pages of two, each resuming at the last position given, cover the trail once');
+  });
+
   test(title('byId finds a record by transfer id; an unknown id answers undefined'), async (t) => {
     const store = await openStore(t);
     t.is(await store.byId('nothing'), undefined, 'an empty store');

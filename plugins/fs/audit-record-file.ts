@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { AuditRecord } from '@baton/contracts';
+import { copyAuditRecord, type AuditRecord } from '@baton/contracts';
 
 const count = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
 
@@ -16,6 +16,16 @@ export const auditRecordSchema = z
     epoch: count,
     commit_term: count,
     commit_index: count,
+    seq: count.optional(),
+    epoch_before: count.optional(),
+    time: count.optional(),
+    kind: z.string().optional(),
+    subject_type: z.string().optional(),
+    subject: z.string().optional(),
+    cause: z.string().optional(),
+    evidence: z.string().optional(),
+    prev_hash: z.string().optional(),
+    hash: z.string().optional(),
   })
   .strip();
 
@@ -26,22 +36,24 @@ const recordFileSchema = z.object({ format: z.literal(1), record: auditRecordSch
 export interface RecordPosition {
   authority: string;
   commit_index: number;
+  seq?: number;
 }
 const positionFileSchema = z
-  .object({ format: z.literal(1), id: z.string(), authority: z.string(), commit_index: count })
+  .object({ format: z.literal(1), id: z.string(), authority: z.string(), commit_index: count, seq: count.optional() })
   .strict();
 
 export function recordFileText(record: AuditRecord): string {
-  return `${JSON.stringify({ format: 1, record: auditRecordSchema.parse(record) })}\n`;
+  return `${JSON.stringify({ format: 1, record: copyAuditRecord(auditRecordSchema.parse(record)) })}\n`;
 }
 
 export function positionFileText(id: string, position: RecordPosition): string {
-  return `${JSON.stringify({ format: 1, id, authority: position.authority, commit_index: position.commit_index })}\n`;
+  const seq = position.seq ? { seq: position.seq } : {};
+  return `${JSON.stringify({ format: 1, id, authority: position.authority, commit_index: position.commit_index, ...seq })}\n`;
 }
 
 /** The record in a file's text; throws an Error saying what is wrong when it is not one. */
 export function parseRecordFile(text: string): AuditRecord {
-  return recordFileSchema.parse(JSON.parse(text)).record;
+  return copyAuditRecord(recordFileSchema.parse(JSON.parse(text)).record as AuditRecord);
 }
 
 export function parsePositionFile(text: string): { id: string } & RecordPosition {
@@ -49,19 +61,20 @@ export function parsePositionFile(text: string): { id: string } & RecordPosition
 }
 
 /** The names of the fields in which two records differ (empty when they are identical). */
-export function differingFields(a: AuditRecord, b: AuditRecord): string[] {
-  return (Object.keys(auditRecordSchema.shape) as (keyof AuditRecord)[]).filter((f) => a[f] !== b[f]);
-}
+export { differingAuditFields as differingFields } from '@baton/contracts';
 
 /**
  * A record's file name within its authority's directory: the commit index, zero-padded to the
- * width of the largest safe integer, so names sort as the indexes do.
+ * width of the largest safe integer, so names sort as the indexes do; a record after the first
+ * one its entry sealed (seq > 0) adds its seq (`<index>-<seq>.json`).
  */
-export function recordFileName(commitIndex: number): string {
-  return `${String(commitIndex).padStart(16, '0')}.json`;
+export function recordFileName(commitIndex: number, seq = 0): string {
+  const index = String(commitIndex).padStart(16, '0');
+  return seq > 0 ? `${index}-${seq}.json` : `${index}.json`;
 }
 
-export function commitIndexOfFileName(name: string): number | undefined {
-  const match = /^(\d{16})\.json$/.exec(name);
-  return match ? Number(match[1]) : undefined;
+/** The position a record file name stands for, or undefined when the name is not one. */
+export function positionOfFileName(name: string): { commit_index: number; seq: number } | undefined {
+  const match = /^(\d{16})(?:-([1-9]\d{0,15}))?\.json$/.exec(name);
+  return match ? { commit_index: Number(match[1]), seq: match[2] ? Number(match[2]) : 0 } : undefined;
 }

@@ -5,6 +5,8 @@ import {
   AuditConflictError,
   auditListOptions,
   checkAuditRecord,
+  isBeforeCursor,
+  seqOf,
   type AuditListOptions,
   type AuditRecord,
   type AuditStore,
@@ -13,8 +15,8 @@ import {
 import { durableFiles, type DurableFiles, errnoCode, type Lifecycle } from '@baton/kernel';
 import {
   auditRecordSchema,
-  commitIndexOfFileName,
   differingFields,
+  positionOfFileName,
   parsePositionFile,
   parseRecordFile,
   positionFileText,
@@ -39,8 +41,8 @@ export interface FsAuditStoreOptions {
 
 /**
  * An AuditStore on the local file system, under `<dir>/audit/`:
- * - `records/<authority>.a/<commit_index>.json`: the record, one file per identity
- *   (authority, commit_index), so latest and list read one directory;
+ * - `records/<authority>.a/<commit_index>[-<seq>].json`: the record, one file per identity
+ *   (authority, commit_index, seq), so latest and list read one directory;
  * - `ids/<id>.i`: the position of the record a transfer id names (the byId index);
  * - `tmp/`: temp files, fsynced then renamed into place, so every file is whole or absent.
  * A put writes the id's position first and the record second: a crash in between leaves a
@@ -107,8 +109,8 @@ export class FsAuditStore implements AuditStore, Lifecycle {
   }
 
   async list(authority: string, options?: AuditListOptions): Promise<AuditRecord[]> {
-    const { limit, before } = auditListOptions(options, STORE);
-    return this.history(authority, limit, before);
+    const cursor = auditListOptions(options, STORE);
+    return this.history(authority, cursor.limit, cursor);
   }
 
   private async putInOrder(record: AuditRecord): Promise<{ created: boolean }> {
@@ -137,12 +139,16 @@ export class FsAuditStore implements AuditStore, Lifecycle {
     );
     const authorityDir = this.authorityDir(record.authority);
     await this.files.createDirectory(authorityDir);
-    await this.writeFile(authorityDir, recordFileName(record.commit_index), recordFileText(record));
+    await this.writeFile(authorityDir, recordFileName(record.commit_index, seqOf(record)), recordFileText(record));
     return { created: true };
   }
 
-  /** The newest `limit` records of an authority below commit index `before`, newest first. */
-  private async history(authority: string, limit: number, before = Number.MAX_SAFE_INTEGER): Promise<AuditRecord[]> {
+  /** The newest `limit` records of a trail below the cursor's position, newest first. */
+  private async history(
+    authority: string,
+    limit: number,
+    cursor = { before: Number.MAX_SAFE_INTEGER, beforeSeq: 0 },
+  ): Promise<AuditRecord[]> {
     await this.open();
     try {
       let names: string[];
@@ -153,13 +159,15 @@ export class FsAuditStore implements AuditStore, Lifecycle {
         await this.checkRoot();
         return [];
       }
-      const indexes = names.flatMap((name) => commitIndexOfFileName(name) ?? []).filter((index) => index < before);
-      indexes.sort((a, b) => b - a);
+      const positions = names
+        .flatMap((name) => positionOfFileName(name) ?? [])
+        .filter((position) => isBeforeCursor(position as AuditRecord, cursor));
+      positions.sort((a, b) => b.commit_index - a.commit_index || b.seq - a.seq);
       const records: AuditRecord[] = [];
-      for (const commit_index of indexes.slice(0, limit)) {
-        const record = await this.recordAt({ authority, commit_index });
+      for (const { commit_index, seq } of positions.slice(0, limit)) {
+        const record = await this.recordAt({ authority, commit_index, seq });
         if (!record)
-          throw new Error(`the record of ${authority} @ ${commit_index} vanished while being read`);
+          throw new Error(`the record of ${authority} @ ${commit_index}.${seq} vanished while being read`);
         records.push(record);
       }
       return records;
@@ -190,11 +198,11 @@ export class FsAuditStore implements AuditStore, Lifecycle {
 
   /** The record at an identity, checked to be the one its file name promises. */
   private async recordAt(position: RecordPosition): Promise<AuditRecord | undefined> {
-    const path = join(this.authorityDir(position.authority), recordFileName(position.commit_index));
+    const path = join(this.authorityDir(position.authority), recordFileName(position.commit_index, position.seq ?? 0));
     const text = await this.readText(path);
     if (text === undefined) return undefined;
     const record = parseOrThrow(() => parseRecordFile(text), `audit record file ${path}`);
-    if (record.authority !== position.authority || record.commit_index !== position.commit_index) {
+    if (record.authority !== position.authority || record.commit_index !== position.commit_index || seqOf(record) !== (position.seq ?? 0)) {
       throw new Error(
         `audit record file ${path} holds ${record.authority} @ ${record.commit_index}`,
       );

@@ -1,14 +1,23 @@
-import { AuditConflictError, auditListOptions, type AuditListOptions, type AuditRecord, type AuditStore } from '@baton/contracts';
+import {
+  AuditConflictError,
+  auditListOptions,
+  isBeforeCursor,
+  newestFirst,
+  seqOf,
+  type AuditListOptions,
+  type AuditRecord,
+  type AuditStore,
+} from '@baton/contracts';
 import { checkAuditRecord, copyAuditRecord, differingFields } from './audit-record-copy.js';
 
 
 /**
- * The reference AuditStore: records in process memory, identified by (authority, commit_index)
+ * The reference AuditStore: records in process memory, identified by (authority, commit_index, seq)
  * and indexed by transfer id. Records are copied in and out. `failWith` takes it down on
  * purpose, so tests can drive the 503 paths of a host.
  */
 export class MemoryAuditStore implements AuditStore {
-  private readonly byAuthority = new Map<string, Map<number, AuditRecord>>();
+  private readonly byAuthority = new Map<string, Map<string, AuditRecord>>();
   private readonly byTransferId = new Map<string, AuditRecord>();
   private failure: Error | undefined;
 
@@ -20,7 +29,7 @@ export class MemoryAuditStore implements AuditStore {
   async put(record: AuditRecord): Promise<{ created: boolean }> {
     this.checkAvailable();
     checkAuditRecord(record);
-    const atPosition = this.byAuthority.get(record.authority)?.get(record.commit_index);
+    const atPosition = this.byAuthority.get(record.authority)?.get(positionKey(record));
     if (atPosition) {
       const differences = differingFields(atPosition, record);
       if (differences.length === 0) return { created: false };
@@ -36,7 +45,7 @@ export class MemoryAuditStore implements AuditStore {
     const stored = copyAuditRecord(record);
     let history = this.byAuthority.get(stored.authority);
     if (!history) this.byAuthority.set(stored.authority, (history = new Map()));
-    history.set(stored.commit_index, stored);
+    history.set(positionKey(stored), stored);
     this.byTransferId.set(stored.id, stored);
     return { created: true };
   }
@@ -51,20 +60,25 @@ export class MemoryAuditStore implements AuditStore {
     this.checkAvailable();
     let newest: AuditRecord | undefined;
     for (const record of this.byAuthority.get(authority)?.values() ?? []) {
-      if (!newest || record.commit_index > newest.commit_index) newest = record;
+      if (!newest || newestFirst(record, newest) < 0) newest = record;
     }
     return newest && copyAuditRecord(newest);
   }
 
   async list(authority: string, options?: AuditListOptions): Promise<AuditRecord[]> {
     this.checkAvailable();
-    const { limit, before } = auditListOptions(options, 'memory audit store');
-    const history = [...(this.byAuthority.get(authority)?.values() ?? [])].filter((record) => record.commit_index < before);
-    history.sort((a, b) => b.commit_index - a.commit_index);
+    const cursor = auditListOptions(options, 'memory audit store');
+    const { limit } = cursor;
+    const history = [...(this.byAuthority.get(authority)?.values() ?? [])].filter((record) => isBeforeCursor(record, cursor));
+    history.sort(newestFirst);
     return history.slice(0, limit).map(copyAuditRecord);
   }
 
   private checkAvailable(): void {
     if (this.failure) throw this.failure;
   }
+}
+
+function positionKey(record: AuditRecord): string {
+  return `${record.commit_index}:${seqOf(record)}`;
 }

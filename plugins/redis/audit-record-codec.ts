@@ -1,4 +1,4 @@
-import { checkAuditRecord, type AuditRecord } from '@baton/contracts';
+import { checkAuditRecord, copyAuditRecord, type AuditRecord } from '@baton/contracts';
 
 /**
  * The record as stored: JSON with the fields in one fixed order. Equal records therefore encode
@@ -31,16 +31,5 @@ export function decodeAuditRecord(text: string): AuditRecord | undefined {
 }
 
 function pickFields(r: AuditRecord): AuditRecord {
-  return {
-    id: r.id,
-    authority: r.authority,
-    source: r.source,
-    target: r.target,
-    actor: r.actor,
-    reason: r.reason,
-    barrier: r.barrier,
-    epoch: r.epoch,
-    commit_term: r.commit_term,
-    commit_index: r.commit_index,
-  };
+  return copyAuditRecord(r);
 }

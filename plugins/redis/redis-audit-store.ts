@@ -5,6 +5,9 @@ import {
   type AuditListOptions,
   type AuditRecord,
   type AuditStore,
+  isBeforeCursor,
+  newestFirst,
+  seqOf,
   StoreUnavailableError,
   type Logger,
 } from '@baton/contracts';
@@ -22,6 +25,7 @@ type PutScript = (
   commitIndex: string,
   id: string,
   encoded: string,
+  seq: string,
 ) => Promise<[number, string]>;
 
 /**
@@ -102,6 +106,7 @@ export class RedisAuditStore implements AuditStore, Lifecycle {
         String(record.commit_index),
         record.id,
         encoded,
+        String(seqOf(record)),
       );
     } catch (error) {
       throw toStoreError(`storing audit record ${record.id}`, error);
@@ -137,21 +142,35 @@ export class RedisAuditStore implements AuditStore, Lifecycle {
   }
 
   async latest(authority: string): Promise<AuditRecord | undefined> {
-    const key = this.authorityKey(authority);
-    const [text] = await this.run(`reading the latest audit record of ${authority}`, () =>
-      this.redis.zrevrange(key, 0, 0),
-    );
-    return text === undefined ? undefined : this.decode(text, key);
+    const [newest] = await this.list(authority, { limit: 1 });
+    return newest;
   }
 
   async list(authority: string, options?: AuditListOptions): Promise<AuditRecord[]> {
-    const { limit, before } = auditListOptions(options, `redis audit store (${JSON.stringify(authority)})`);
+    const cursor = auditListOptions(options, `redis audit store (${JSON.stringify(authority)})`);
+    const { limit, before, beforeSeq } = cursor;
     const key = this.authorityKey(authority);
-    // Scores are commit indexes: "(before" excludes the cursor itself.
-    const texts = await this.run(`listing the audit records of ${authority}`, () =>
-      this.redis.zrevrangebyscore(key, `(${before}`, '-inf', 'LIMIT', 0, limit),
+    const what = `listing the audit records of ${authority}`;
+    // Scores are commit indexes, shared by the records one entry sealed: those of the cursor's
+    // own entry below its seq come first, then "(before" excludes the cursor's entry. A page may
+    // end inside an entry; its last record's seq is where the next page resumes.
+    const sameEntry =
+      beforeSeq > 0
+        ? (await this.run(what, () => this.redis.zrangebyscore(key, before, before))).map((text) => this.decode(text, key)).filter((r) => isBeforeCursor(r, cursor))
+        : [];
+    const older = (await this.run(what, () => this.redis.zrevrangebyscore(key, `(${before}`, '-inf', 'LIMIT', 0, limit))).map((text) =>
+      this.decode(text, key),
     );
-    return texts.map((text) => this.decode(text, key));
+    // Members of one score come in text order, not seq order: when the range read was cut, the
+    // whole last entry is read, so the page ends on its highest seqs and the cursor skips none.
+    const last = older.at(-1);
+    const lastEntry =
+      last && older.length === limit
+        ? (await this.run(what, () => this.redis.zrangebyscore(key, last.commit_index, last.commit_index))).map((text) => this.decode(text, key))
+        : [];
+    const unique = new Map<string, AuditRecord>();
+    for (const record of [...sameEntry, ...older, ...lastEntry]) unique.set(`${record.commit_index}:${seqOf(record)}`, record);
+    return [...unique.values()].sort(newestFirst).slice(0, limit);
   }
 
   private async run<T>(operation: string, command: () => Promise<T>): Promise<T> {

@@ -9,16 +9,20 @@ export function memoryAuditStoreSource(className: string): string {
   AuditConflictError,
   auditListOptions,
   checkAuditRecord,
+  copyAuditRecord,
   differingAuditFields,
+  isBeforeCursor,
+  newestFirst,
+  seqOf,
   type AuditListOptions,
   type AuditRecord,
   type AuditStore,
 } from '@baton/contracts';
 import type { ${className}Options } from './options.js';
 
-/** Records in memory, by (authority, commit_index) and by transfer id; copies in, copies out. */
+/** Records in memory, by (authority, commit_index, seq) and by id; copies in, copies out. */
 export class ${className} implements AuditStore {
-  private readonly histories = new Map<string, Map<number, AuditRecord>>();
+  private readonly histories = new Map<string, Map<string, AuditRecord>>();
   private readonly ids = new Map<string, AuditRecord>();
 
   constructor(readonly options: ${className}Options) {}
@@ -26,8 +30,9 @@ export class ${className} implements AuditStore {
   // No await before the map is written: concurrent puts of one identity see each other.
   async put(record: AuditRecord): Promise<{ created: boolean }> {
     checkAuditRecord(record);
-    const history = this.histories.get(record.authority) ?? new Map<number, AuditRecord>();
-    const stored = history.get(record.commit_index);
+    const history = this.histories.get(record.authority) ?? new Map<string, AuditRecord>();
+    const position = \`\${record.commit_index}:\${seqOf(record)}\`;
+    const stored = history.get(position);
     if (stored) {
       const differing = differingAuditFields(stored, record);
       if (differing.length > 0) throw new AuditConflictError(record, \`it differs in \${differing.join(', ')}\`);
@@ -37,8 +42,8 @@ export class ${className} implements AuditStore {
     if (sameId) {
       throw new AuditConflictError(record, \`transfer \${record.id} is recorded at \${sameId.authority} @ \${sameId.commit_index}\`);
     }
-    const copy = { ...record };
-    history.set(copy.commit_index, copy);
+    const copy = copyAuditRecord(record);
+    history.set(position, copy);
     this.histories.set(copy.authority, history);
     this.ids.set(copy.id, copy);
     return { created: true };
@@ -46,7 +51,7 @@ export class ${className} implements AuditStore {
 
   async byId(id: string): Promise<AuditRecord | undefined> {
     const record = this.ids.get(id);
-    return record && { ...record };
+    return record && copyAuditRecord(record);
   }
 
   async latest(authority: string): Promise<AuditRecord | undefined> {
@@ -54,12 +59,12 @@ export class ${className} implements AuditStore {
   }
 
   async list(authority: string, options?: AuditListOptions): Promise<AuditRecord[]> {
-    const { limit, before } = auditListOptions(options, '${className}');
+    const cursor = auditListOptions(options, '${className}');
     return [...(this.histories.get(authority)?.values() ?? [])]
-      .filter((record) => record.commit_index < before)
-      .sort((a, b) => b.commit_index - a.commit_index)
-      .slice(0, limit)
-      .map((record) => ({ ...record }));
+      .filter((record) => isBeforeCursor(record, cursor))
+      .sort(newestFirst)
+      .slice(0, cursor.limit)
+      .map(copyAuditRecord);
   }
 }
 `;

@@ -3,11 +3,11 @@ import type { {{className}}Options } from './options.js';
 
 /**
  * {{className}}: an AuditStore (baton/framework/contracts/audit-store.ts), the durable audit
- * trail of a member's committed authority transfers.
+ * trail of a member's ownership changes (one trail per authority, or per stream cluster).
  *
  * Every method below throws until you implement it; the conformance suite in
  * test/{{fileName}}.test.ts states the contract one rule per test. In short: `put` is idempotent
- * by (authority, commit_index) and refuses a different record under an existing identity with
+ * by (authority, commit_index, seq) and refuses a different record under an existing identity with
  * AuditConflictError; any failure to read or write raises StoreUnavailableError (the API then
  * answers 503 rather than guess).
  */
