@@ -1,192 +1,26 @@
-import type {
-  AuditRecord,
-  AuditStore,
-  Clock,
-  Timer,
-  Logger,
-  MetadataConsensus,
-  MemberId,
-} from '@baton/contracts';
+import type { AuditStore, Clock, Logger, MetadataConsensus } from '@baton/contracts';
+import { AuditTrailProjection, type AuditProjectionOptions, type AuditTrailSource } from '@baton/consensus';
 import type { OwnershipCommand, OwnershipResult, OwnershipState } from './ownership.js';
 
-/** Acknowledgements per consensus entry, at most: keeps one entry small whatever the backlog. */
-const MAX_ACK_BATCH = 512;
+export type { AuditProjectionOptions } from '@baton/consensus';
 
 export type OwnershipConsensus = MetadataConsensus<OwnershipState, OwnershipCommand, OwnershipResult>;
 
-export interface AuditProjectionOptions {
-  /** First delay before retrying a failed projection; doubles up to `maxRetryDelayMs`. */
-  retryDelayMs?: number;
-  maxRetryDelayMs?: number;
-  /**
-   * How often the records this member still owes are looked for again. A member that catches
-   * up by an installed snapshot sees no apply of the commits it missed, so no other trigger fires.
-   */
-  sweepIntervalMs?: number;
-}
-
 /**
- * Moves sealed records from the replicated state into this member's durable audit store, then
- * acknowledges in consensus. The order is the point: the acknowledgement is proposed only after
- * the store write resolved, so a crash between the two leaves this member's projection pending
- * (the store's (authority, commit_index) identity makes the repeat harmless) and never makes the
- * record vanish from consensus before it is durable here.
- *
- * Triggers: a commit that names this member among its voters, this member becoming leader
- * (seed 003: "a node projects its pending records when it becomes leader"), its own start, a
- * retry timer after a failure, and a periodic sweep (for records that arrived in a snapshot).
+ * Where the ownership state machine keeps the records it sealed: a planned transfer's commit
+ * seals its record, every raw move (establish, failover transfer) seals one too; the result of
+ * each names the record (`record.id`).
  */
-export class AuditProjection {
-  private readonly inFlight = new Map<string, Promise<void>>();
-  private readonly ackQueue: { id: string; resolve: () => void }[] = [];
-  private acking = false;
-  private readonly unsubscribe: (() => void)[] = [];
-  private retryTimer: Timer | undefined;
-  private sweepTimer: Timer | undefined;
-  private retryAttempt = 0;
-  private stopped = false;
-  private readonly retryDelayMs: number;
-  private readonly maxRetryDelayMs: number;
-  private readonly sweepIntervalMs: number;
+export const ownershipTrailSource: AuditTrailSource<OwnershipState, OwnershipCommand, OwnershipResult> = {
+  pending: (state) => state.pending.values(),
+  pendingById: (state, id) => state.pending.get(id),
+  sealedBy: (_view, { result }) => (result.ok && 'record' in result && result.record ? [result.record.id] : []),
+  acknowledge: (ids, member) => ({ type: 'ack_audit', ids, member }),
+};
 
-  constructor(
-    private readonly consensus: OwnershipConsensus,
-    private readonly store: AuditStore,
-    private readonly clock: Clock,
-    private readonly log: Logger,
-    options: AuditProjectionOptions = {},
-  ) {
-    this.retryDelayMs = options.retryDelayMs ?? 500;
-    this.maxRetryDelayMs = options.maxRetryDelayMs ?? 30_000;
-    this.sweepIntervalMs = options.sweepIntervalMs ?? 10_000;
-  }
-
-  get self(): MemberId {
-    return this.consensus.leadership().self;
-  }
-
-  start(): void {
-    this.stopped = false;
-    this.unsubscribe.push(
-      this.consensus.onLeadership((leadership) => {
-        if (leadership.isLeader) void this.projectPending();
-      }),
-      this.consensus.watch((_view, entry) => {
-        const { command, result } = entry;
-        if (command.type !== 'commit_planned_transfer' || !result.ok || !('record' in result)) return;
-        const pending = _view.state.pending.get(result.record.id);
-        if (pending?.awaiting.includes(this.self)) void this.projectInBackground(result.record);
-      }),
-    );
-    // Whatever this member still owes (it crashed between store and ack, or its store was down)
-    // is projected at start, leader or not: every voter keeps its own durable audit.
-    void this.projectPending();
-    this.armSweep();
-  }
-
-  stop(): void {
-    this.stopped = true;
-    for (const off of this.unsubscribe.splice(0)) off();
-    this.retryTimer?.cancel();
-    this.retryTimer = undefined;
-    this.sweepTimer?.cancel();
-    this.sweepTimer = undefined;
-  }
-
-  /** Projects what this member owes every `sweepIntervalMs`; the next sweep waits for this one. */
-  private armSweep(): void {
-    if (this.stopped) return;
-    this.sweepTimer = this.clock.setTimer(this.sweepIntervalMs, () => {
-      this.sweepTimer = undefined;
-      if (!this.stopped) void this.projectPending().finally(() => this.armSweep());
-    });
-  }
-
-  /**
-   * Stores the record, then queues its acknowledgement. Resolves once the store write committed
-   * (what an answer to the operator needs: the audit is durable here) without waiting for the
-   * acknowledgement's consensus round, which is bookkeeping and is batched with others. Rejects
-   * (StoreUnavailableError...) only when the store write failed: the caller answers 503. A failed
-   * acknowledgement is retried later.
-   */
-  project(record: AuditRecord): Promise<void> {
-    const running = this.inFlight.get(record.id);
-    if (running) return running;
-    const work = this.storeThenAck(record).finally(() => this.inFlight.delete(record.id));
-    this.inFlight.set(record.id, work);
-    return work;
-  }
-
-  /** Projects every pending record still awaiting this member. Failures arm a retry. */
-  async projectPending(): Promise<void> {
-    if (this.stopped) return;
-    const { state } = this.consensus.view();
-    const mine = [...state.pending.values()].filter((p) => p.awaiting.includes(this.self));
-    let failed = false;
-    for (const pending of mine) {
-      try {
-        await this.project(pending.record);
-      } catch (error) {
-        failed = true;
-        this.log.warn({ transfer: pending.record.id, err: (error as Error).message }, 'audit projection failed; will retry');
-      }
-    }
-    if (failed) this.scheduleRetry();
-    else this.retryAttempt = 0;
-  }
-
-  private projectInBackground(record: AuditRecord): Promise<void> {
-    return this.project(record).catch((error) => {
-      this.log.warn({ transfer: record.id, err: (error as Error).message }, 'audit projection failed; will retry');
-      this.scheduleRetry();
-    });
-  }
-
-  private async storeThenAck(record: AuditRecord): Promise<void> {
-    await this.store.put(record);
-    void this.acknowledge(record.id);
-  }
-
-  /**
-   * Queues the acknowledgement of a stored record and resolves once a batch carrying it was
-   * proposed (committed or not: a failed ack is retried later, the record is durable already).
-   * While one batch is in consensus the next ones gather, so concurrent projections share one
-   * entry instead of one each.
-   */
-  private acknowledge(id: string): Promise<void> {
-    return new Promise((resolve) => {
-      this.ackQueue.push({ id, resolve });
-      if (!this.acking) void this.flushAcks();
-    });
-  }
-
-  private async flushAcks(): Promise<void> {
-    this.acking = true;
-    try {
-      while (this.ackQueue.length > 0) {
-        const batch = this.ackQueue.splice(0, MAX_ACK_BATCH);
-        try {
-          // No idempotency key: a repeated acknowledgement is a no-op in the state machine, and
-          // keys for acks would crowd transfer receipts out of the idempotency window.
-          await this.consensus.propose({ type: 'ack_audit', ids: batch.map((b) => b.id), member: this.self });
-        } catch (error) {
-          this.log.warn({ transfers: batch.length, err: (error as Error).message }, 'audit acknowledgements not committed; will retry');
-          this.scheduleRetry();
-        }
-        for (const waiter of batch) waiter.resolve();
-      }
-    } finally {
-      this.acking = false;
-    }
-  }
-
-  private scheduleRetry(): void {
-    if (this.stopped || this.retryTimer) return;
-    const delay = Math.min(this.maxRetryDelayMs, this.retryDelayMs * 2 ** Math.min(this.retryAttempt, 20));
-    this.retryAttempt++;
-    this.retryTimer = this.clock.setTimer(delay, () => {
-      this.retryTimer = undefined;
-      void this.projectPending();
-    });
+/** The authority variant's projection of its sealed records into this member's audit store. */
+export class AuditProjection extends AuditTrailProjection<OwnershipState, OwnershipCommand, OwnershipResult> {
+  constructor(consensus: OwnershipConsensus, store: AuditStore, clock: Clock, log: Logger, options: AuditProjectionOptions = {}) {
+    super(consensus, ownershipTrailSource, store, clock, log, options);
   }
 }
