@@ -12,7 +12,17 @@ const count = z.number().int().nonnegative();
 const epoch = z.number().int().positive();
 const producerMark = z.object({ seq: count, first: count, count: count });
 
-export const streamCommandSchema = z.discriminatedUnion('type', [
+/** Acknowledgements one entry carries at most (the projection sends batches of 512). */
+export const MAX_AUDIT_ACK_BATCH = 1024;
+
+/** The proposer's stamp for the audit record: bounded, as everything another member wrote. */
+const stamp = {
+  actor: z.string().min(1).max(256).optional(),
+  at: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER).optional(),
+  evidence: z.string().max(1024).optional(),
+};
+
+const commandShapes = [
   z.object({
     type: z.literal('register-node'),
     node: id,
@@ -43,7 +53,20 @@ export const streamCommandSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('rebalance'), maxInFlight: z.number().int().positive().optional() }),
   z.object({ type: z.literal('node-liveness'), node: id, liveness: z.enum(['Alive', 'Suspect', 'Dead']) }),
   z.object({ type: z.literal('failover'), node: id, force: z.boolean().optional(), expectedStreams: count.optional() }),
-]);
+  z.object({
+    type: z.literal('ack-audit'),
+    ids: z.array(z.string().min(1).max(64)).max(MAX_AUDIT_ACK_BATCH),
+    member: z.string().min(1).max(256),
+  }),
+] as const;
+
+export const streamCommandSchema = z.discriminatedUnion(
+  'type',
+  commandShapes.map((shape) => shape.extend(stamp)) as unknown as [
+    (typeof commandShapes)[number],
+    ...(typeof commandShapes)[number][],
+  ],
+);
 
 export function parseCommand(raw: unknown): { ok: true; command: StreamCommand } | { ok: false; message: string } {
   const parsed = streamCommandSchema.safeParse(raw);

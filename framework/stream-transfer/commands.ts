@@ -1,4 +1,5 @@
-import type { NodeId, NodeLiveness, PendingTransfer, ProducerMark, StreamId, TransferReason } from './model.js';
+import type { ProposalStamp } from './audit-trail.js';
+import type { NodeId, NodeLiveness, PendingTransfer, PlannedMove, ProducerMark, StreamId, TransferReason } from './model.js';
 import type { DrainProgress } from './progress.js';
 import type { PlanPreview, RebalancePage } from './rebalance-preview.js';
 
@@ -7,7 +8,14 @@ import type { PlanPreview, RebalancePage } from './rebalance-preview.js';
  * after it took effect answers `{ok: true, duplicate: true}` and changes nothing, which is what
  * makes every watcher retry safe.
  */
-export type StreamCommand =
+export type StreamCommand = ProposalStamp & StreamChangeCommand;
+
+/**
+ * The commands without their stamp: who proposed them (`actor`, the authenticated principal;
+ * absent for a member's own component), when by its clock (`at`) and what it saw (`evidence`),
+ * which the audit records they seal carry.
+ */
+export type StreamChangeCommand =
   | { type: 'register-node'; node: NodeId; address: string; slots: number }
   | { type: 'create-stream'; stream: StreamId; node?: NodeId }
   | {
@@ -40,7 +48,9 @@ export type StreamCommand =
    * Moves every stream of a node to live nodes at the next epoch without its cooperation, and
    * every pending transfer from it. Refused for a node that is not Dead unless `force`.
    */
-  | { type: 'failover'; node: NodeId; force?: boolean; expectedStreams?: number };
+  | { type: 'failover'; node: NodeId; force?: boolean; expectedStreams?: number }
+  /** A member's audit store holds the sealed records `ids` (see audit-trail.ts); a batch per entry. */
+  | { type: 'ack-audit'; ids: string[]; member: string };
 
 export type RejectReason =
   | 'invalid_command'
@@ -104,6 +114,11 @@ export interface Accepted {
   remaining?: number;
   /** The streams a failover gave to other nodes, or whose transfer a liveness change cancelled. */
   changed?: StreamId[];
+  /** How many audit records the command sealed (ids `<commit_index>-0`...). */
+  sealed?: number;
+  /** An audit acknowledgement: records that left the state, and ids that were not pending. */
+  released?: string[];
+  unknown?: string[];
 }
 
 export type StreamResult = Accepted | Rejected;

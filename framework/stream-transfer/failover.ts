@@ -1,3 +1,4 @@
+import { SYSTEM_ACTORS, type AuditSeal } from './audit-trail.js';
 import type { StreamCommand, StreamResult } from './commands.js';
 import { livenessOf, type NodeId, type StreamId } from './model.js';
 import type { StreamMetadata } from './stream-metadata.js';
@@ -19,12 +20,22 @@ export function applyNodeLiveness(
   state: StreamMetadata,
   c: Extract<StreamCommand, { type: 'node-liveness' }>,
   reject: Reject,
+  seal: AuditSeal,
 ): StreamResult {
   const node = state.node(c.node);
   if (!node) return reject('unknown_node', `node ${c.node} is not registered`);
-  if (livenessOf(node) === c.liveness) return { ok: true, duplicate: true, node: node.id };
+  const before = livenessOf(node);
+  if (before === c.liveness) return { ok: true, duplicate: true, node: node.id };
   state.putNode({ ...node, liveness: c.liveness });
-  const changed = c.liveness === 'Dead' ? cancelTransfersTo(state, c.node) : [];
+  const verdict = seal.seal({
+    kind: 'node_liveness',
+    subject_type: 'node',
+    subject: node.id,
+    actor: c.actor ?? SYSTEM_ACTORS.liveness,
+    reason: `${before} -> ${c.liveness}`,
+    ...(c.evidence !== undefined ? { evidence: c.evidence } : {}),
+  });
+  const changed = c.liveness === 'Dead' ? cancelTransfersTo(state, c.node, seal, verdict, c.actor ?? SYSTEM_ACTORS.liveness) : [];
   return { ok: true, node: node.id, ...(changed.length > 0 ? { changed } : {}) };
 }
 
@@ -37,7 +48,12 @@ export function applyNodeLiveness(
  * slot stay where they are and are counted as `remaining`; the command can simply be repeated.
  * Costs O(log n) per stream of the node (it reads the node's own index, never all streams).
  */
-export function applyFailover(state: StreamMetadata, c: Extract<StreamCommand, { type: 'failover' }>, reject: Reject): StreamResult {
+export function applyFailover(
+  state: StreamMetadata,
+  c: Extract<StreamCommand, { type: 'failover' }>,
+  reject: Reject,
+  seal: AuditSeal,
+): StreamResult {
   const node = state.node(c.node);
   if (!node) return reject('unknown_node', `node ${c.node} is not registered`);
   const liveness = livenessOf(node);
@@ -47,7 +63,23 @@ export function applyFailover(state: StreamMetadata, c: Extract<StreamCommand, {
       `node ${c.node} is ${liveness}: a failover takes its streams without its close, so it needs a Dead node; use a drain, or force it`,
     );
   }
-  const changed = cancelTransfersTo(state, c.node);
+  const actor = c.actor ?? SYSTEM_ACTORS.liveness;
+  // The failover's own record first, so the records of what it moved can name it as cause; a
+  // failover that finds nothing to move is a duplicate and seals nothing (see the end).
+  const failoverId = seal.nextId;
+  const hasWork = state.ownedCount(c.node) > 0 || state.incomingCount(c.node) > 0;
+  if (hasWork) {
+    seal.seal({
+      kind: 'node_failover',
+      subject_type: 'node',
+      subject: c.node,
+      from: c.node,
+      actor,
+      reason: c.force ? `forced while the node was ${liveness}` : 'the node is Dead',
+      evidence: c.evidence ?? `node ${c.node} published ${liveness}`,
+    });
+  }
+  const changed = cancelTransfersTo(state, c.node, seal, failoverId, actor);
   let moved = 0;
   let remaining = 0;
   // Materialised first: re-pointing a stream takes it out of the index being walked.
@@ -62,6 +94,18 @@ export function applyFailover(state: StreamMetadata, c: Extract<StreamCommand, {
       continue;
     }
     state.putStream({ ...stream, owner: target.id, epoch: stream.epoch + 1, state: 'open', takeover: { from: c.node, epoch: stream.epoch } });
+    seal.seal({
+      kind: 'stream_failed_over',
+      subject_type: 'stream',
+      subject: stream.id,
+      from: c.node,
+      to: target.id,
+      epoch_before: stream.epoch,
+      epoch_after: stream.epoch + 1,
+      actor,
+      reason: pending ? `taken without ${c.node}'s close (it was transferring to ${pending.target})` : `taken without ${c.node}'s close`,
+      cause: failoverId,
+    });
     changed.push(stream.id);
     moved += 1;
   }
@@ -69,8 +113,23 @@ export function applyFailover(state: StreamMetadata, c: Extract<StreamCommand, {
   return moved === 0 && remaining === 0 ? { ok: true, duplicate: true, ...details } : { ok: true, ...details };
 }
 
-function cancelTransfersTo(state: StreamMetadata, node: NodeId): StreamId[] {
-  const cancelled = [...state.transfersTo(node)].map((t) => t.stream);
-  for (const stream of cancelled) state.removeTransfer(stream);
-  return cancelled;
+/** Cancels the transfers towards `node`, sealing one record each, caused by `cause`. */
+function cancelTransfersTo(state: StreamMetadata, node: NodeId, seal: AuditSeal, cause: string, actor: string): StreamId[] {
+  const cancelled = [...state.transfersTo(node)];
+  for (const transfer of cancelled) {
+    state.removeTransfer(transfer.stream);
+    seal.seal({
+      kind: 'transfer_cancelled',
+      subject_type: 'stream',
+      subject: transfer.stream,
+      from: transfer.source,
+      to: transfer.target,
+      epoch_before: transfer.epoch,
+      epoch_after: transfer.epoch,
+      actor,
+      reason: `the target ${node} is Dead; ${transfer.source} keeps the stream`,
+      cause,
+    });
+  }
+  return cancelled.map((t) => t.stream);
 }

@@ -147,7 +147,15 @@ export class HandoffWatcher {
     // Source, close recorded: complete first (it is on the handoff's critical path), settle later.
     if (record.owner === node.self && record.state === 'closed' && pending && pending.source === node.self) {
       return this.step('complete', () =>
-        this.propose({ type: 'complete', stream: streamId, source: pending.source, target: pending.target, epoch: record.epoch }),
+        this.propose({
+          type: 'complete',
+          stream: streamId,
+          source: pending.source,
+          target: pending.target,
+          epoch: record.epoch,
+          // When, for the completion's audit record.
+          at: Math.max(0, Math.floor(node.clock.now())),
+        }),
       );
     }
     // A close this node remembers is settled once the metadata recorded it or moved past it.

@@ -162,7 +162,7 @@ export class LivenessObserver {
   }
 
   private publish(node: NodeId, liveness: NodeLiveness): void {
-    this.propose(`liveness:${node}`, { type: 'node-liveness', node, liveness }, (result) => {
+    this.propose(`liveness:${node}`, { type: 'node-liveness', node, liveness, evidence: this.evidence(node), at: this.at() }, (result) => {
       if (result.ok && !result.duplicate) {
         this.deps.logger.warn({ node, liveness }, 'node liveness changed');
         this.deps.events?.livenessChanged?.(node, liveness);
@@ -171,12 +171,25 @@ export class LivenessObserver {
   }
 
   private failover(node: NodeId): void {
-    this.propose(`failover:${node}`, { type: 'failover', node }, (result) => {
+    this.propose(`failover:${node}`, { type: 'failover', node, evidence: this.evidence(node), at: this.at() }, (result) => {
       this.deps.events?.failover?.(node, 'automatic', result);
       if (!result.ok) return;
       this.deps.logger.warn({ node, moved: result.moved, remaining: result.remaining }, 'dead node failed over automatically');
       if ((result.remaining ?? 0) === 0) this.failedOver.add(node);
     });
+  }
+
+  /** What a verdict rests on: the node's silence against the thresholds, as this leader measured it. */
+  private evidence(node: NodeId): string {
+    const { options } = this.deps;
+    const silence = this.tracker?.silenceMs(node);
+    const heard = silence === undefined || !Number.isFinite(silence) ? 'never heard from since this leader started' : `silent for ${Math.round(silence)} ms`;
+    const failover = options.autoFailoverAfterMs === null ? 'automatic failover off' : `automatic failover ${options.autoFailoverAfterMs} ms after Dead`;
+    return `${node} ${heard} (Suspect after ${options.suspectAfterMs} ms, Dead after ${options.deadAfterMs} ms, ${failover}); observed by ${this.deps.self}`;
+  }
+
+  private at(): number {
+    return Math.max(0, Math.floor(this.deps.clock.now()));
   }
 
   /** One proposal per purpose at a time; a failure is retried by a later round. */

@@ -24,6 +24,8 @@ export interface NodeRecord {
   draining: boolean;
   /** Transfers the drain keeps in flight at once. */
   drainInFlight: number;
+  /** The audit record id of the drain in force: what the records of its transfers name as cause. */
+  drainCause?: string;
   /**
    * Alive / Suspect / Dead as the metadata leader last published it (from the node's lease
    * renewals; see node-liveness.ts). Absent means Alive: a node is Alive when it registers.
@@ -79,6 +81,9 @@ export interface PendingTransfer {
   reason: TransferReason;
   /** Log index of the command that created it (ordering, and age for operators). */
   since: number;
+  /** The audit record of its proposal, and the drain or rebalance it belongs to. */
+  proposal?: string;
+  cause?: string;
 }
 
 /** One planned move of a rebalance, started when the in-flight bound allows. */

@@ -1,7 +1,7 @@
 import type { StateAssembly, StateCapture } from '@baton/contracts';
 import type { NodeRecord, PendingTransfer, PlannedMove, StreamRecord } from './model.js';
 import { StreamMetadata, type RebalanceRun, type StreamMetadataSnapshot } from './stream-metadata.js';
-import { readPieces, recordPieces, type RecordsPiece } from '@baton/consensus';
+import { readPieces, recordPieces, type PendingAudit, type RecordsPiece, type TrailChain } from '@baton/consensus';
 
 /**
  * Reads a stream metadata snapshot: the current form (`format: 2`, records in id-sorted arrays)
@@ -47,13 +47,14 @@ function malformed(why: string): Error {
 export const RECORDS_PER_PIECE = 1_000;
 
 /** One piece of a captured state: a run of one kind of record, in id order. */
-type HeadPiece = { kind: 'head'; format: 2; rebalance?: Omit<RebalanceRun, 'queue'> };
+type HeadPiece = { kind: 'head'; format: 2; rebalance?: Omit<RebalanceRun, 'queue'>; auditChain?: TrailChain };
 type Piece =
   | HeadPiece
   | RecordsPiece<'nodes', NodeRecord>
   | RecordsPiece<'streams', StreamRecord>
   | RecordsPiece<'transfers', PendingTransfer>
-  | RecordsPiece<'moves', PlannedMove>;
+  | RecordsPiece<'moves', PlannedMove>
+  | RecordsPiece<'audit', PendingAudit>;
 
 /**
  * A frozen copy of the state (a copy-on-write clone: O(nodes) now), read later as pieces of about
@@ -66,12 +67,15 @@ export function captureMetadata(state: StreamMetadata): StateCapture {
 
 function* piecesOf(state: StreamMetadata): IterableIterator<Piece> {
   const rebalance = state.rebalanceParts();
-  yield { kind: 'head', format: 2, ...(rebalance ? { rebalance: rebalance.tallies } : {}) };
+  const chain = state.auditChain;
+  yield { kind: 'head', format: 2, ...(rebalance ? { rebalance: rebalance.tallies } : {}), ...(chain.head ? { auditChain: chain } : {}) };
   yield* recordPieces('nodes', state.nodes(), RECORDS_PER_PIECE);
   // A stream's producer marks make its JSON longer: each counts as one more record.
   yield* recordPieces('streams', state.streams(), RECORDS_PER_PIECE, (s) => 1 + Object.keys(s.producers).length);
   yield* recordPieces('transfers', state.transfers(), RECORDS_PER_PIECE);
   if (rebalance) yield* recordPieces('moves', rebalance.moves.slice(rebalance.next).values(), RECORDS_PER_PIECE);
+  // A sealed record is several hundred bytes of JSON: each counts as four.
+  yield* recordPieces('audit', state.auditPendingRecords(), RECORDS_PER_PIECE, () => 4);
 }
 
 /** Rebuilds a state piece by piece, indexes included, from the pieces of `captureMetadata`. */
@@ -82,6 +86,7 @@ export function assembleMetadata(): StateAssembly<StreamMetadata> {
     format: 2,
     head(head) {
       if (head.rebalance) state.restoreRebalance(head.rebalance);
+      if (head.auditChain) state.auditChain = structuredClone(head.auditChain);
     },
     records: {
       nodes(records) {
@@ -95,6 +100,9 @@ export function assembleMetadata(): StateAssembly<StreamMetadata> {
       },
       moves(records) {
         state.appendRebalanceMoves(records as PlannedMove[]);
+      },
+      audit(records) {
+        for (const pending of records as PendingAudit[]) state.putAuditPending(structuredClone(pending));
       },
     },
     finish: () => state,

@@ -1,6 +1,7 @@
 import type { ApplyContext, StateAssembly, StateCapture, StateMachine } from '@baton/contracts';
 import { parseCommand } from './command-schema.js';
 import type { Accepted, RejectReason, StreamCommand, StreamResult } from './commands.js';
+import { AuditSeal, CLUSTER_SUBJECT, SYSTEM_ACTORS } from './audit-trail.js';
 import { applyFailover, applyNodeLiveness } from './failover.js';
 import { livenessOf, type NodeId, type PendingTransfer, type StreamId, type StreamRecord, type TransferReason } from './model.js';
 import { planRebalance } from './placement.js';
@@ -9,6 +10,15 @@ import { drainProgress } from './progress.js';
 import { MOVES_SHOWN, planPreview, rebalancePage } from './rebalance-preview.js';
 import { assembleMetadata, captureMetadata, restoreMetadata } from './snapshot-format.js';
 import { StreamMetadata } from './stream-metadata.js';
+import { acknowledgeAudits, releaseLeftVoters, type PendingAuditTable } from '@baton/consensus';
+
+function auditTable(state: StreamMetadata): PendingAuditTable {
+  return {
+    get: (id) => state.auditPending(id),
+    put: (pending) => state.putAuditPending(pending),
+    drop: (id) => state.dropAuditPending(id),
+  };
+}
 
 /** Transfers a drain keeps in flight when the operator does not say. */
 export const DEFAULT_DRAIN_IN_FLIGHT = 32;
@@ -66,43 +76,60 @@ export class StreamStateMachine implements StateMachine<StreamMetadata, StreamCo
     const parsed = parseCommand(raw);
     if (!parsed.ok) return reject('invalid_command', parsed.message);
     const command = parsed.command;
+    const seal = new AuditSeal(state, ctx, command);
+    const result = this.decide(state, command, ctx, seal);
+    // Only a change seals records, so a refusal or a duplicate leaves the trail as it was.
+    return result.ok && seal.sealed > 0 ? { ...result, sealed: seal.sealed } : result;
+  }
+
+  private decide(state: StreamMetadata, command: StreamCommand, ctx: ApplyContext, seal: AuditSeal): StreamResult {
     switch (command.type) {
       case 'register-node':
-        return this.registerNode(state, command, ctx);
+        return this.registerNode(state, command, ctx, seal);
       case 'create-stream':
-        return this.createStream(state, command);
+        return this.createStream(state, command, seal);
       case 'transfer':
-        return this.transfer(state, command, ctx);
+        return this.transfer(state, command, ctx, seal);
       case 'close':
         return this.close(state, command);
       case 'complete':
-        return this.complete(state, command, ctx);
+        return this.complete(state, command, ctx, seal);
       case 'reopen':
         return this.reopen(state, command);
       case 'drain':
-        return this.drain(state, command, ctx);
+        return this.drain(state, command, ctx, seal);
       case 'undrain':
-        return this.undrain(state, command);
+        return this.undrain(state, command, seal);
       case 'rebalance':
-        return this.rebalance(state, command, ctx);
+        return this.rebalance(state, command, ctx, seal);
       case 'node-liveness': {
-        const result = applyNodeLiveness(state, command, reject);
-        return result.ok && !result.duplicate ? withStarted(result, this.launchQueued(state, ctx)) : result;
+        const result = applyNodeLiveness(state, command, reject, seal);
+        return result.ok && !result.duplicate ? withStarted(result, this.launchQueued(state, ctx, seal)) : result;
       }
       case 'failover': {
         const refused = state.node(command.node) ? nodePrecondition(state, command.node, command) : undefined;
         if (refused) return refused;
-        const result = applyFailover(state, command, reject);
+        const result = applyFailover(state, command, reject, seal);
         if (!result.ok) return result;
-        return withProgress(state, command.node, result.duplicate ? result : withStarted(result, this.launchQueued(state, ctx)));
+        return withProgress(state, command.node, result.duplicate ? result : withStarted(result, this.launchQueued(state, ctx, seal)));
+      }
+      case 'ack-audit': {
+        const { released, unknown } = acknowledgeAudits(auditTable(state), command.ids, command.member);
+        return { ok: true, released, unknown };
       }
     }
+  }
+
+  /** Voters that left can no longer store anything: their obligations are released. */
+  membershipChanged(state: StreamMetadata, ctx: ApplyContext): void {
+    releaseLeftVoters(auditTable(state), state.auditPendingRecords(), ctx.voters);
   }
 
   private registerNode(
     state: StreamMetadata,
     c: Extract<StreamCommand, { type: 'register-node' }>,
     ctx: ApplyContext,
+    seal: AuditSeal,
   ): StreamResult {
     const existing = state.node(c.node);
     if (existing && existing.address === c.address && existing.slots === c.slots) return withProgress(state, c.node, duplicate());
@@ -112,13 +139,14 @@ export class StreamStateMachine implements StateMachine<StreamMetadata, StreamCo
       slots: c.slots,
       draining: existing?.draining ?? false,
       drainInFlight: existing?.drainInFlight ?? DEFAULT_DRAIN_IN_FLIGHT,
+      ...(existing?.drainCause ? { drainCause: existing.drainCause } : {}),
       ...(existing?.liveness ? { liveness: existing.liveness } : {}),
     });
     // New capacity may be what a waiting drain or rebalance needed.
-    return withProgress(state, c.node, withStarted({ ok: true, node: c.node }, this.launchQueued(state, ctx)));
+    return withProgress(state, c.node, withStarted({ ok: true, node: c.node }, this.launchQueued(state, ctx, seal)));
   }
 
-  private createStream(state: StreamMetadata, c: Extract<StreamCommand, { type: 'create-stream' }>): StreamResult {
+  private createStream(state: StreamMetadata, c: Extract<StreamCommand, { type: 'create-stream' }>, seal: AuditSeal): StreamResult {
     const existing = state.stream(c.stream);
     if (existing) {
       // Creating the same stream again where it already lives is a retry, not a conflict.
@@ -139,12 +167,28 @@ export class StreamStateMachine implements StateMachine<StreamMetadata, StreamCo
       owner = node.id;
     }
     state.putStream({ id: c.stream, owner, epoch: 1, state: 'open', tail: 0, producers: {} });
+    seal.seal({
+      kind: 'stream_created',
+      subject_type: 'stream',
+      subject: c.stream,
+      to: owner,
+      epoch_before: 0,
+      epoch_after: 1,
+      actor: c.actor ?? 'system:admin',
+      reason: c.node !== undefined ? `placed on ${owner} as asked` : `placed on the least loaded node, ${owner}`,
+    });
     return { ok: true, node: owner, epoch: 1 };
   }
 
   /** Validates and records a pending transfer (seed: "Starting a transfer"). */
-  private transfer(state: StreamMetadata, c: Extract<StreamCommand, { type: 'transfer' }>, ctx: ApplyContext): StreamResult {
+  private transfer(
+    state: StreamMetadata,
+    c: Extract<StreamCommand, { type: 'transfer' }>,
+    ctx: ApplyContext,
+    seal: AuditSeal,
+  ): StreamResult {
     const { stream: streamId, target: targetId } = c;
+    const reason: TransferReason = c.reason ?? 'admin';
     const stream = state.stream(streamId);
     if (!stream) return reject('unknown_stream', `stream ${streamId} does not exist`);
     const refused = transferPrecondition(stream, c);
@@ -166,17 +210,33 @@ export class StreamStateMachine implements StateMachine<StreamMetadata, StreamCo
     if (!state.hasFreeSlot(target)) {
       return reject('no_free_slots', `target node ${targetId} has no free slot (${target.slots} slots, all taken)`);
     }
-    const started = this.startTransfer(state, stream, targetId, c.reason ?? 'admin', ctx);
+    const started = this.startTransfer(state, stream, targetId, reason, ctx, seal, c.actor ?? 'system:admin');
     return { ok: true, node: targetId, epoch: stream.epoch, transfer: { ...started } };
   }
 
+  /** Records the pending transfer and seals its proposal; `cause` is the drain or rebalance it belongs to. */
   private startTransfer(
     state: StreamMetadata,
     stream: StreamRecord,
     target: NodeId,
     reason: TransferReason,
     ctx: ApplyContext,
+    seal: AuditSeal,
+    actor: string,
+    cause?: string,
   ): PendingTransfer {
+    const proposal = seal.seal({
+      kind: 'transfer_proposed',
+      subject_type: 'stream',
+      subject: stream.id,
+      from: stream.owner,
+      to: target,
+      epoch_before: stream.epoch,
+      epoch_after: stream.epoch,
+      actor,
+      reason,
+      ...(cause ? { cause } : {}),
+    });
     const pending: PendingTransfer = {
       stream: stream.id,
       source: stream.owner,
@@ -184,6 +244,8 @@ export class StreamStateMachine implements StateMachine<StreamMetadata, StreamCo
       epoch: stream.epoch,
       reason,
       since: ctx.position.index,
+      proposal,
+      ...(cause ? { cause } : {}),
     };
     state.addTransfer(pending);
     return pending;
@@ -220,7 +282,7 @@ export class StreamStateMachine implements StateMachine<StreamMetadata, StreamCo
    * `epoch`; then, in one step, the stream is re-pointed at the target, opened at the next epoch,
    * and the pending record removed. A duplicate is harmless; a stale one is rejected.
    */
-  private complete(state: StreamMetadata, c: Extract<StreamCommand, { type: 'complete' }>, ctx: ApplyContext): StreamResult {
+  private complete(state: StreamMetadata, c: Extract<StreamCommand, { type: 'complete' }>, ctx: ApplyContext, seal: AuditSeal): StreamResult {
     const stream = state.stream(c.stream);
     if (!stream) return reject('unknown_stream', `stream ${c.stream} does not exist`);
     const pending = state.transfer(c.stream);
@@ -241,7 +303,20 @@ export class StreamStateMachine implements StateMachine<StreamMetadata, StreamCo
     state.removeTransfer(c.stream);
     const moved: StreamRecord = { ...stream, owner: pending.target, epoch: stream.epoch + 1, state: 'open' };
     state.putStream(moved);
-    return withStarted({ ok: true, node: moved.owner, epoch: moved.epoch }, this.launchQueued(state, ctx));
+    seal.seal({
+      kind: 'transfer_completed',
+      subject_type: 'stream',
+      subject: c.stream,
+      from: pending.source,
+      to: pending.target,
+      epoch_before: stream.epoch,
+      epoch_after: moved.epoch,
+      actor: c.actor ?? SYSTEM_ACTORS.handoff,
+      reason: `closed at epoch ${stream.epoch} with tail ${stream.tail}; opened at epoch ${moved.epoch}`,
+      // The proposal it settles when it was standalone, else the drain or rebalance.
+      ...(pending.cause ?? pending.proposal ? { cause: pending.cause ?? pending.proposal } : {}),
+    });
+    return withStarted({ ok: true, node: moved.owner, epoch: moved.epoch }, this.launchQueued(state, ctx, seal));
   }
 
   /** The owner reopens a stream it closed without a transfer (after crash recovery). */
@@ -261,32 +336,59 @@ export class StreamStateMachine implements StateMachine<StreamMetadata, StreamCo
     return { ok: true, node: stream.owner, epoch: stream.epoch + 1 };
   }
 
-  private drain(state: StreamMetadata, c: Extract<StreamCommand, { type: 'drain' }>, ctx: ApplyContext): StreamResult {
+  private drain(state: StreamMetadata, c: Extract<StreamCommand, { type: 'drain' }>, ctx: ApplyContext, seal: AuditSeal): StreamResult {
     const node = state.node(c.node);
     if (!node) return reject('unknown_node', `node ${c.node} is not registered`);
     const refused = nodePrecondition(state, node.id, c);
     if (refused) return refused;
     const inFlight = c.maxInFlight ?? node.drainInFlight;
     const unchanged = node.draining && node.drainInFlight === inFlight;
-    state.putNode({ ...node, draining: true, drainInFlight: inFlight });
-    const started = this.launchQueued(state, ctx);
+    let drainCause = node.drainCause;
+    if (!unchanged) {
+      drainCause = seal.seal({
+        kind: 'node_drain',
+        subject_type: 'node',
+        subject: node.id,
+        from: node.id,
+        actor: c.actor ?? 'system:admin',
+        reason: `${state.ownedCount(node.id)} streams to give away, ${inFlight} in flight at once`,
+      });
+    }
+    state.putNode({ ...node, draining: true, drainInFlight: inFlight, ...(drainCause ? { drainCause } : {}) });
+    const started = this.launchQueued(state, ctx, seal);
     return withProgress(state, node.id, withStarted(unchanged ? duplicate({ node: node.id }) : { ok: true, node: node.id }, started));
   }
 
-  private undrain(state: StreamMetadata, c: Extract<StreamCommand, { type: 'undrain' }>): StreamResult {
+  private undrain(state: StreamMetadata, c: Extract<StreamCommand, { type: 'undrain' }>, seal: AuditSeal): StreamResult {
     const node = state.node(c.node);
     if (!node) return reject('unknown_node', `node ${c.node} is not registered`);
     if (!node.draining) return withProgress(state, node.id, duplicate({ node: node.id }));
     // Transfers already pending finish; no new ones start.
-    state.putNode({ ...node, draining: false });
+    const { drainCause, ...rest } = node;
+    state.putNode({ ...rest, draining: false });
+    seal.seal({
+      kind: 'node_undrain',
+      subject_type: 'node',
+      subject: node.id,
+      actor: c.actor ?? 'system:admin',
+      reason: `${state.ownedCount(node.id)} streams stay; transfers already pending finish`,
+      ...(drainCause ? { cause: drainCause } : {}),
+    });
     return withProgress(state, node.id, { ok: true, node: node.id });
   }
 
-  private rebalance(state: StreamMetadata, c: Extract<StreamCommand, { type: 'rebalance' }>, ctx: ApplyContext): StreamResult {
+  private rebalance(state: StreamMetadata, c: Extract<StreamCommand, { type: 'rebalance' }>, ctx: ApplyContext, seal: AuditSeal): StreamResult {
     const moves = planRebalance(state);
     const maxInFlight = c.maxInFlight ?? DEFAULT_REBALANCE_IN_FLIGHT;
-    state.startRebalance([...moves], maxInFlight);
-    const started = this.launchQueued(state, ctx);
+    const cause = seal.seal({
+      kind: 'rebalance_planned',
+      subject_type: 'cluster',
+      subject: CLUSTER_SUBJECT,
+      actor: c.actor ?? 'system:admin',
+      reason: `${moves.length} moves planned, ${maxInFlight} in flight at once`,
+    });
+    state.startRebalance([...moves], maxInFlight, cause);
+    const started = this.launchQueued(state, ctx, seal);
     // The answer is taken as decided (O(plan), like the planning): a replay shows the same.
     const rebalance = { plan: planPreview(state, moves), progress: rebalancePage(state, undefined, MOVES_SHOWN) };
     return withStarted({ ok: true, rebalance }, started);
@@ -298,7 +400,7 @@ export class StreamStateMachine implements StateMachine<StreamMetadata, StreamCo
    * Draining nodes go in id order, each giving its streams in id order to the least loaded
    * node; costs O(log n) per transfer started (plus one per move the rebalance skips).
    */
-  private launchQueued(state: StreamMetadata, ctx: ApplyContext): StreamId[] {
+  private launchQueued(state: StreamMetadata, ctx: ApplyContext, seal: AuditSeal): StreamId[] {
     const started: StreamId[] = [];
     let nodeId = state.nextDrainReady();
     drains: while (nodeId !== undefined) {
@@ -309,7 +411,7 @@ export class StreamStateMachine implements StateMachine<StreamMetadata, StreamCo
         const target = state.leastLoadedNode(node.id);
         // No node can take a stream: no other drain can start one either.
         if (!target) break drains;
-        this.startTransfer(state, state.stream(streamId)!, target.id, 'drain', ctx);
+        this.startTransfer(state, state.stream(streamId)!, target.id, 'drain', ctx, seal, SYSTEM_ACTORS.drain, node.drainCause);
         started.push(streamId);
       }
       nodeId = state.nextDrainReady(node.id);
@@ -331,7 +433,7 @@ export class StreamStateMachine implements StateMachine<StreamMetadata, StreamCo
         state.countRebalanceMove('skipped');
         continue;
       }
-      this.startTransfer(state, stream, move.target, 'rebalance', ctx);
+      this.startTransfer(state, stream, move.target, 'rebalance', ctx, seal, SYSTEM_ACTORS.rebalance, state.rebalanceCause);
       state.countRebalanceMove('started');
       started.push(move.stream);
     }

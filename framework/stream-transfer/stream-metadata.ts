@@ -8,7 +8,7 @@ import {
   type StreamRecord,
   type TransferReason,
 } from './model.js';
-import { keysAfter, sortedTree, updateValue, valuesAfter, type SortedTree } from '@baton/consensus';
+import { emptyChain, keysAfter, sortedTree, updateValue, valuesAfter, type PendingAudit, type SortedTree, type TrailChain } from '@baton/consensus';
 
 /** A rebalance in progress as operators see it: the moves still waiting, and the tallies. */
 export interface RebalanceRun {
@@ -19,6 +19,8 @@ export interface RebalanceRun {
   started: number;
   /** Moves dropped because they were no longer valid when their turn came. */
   skipped: number;
+  /** The id of the audit record of the plan: what each move's record names as its cause. */
+  cause?: string;
 }
 
 /** The plain-JSON form of the metadata, as it crosses disks and the network in snapshots. */
@@ -31,6 +33,8 @@ export interface StreamMetadataSnapshot {
   /** Sorted by stream id. */
   transfers: PendingTransfer[];
   rebalance?: RebalanceRun;
+  /** The audit trail's chain head and anchors, and the sealed records not yet stored everywhere. */
+  audit?: { chain: TrailChain; pending: PendingAudit[] };
 }
 
 /** What each node holds, kept current per command so no rule has to count. */
@@ -70,6 +74,7 @@ interface RebalanceQueue {
   maxInFlight: number;
   started: number;
   skipped: number;
+  cause?: string;
 }
 
 /**
@@ -98,6 +103,9 @@ export class StreamMetadata {
   /** Pending transfers oldest first (log index, then stream id). */
   #bySince: SortedTree<PendingTransfer, true> = sortedTree(compareSince);
   #rebalancesInFlight = 0;
+  /** Sealed audit records some voter has not stored yet, by id (see audit-trail.ts). */
+  #auditPending: SortedTree<string, PendingAudit> = sortedTree();
+  #auditChain: TrailChain = emptyChain();
 
   // ---- reads ------------------------------------------------------------------------------------
 
@@ -235,6 +243,7 @@ export class StreamMetadata {
       planned: run.planned,
       started: run.started,
       skipped: run.skipped,
+      ...(run.cause ? { cause: run.cause } : {}),
     };
   }
 
@@ -246,7 +255,37 @@ export class StreamMetadata {
     return this.#rebalance?.maxInFlight ?? 0;
   }
 
+  /** The audit trail's chain: replaced, never changed in place. */
+  get auditChain(): TrailChain {
+    return this.#auditChain;
+  }
+
+  set auditChain(chain: TrailChain) {
+    this.#auditChain = chain;
+  }
+
+  auditPending(id: string): PendingAudit | undefined {
+    return this.#auditPending.get(id);
+  }
+
+  /** The sealed records still pending, by id: the projection backlog, not the streams. */
+  auditPendingRecords(): IterableIterator<PendingAudit> {
+    return valuesAfter(this.#auditPending);
+  }
+
+  get auditPendingCount(): number {
+    return this.#auditPending.size;
+  }
+
   // ---- mutations (the state machine's rules call these) -----------------------------------------
+
+  putAuditPending(pending: PendingAudit): void {
+    this.#auditPending.set(pending.record.id, pending);
+  }
+
+  dropAuditPending(id: string): void {
+    this.#auditPending.delete(id);
+  }
 
   putNode(record: NodeRecord): void {
     this.#nodes.set(record.id, record);
@@ -310,8 +349,13 @@ export class StreamMetadata {
   }
 
   /** Replaces the rebalance run with a new plan. */
-  startRebalance(moves: PlannedMove[], maxInFlight: number): void {
-    this.#rebalance = { moves, next: 0, planned: moves.length, maxInFlight, started: 0, skipped: 0 };
+  startRebalance(moves: PlannedMove[], maxInFlight: number, cause?: string): void {
+    this.#rebalance = { moves, next: 0, planned: moves.length, maxInFlight, started: 0, skipped: 0, ...(cause ? { cause } : {}) };
+  }
+
+  /** The audit record id of the rebalance whose moves are being started. */
+  get rebalanceCause(): string | undefined {
+    return this.#rebalance?.cause;
   }
 
   /** Takes the next waiting move of the rebalance, if any. */
@@ -350,6 +394,8 @@ export class StreamMetadata {
     copy.#drainReady = this.#drainReady.clone();
     copy.#bySince = this.#bySince.clone();
     copy.#rebalancesInFlight = this.#rebalancesInFlight;
+    copy.#auditPending = this.#auditPending.clone();
+    copy.#auditChain = this.#auditChain;
     return copy;
   }
 
@@ -363,6 +409,9 @@ export class StreamMetadata {
     };
     const rebalance = this.rebalance;
     if (rebalance) snapshot.rebalance = rebalance;
+    if (this.#auditChain.head || this.#auditPending.size > 0) {
+      snapshot.audit = { chain: this.#auditChain, pending: this.#auditPending.valuesArray() };
+    }
     return snapshot;
   }
 
@@ -381,6 +430,10 @@ export class StreamMetadata {
       const { queue, ...tallies } = snapshot.rebalance;
       state.restoreRebalance(tallies, queue);
     }
+    if (snapshot.audit) {
+      state.#auditChain = structuredClone(snapshot.audit.chain);
+      for (const pending of snapshot.audit.pending) state.putAuditPending(structuredClone(pending));
+    }
     return state;
   }
 
@@ -393,6 +446,7 @@ export class StreamMetadata {
       maxInFlight: tallies.maxInFlight,
       started: tallies.started,
       skipped: tallies.skipped,
+      ...(tallies.cause ? { cause: tallies.cause } : {}),
     };
   }
 
@@ -407,7 +461,13 @@ export class StreamMetadata {
     const run = this.#rebalance;
     if (!run) return undefined;
     return {
-      tallies: { maxInFlight: run.maxInFlight, planned: run.planned, started: run.started, skipped: run.skipped },
+      tallies: {
+        maxInFlight: run.maxInFlight,
+        planned: run.planned,
+        started: run.started,
+        skipped: run.skipped,
+        ...(run.cause ? { cause: run.cause } : {}),
+      },
       moves: run.moves,
       next: run.next,
     };
