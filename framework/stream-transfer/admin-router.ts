@@ -1,16 +1,20 @@
 import Router from '@koa/router';
 import { z } from 'zod';
 import type { Context } from 'koa';
+import type { AuditStore, Clock } from '@baton/contracts';
 import {
   requireScope,
   readValidBody,
   HttpProblem,
+  principalOf,
   problems,
   validate,
   givenIdempotencyKey,
   expectedVersion,
   setVersionTag,
 } from '@baton/http';
+import { auditPage, auditPageQuery, auditRecordView, checkSubject } from './audit-listing.js';
+import { STREAM_AUDIT_TRAIL } from './audit-trail.js';
 import type { StreamCommand, StreamResult } from './commands.js';
 import { CommandRejectedError } from './errors.js';
 import { ID_PATTERN, MAX_NODE_SLOTS } from './model.js';
@@ -69,6 +73,7 @@ export const failoverBody = z
   .strict()
   .optional();
 export const nodeParam = z.object({ node: id('a node id') });
+export const auditIdParam = z.object({ id: z.string().regex(/^\d{1,16}-\d{1,16}$/, 'an audit record id is <commit_index>-<seq>') });
 const streamParam = z.object({ stream: id('a stream id') });
 
 /** What the admin API needs to know beyond the metadata. */
@@ -79,6 +84,10 @@ export interface AdminRouterOptions {
   canFence: () => boolean;
   /** Called after each failover this API proposed (metrics). */
   onFailover?: (node: string, result: Extract<StreamResult, { ok: true }>) => void;
+  /** This member's audit store: GET /audit reads the trail from it (503 problem without one). */
+  audit?: AuditStore;
+  /** Stamps each change with the time its audit record carries. */
+  clock?: Clock;
 }
 
 /**
@@ -98,15 +107,27 @@ export function createAdminRouter(consensus: StreamConsensus, options: AdminRout
    * the first decision, so a retry reaching another member, another leader or a restarted
    * cluster gets that decision, and the same key with another command is refused (422).
    * Answers are built from the decision, so a replay answers as the first request did.
+   *
+   * Each change carries who asked (the principal) and, unkeyed, when by this member's clock,
+   * for the audit record the state machine seals. A keyed change carries no time: a retry must
+   * be the same command as the first attempt for the window to replay it.
    */
   const decide = async (ctx: Context, command: StreamCommand): Promise<Extract<StreamResult, { ok: true }>> => {
     const key = givenIdempotencyKey(ctx);
-    const receipt = await consensus.propose(command, key === undefined ? undefined : { idempotencyKey: key });
+    const stamp = {
+      actor: principalOf(ctx).name,
+      ...(options.clock && key === undefined ? { at: Math.max(0, Math.floor(options.clock.now())) } : {}),
+    };
+    const receipt = await consensus.propose({ ...command, ...stamp }, key === undefined ? undefined : { idempotencyKey: key });
     if (receipt.replayed) ctx.set(REPLAYED_HEADER, 'true');
     if (!receipt.result.ok) throw new CommandRejectedError(receipt.result.reason, receipt.result.message, receipt.result.current);
     return receipt.result;
   };
   const state = async () => (await consensus.read()).state;
+  const requireAudit = (): AuditStore => {
+    if (options.audit) return options.audit;
+    throw new HttpProblem({ status: 503, type: 'audit-unavailable', detail: 'this node has no audit store: configure auditStore in its host config' });
+  };
 
   router.post('/nodes', async (ctx) => {
     const body = await readValidBody(ctx, registerNodeBody);
@@ -178,11 +199,21 @@ export function createAdminRouter(consensus: StreamConsensus, options: AdminRout
         extra: { node },
       });
     }
+    // What the operator's decision rested on, as this member saw it: the node's published
+    // liveness and, unkeyed, how long ago it last renewed its lease (a keyed retry must be the
+    // same command as the first attempt, so it carries nothing that changes with time).
+    const seen = (await state()).node(node);
+    const keyed = givenIdempotencyKey(ctx) !== undefined;
+    const renewed = age?.(node);
+    const evidence = keyed
+      ? `${node} was ${seen?.liveness ?? 'Alive'}`
+      : `${node} was ${seen?.liveness ?? 'Alive'}; ${renewed === null || renewed === undefined ? 'no lease renewal seen by the answering member' : `its lease was last renewed ${Math.round(renewed)} ms before the failover`}`;
     const result = await decide(ctx, {
       type: 'failover',
       node,
       ...(force ? { force } : {}),
       ...(expectedStreams === undefined ? {} : { expectedStreams }),
+      evidence,
     });
     options.onFailover?.(node, result);
     ctx.status = 202;
@@ -257,6 +288,30 @@ export function createAdminRouter(consensus: StreamConsensus, options: AdminRout
     ctx.status = 202;
     const decided = result.rebalance ?? (await startedRebalance());
     ctx.body = { dryRun: false, ...decided.plan, progress: decided.progress };
+  });
+
+  /**
+   * The audit trail, newest first, from this member's audit store: every record sealed by the
+   * state machine (creations, transfers, drains, rebalances, failovers, liveness verdicts).
+   */
+  router.get('/audit', async (ctx) => {
+    const query = validate(auditPageQuery, ctx.query, 'query');
+    checkSubject(await state(), query.subject);
+    const page = await auditPage(requireAudit(), query);
+    ctx.body = { trail: STREAM_AUDIT_TRAIL, ...page };
+  });
+
+  /** The chain's head and anchors as the replicated state keeps them: what `baton audit verify` checks the store against. */
+  router.get('/audit/chain', async (ctx) => {
+    const chain = (await state()).auditChain;
+    ctx.body = { trail: STREAM_AUDIT_TRAIL, head: chain.head ?? null, anchors: chain.anchors };
+  });
+
+  router.get('/audit/:id', async (ctx) => {
+    const { id } = validate(auditIdParam, ctx.params, 'path');
+    const record = await requireAudit().byId(id);
+    if (!record || record.authority !== STREAM_AUDIT_TRAIL) throw problems.notFound(`no audit record ${id}`, { id });
+    ctx.body = auditRecordView(record);
   });
 
   router.get('/rebalance', async (ctx) => {

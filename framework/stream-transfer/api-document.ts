@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import { ApiDocument, ETAG_HEADER, IDEMPOTENCY_KEY_HEADER, IF_MATCH_HEADER, type HeaderParam, type OperationSpec, type ResponseSpec } from '@baton/http';
 import {
   ADMIN_SCOPE,
+  auditIdParam,
   createStreamBody,
   drainBody,
   failoverBody,
@@ -34,6 +35,7 @@ import {
   transferProposedSchema,
   transferStatusSchema,
 } from './api-schemas.js';
+import { AUDIT_SCAN_BUDGET, DEFAULT_AUDIT_PAGE, MAX_AUDIT_PAGE, auditPageQuery } from './audit-listing.js';
 
 const PAGING = `Paged: at most \`limit\` items (default ${DEFAULT_PAGE_LIMIT}, at most ${MAX_PAGE_LIMIT}); \`next\` is the \`after\` of the next page, null on the last.`;
 
@@ -340,6 +342,30 @@ const adminOps: OperationSpec[] = [
     description: `Tallies and one page of the moves not started yet, in plan order. ${PAGING}`,
     params: { query: rebalancePageQuery },
     responses: { 200: ok('Rebalance progress', rebalancePageSchema, ex.progress), ...problems(400, 503) },
+  }),
+  admin({
+    method: 'get',
+    path: '/v1/admin/audit',
+    summary: "The audit trail, newest first, from the answering member's audit store",
+    description:
+      'One record per ownership change the state machine decided: kind, subject, from, to, epoch before and after, actor, reason, cause, commit term and index, time, and the hash chain (prev_hash, hash). ' +
+      `Filters: subject (a stream, a node or "cluster"; unknown: 400) and kind (unknown: 400). At most \`limit\` records (default ${DEFAULT_AUDIT_PAGE}, at most ${MAX_AUDIT_PAGE}); ` +
+      `\`next\` is the \`before\` of the next page, null once the trail is read to its start; a filtered page reads at most ${AUDIT_SCAN_BUDGET} records, so it may be short and still have a \`next\`. A page past the end is empty.`,
+    params: { query: auditPageQuery },
+    responses: { 200: ok('{trail, records: [...], next}'), ...problems(400, 503) },
+  }),
+  admin({
+    method: 'get',
+    path: '/v1/admin/audit/chain',
+    summary: "The trail's chain head and anchors, as the replicated state keeps them",
+    responses: { 200: ok('{trail, head, anchors}'), ...problems(503) },
+  }),
+  admin({
+    method: 'get',
+    path: '/v1/admin/audit/{id}',
+    summary: 'One audit record by id (<commit_index>-<seq>)',
+    params: { path: auditIdParam },
+    responses: { 200: ok('The record'), ...problems(400, 503), 404: 'No record with this id in the answering member\'s audit store' },
   }),
 ];
 

@@ -57,7 +57,7 @@ export function streamApiRouters(node: StreamNode, options: StreamApiRouterOptio
     ...streamClusterRouters(node, readiness, recent, document),
     dashboardRouter(document, { clusterPath: STREAM_CLUSTER_PATH }),
     createDataRouter(node, options.dataPlane),
-    createAdminRouter(node.consensus, { canFence, ...admin }),
+    createAdminRouter(node.consensus, { canFence, clock: node.clock, ...admin }),
     consensusAdminRouter(node.consensus, document, {
       prefix: '/v1/admin',
       readScope: ADMIN_SCOPE,

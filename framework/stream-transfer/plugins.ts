@@ -1,4 +1,5 @@
 import {
+  AUDIT_STORE,
   CLOCK,
   LOGGER,
   METADATA_CONSENSUS,
@@ -49,6 +50,7 @@ export const streamNodePlugin = definePlugin({
           peerRoutes: resolveOptional(resolve, STREAM_PEER_ROUTES),
           metrics: resolveOptional(resolve, METRICS),
           tracing: resolveOptional(resolve, TRACING),
+          audit: resolveOptional(resolve, AUDIT_STORE),
         }),
     }),
 });

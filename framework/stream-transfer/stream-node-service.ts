@@ -7,7 +7,8 @@ import {
   countStoreErrors,
   type Tracing,
 } from '@baton/http';
-import type { Clock, CorruptRecordError, Logger, ObjectStore, Rng } from '@baton/contracts';
+import type { AuditStore, Clock, CorruptRecordError, Logger, ObjectStore, Rng } from '@baton/contracts';
+import { AuditTrailProjection } from '@baton/consensus';
 import type { Lifecycle } from '@baton/kernel';
 import { ConsensusReadiness, RecentTransfers } from '@baton/cluster';
 import { createStreamApiApp } from './api.js';
@@ -21,6 +22,9 @@ import { MemoryWalDisk } from './memory-wal-disk.js';
 import type { StreamNodeConfig } from './node-options.js';
 import { StreamNode, type StreamConsensus } from './stream-node.js';
 import { TransferMetrics } from './transfer-metrics.js';
+import { streamTrailSource } from './audit-trail-source.js';
+import type { StreamCommand, StreamResult } from './commands.js';
+import type { StreamMetadata } from './stream-metadata.js';
 import type { StreamWal } from './wal.js';
 
 export interface StreamNodeServiceDeps {
@@ -36,6 +40,8 @@ export interface StreamNodeServiceDeps {
   metrics?: BatonMetrics;
   /** When given and enabled: server spans of the API, and `traceparent` on the peer calls they make. */
   tracing?: Tracing;
+  /** This member's durable audit store: the sealed records are projected into it, GET /v1/admin/audit reads it. */
+  audit?: AuditStore;
 }
 
 /**
@@ -54,6 +60,7 @@ export class StreamNodeService implements Lifecycle {
   private recent?: RecentTransfers;
   private lease?: NodeLease;
   private observer?: LivenessObserver;
+  private projection?: AuditTrailProjection<StreamMetadata, StreamCommand, StreamResult>;
 
   // Built by streamNodePlugin; the engine (node) is for the variant's tests.
   /** @internal */
@@ -94,6 +101,12 @@ export class StreamNodeService implements Lifecycle {
     await this.engine.start();
     this.watcher = new HandoffWatcher(this.engine);
     this.watcher.start();
+    const audit = this.deps.audit && metrics ? countStoreErrors(this.deps.audit, 'audit-store', metrics) : this.deps.audit;
+    if (audit) {
+      // Every voter keeps its own copy of the trail: it stores what it owes, then acknowledges.
+      this.projection = new AuditTrailProjection(consensus, streamTrailSource, audit, clock, log);
+      this.projection.start();
+    }
     const livenessMetrics = metrics ? new LivenessMetrics(metrics, consensus) : undefined;
     if (metrics) {
       this.transferMetrics = new TransferMetrics(consensus, metrics, clock, options.self);
@@ -155,6 +168,7 @@ export class StreamNodeService implements Lifecycle {
       admin: {
         renewalAge: (node) => observer.lastRenewalMsAgo(node),
         onFailover: (_node, result) => livenessMetrics?.failover('operator', result),
+        ...(audit ? { audit } : {}),
       },
     });
     this.server = createHttpServer({
@@ -182,6 +196,7 @@ export class StreamNodeService implements Lifecycle {
     this.lease?.stop();
     this.observer?.stop();
     this.watcher?.stop();
+    this.projection?.stop();
     this.transferMetrics?.stop();
     this.recent?.stop();
     await this.engine?.stop();

@@ -22,6 +22,11 @@ export const streamNodeHostConfig = z
     peerTransport: pluginChoiceSchema.optional(),
     /** Default: files under `<dataDir>/objects` (memory when dataDir is null). */
     objectStore: pluginChoiceSchema.optional(),
+    /**
+     * Where this member keeps its copy of the audit trail (every ownership change, hash-chained).
+     * Default: files under `<dataDir>/audit` (memory when dataDir is null).
+     */
+    auditStore: pluginChoiceSchema.optional(),
     log: hostLogConfig,
     /**
      * This member's peer credential and its peers' digests: required once the node has peers

@@ -9,8 +9,8 @@ import {
   streamStateMachinePlugin,
   type StreamNodeService,
 } from '@baton/stream-transfer';
-import { fsObjectStorePlugin } from '@baton/plugin-fs';
-import { memoryObjectStorePlugin } from '@baton/plugin-memory';
+import { fsAuditStorePlugin, fsObjectStorePlugin } from '@baton/plugin-fs';
+import { memoryAuditStorePlugin, memoryObjectStorePlugin } from '@baton/plugin-memory';
 import { s3ObjectStorePlugin } from '@baton/plugin-minio';
 import { streamNodeHostConfig, type StreamNodeHostConfig } from './config.js';
 import { etcdConsensusPlugin } from '@baton/plugin-etcd';
@@ -24,11 +24,13 @@ export const streamNodeCatalog = new PluginCatalog([
   memoryObjectStorePlugin,
   fsObjectStorePlugin,
   s3ObjectStorePlugin,
+  memoryAuditStorePlugin,
+  fsAuditStorePlugin,
 ]);
 
 /** What a stream node's config file holds, section by section: what checkHostConfig reads. */
 export function streamNodeConfigShape(catalog = streamNodeCatalog) {
-  return { schema: streamNodeHostConfig, sections: { node: streamNodePlugin.options }, choices: ['consensus', 'peerTransport', 'objectStore'], catalog };
+  return { schema: streamNodeHostConfig, sections: { node: streamNodePlugin.options }, choices: ['consensus', 'peerTransport', 'objectStore', 'auditStore'], catalog };
 }
 
 /** Reads a stream node's config file (and environment overrides), every problem of it reported at once. */
@@ -51,6 +53,7 @@ export function streamNodeHostBuilder(raw: unknown, catalog = streamNodeCatalog)
     throw new ConfigError("invalid stream node config: node.self: give this node's id (e.g. \"n1\")");
   }
   const [store] = catalog.resolve([config.objectStore ?? defaultObjectStore(config.dataDir)], 'objectStore');
+  const [audit] = catalog.resolve([config.auditStore ?? defaultAuditStore(config.dataDir)], 'auditStore');
   const [consensus] = catalog.resolve([withConsensusDefaults(config.consensus, self) ?? defaultConsensus(self, config.dataDir)], 'consensus');
   // Only the default lone voter gets a default transport: a chosen Raft with more voters must
   // say how to reach them, or the build fails naming the PeerTransport.
@@ -71,6 +74,7 @@ export function streamNodeHostBuilder(raw: unknown, catalog = streamNodeCatalog)
     .add(metricsPlugin, { labels: { node: self } }, 'metrics')
     .add(streamStateMachinePlugin)
     .add(store.plugin, store.options, 'objectStore.options')
+    .add(audit.plugin, audit.options, 'auditStore.options')
     .add(consensus.plugin, consensus.options, 'consensus.options')
     .add(streamNodePlugin, config.node, 'node');
 }
@@ -103,6 +107,11 @@ function lonePeerTransport(self: string): PluginChoice {
 
 function defaultObjectStore(dataDir: string | null): PluginChoice {
   return dataDir === null ? { use: 'memory-object-store' } : { use: 'fs-object-store', options: { dir: join(dataDir, 'objects') } };
+}
+
+/** The audit trail this member keeps: files under `<dataDir>/audit`, or memory when dataDir is null. */
+function defaultAuditStore(dataDir: string | null): PluginChoice {
+  return dataDir === null ? { use: 'memory-audit-store' } : { use: 'fs-audit-store', options: { dir: dataDir } };
 }
 
 /** Builds and starts a node; the caller stops it with `host.stop()`. */

@@ -171,6 +171,15 @@ test('every route is exercised, every answered status is declared, and every ans
   await expect('rebalance plan', call('POST', '/v1/admin/rebalance', { dryRun: true }), 200);
   await expect('rebalance', call('POST', '/v1/admin/rebalance', {}), 202);
   await expect('rebalance progress', call('GET', '/v1/admin/rebalance'), 200);
+  await eventually(async () => ((await (await call('GET', '/v1/admin/audit?limit=1')).json()) as { records: unknown[] }).records.length === 1, 'a record in the audit store');
+  const [newest] = ((await (await call('GET', '/v1/admin/audit?limit=1')).json()) as { records: { id: string }[] }).records;
+  await expect('audit', call('GET', '/v1/admin/audit?kind=transfer_proposed&subject=s'), 200);
+  await expect('audit unknown kind', call('GET', '/v1/admin/audit?kind=nope'), 400);
+  await expect('audit unknown subject', call('GET', '/v1/admin/audit?subject=nope'), 400);
+  await expect('audit chain', call('GET', '/v1/admin/audit/chain'), 200);
+  await expect('audit record', call('GET', `/v1/admin/audit/${newest.id}`), 200);
+  await expect('audit record unknown', call('GET', '/v1/admin/audit/999999-0'), 404);
+  await expect('audit record invalid', call('GET', '/v1/admin/audit/x'), 400);
   await expect('openapi', call('GET', '/openapi.json'), 200);
   await expect('live', call('GET', '/livez'), 200);
   await expect('dashboard', call('GET', '/ui/'), 200);
