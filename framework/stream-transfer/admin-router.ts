@@ -296,7 +296,9 @@ export function createAdminRouter(consensus: StreamConsensus, options: AdminRout
    */
   router.get('/audit', async (ctx) => {
     const query = validate(auditPageQuery, ctx.query, 'query');
-    checkSubject(await state(), query.subject);
+    // Only a subject filter needs the metadata: the trail itself is this member's own store,
+    // readable while consensus has no leader.
+    if (query.subject !== undefined) checkSubject(await state(), query.subject);
     const page = await auditPage(requireAudit(), query);
     ctx.body = { trail: STREAM_AUDIT_TRAIL, ...page };
   });
