@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { registerAudit } from './audit/audit-commands.js';
 import { registerAuthority } from './commands/authority.js';
 import { registerMember } from './commands/member.js';
 import { registerNew } from './commands/new.js';
@@ -57,6 +58,7 @@ ${EXIT_CODES_HELP}`,
   registerNode(program, ctx);
   registerStreams(program, ctx);
   registerAuthority(program, ctx);
+  registerAudit(program, ctx);
   registerMember(program, ctx);
   registerNew(program, ctx);
   registerRepair(program, ctx);

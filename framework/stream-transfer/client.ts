@@ -1,6 +1,8 @@
 import { type Clock, BatonError } from '@baton/contracts';
 import { SystemClock } from '@baton/kernel';
 import type { StreamSummary } from './listing.js';
+import type { TrailChain } from '@baton/consensus';
+import type { AuditRecordView } from './audit-listing.js';
 import type { PlanPreview, RebalancePage } from './rebalance-listing.js';
 import type { DrainProgress, NodeStatus } from './progress.js';
 
@@ -73,6 +75,13 @@ export interface ReadAnswer {
  * a bound. Appends with a producer keep their (id, seq) across every retry, so a retry after a
  * lost answer is never appended twice.
  */
+/** A page of the audit trail: `next` is the `before` of the following page, null at its start. */
+export interface AuditPage {
+  trail: string;
+  records: AuditRecordView[];
+  next: string | null;
+}
+
 export class StreamClient {
   private readonly owners = new Map<string, string>();
   private readonly clock: Clock;
@@ -141,6 +150,23 @@ export class StreamClient {
     if (options.limit) query.set('limit', String(options.limit));
     const suffix = query.size > 0 ? `?${query}` : '';
     return this.admin('GET', `/v1/admin/streams${suffix}`) as Promise<StreamPage>;
+  }
+
+  /** One page of the audit trail, newest first, as the node's own audit store holds it. */
+  audit(options: { subject?: string; kind?: string; before?: string; limit?: number } = {}): Promise<AuditPage> {
+    const query = new URLSearchParams();
+    for (const [name, value] of Object.entries(options)) if (value !== undefined) query.set(name, String(value));
+    const suffix = query.size > 0 ? `?${query}` : '';
+    return this.admin('GET', `/v1/admin/audit${suffix}`) as Promise<AuditPage>;
+  }
+
+  auditRecord(id: string): Promise<AuditRecordView> {
+    return this.admin('GET', `/v1/admin/audit/${encodeURIComponent(id)}`) as Promise<AuditRecordView>;
+  }
+
+  /** The trail's chain head and anchors, as the replicated state keeps them. */
+  auditChain(): Promise<{ trail: string } & Pick<TrailChain, 'anchors'> & { head: TrailChain['head'] | null }> {
+    return this.admin('GET', '/v1/admin/audit/chain') as Promise<{ trail: string; anchors: TrailChain['anchors']; head: TrailChain['head'] | null }>;
   }
 
   node(id: string): Promise<DrainProgress> {

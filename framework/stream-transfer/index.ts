@@ -1,6 +1,9 @@
 // The public entry point of @baton/stream-transfer.
 export { StreamApiError, StreamClient } from './client.js';
-export type { AppendAnswer, FailoverAnswer, KeyedWrite, NodeGuard, ReadAnswer, RebalanceAnswer, StreamClientOptions, StreamPage, TransferGuard } from './client.js';
+export type { AppendAnswer, AuditPage, FailoverAnswer, KeyedWrite, NodeGuard, ReadAnswer, RebalanceAnswer, StreamClientOptions, StreamPage, TransferGuard } from './client.js';
+export { AUDIT_SCAN_BUDGET, MAX_AUDIT_PAGE } from './audit-listing.js';
+export type { AuditRecordView } from './audit-listing.js';
+export { STREAM_AUDIT_KINDS, STREAM_AUDIT_TRAIL } from './audit-trail.js';
 export { MAX_READ_LIMIT, MAX_RECORDS_PER_APPEND } from './data-router.js';
 export { MAX_PAGE_LIMIT } from './listing.js';
 export type { StreamSummary } from './listing.js';
@@ -13,3 +16,6 @@ export type { StreamNodeService } from './stream-node-service.js';
 export { repairWal } from './wal-repair.js';
 export type { WalRepairReport } from './wal-repair.js';
 export type { BatchStamp, ProducerStamp, WalEntry } from './wal.js';
+// The trail's chain check, for a client that verifies what a node's audit store holds.
+export { verifyTrail as verifyAuditTrail } from '@baton/consensus';
+export type { TrailChain, TrailVerdict } from '@baton/consensus';

@@ -35,6 +35,7 @@ export interface StreamCluster {
 export async function startStreamCluster(
   t: ExecutionContext,
   ids: readonly string[] = ['n1'],
+  options: { auditDir?: string } = {},
 ): Promise<StreamCluster> {
   const inner: SharedConsensus = new LocalConsensus(new StreamStateMachine());
   // Each host stops what provides its consensus token: hand out a view whose start/stop are
@@ -63,6 +64,8 @@ export async function startStreamCluster(
       // Nothing on disk: the metadata is the shared consensus below, the objects in memory.
       dataDir: null,
       objectStore: { use: 'memory-object-store' },
+      // Each node's audit trail in files under auditDir/<id> when asked (a test edits them), else in memory.
+      ...(options.auditDir ? { auditStore: { use: 'fs-audit-store', options: { dir: `${options.auditDir}/${id}` } } } : {}),
       log: { level: 'silent' },
     }).value(METADATA_CONSENSUS, consensus);
     if (store) builder.value(OBJECT_STORE, store);

@@ -1,0 +1,133 @@
+import type { Command } from 'commander';
+import { integerAtLeast } from '../arguments.js';
+import { FailedError } from '../cli-errors.js';
+import { connectionOf, withConnectionOptions } from '../connection.js';
+import { outputFor, type CliContext } from '../context.js';
+import { shellWord } from '../shell-word.js';
+import { table } from '../table.js';
+import {
+  MAX_AUDIT_PAGE,
+  STREAM_AUDIT_KINDS,
+  verifyAuditTrail,
+  type AuditPage,
+  type AuditRecordView,
+} from '@baton/stream-transfer';
+import { STREAM_API, streamCall, streamClient } from '../streams/stream-api.js';
+
+const DEFAULT_LIMIT = 50;
+
+/** One record as a row: when, what, about what, from where to where, who, why. */
+function row(r: AuditRecordView): string[] {
+  const epochs = r.epoch_before === undefined ? String(r.epoch_after) : `${r.epoch_before}->${r.epoch_after}`;
+  return [
+    r.id,
+    r.time === undefined ? '-' : new Date(r.time).toISOString(),
+    r.kind ?? 'planned_transfer',
+    `${r.subject_type ?? 'authority'}/${r.subject ?? r.authority}`,
+    `${r.from ?? '-'} -> ${r.to ?? '-'}`,
+    epochs,
+    r.actor,
+    r.cause ?? '-',
+    r.reason,
+  ];
+}
+
+const COLUMNS = ['ID', 'TIME', 'KIND', 'SUBJECT', 'MOVE', 'EPOCH', 'ACTOR', 'CAUSE', 'REASON'];
+
+/** `baton audit list|show|verify`: the audit trail a stream node's store holds. */
+export function registerAudit(program: Command, ctx: CliContext): void {
+  const audit = program
+    .command('audit')
+    .description("read and verify the audit trail: every ownership change, as a node's audit store holds it")
+    .addHelpText(
+      'after',
+      `
+Every change of an owner (a stream created, transferred, failed over; a node drained, its
+liveness changed; a rebalance planned) is sealed by the metadata state machine and stored by
+every member in its own audit store. Each record names the hash of the one before it, so
+"baton audit verify" tells whether a store's copy was edited.
+
+Examples:
+  baton audit list
+  baton audit list --subject orders --kind transfer_completed
+  baton audit show 1207-0 -o yaml
+  baton audit verify --url http://127.0.0.1:7701`,
+    );
+
+  withConnectionOptions(audit.command('list'), STREAM_API)
+    .description('one page of the trail, newest first')
+    .option('--subject <id>', 'only records about this stream, node, or "cluster"')
+    .option('--kind <kind>', `only records of this kind (${STREAM_AUDIT_KINDS.join(', ')})`)
+    .option('--before <id>', 'only records older than this one (the "next" of the previous page)')
+    .option('--limit <n>', `records per page (at most ${MAX_AUDIT_PAGE})`, integerAtLeast(1, MAX_AUDIT_PAGE), DEFAULT_LIMIT)
+    .action(async (options: { subject?: string; kind?: string; before?: string; limit: number }, command: Command) => {
+      const output = outputFor(ctx, command);
+      const client = streamClient(connectionOf(ctx, command, STREAM_API));
+      const page = await streamCall(() => client.audit(options));
+      output.result(
+        page,
+        (p, view) => pageLines(p, options, view.headers),
+        (p) => p.records.map((r) => r.id),
+      );
+    });
+
+  withConnectionOptions(audit.command('show'), STREAM_API)
+    .description('one record, every field')
+    .argument('<id>', 'the record id (<commit_index>-<seq>)')
+    .action(async (id: string, _options: unknown, command: Command) => {
+      const output = outputFor(ctx, command);
+      const client = streamClient(connectionOf(ctx, command, STREAM_API));
+      const record = await streamCall(() => client.auditRecord(id));
+      output.result(
+        record,
+        (r) => Object.entries(r).map(([field, value]) => `${field.padEnd(13)} ${value === null ? '-' : String(value)}`),
+        (r) => [r.id],
+      );
+    });
+
+  withConnectionOptions(audit.command('verify'), STREAM_API)
+    .description("recompute the trail's hash chain from the node's audit store and check it against the replicated anchors")
+    .addHelpText(
+      'after',
+      `
+Reads the whole trail from the node given (its own store), oldest first, recomputes every
+record's hash and its link to the one before, and compares the chain head and anchors the
+replicated state keeps. Exit 0 when it matches; exit 1 naming the first record that does not.`,
+    )
+    .action(async (_options: unknown, command: Command) => {
+      const output = outputFor(ctx, command);
+      const client = streamClient(connectionOf(ctx, command, STREAM_API));
+      const chain = await streamCall(() => client.auditChain());
+      const newestFirst: AuditRecordView[] = [];
+      let before: string | undefined;
+      for (;;) {
+        const page = await streamCall(() => client.audit({ limit: MAX_AUDIT_PAGE, ...(before ? { before } : {}) }));
+        newestFirst.push(...page.records);
+        if (page.next === null) break;
+        before = page.next;
+      }
+      const verdict = verifyAuditTrail(newestFirst.reverse(), { anchors: chain.anchors, ...(chain.head ? { head: chain.head } : {}) });
+      const report = { trail: chain.trail, ...verdict };
+      if (verdict.ok) {
+        output.result(report, (r) => `trail ${r.trail}: ${r.checked} records verified, the chain matches the replicated anchors`);
+        return;
+      }
+      output.result(report, () => []);
+      throw new FailedError(
+        'audit_chain_broken',
+        `trail ${chain.trail}: record ${verdict.id} (commit ${verdict.commit_index}, seq ${verdict.seq}) does not match: ${verdict.why}; ${verdict.checked} records before it verified`,
+      );
+    });
+}
+
+function pageLines(page: AuditPage, asked: { subject?: string; kind?: string; limit: number }, headers: boolean): string | string[] {
+  if (page.records.length === 0) return headers ? 'no audit records' : [];
+  const rows = table(COLUMNS, page.records.map(row), { headers });
+  if (!headers || page.next === null) return rows;
+  const filters = [
+    asked.subject ? ` --subject ${shellWord(asked.subject)}` : '',
+    asked.kind ? ` --kind ${asked.kind}` : '',
+    asked.limit === DEFAULT_LIMIT ? '' : ` --limit ${asked.limit}`,
+  ].join('');
+  return [...rows, `next page: baton audit list${filters} --before ${page.next}`];
+}
