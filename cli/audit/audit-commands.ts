@@ -107,12 +107,16 @@ replicated state keeps. Exit 0 when it matches; exit 1 naming the first record t
         before = page.next;
       }
       const verdict = verifyAuditTrail(newestFirst.reverse(), { anchors: chain.anchors, ...(chain.head ? { head: chain.head } : {}) });
-      const report = { trail: chain.trail, ...verdict };
       if (verdict.ok) {
-        output.result(report, (r) => `trail ${r.trail}: ${r.checked} records verified, the chain matches the replicated anchors`);
+        const report = { trail: chain.trail, ...verdict };
+        output.result(report, (r) =>
+          r.behind
+            ? `trail ${r.trail}: ${r.checked} records verified; this store has not yet stored up to the chain head (commit ${chain.head?.commit_index}): its projection is behind`
+            : `trail ${r.trail}: ${r.checked} records verified, the chain matches the replicated anchors`,
+        );
         return;
       }
-      output.result(report, () => []);
+      output.result({ trail: chain.trail, ...verdict }, () => []);
       throw new FailedError(
         'audit_chain_broken',
         `trail ${chain.trail}: record ${verdict.id} (commit ${verdict.commit_index}, seq ${verdict.seq}) does not match: ${verdict.why}; ${verdict.checked} records before it verified`,

@@ -66,7 +66,14 @@ export interface ChainBreak {
   why: string;
 }
 
-export type TrailVerdict = { ok: true; checked: number; unchained: number } | ({ ok: false; checked: number } & ChainBreak);
+/**
+ * `behind`: the store holds fewer records than the chain head counts, all of them matching: its
+ * projection has not caught up yet (records are stored after they commit), which no check can
+ * tell from records removed at the end; the head's position says how far it has to go.
+ */
+export type TrailVerdict =
+  | { ok: true; checked: number; unchained: number; behind: boolean }
+  | ({ ok: false; checked: number } & ChainBreak);
 
 /**
  * Recomputes a trail's chain from its records, oldest first, and checks the anchors the
@@ -109,5 +116,7 @@ export function verifyTrail(oldestFirst: readonly AuditRecord[], chain: TrailCha
       return { ok: false, checked, id: `(missing at ${anchor.commit_index}.${anchor.seq})`, commit_index: anchor.commit_index, seq: anchor.seq, why: 'the replicated state anchored a record here that the store does not hold' };
     }
   }
-  return { ok: true, checked, unchained };
+  const head = chain.head;
+  const behind = head !== undefined && !byPosition.has(`${head.commit_index}:${head.seq}`);
+  return { ok: true, checked, unchained, behind };
 }
