@@ -109,6 +109,15 @@ export class AuditTrailProjection<S, C, R> {
     this.sweepTimer = undefined;
   }
 
+  /**
+   * Resolves once the store writes under way have ended (their outcome does not matter: a record
+   * not stored stays pending). A host awaits it after `stop` before it closes the store, so no
+   * write lands in a store, or a directory, being closed.
+   */
+  async settled(): Promise<void> {
+    await Promise.allSettled([...this.inFlight.values()]);
+  }
+
   /** Projects what this member owes every `sweepIntervalMs`; the next sweep waits for this one. */
   private armSweep(): void {
     if (this.stopped) return;

@@ -197,6 +197,7 @@ export class StreamNodeService implements Lifecycle {
     this.observer?.stop();
     this.watcher?.stop();
     this.projection?.stop();
+    await this.projection?.settled();
     this.transferMetrics?.stop();
     this.recent?.stop();
     await this.engine?.stop();
