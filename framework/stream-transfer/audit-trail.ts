@@ -23,6 +23,7 @@ export const STREAM_AUDIT_KINDS = [
   'rebalance_planned',
   'node_failover',
   'stream_failed_over',
+  'zombie_fenced',
   'node_liveness',
 ] as const;
 export type StreamAuditKind = (typeof STREAM_AUDIT_KINDS)[number];
@@ -38,6 +39,7 @@ export const SYSTEM_ACTORS = {
   drain: 'system:drain',
   rebalance: 'system:rebalance',
   liveness: 'system:liveness',
+  takeover: 'system:takeover',
 } as const;
 
 /** One change, as the rule that decided it describes it. */

@@ -53,6 +53,7 @@ const commandShapes = [
   z.object({ type: z.literal('rebalance'), maxInFlight: z.number().int().positive().optional() }),
   z.object({ type: z.literal('node-liveness'), node: id, liveness: z.enum(['Alive', 'Suspect', 'Dead']) }),
   z.object({ type: z.literal('failover'), node: id, force: z.boolean().optional(), expectedStreams: count.optional() }),
+  z.object({ type: z.literal('fenced'), stream: id, node: id, epoch, tail: count }),
   z.object({
     type: z.literal('ack-audit'),
     ids: z.array(z.string().min(1).max(64)).max(MAX_AUDIT_ACK_BATCH),

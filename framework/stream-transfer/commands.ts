@@ -49,6 +49,11 @@ export type StreamChangeCommand =
    * every pending transfer from it. Refused for a node that is not Dead unless `force`.
    */
   | { type: 'failover'; node: NodeId; force?: boolean; expectedStreams?: number }
+  /**
+   * The owner of a taken-over stream found its tail in the object store and wrote the fence that
+   * ends the lost owner's writes: sealed as the trail's `zombie_fenced` record, once per takeover.
+   */
+  | { type: 'fenced'; stream: StreamId; node: NodeId; epoch: number; tail: number }
   /** A member's audit store holds the sealed records `ids` (see audit-trail.ts); a batch per entry. */
   | { type: 'ack-audit'; ids: string[]; member: string };
 

@@ -93,7 +93,7 @@ export function applyFailover(
       remaining += 1;
       continue;
     }
-    state.putStream({ ...stream, owner: target.id, epoch: stream.epoch + 1, state: 'open', takeover: { from: c.node, epoch: stream.epoch } });
+    state.putStream({ ...stream, owner: target.id, epoch: stream.epoch + 1, state: 'open', takeover: { from: c.node, epoch: stream.epoch, ...(hasWork ? { cause: failoverId } : {}) } });
     seal.seal({
       kind: 'stream_failed_over',
       subject_type: 'stream',

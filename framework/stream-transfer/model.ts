@@ -66,7 +66,14 @@ export interface StreamRecord {
    * `producers` are only where the old epoch began, so the owner finds the real tail in the
    * object store and fences the old owner there before it serves. Cleared by the next close.
    */
-  takeover?: { from: NodeId; epoch: number };
+  takeover?: {
+    from: NodeId;
+    epoch: number;
+    /** The audit record of the failover that gave this epoch. */
+    cause?: string;
+    /** The new owner found the tail and wrote its fence (its record is sealed). */
+    fenced?: true;
+  };
 }
 
 export type TransferReason = 'admin' | 'drain' | 'rebalance';

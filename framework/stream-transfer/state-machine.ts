@@ -113,6 +113,8 @@ export class StreamStateMachine implements StateMachine<StreamMetadata, StreamCo
         if (!result.ok) return result;
         return withProgress(state, command.node, result.duplicate ? result : withStarted(result, this.launchQueued(state, ctx, seal)));
       }
+      case 'fenced':
+        return this.fenced(state, command, seal);
       case 'ack-audit': {
         const { released, unknown } = acknowledgeAudits(auditTable(state), command.ids, command.member);
         return { ok: true, released, unknown };
@@ -317,6 +319,31 @@ export class StreamStateMachine implements StateMachine<StreamMetadata, StreamCo
       ...(pending.cause ?? pending.proposal ? { cause: pending.cause ?? pending.proposal } : {}),
     });
     return withStarted({ ok: true, node: moved.owner, epoch: moved.epoch }, this.launchQueued(state, ctx, seal));
+  }
+
+  /** The new owner of a taken-over stream fenced the lost owner in the object store (sealed once). */
+  private fenced(state: StreamMetadata, c: Extract<StreamCommand, { type: 'fenced' }>, seal: AuditSeal): StreamResult {
+    const stream = state.stream(c.stream);
+    if (!stream) return reject('unknown_stream', `stream ${c.stream} does not exist`);
+    const takeover = stream.takeover;
+    // Closed since (the takeover ended) or already recorded: nothing more to say.
+    if (stream.epoch > c.epoch || !takeover || takeover.fenced) return duplicate({ epoch: stream.epoch });
+    if (stream.owner !== c.node) return reject('not_owner', `node ${c.node} does not own stream ${c.stream} (owner ${stream.owner})`);
+    if (stream.epoch !== c.epoch) return reject('stale_epoch', `fence at epoch ${c.epoch} is ahead of stream ${c.stream} (epoch ${stream.epoch})`);
+    state.putStream({ ...stream, takeover: { ...takeover, fenced: true } });
+    seal.seal({
+      kind: 'zombie_fenced',
+      subject_type: 'stream',
+      subject: c.stream,
+      from: takeover.from,
+      to: c.node,
+      epoch_before: takeover.epoch,
+      epoch_after: c.epoch,
+      actor: SYSTEM_ACTORS.takeover,
+      reason: `${c.node} found the tail at ${c.tail} and fenced ${takeover.from}'s epoch ${takeover.epoch} in the object store`,
+      ...(takeover.cause ? { cause: takeover.cause } : {}),
+    });
+    return { ok: true, node: c.node, epoch: c.epoch };
   }
 
   /** The owner reopens a stream it closed without a transfer (after crash recovery). */

@@ -306,6 +306,17 @@ export class StreamNode {
   }
 
   /**
+   * Tells the metadata that this node fenced the lost owner of `stream` (the trail's record of it).
+   * Best effort, off the open's path: a lost proposal loses that record, never the fence itself.
+   */
+  private recordFence(stream: StreamId, epoch: number, tail: number): void {
+    const at = Math.max(0, Math.floor(this.clock.now()));
+    void this.consensus
+      .propose({ type: 'fenced', stream, node: this.self, epoch, tail, at })
+      .catch((error: unknown) => this.logger.warn({ stream, epoch, err: (error as Error).message }, 'the fence is not on the audit trail: its record was not committed'));
+  }
+
+  /**
    * Opens the stream here at `epoch` (the pre-warm), recording it in the WAL first. After a
    * takeover (`claim`), the recorded tail and producer marks are only where the old owner's
    * epoch began: the tail is found in the object store and the old owner fenced there first.
@@ -336,6 +347,7 @@ export class StreamNode {
         this.logger.info({ stream, epoch, recordedTail: tail, tail: claimed.tail, read: claimed.segmentsRead }, 'stream taken over: tail found and fenced');
         ({ tail, slot, producers } = claimed);
         this.events.takeover?.('claimed');
+        this.recordFence(stream, epoch, claimed.tail);
         if (this.stopped) throw new NodeStoppedError(this.self);
       }
       this.pendingOpens.set(stream, { t: 'open', stream, epoch, next: tail, producers, ...(slot > 0 ? { slot } : {}) });

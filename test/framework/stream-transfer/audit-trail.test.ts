@@ -103,3 +103,19 @@ test('acknowledgements release a record once every voter stored it; snapshots ca
   t.is(log.state.auditPendingCount, 0);
   t.is(log.state.auditChain.head?.hash, record.hash, 'the chain head stays when the record leaves');
 });
+
+test("the new owner's fence of a taken-over stream is sealed once, naming the lost owner and the failover", (t) => {
+  const log = new AppliedLog().nodes(['a', 10], ['b', 10]);
+  log.must({ type: 'create-stream', stream: 's', node: 'a' });
+  log.must({ type: 'node-liveness', node: 'a', liveness: 'Dead' });
+  log.must({ type: 'failover', node: 'a' });
+  const [failover] = ofKind(trail(log.state), 'node_failover');
+  t.like(log.apply({ type: 'fenced', stream: 's', node: 'a', epoch: 2, tail: 0 }), { ok: false, reason: 'not_owner' });
+  t.like(log.must({ type: 'fenced', stream: 's', node: 'b', epoch: 2, tail: 7, at: 5 }), { sealed: 1 });
+  t.like(ofKind(trail(log.state), 'zombie_fenced')[0], {
+    subject: 's', source: 'a', target: 'b', epoch_before: 1, epoch: 2, actor: 'system:takeover', cause: failover.id, time: 5,
+  });
+  t.like(log.apply({ type: 'fenced', stream: 's', node: 'b', epoch: 2, tail: 7 }), { ok: true, duplicate: true });
+  t.is(ofKind(trail(log.state), 'zombie_fenced').length, 1);
+  t.true(verifyTrail(trail(log.state), log.state.auditChain).ok);
+});

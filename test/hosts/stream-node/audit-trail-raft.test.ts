@@ -102,7 +102,7 @@ const one = (records: Record[], kind: string, subject: string) => {
   return found[0];
 };
 
-test('a transfer, a drain and an operator failover leave their records, with actor and cause, on every member, and after a leader change', async (t) => {
+test('a transfer, a drain and an operator failover (and the fence that ended the lost owner) leave their records, with actor and cause, on every member, and after a leader change', async (t) => {
   const { hosts, urls, stop } = await startCluster(t);
   const any = urls[0];
   await eventually(async () => (await call(any, 'GET', '/v1/admin/nodes')).body?.nodes?.length === 3, 'three nodes registered');
@@ -134,11 +134,13 @@ test('a transfer, a drain and an operator failover leave their records, with act
     t.like(failover, { actor: 'olivia' });
     t.regex(failover.evidence ?? '', /n2 was (Alive|Suspect)/);
     t.like(failedOver, { actor: 'olivia', cause: failover.id, from: 'n2', epoch_before: 2, epoch_after: 3 });
+    // The new owner fenced n2 in the object store before serving: that is on the trail too.
+    t.like(one(records, 'zombie_fenced', 'orders'), { actor: 'system:takeover', cause: failover.id, from: 'n2', to: failedOver.to, epoch_after: 3 });
     t.true(records.every((r) => typeof r.time === 'number' && r.time > 0), 'every record carries the proposer\'s time');
     const verdict = verifyTrail([...records].reverse() as never);
     t.true(verdict.ok, JSON.stringify(verdict));
   };
-  const expected = ['transfer_proposed', 'node_drain', 'node_failover', 'stream_failed_over'];
+  const expected = ['transfer_proposed', 'node_drain', 'node_failover', 'stream_failed_over', 'zombie_fenced'];
   const complete = (records: Record[]) => expected.every((kind) => records.some((r) => r.kind === kind)) && records.filter((r) => r.kind === 'transfer_completed').length === 3;
   for (const url of urls) await eventually(async () => complete(await trailOf(url)), `the whole trail in the store of ${url}`);
   for (const url of urls) expectTrail(await trailOf(url));
@@ -159,7 +161,7 @@ test('a transfer, a drain and an operator failover leave their records, with act
   const orders = await call(remaining[0], 'GET', '/v1/admin/audit?subject=orders');
   t.deepEqual(
     orders.body.records.map((r: Record) => r.kind),
-    ['stream_failed_over', 'transfer_completed', 'transfer_proposed', 'stream_created'],
+    ['zombie_fenced', 'stream_failed_over', 'transfer_completed', 'transfer_proposed', 'stream_created'],
   );
   const drains = await call(remaining[0], 'GET', '/v1/admin/audit?kind=node_drain');
   t.deepEqual(drains.body.records.map((r: Record) => r.subject), ['n3']);
