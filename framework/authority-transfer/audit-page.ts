@@ -29,3 +29,19 @@ export const auditPageSchema = z.object({
   /** The `before` of the next (older) page: the last record's commit_index, or null on the last page. */
   next: z.number().int().nullable(),
 });
+
+/** What an authority's trail records: its planned transfers (the raw moves are not sealed yet). */
+export const AUTHORITY_AUDIT_KINDS = ['planned_transfer'] as const;
+
+/**
+ * `GET /availability/v1/audit`: the query the stream nodes' `/v1/admin/audit` takes, on an
+ * authority's trail. One trail per authority, so `subject` (the authority) is required.
+ */
+export const auditQuery = z
+  .object({
+    subject: z.string({ error: 'subject: name the authority whose trail to read' }).min(1, 'subject: name the authority whose trail to read'),
+    kind: z.enum(AUTHORITY_AUDIT_KINDS, { error: `kind must be one of ${AUTHORITY_AUDIT_KINDS.join(', ')}` }).optional(),
+    limit: auditPageQuery.shape.limit,
+    before: auditPageQuery.shape.before,
+  })
+  .strict();

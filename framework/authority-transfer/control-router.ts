@@ -29,7 +29,7 @@ import {
 import { authorityExamples as ex, authorityProblemExtensions } from './api-examples.js';
 import type { OwnershipConsensus } from './audit-projection.js';
 import type { CatchUpViews } from './catch-up-view.js';
-import { auditPageQuery, auditPageSchema, DEFAULT_AUDIT_PAGE, MAX_AUDIT_PAGE } from './audit-page.js';
+import { auditPageQuery, auditPageSchema, auditQuery, DEFAULT_AUDIT_PAGE, MAX_AUDIT_PAGE } from './audit-page.js';
 import { DEFAULT_AUTHORITY_PAGE, MAX_AUTHORITY_PAGE, authorityPage, authorityPageQuery, authorityPageSchema } from './authority-listing.js';
 import type { FailoverCommands } from './failover-command.js';
 import type { MemberTracker } from './member-tracker.js';
@@ -355,6 +355,37 @@ export function createControlRouter(deps: ControlRouterDeps, document: ApiDocume
       const records = await audit.list(authority, { limit: limit + 1, ...(before === undefined ? {} : { before }) });
       const page = records.slice(0, limit);
       ctx.body = { authority, records: page, next: records.length > limit ? page[page.length - 1].commit_index : null };
+    },
+  );
+
+  scopedRoute(
+    {
+      method: 'get',
+      path: '/audit',
+      summary: `This member's durable audit trail of one authority (\`subject\`), newest first, as the stream nodes' /v1/admin/audit pages: \`kind\` filters (unknown: 400), an authority without a home answers 400, at most \`limit\` (default ${DEFAULT_AUDIT_PAGE}, at most ${MAX_AUDIT_PAGE}) records below \`before\`; a page past the end is empty`,
+      tags: ['authorities'],
+      scope: ADMIN_READ_SCOPE,
+      params: { query: auditQuery },
+      responses: {
+        200: { description: 'The sealed records this member has stored', schema: auditPageSchema },
+        400: 'Invalid or unknown subject, kind, limit or before',
+        503: UNAVAILABLE,
+      },
+    },
+    async (ctx) => {
+      const { audit, consensus } = ha();
+      const query = validate(auditQuery, ctx.query, 'query');
+      const authority = deps.identity.authority(query.subject);
+      await caughtUp();
+      // A misspelt authority answers 400, not an empty history that reads as "never moved".
+      if (!consensus.view().state.authorities.get(authority)) {
+        throw problems.badRequest(`subject ${authority} is no authority with a home`, { subject: authority });
+      }
+      const records = await audit.list(authority, { limit: query.limit + 1, ...(query.before === undefined ? {} : { before: query.before }) });
+      // Today's records of an authority are its planned transfers, sealed before kinds existed.
+      const matching = records.filter((r) => query.kind === undefined || (r.kind ?? 'planned_transfer') === query.kind);
+      const page = matching.slice(0, query.limit);
+      ctx.body = { authority, records: page, next: records.length > query.limit ? records[query.limit - 1].commit_index : null };
     },
   );
 
