@@ -102,7 +102,7 @@ const one = (records: Record[], kind: string, subject: string) => {
   return found[0];
 };
 
-test('a transfer, a drain and an operator failover (and the fence that ended the lost owner) leave their records, with actor and cause, on every member, and after a leader change', async (t) => {
+test('a transfer, a drain, an operator and an automatic failover (and the fences that ended the lost owners) leave their records, with actor and cause, on every member, and after a leader change', async (t) => {
   const { hosts, urls, stop } = await startCluster(t);
   const any = urls[0];
   await eventually(async () => (await call(any, 'GET', '/v1/admin/nodes')).body?.nodes?.length === 3, 'three nodes registered');
@@ -148,19 +148,43 @@ test('a transfer, a drain and an operator failover (and the fence that ended the
   // The leader goes; the others keep their copies, and the next change is recorded by the new leader.
   const leader = hosts.findIndex((host) => host.get(METADATA_CONSENSUS).leadership().isLeader);
   t.true(leader >= 0, 'a leader');
+  // The drain ends (so every node takes streams again), and the leader owns a stream when it
+  // goes, so its automatic failover has something to move.
+  t.is((await call(any, 'POST', '/v1/admin/nodes/n3/undrain')).status, 200);
+  t.is((await call(any, 'POST', '/v1/admin/streams', { stream: 'on-leader', node: IDS[leader] })).status, 201);
   await stop(leader);
   const remaining = urls.filter((_, i) => i !== leader);
   for (const url of remaining) expectTrail(await trailOf(url));
-  await eventually(async () => (await call(remaining[0], 'POST', '/v1/admin/nodes/n3/undrain')).status === 200, 'an undrain through the new leader');
+  await eventually(async () => (await call(remaining[0], 'POST', '/v1/admin/streams', { stream: 'after', node: IDS.find((id, i) => i !== leader) })).status === 201, 'a create through the new leader');
   for (const url of remaining) {
-    await eventually(async () => (await trailOf(url)).some((r) => r.kind === 'node_undrain'), `the undrain in the store of ${url}`);
-    const undrain = one(await trailOf(url), 'node_undrain', 'n3');
-    t.like(undrain, { actor: 'olivia', cause: one(await trailOf(url), 'node_drain', 'n3').id });
+    await eventually(async () => (await trailOf(url)).some((r) => r.kind === 'stream_created' && r.subject === 'after'), `the create in the store of ${url}`);
+    t.like(one(await trailOf(url), 'stream_created', 'after'), { actor: 'olivia' });
+    t.like(one(await trailOf(url), 'node_undrain', 'n3'), { actor: 'olivia', cause: one(await trailOf(url), 'node_drain', 'n3').id });
   }
+  // The stopped leader goes silent: the new leader's liveness verdicts are on the trail, with
+  // their evidence, and a Dead node that owned streams is failed over automatically.
+  const lost = IDS[leader];
+  await eventually(
+    async () => (await trailOf(remaining[0])).some((r) => r.kind === 'node_liveness' && r.subject === lost && r.to === null && /-> Dead$/.test((r as unknown as { reason: string }).reason)),
+    `${lost} judged Dead on the trail`,
+  );
+  const verdict = (await trailOf(remaining[0])).find((r) => r.kind === 'node_liveness' && r.subject === lost)!;
+  t.like(verdict, { actor: 'system:liveness' });
+  t.regex(verdict.evidence ?? '', /Dead after \d+ ms/);
+  await eventually(
+    async () => (await trailOf(remaining[0])).some((r) => r.kind === 'stream_failed_over' && r.subject === 'on-leader'),
+    `the automatic failover of ${lost} and the stream it moved`,
+  );
+  const automatic = (await trailOf(remaining[0])).find((r) => r.kind === 'node_failover' && r.subject === lost)!;
+  t.like(automatic, { actor: 'system:liveness' });
+  t.regex(automatic.evidence ?? '', /Dead after \d+ ms/);
+  t.like(one(await trailOf(remaining[0]), 'stream_failed_over', 'on-leader'), { cause: automatic.id, from: lost, actor: 'system:liveness' });
+
   // Filters read the same store: by subject, by kind, and an unknown kind is refused.
   const orders = await call(remaining[0], 'GET', '/v1/admin/audit?subject=orders');
+  // Its oldest five (the automatic failover may have moved it once more since).
   t.deepEqual(
-    orders.body.records.map((r: Record) => r.kind),
+    orders.body.records.map((r: Record) => r.kind).slice(-5),
     ['zombie_fenced', 'stream_failed_over', 'transfer_completed', 'transfer_proposed', 'stream_created'],
   );
   const drains = await call(remaining[0], 'GET', '/v1/admin/audit?kind=node_drain');
