@@ -362,12 +362,13 @@ export function createControlRouter(deps: ControlRouterDeps, document: ApiDocume
     {
       method: 'get',
       path: '/audit',
+      operationId: 'listAudit',
       summary: `This member's durable audit trail of one authority (\`subject\`), newest first, as the stream nodes' /v1/admin/audit pages: \`kind\` filters (unknown: 400), an authority without a home answers 400, at most \`limit\` (default ${DEFAULT_AUDIT_PAGE}, at most ${MAX_AUDIT_PAGE}) records below \`before\`; a page past the end is empty`,
       tags: ['authorities'],
       scope: ADMIN_READ_SCOPE,
       params: { query: auditQuery },
       responses: {
-        200: { description: 'The sealed records this member has stored', schema: auditPageSchema },
+        200: { description: 'The sealed records this member has stored', schema: auditPageSchema, example: ex.audit },
         400: 'Invalid or unknown subject, kind, limit or before',
         503: UNAVAILABLE,
       },

@@ -36,6 +36,7 @@ import {
   transferStatusSchema,
 } from './api-schemas.js';
 import { AUDIT_SCAN_BUDGET, DEFAULT_AUDIT_PAGE, MAX_AUDIT_PAGE, auditPageQuery } from './audit-listing.js';
+import { streamAuditChainSchema, streamAuditExamples, streamAuditPageSchema, streamAuditRecordSchema } from './audit-schemas.js';
 
 const PAGING = `Paged: at most \`limit\` items (default ${DEFAULT_PAGE_LIMIT}, at most ${MAX_PAGE_LIMIT}); \`next\` is the \`after\` of the next page, null on the last.`;
 
@@ -347,25 +348,28 @@ const adminOps: OperationSpec[] = [
     method: 'get',
     path: '/v1/admin/audit',
     summary: "The audit trail, newest first, from the answering member's audit store",
+    operationId: 'listAudit',
     description:
       'One record per ownership change the state machine decided: kind, subject, from, to, epoch before and after, actor, reason, cause, commit term and index, time, and the hash chain (prev_hash, hash). ' +
       `Filters: subject (a stream, a node or "cluster"; unknown: 400) and kind (unknown: 400). At most \`limit\` records (default ${DEFAULT_AUDIT_PAGE}, at most ${MAX_AUDIT_PAGE}); ` +
       `\`next\` is the \`before\` of the next page, null once the trail is read to its start; a filtered page reads at most ${AUDIT_SCAN_BUDGET} records, so it may be short and still have a \`next\`. A page past the end is empty.`,
     params: { query: auditPageQuery },
-    responses: { 200: ok('{trail, records: [...], next}'), ...problems(400, 503) },
+    responses: { 200: ok('One page of the trail, newest first', streamAuditPageSchema, streamAuditExamples.page), ...problems(400, 503) },
   }),
   admin({
     method: 'get',
     path: '/v1/admin/audit/chain',
     summary: "The trail's chain head and anchors, as the replicated state keeps them",
-    responses: { 200: ok('{trail, head, anchors}'), ...problems(503) },
+    operationId: 'getAuditChain',
+    responses: { 200: ok("The trail's head and anchors", streamAuditChainSchema, streamAuditExamples.chain), ...problems(503) },
   }),
   admin({
     method: 'get',
     path: '/v1/admin/audit/{id}',
     summary: 'One audit record by id (<commit_index>-<seq>)',
+    operationId: 'getAuditRecord',
     params: { path: auditIdParam },
-    responses: { 200: ok('The record'), ...problems(400, 503), 404: 'No record with this id in the answering member\'s audit store' },
+    responses: { 200: ok('The record', streamAuditRecordSchema, streamAuditExamples.record), ...problems(400, 503), 404: 'No record with this id in the answering member\'s audit store' },
   }),
 ];
 

@@ -1,5 +1,5 @@
 import type { ProposalStamp } from './audit-trail.js';
-import type { NodeId, NodeLiveness, PendingTransfer, PlannedMove, ProducerMark, StreamId, TransferReason } from './model.js';
+import type { NodeId, NodeLiveness, PendingTransfer, ProducerMark, StreamId, TransferReason } from './model.js';
 import type { DrainProgress } from './progress.js';
 import type { PlanPreview, RebalancePage } from './rebalance-preview.js';
 

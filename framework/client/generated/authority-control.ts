@@ -2,6 +2,23 @@
 // (npm run client-types). Do not edit: a test fails when it and the document differ.
 
 export interface paths {
+    "/availability/v1/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** This member's durable audit trail of one authority (`subject`), newest first, as the stream nodes' /v1/admin/audit pages: `kind` filters (unknown: 400), an authority without a home answers 400, at most `limit` (default 100, at most 1000) records below `before`; a page past the end is empty */
+        get: operations["listAudit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/availability/v1/authorities": {
         parameters: {
             query?: never;
@@ -433,6 +450,108 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    listAudit: {
+        parameters: {
+            query: {
+                before?: number;
+                kind?: "planned_transfer";
+                limit?: number;
+                subject: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The sealed records this member has stored */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "authority": "proj",
+                     *       "records": [
+                     *         {
+                     *           "id": "drain-east",
+                     *           "authority": "proj",
+                     *           "source": "east",
+                     *           "target": "west",
+                     *           "actor": "olivia",
+                     *           "reason": "drain east",
+                     *           "barrier": 2,
+                     *           "epoch": 2,
+                     *           "commit_term": 1,
+                     *           "commit_index": 9
+                     *         }
+                     *       ],
+                     *       "next": null
+                     *     }
+                     */
+                    "application/json": {
+                        authority: string;
+                        next: number | null;
+                        records: {
+                            /** @description The authenticated principal who ordered the move */
+                            actor: string;
+                            authority: string;
+                            /** @description The source member's final serial (taken once the authority was frozen there) the target applied before the commit */
+                            barrier: number;
+                            commit_index: number;
+                            commit_term: number;
+                            /** @description The fencing epoch the move minted */
+                            epoch: number;
+                            /** @description The transfer identity (its Idempotency-Key) */
+                            id: string;
+                            reason: string;
+                            source: string;
+                            target: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Invalid or unknown subject, kind, limit or before */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or unknown bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The token lacks the required scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Mode dc (no ownership consensus), or the metadata store or consensus cannot answer now */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listAuthorities: {
         parameters: {
             query?: {

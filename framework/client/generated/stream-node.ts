@@ -181,6 +181,60 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/admin/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The audit trail, newest first, from the answering member's audit store
+         * @description One record per ownership change the state machine decided: kind, subject, from, to, epoch before and after, actor, reason, cause, commit term and index, time, and the hash chain (prev_hash, hash). Filters: subject (a stream, a node or "cluster"; unknown: 400) and kind (unknown: 400). At most `limit` records (default 100, at most 1000); `next` is the `before` of the next page, null once the trail is read to its start; a filtered page reads at most 5000 records, so it may be short and still have a `next`. A page past the end is empty.
+         */
+        get: operations["listAudit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/audit/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One audit record by id (<commit_index>-<seq>) */
+        get: operations["getAuditRecord"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/audit/chain": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The trail's chain head and anchors, as the replicated state keeps them */
+        get: operations["getAuditChain"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/admin/cluster": {
         parameters: {
             query?: never;
@@ -1223,6 +1277,344 @@ export interface operations {
                 };
             };
             /** @description The bundle was not built */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listAudit: {
+        parameters: {
+            query?: {
+                before?: string;
+                kind?: "stream_created" | "transfer_proposed" | "transfer_completed" | "transfer_cancelled" | "node_drain" | "node_undrain" | "rebalance_planned" | "node_failover" | "stream_failed_over" | "zombie_fenced" | "node_liveness";
+                limit?: number;
+                subject?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of the trail, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "trail": "streams",
+                     *       "records": [
+                     *         {
+                     *           "id": "12-1",
+                     *           "authority": "streams",
+                     *           "kind": "transfer_proposed",
+                     *           "subject_type": "stream",
+                     *           "subject": "orders",
+                     *           "from": "n1",
+                     *           "to": "n2",
+                     *           "source": "n1",
+                     *           "target": "n2",
+                     *           "epoch_before": 1,
+                     *           "epoch_after": 1,
+                     *           "epoch": 1,
+                     *           "actor": "admin",
+                     *           "reason": "drain",
+                     *           "cause": "12-0",
+                     *           "barrier": 0,
+                     *           "commit_term": 2,
+                     *           "commit_index": 12,
+                     *           "seq": 1,
+                     *           "time": 1796220460838,
+                     *           "prev_hash": "9f2c…",
+                     *           "hash": "4a71…"
+                     *         }
+                     *       ],
+                     *       "next": "12-1"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The `before` of the next (older) page, null once the trail is read to its start */
+                        next: string | null;
+                        records: ({
+                            /** @description The authenticated principal, or system:<component> for an automatic change */
+                            actor: string;
+                            /** @description The trail's name */
+                            authority: string;
+                            barrier: number;
+                            /** @description The id of the drain, rebalance, failover or liveness record this one belongs to */
+                            cause?: string;
+                            commit_index: number;
+                            commit_term: number;
+                            epoch: number;
+                            epoch_after: number;
+                            epoch_before?: number;
+                            evidence?: string;
+                            from: string | null;
+                            hash?: string;
+                            /** @description <commit_index>-<seq> */
+                            id: string;
+                            /** @enum {string} */
+                            kind: "stream_created" | "transfer_proposed" | "transfer_completed" | "transfer_cancelled" | "node_drain" | "node_undrain" | "rebalance_planned" | "node_failover" | "stream_failed_over" | "zombie_fenced" | "node_liveness";
+                            prev_hash?: string;
+                            reason: string;
+                            seq?: number;
+                            source: string;
+                            subject: string;
+                            /** @enum {string} */
+                            subject_type: "stream" | "node" | "cluster";
+                            target: string;
+                            /** @description Wall-clock milliseconds as the proposing member read its clock (absent on a keyed change) */
+                            time?: number;
+                            to: string | null;
+                        } & {
+                            [key: string]: unknown;
+                        })[];
+                        trail: string;
+                    };
+                };
+            };
+            /** @description Invalid input: the problem names each field at fault and why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The token lacks the "admin" scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unavailable for now (no consensus leader, a handoff still settling, the node stopping); see Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getAuditRecord: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The record */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "12-1",
+                     *       "authority": "streams",
+                     *       "kind": "transfer_proposed",
+                     *       "subject_type": "stream",
+                     *       "subject": "orders",
+                     *       "from": "n1",
+                     *       "to": "n2",
+                     *       "source": "n1",
+                     *       "target": "n2",
+                     *       "epoch_before": 1,
+                     *       "epoch_after": 1,
+                     *       "epoch": 1,
+                     *       "actor": "admin",
+                     *       "reason": "drain",
+                     *       "cause": "12-0",
+                     *       "barrier": 0,
+                     *       "commit_term": 2,
+                     *       "commit_index": 12,
+                     *       "seq": 1,
+                     *       "time": 1796220460838,
+                     *       "prev_hash": "9f2c…",
+                     *       "hash": "4a71…"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The authenticated principal, or system:<component> for an automatic change */
+                        actor: string;
+                        /** @description The trail's name */
+                        authority: string;
+                        barrier: number;
+                        /** @description The id of the drain, rebalance, failover or liveness record this one belongs to */
+                        cause?: string;
+                        commit_index: number;
+                        commit_term: number;
+                        epoch: number;
+                        epoch_after: number;
+                        epoch_before?: number;
+                        evidence?: string;
+                        from: string | null;
+                        hash?: string;
+                        /** @description <commit_index>-<seq> */
+                        id: string;
+                        /** @enum {string} */
+                        kind: "stream_created" | "transfer_proposed" | "transfer_completed" | "transfer_cancelled" | "node_drain" | "node_undrain" | "rebalance_planned" | "node_failover" | "stream_failed_over" | "zombie_fenced" | "node_liveness";
+                        prev_hash?: string;
+                        reason: string;
+                        seq?: number;
+                        source: string;
+                        subject: string;
+                        /** @enum {string} */
+                        subject_type: "stream" | "node" | "cluster";
+                        target: string;
+                        /** @description Wall-clock milliseconds as the proposing member read its clock (absent on a keyed change) */
+                        time?: number;
+                        to: string | null;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Invalid input: the problem names each field at fault and why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The token lacks the "admin" scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No record with this id in the answering member's audit store */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unavailable for now (no consensus leader, a handoff still settling, the node stopping); see Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getAuditChain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The trail's head and anchors */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "trail": "streams",
+                     *       "head": {
+                     *         "records": 40,
+                     *         "hash": "4a71…",
+                     *         "commit_index": 12,
+                     *         "seq": 1
+                     *       },
+                     *       "anchors": []
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Every 64th head, the most recent kept: what a verify checks the store against */
+                        anchors: {
+                            commit_index: number;
+                            hash: string;
+                            records: number;
+                            seq: number;
+                        }[];
+                        /** @description The newest record sealed, as the replicated state holds it */
+                        head: {
+                            commit_index: number;
+                            hash: string;
+                            records: number;
+                            seq: number;
+                        } | null;
+                        trail: string;
+                    };
+                };
+            };
+            /** @description No valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The token lacks the "admin" scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unavailable for now (no consensus leader, a handoff still settling, the node stopping); see Retry-After */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
