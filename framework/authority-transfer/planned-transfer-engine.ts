@@ -199,8 +199,14 @@ export class PlannedTransferEngine {
         // Anything else is called off through the replicated state: another member's transfer,
         // the same key registered by the member it was sent to first, or one this member's view
         // does not show yet (a linearizable read finds it).
+        // Its proposal (a reissue joining that registration, say) may still be in flight: the
+        // registration is released behind this answer, as for a registered plan, rather than
+        // left to its deadline.
         const other = this.deps.consensus.view().state.transfers.get(authority);
-        if (other?.id === plan.id && other.driver === this.self) return;
+        if (other?.id === plan.id && other.driver === this.self) {
+          this.releaseInBackground(plan, 'cancelled');
+          return;
+        }
         return this.cancelElsewhere(authority);
       }
       if (plan.state === 'Committing' && !plan.unresolved) throw new TransferCommittingError(authority, plan.id);
@@ -393,6 +399,10 @@ export class PlannedTransferEngine {
       // A release of this authority this member proposed lands before a new registration; with no
       // leader in reach it may not land for long, and the request is not left waiting on it.
       const settling = this.settling.get(request.authority);
+      // A member cut off from the majority cannot decide anything: it answers 503 once one
+      // linearizable read gives up (the consensus' read timeout), rather than first waiting out a
+      // probe timeout on a release that cannot land, then reading the source, then proposing.
+      if (settling || this.deps.consensus.leadership().leader === undefined) await this.confirmLeader(plan);
       if (settling && !(await this.settlesWithin(settling, plan))) {
         if (plan.isAbandoned()) throw this.ended(plan);
         throw new OwnershipUnavailableError(`an earlier transfer of ${request.authority} is still being released through consensus (no leader in reach): transfer ${plan.id} was not registered; retry with Idempotency-Key ${plan.id}`);
@@ -475,6 +485,13 @@ export class PlannedTransferEngine {
         result = receipt.result as RegisterTransferResult;
         appliedAt = receipt.position.index;
       } catch (error) {
+        // Called off while the proposal was in flight (a cancel answered 204 from the plan): the
+        // run answers the seed's 409, whatever consensus said. It never proposes its commit, so it
+        // cannot have committed; what it may have registered is released behind the answer.
+        if (plan.isAbandoned()) {
+          this.releaseInBackground(plan, 'cancelled');
+          throw this.ended(plan);
+        }
         if (plan.abandon('the registration did not complete')) this.registry.resolve(plan);
         if (error instanceof NotAppendedError) {
           const what = joining ? `this request did not join the registration of transfer ${plan.id}` : `transfer ${plan.id} was not registered`;
@@ -882,6 +899,19 @@ export class PlannedTransferEngine {
     if (why === 'cancelled') return new TransferCancelledError(plan.id, plan.authority);
     if (why === 'expired' || why === 'timed_out') return new CatchUpTimeoutError(plan.id, plan.authority, barrier, barrier === undefined ? undefined : plan.frontier, this.options.budgetMs);
     return new TransferReleasedError(plan.id, plan.authority, why ? `released: ${why}` : 'ended on its driver');
+  }
+
+  /**
+   * One linearizable read, bounded by the consensus' own read timeout: no leader confirms it, and
+   * the request answers 503 (nothing registered, retry under its key). A cancel ends it with 409.
+   */
+  private async confirmLeader(plan: TransferPlan): Promise<void> {
+    try {
+      await this.deps.consensus.read({ signal: plan.signal });
+    } catch (error) {
+      if (plan.isAbandoned()) throw this.ended(plan);
+      throw new OwnershipUnavailableError(`member ${this.self} reaches no leader (${(error as Error).message}): transfer ${plan.id} was not registered; retry with Idempotency-Key ${plan.id}`, { cause: error });
+    }
   }
 
   /** The end of a wait bounded by one probe timeout and the plan's budget. */

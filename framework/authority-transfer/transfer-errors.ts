@@ -108,8 +108,8 @@ export class MoveRefusedError extends TransferError {
 /** Mode dc has no ownership consensus: transfer requests are not served. */
 export class OwnershipUnavailableError extends TransferError {
   readonly status = 503;
-  constructor(detail: string) {
-    super('ownership_unavailable', detail);
+  constructor(detail: string, options?: { cause?: unknown }) {
+    super('ownership_unavailable', detail, options);
   }
 }
 
