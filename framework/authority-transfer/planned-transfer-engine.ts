@@ -728,8 +728,10 @@ export class PlannedTransferEngine {
 
   /**
    * A freeze or thaw of the plan's transfer. When consensus cannot take it, the run answers 503
-   * at once and the plan stays Ready (not claimed: cancellable, resumable under its key); a
-   * freeze that may have applied regardless is lifted behind it (see sweep).
+   * at once and the plan stays unclaimed (cancellable, resumable under its key); a freeze that may
+   * have applied regardless is lifted behind it (see sweep). The plan keeps the state its readings
+   * gave it: a thaw refused while the target is short of the final serials leaves it
+   * AwaitingCatchUp, so the resumed run probes before it freezes the writes again.
    */
   private async proposeForPlan(plan: TransferPlan, command: OwnershipCommand): Promise<{ result: TransferLifecycleResult; index: number }> {
     if (plan.isAbandoned()) throw this.ended(plan);
@@ -738,10 +740,9 @@ export class PlannedTransferEngine {
       return { result: receipt.result as TransferLifecycleResult, index: receipt.position.index };
     } catch (error) {
       if (plan.isAbandoned()) throw this.ended(plan);
-      if (plan.state === 'AwaitingCatchUp') plan.state = 'Ready';
       plan.frozenAt = undefined;
       if (error instanceof NotAppendedError) {
-        throw new OwnershipUnavailableError(`transfer ${plan.id} could not ${command.type === 'freeze_transfer' ? 'freeze' : 'thaw'} its source (${error.reason}); it is Ready: retry with Idempotency-Key ${plan.id} or cancel it`);
+        throw new OwnershipUnavailableError(`transfer ${plan.id} could not ${command.type === 'freeze_transfer' ? 'freeze' : 'thaw'} its source (${error.reason}); it is not claimed: retry with Idempotency-Key ${plan.id} or cancel it`);
       }
       throw new TransferOutcomeUnknownError(plan.id, error);
     }
