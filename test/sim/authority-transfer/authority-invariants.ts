@@ -13,6 +13,7 @@ import {
   TransferOutcomeUnknownError,
   TransferReleasedError,
 } from '@baton/authority-transfer/internal/transfer-errors.js';
+import { planInvariants, registrationInvariants } from '@baton/authority-transfer/internal/transfer-invariants.js';
 import type { SimMember } from './sim-cluster.js';
 
 /**
@@ -297,6 +298,17 @@ export class Observer {
   /** Checked after every step. */
   async checkStep(): Promise<void> {
     if (this.violations.length > 0) this.fail(this.violations[0]);
+    // The invariants written beside the lifecycle: every plan each member drives, and the
+    // registrations as each member's applied view holds them.
+    for (const m of this.cluster.members.values()) {
+      if (m.down || !m.engine) continue;
+      for (const plan of m.engine.registry.all()) {
+        const [violation] = planInvariants(plan);
+        if (violation) this.fail(`at ${m.id}: ${violation}`);
+      }
+      const [violation] = registrationInvariants(m.consensus.view().state);
+      if (violation) this.fail(`in ${m.id}'s view: ${violation}`);
+    }
     for (const id of this.abandoned) {
       if (this.moves.has(id)) this.fail(`${id} was cancelled or timed out, yet it moved`);
       for (const m of this.cluster.members.values()) {
