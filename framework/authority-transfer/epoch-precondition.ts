@@ -24,7 +24,6 @@ export function epochRefusal(
 
 /** 412: the authority is no longer at the epoch (or home) the request expected; nothing moved. */
 export class EpochPreconditionFailedError extends TransferError {
-  readonly status = 412;
   /** The cross-variant name of the current home, as a stream's 412 names its owner. */
   readonly owner: string | null;
   constructor(

@@ -41,8 +41,10 @@ import {
   TransferNotFoundError,
   TransferOutcomeUnknownError,
   TransferReleasedError,
+  TransferError,
 } from './transfer-errors.js';
 import { EpochPreconditionFailedError, epochRefusal } from './epoch-precondition.js';
+import { refusalAnswer } from './transfer-refusals.js';
 import { TransferPlan, type PlanState, type TransferRequest } from './transfer-plan.js';
 
 export interface PlannedTransferOptions {
@@ -1095,12 +1097,7 @@ function describe(r: { authority: string; source: string; target: string; reason
   return `${r.authority} from ${r.source} to ${r.target} (reason ${JSON.stringify(r.reason)})`;
 }
 
-/** The metrics label of a run that ended in `error`. */
+/** The metrics label of a run that ended in `error` (transfer-refusals.ts). */
 function outcomeOf(error: unknown): string {
-  if (error instanceof TransferCancelledError || error instanceof TransferReleasedError) return 'cancelled';
-  if (error instanceof CatchUpTimeoutError) return 'timed_out';
-  if (error instanceof TransferOutcomeUnknownError) return 'outcome_unknown';
-  if (error instanceof MoveRefusedError || error instanceof CommitRefusedError || error instanceof IdempotencyKeyMismatchError) return 'refused';
-  if (error instanceof AuditProjectionError) return 'committed_unprojected';
-  return 'failed';
+  return error instanceof TransferError ? refusalAnswer(error.code).metric : 'failed';
 }

@@ -1,16 +1,21 @@
 import { BatonError } from '@baton/contracts';
+import { refusalAnswer } from './transfer-refusals.js';
 
 /**
- * The typed errors of the authority-transfer variant. Each carries the HTTP status the seed
- * assigns it, so the routers answer problem+json without a lookup table that can drift.
+ * The typed errors of the authority-transfer variant. Each carries the HTTP status its code is
+ * answered with, taken from the one table of answers (transfer-refusals.ts) when it is raised.
  */
 export abstract class TransferError extends BatonError {
-  abstract readonly status: number;
+  readonly status: number;
+
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(code, message, options);
+    this.status = refusalAnswer(code).status;
+  }
 }
 
 /** The transfer was cancelled before its claim; its run answers 409 and moves nothing. */
 export class TransferCancelledError extends TransferError {
-  readonly status = 409;
   constructor(readonly id: string, readonly authority: string) {
     super('transfer_cancelled', `transfer ${id} of ${authority} was cancelled before it committed; nothing moved`);
   }
@@ -18,7 +23,6 @@ export class TransferCancelledError extends TransferError {
 
 /** The target did not reach the barrier within the budget; no audit was written. */
 export class CatchUpTimeoutError extends TransferError {
-  readonly status = 504;
   constructor(
     readonly id: string,
     readonly authority: string,
@@ -38,7 +42,6 @@ export class CatchUpTimeoutError extends TransferError {
 }
 
 export class TransferInProgressError extends TransferError {
-  readonly status = 409;
   constructor(readonly authority: string, readonly runningId: string) {
     super(
       'transfer_in_progress',
@@ -49,7 +52,6 @@ export class TransferInProgressError extends TransferError {
 
 /** The Idempotency-Key already names a transfer with a different request. */
 export class IdempotencyKeyMismatchError extends TransferError {
-  readonly status = 422;
   constructor(readonly id: string, detail: string) {
     super(
       'idempotency_key_mismatch',
@@ -60,7 +62,6 @@ export class IdempotencyKeyMismatchError extends TransferError {
 
 /** The move committed but this member's audit store did not take the sealed record. */
 export class AuditProjectionError extends TransferError {
-  readonly status = 503;
   constructor(readonly id: string, cause: unknown) {
     super(
       'audit_projection_failed',
@@ -73,7 +74,6 @@ export class AuditProjectionError extends TransferError {
 
 /** The commit may or may not have happened (leadership loss, timeout): the key resolves it. */
 export class TransferOutcomeUnknownError extends TransferError {
-  readonly status = 503;
   constructor(readonly id: string, cause: unknown) {
     super(
       'transfer_outcome_unknown',
@@ -85,7 +85,6 @@ export class TransferOutcomeUnknownError extends TransferError {
 
 /** The consensus refused the command before appending it; the plan is Ready again. */
 export class CommitRefusedError extends TransferError {
-  readonly status: number;
   constructor(readonly id: string, readonly reason: string, cause: unknown) {
     super(
       `commit_refused.${reason}`,
@@ -93,13 +92,11 @@ export class CommitRefusedError extends TransferError {
         `the transfer is Ready again: retry with Idempotency-Key ${id} or cancel it`,
       { cause },
     );
-    this.status = reason === 'key_reused' ? 422 : 503;
   }
 }
 
 /** The ownership state refused the move (the source is no longer the authority's home...). */
 export class MoveRefusedError extends TransferError {
-  readonly status = 409;
   constructor(readonly authority: string, readonly reason: string, detail: string) {
     super(`move_refused.${reason}`, `cannot move ${authority}: ${detail}`);
   }
@@ -107,7 +104,6 @@ export class MoveRefusedError extends TransferError {
 
 /** Mode dc has no ownership consensus: transfer requests are not served. */
 export class OwnershipUnavailableError extends TransferError {
-  readonly status = 503;
   constructor(detail: string, options?: { cause?: unknown }) {
     super('ownership_unavailable', detail, options);
   }
@@ -115,14 +111,12 @@ export class OwnershipUnavailableError extends TransferError {
 
 /** The request is malformed; the message says which field and why. */
 export class InvalidTransferRequestError extends TransferError {
-  readonly status = 400;
   constructor(detail: string) {
     super('invalid_request', detail);
   }
 }
 
 export class TransferNotFoundError extends TransferError {
-  readonly status = 404;
   constructor(readonly authority: string) {
     super('transfer_not_found', `no transfer of ${authority} is registered or committed`);
   }
@@ -130,7 +124,6 @@ export class TransferNotFoundError extends TransferError {
 
 /** A committed transfer cannot be cancelled: the move stands. */
 export class TransferCommittedError extends TransferError {
-  readonly status = 409;
   constructor(readonly authority: string, readonly id: string | undefined) {
     super(
       'transfer_committed',
@@ -141,7 +134,6 @@ export class TransferCommittedError extends TransferError {
 
 /** A claimed transfer is being submitted to consensus: cancel is refused from the claim onward. */
 export class TransferCommittingError extends TransferError {
-  readonly status = 409;
   constructor(readonly authority: string, readonly id: string) {
     super(
       'transfer_committing',
@@ -152,7 +144,6 @@ export class TransferCommittingError extends TransferError {
 
 /** A write was offered under an epoch that is no longer the authority's current one. */
 export class StaleEpochError extends TransferError {
-  readonly status = 409;
   constructor(readonly authority: string, readonly offered: number, readonly current: number | undefined) {
     super(
       'stale_epoch',
@@ -165,7 +156,6 @@ export class StaleEpochError extends TransferError {
 
 /** A write arrived at a datacenter that is not the authority's home. */
 export class NotHomeError extends TransferError {
-  readonly status = 421;
   constructor(readonly authority: string, readonly datacenter: string, readonly home: string | undefined) {
     super(
       'not_home',
@@ -178,7 +168,6 @@ export class NotHomeError extends TransferError {
 
 /** The failover path moves only an authority whose source the tracker calls Dead. */
 export class SourceNotDeadError extends TransferError {
-  readonly status = 409;
   constructor(readonly source: string, readonly state: string) {
     super(
       'source_not_dead',
@@ -189,7 +178,6 @@ export class SourceNotDeadError extends TransferError {
 
 /** The change feed cannot take writes (its storage failed): the node answers 503 until restarted. */
 export class FeedUnavailableError extends TransferError {
-  readonly status = 503;
   constructor(detail: string, options?: { cause?: unknown }) {
     super('feed_unavailable', `the change feed cannot record writes: ${detail}; restart the node once its data dir is writable`, options);
   }
@@ -201,7 +189,6 @@ export class FeedUnavailableError extends TransferError {
  * unregistered, where no other member could see or cancel the request.
  */
 export class SourceUnreadableError extends TransferError {
-  readonly status = 503;
   constructor(readonly id: string, readonly authority: string, source: string, member: string | undefined, detail: string) {
     super(
       'source_unreadable',
@@ -212,7 +199,6 @@ export class SourceUnreadableError extends TransferError {
 
 /** A planned transfer froze the authority: its source acknowledges no write until it commits or thaws. */
 export class AuthorityFrozenError extends TransferError {
-  readonly status = 503;
   constructor(readonly authority: string, readonly transferId: string, readonly target: string) {
     super(
       'authority_frozen',
@@ -223,7 +209,6 @@ export class AuthorityFrozenError extends TransferError {
 
 /** The registered transfer ended without a move (cancelled, timed out, expired or superseded). */
 export class TransferReleasedError extends TransferError {
-  readonly status = 409;
   constructor(readonly id: string, readonly authority: string, why: string) {
     super('transfer_released', `transfer ${id} of ${authority} ended without a move (${why}); nothing moved: reissue it to try again`);
   }
@@ -235,7 +220,6 @@ export class TransferReleasedError extends TransferError {
  * it acknowledges no write until it caught up, which it does from the source's feed meanwhile.
  */
 export class HomeCatchingUpError extends TransferError {
-  readonly status = 503;
   constructor(
     readonly authority: string,
     readonly epoch: number,

@@ -1,9 +1,10 @@
 import { type ProblemMapper, HttpProblem, retryAfter } from '@baton/http';
 import { TransferError } from './transfer-errors.js';
+import { problemType } from './transfer-refusals.js';
 
 /**
  * Answers the variant's typed errors with the status each one carries, as problem+json. The
- * problem type is the error code as a slug; the transfer id and authority travel as extension
+ * problem type is the error code as a slug (both from transfer-refusals.ts); the transfer id and authority travel as extension
  * members so a client can retry under the right key without parsing the detail.
  */
 export const transferProblemMapper: ProblemMapper = (error) => {
@@ -24,7 +25,7 @@ export const transferProblemMapper: ProblemMapper = (error) => {
   }
   return new HttpProblem({
     status: error.status,
-    type: error.code.replace(/[._]/g, '-'),
+    type: problemType(error.code),
     detail: error.message,
     extra,
     headers: error.status === 503 ? retryAfter(1) : undefined,
