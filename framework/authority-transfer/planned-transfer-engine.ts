@@ -1,16 +1,5 @@
-import {
-  type AuditRecord,
-  type AuditStore,
-  type Clock,
-  type Timer,
-  type Logger,
-  NotAppendedError,
-} from '@baton/contracts';
-import type { BatonMetrics } from '@baton/http';
-import type { AuditProjection, OwnershipConsensus } from './audit-projection.js';
+import { type AuditRecord, type Timer, NotAppendedError } from '@baton/contracts';
 import { awaitCatchUp } from './catch-up.js';
-import type { ChangeFeed } from './change-feed.js';
-import type { FrontierProbe } from './frontier-probe.js';
 import { waitForApplied, waitForIntent } from './intent-wait.js';
 import type {
   CommitPlannedTransferResult,
@@ -23,7 +12,7 @@ import type {
 } from './ownership.js';
 import { finalsComplete } from './ownership.js';
 import { PlanRegistry } from './plan-registry.js';
-import { DEFAULT_REPROBE_SCHEDULE, reprobeDelay, type ReprobeSchedule } from './reprobe-schedule.js';
+import { reprobeDelay } from './reprobe-schedule.js';
 import { OwnFeedPosition, SourcePositionError, type FeedPosition, type SourcePositions } from './source-positions.js';
 import {
   AuditProjectionError,
@@ -41,83 +30,16 @@ import {
   TransferNotFoundError,
   TransferOutcomeUnknownError,
   TransferReleasedError,
-  TransferError,
 } from './transfer-errors.js';
 import { EpochPreconditionFailedError, epochRefusal } from './epoch-precondition.js';
-import { refusalAnswer } from './transfer-refusals.js';
-import { TransferPlan, type PlanState, type TransferRequest } from './transfer-plan.js';
+import { TransferPlan, type TransferRequest } from './transfer-plan.js';
+import { DEFAULT_PLANNED_TRANSFER_OPTIONS, type PlannedTransferDeps, type PlannedTransferOptions } from './planned-transfer-options.js';
+import { assertSameTransfer, authorityOf, describeMove, outcomeOf, sameMove, validateTransferRequest } from './transfer-requests.js';
+import { transferStatus, type TransferStatus } from './transfer-status.js';
 
-export interface PlannedTransferOptions {
-  /** How long a transfer may wait for the target to reach the barrier (seed: about 5 minutes). */
-  budgetMs: number;
-  /** How long one probe may take before it reads as no frontier (seed: ten seconds). */
-  probeTimeoutMs: number;
-  schedule: ReprobeSchedule;
-  /** Re-probes while the authority is frozen: tight, since writes are refused meanwhile. */
-  freezeSchedule: ReprobeSchedule;
-  /**
-   * How long a probe asks the target to hold its answer until it has applied the barrier (or
-   * the final serials), so the plan learns of the apply at once; 0 for probes that answer at once.
-   */
-  frontierWaitMs: number;
-  /**
-   * How long a freeze may hold before it is lifted (the target then catches up on the final
-   * serials unfrozen, and the transfer freezes again).
-   */
-  freezeBudgetMs: number;
-  /** How many abandoned authorities a repeated cancel stays idempotent for (seed: 256). */
-  abandonedWindow: number;
-  /** Backoff of the background resolution of a commit whose outcome is unknown. */
-  resolution: { initialDelayMs: number; maxDelayMs: number };
-  /**
-   * How often registered transfers are looked over: a freeze or a registration whose driver is
-   * gone (past its deadline by `expiryGraceMs`) is lifted or released by any member.
-   */
-  sweepIntervalMs: number;
-  expiryGraceMs: number;
-}
+export { DEFAULT_PLANNED_TRANSFER_OPTIONS, type PlannedTransferDeps, type PlannedTransferOptions } from './planned-transfer-options.js';
+export type { TransferStatus } from './transfer-status.js';
 
-export const DEFAULT_PLANNED_TRANSFER_OPTIONS: PlannedTransferOptions = {
-  budgetMs: 5 * 60_000,
-  probeTimeoutMs: 10_000,
-  schedule: DEFAULT_REPROBE_SCHEDULE,
-  freezeSchedule: { initialDelayMs: 2, maxDelayMs: 50 },
-  frontierWaitMs: 2_000,
-  freezeBudgetMs: 5_000,
-  abandonedWindow: 256,
-  resolution: { initialDelayMs: 500, maxDelayMs: 30_000 },
-  sweepIntervalMs: 1_000,
-  expiryGraceMs: 10_000,
-};
-
-export interface PlannedTransferDeps {
-  consensus: OwnershipConsensus;
-  audit: AuditStore;
-  projection: AuditProjection;
-  probe: FrontierProbe;
-  feed: ChangeFeed;
-  clock: Clock;
-  log: Logger;
-  /** Where barriers come from; this member's own feed when absent (a member alone in its datacenter). */
-  sources?: SourcePositions;
-  /** Transfers by outcome and their durations, when the host exposes metrics. */
-  metrics?: BatonMetrics;
-}
-
-/** What GET /availability/v1/transfers/{authority} shows of a transfer in flight. */
-export interface TransferStatus extends TransferRequest {
-  state: PlanState;
-  barrier: number;
-  frontier: number | null;
-  last_reading_age_ms: number | null;
-  age_ms: number;
-  deadline_in_ms: number;
-  outcome_unknown: boolean;
-  /** The source acknowledges no write to the authority until the move commits or thaws. */
-  frozen: boolean;
-  /** The member driving the transfer (probing, committing). */
-  driver: string;
-}
 
 /**
  * Planned transfers (seed 003): the local driver of a transfer registered in the replicated
@@ -160,13 +82,13 @@ export class PlannedTransferEngine {
    * typed error. Duplicate requests under the same key share one run and one move.
    */
   async start(request: TransferRequest): Promise<AuditRecord> {
-    validate(request);
+    validateTransferRequest(request);
     const attached = this.attach(request);
     if (attached) return attached;
     // A key recently called off may be reissued for the same move, not for another one.
     const abandoned = this.registry.abandoned.lookup(request.id);
     if (abandoned?.request && !sameMove(request, { authority: abandoned.authority, ...abandoned.request })) {
-      throw new IdempotencyKeyMismatchError(request.id, `it was ${describe({ authority: abandoned.authority, ...abandoned.request })}, ended without a move${abandoned.why ? ` (${abandoned.why})` : ''}`);
+      throw new IdempotencyKeyMismatchError(request.id, `it was ${describeMove({ authority: abandoned.authority, ...abandoned.request })}, ended without a move${abandoned.why ? ` (${abandoned.why})` : ''}`);
     }
     const now = this.deps.clock.now();
     // The plan is registered here before anything is awaited, so a cancel right after the POST
@@ -269,49 +191,8 @@ export class PlannedTransferEngine {
 
   status(authority: string): TransferStatus | undefined {
     const plan = this.registry.get(authority);
-    const now = this.deps.clock.now();
     const intent = this.deps.consensus.view().state.transfers.get(authority);
-    if (plan && !plan.follower) {
-      const r = plan.request;
-      return {
-        id: r.id,
-        authority: r.authority,
-        source: r.source,
-        target: r.target,
-        actor: r.actor,
-        reason: r.reason,
-        state: plan.state,
-        barrier: plan.barrier,
-        frontier: plan.frontier ?? null,
-        last_reading_age_ms: plan.lastReadingAt === undefined ? null : now - plan.lastReadingAt,
-        age_ms: now - plan.createdAt,
-        deadline_in_ms: Math.max(0, plan.deadline - now),
-        outcome_unknown: plan.unresolved,
-        frozen: intent?.id === plan.id && intent.frozen,
-        driver: this.self,
-      };
-    }
-    if (!intent) return undefined;
-    // Driven by another member: what the replicated registration says.
-    let barrier = 0;
-    for (const s of intent.sources) barrier = Math.max(barrier, s.final ?? s.barrier);
-    return {
-      id: intent.id,
-      authority: intent.authority,
-      source: intent.source,
-      target: intent.target,
-      actor: intent.actor,
-      reason: intent.reason,
-      state: 'AwaitingCatchUp',
-      barrier,
-      frontier: null,
-      last_reading_age_ms: null,
-      age_ms: Math.max(0, now - (intent.deadline - this.options.budgetMs)),
-      deadline_in_ms: Math.max(0, intent.deadline - now),
-      outcome_unknown: false,
-      frozen: intent.frozen,
-      driver: intent.driver,
-    };
+    return transferStatus(plan && !plan.follower ? plan : undefined, intent, { now: this.deps.clock.now(), self: this.self, budgetMs: this.options.budgetMs });
   }
 
   /** Abandons every plan still waiting (host shutdown); their runs answer 409. */
@@ -340,7 +221,7 @@ export class PlannedTransferEngine {
     if (!plan) return undefined;
     if (plan.id !== request.id) throw new TransferInProgressError(request.authority, plan.id);
     if (!plan.sameRequest(request)) {
-      throw new IdempotencyKeyMismatchError(request.id, `it moves ${describe(plan.request)}`);
+      throw new IdempotencyKeyMismatchError(request.id, `it moves ${describeMove(plan.request)}`);
     }
     return (plan.run as Promise<AuditRecord> | undefined) ?? this.launch(plan);
   }
@@ -520,7 +401,7 @@ export class PlannedTransferEngine {
         case 'transfer_in_progress':
           throw new TransferInProgressError(request.authority, result.running);
         case 'key_names_another_transfer':
-          throw new IdempotencyKeyMismatchError(request.id, `it moves ${describe(result.running)}`);
+          throw new IdempotencyKeyMismatchError(request.id, `it moves ${describeMove(result.running)}`);
         case 'precondition_failed':
           throw new EpochPreconditionFailedError(request.authority, request.expectedEpoch ?? 0, result.home, result.epoch);
         case 'barrier_unread':
@@ -1063,41 +944,4 @@ export class PlannedTransferEngine {
     this.expiries.get(plan)?.cancel();
     this.expiries.delete(plan);
   }
-}
-
-/** The authority an applied command names, if it names one. */
-function authorityOf(command: OwnershipCommand): string | undefined {
-  return 'authority' in command && typeof command.authority === 'string' ? command.authority : undefined;
-}
-
-function validate(request: TransferRequest): void {
-  for (const field of ['id', 'authority', 'source', 'target', 'actor'] as const) {
-    if (typeof request[field] !== 'string' || request[field].length === 0) {
-      throw new InvalidTransferRequestError(`${field} must be a non-empty string`);
-    }
-  }
-  if (typeof request.reason !== 'string') throw new InvalidTransferRequestError('reason must be a string');
-  if (request.source === request.target) {
-    throw new InvalidTransferRequestError(`source and target are both ${request.source}: a transfer moves between two datacenters`);
-  }
-}
-
-function assertSameTransfer(request: TransferRequest, sealed: AuditRecord): void {
-  if (!sameMove(request, sealed)) throw new IdempotencyKeyMismatchError(request.id, `it committed ${describe(sealed)}`);
-}
-
-type Move = { authority: string; source: string; target: string; reason: string };
-
-/** The same move: what one key names (the actor and barrier are not the caller's to choose). */
-function sameMove(a: Move, b: Move): boolean {
-  return a.authority === b.authority && a.source === b.source && a.target === b.target && a.reason === b.reason;
-}
-
-function describe(r: { authority: string; source: string; target: string; reason: string }): string {
-  return `${r.authority} from ${r.source} to ${r.target} (reason ${JSON.stringify(r.reason)})`;
-}
-
-/** The metrics label of a run that ended in `error` (transfer-refusals.ts). */
-function outcomeOf(error: unknown): string {
-  return error instanceof TransferError ? refusalAnswer(error.code).metric : 'failed';
 }

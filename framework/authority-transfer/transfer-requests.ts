@@ -1,0 +1,45 @@
+import type { AuditRecord } from '@baton/contracts';
+import type { OwnershipCommand } from './ownership.js';
+import { IdempotencyKeyMismatchError, InvalidTransferRequestError, TransferError } from './transfer-errors.js';
+import type { TransferRequest } from './transfer-plan.js';
+import { refusalAnswer } from './transfer-refusals.js';
+
+// What a transfer request is checked against before any rule of the lifecycle: its fields, and
+// whether two requests (or a request and a sealed record) name the same move.
+
+/** The authority an applied command names, if it names one. */
+export function authorityOf(command: OwnershipCommand): string | undefined {
+  return 'authority' in command && typeof command.authority === 'string' ? command.authority : undefined;
+}
+
+export function validateTransferRequest(request: TransferRequest): void {
+  for (const field of ['id', 'authority', 'source', 'target', 'actor'] as const) {
+    if (typeof request[field] !== 'string' || request[field].length === 0) {
+      throw new InvalidTransferRequestError(`${field} must be a non-empty string`);
+    }
+  }
+  if (typeof request.reason !== 'string') throw new InvalidTransferRequestError('reason must be a string');
+  if (request.source === request.target) {
+    throw new InvalidTransferRequestError(`source and target are both ${request.source}: a transfer moves between two datacenters`);
+  }
+}
+
+export function assertSameTransfer(request: TransferRequest, sealed: AuditRecord): void {
+  if (!sameMove(request, sealed)) throw new IdempotencyKeyMismatchError(request.id, `it committed ${describeMove(sealed)}`);
+}
+
+export type Move = { authority: string; source: string; target: string; reason: string };
+
+/** The same move: what one key names (the actor and barrier are not the caller's to choose). */
+export function sameMove(a: Move, b: Move): boolean {
+  return a.authority === b.authority && a.source === b.source && a.target === b.target && a.reason === b.reason;
+}
+
+export function describeMove(r: { authority: string; source: string; target: string; reason: string }): string {
+  return `${r.authority} from ${r.source} to ${r.target} (reason ${JSON.stringify(r.reason)})`;
+}
+
+/** The metrics label of a run that ended in `error` (transfer-refusals.ts). */
+export function outcomeOf(error: unknown): string {
+  return error instanceof TransferError ? refusalAnswer(error.code).metric : 'failed';
+}
