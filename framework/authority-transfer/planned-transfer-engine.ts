@@ -1,4 +1,4 @@
-import { type AuditRecord, type Timer, NotAppendedError } from '@baton/contracts';
+import { type AuditRecord, NotAppendedError } from '@baton/contracts';
 import { awaitCatchUp } from './catch-up.js';
 import { waitForApplied, waitForIntent } from './intent-wait.js';
 import type {
@@ -11,6 +11,7 @@ import type {
   TransferLifecycleResult,
 } from './ownership.js';
 import { finalsComplete } from './ownership.js';
+import { BackgroundReleases } from './background-releases.js';
 import { PlanRegistry } from './plan-registry.js';
 import { reprobeDelay } from './reprobe-schedule.js';
 import { OwnFeedPosition, SourcePositionError, type FeedPosition, type SourcePositions } from './source-positions.js';
@@ -36,6 +37,7 @@ import { TransferPlan, type TransferRequest } from './transfer-plan.js';
 import { DEFAULT_PLANNED_TRANSFER_OPTIONS, type PlannedTransferDeps, type PlannedTransferOptions } from './planned-transfer-options.js';
 import { assertSameTransfer, authorityOf, describeMove, outcomeOf, sameMove, validateTransferRequest } from './transfer-requests.js';
 import { transferStatus, type TransferStatus } from './transfer-status.js';
+import { UndrivenTransfers } from './undriven-transfers.js';
 
 export { DEFAULT_PLANNED_TRANSFER_OPTIONS, type PlannedTransferDeps, type PlannedTransferOptions } from './planned-transfer-options.js';
 export type { TransferStatus } from './transfer-status.js';
@@ -53,13 +55,11 @@ export class PlannedTransferEngine {
   readonly registry: PlanRegistry;
   private readonly options: PlannedTransferOptions;
   private readonly sources: SourcePositions;
-  private readonly expiries = new Map<TransferPlan, Timer>();
-  /** Plans claimed without a known outcome, each with its next resolution attempt. */
-  private readonly resolutions = new Map<TransferPlan, { timer: Timer; attempt: number }>();
   /** Releases and thaws this member proposed and has not seen applied, by authority. */
-  private readonly settling = new Map<string, Promise<void>>();
+  private readonly releases: BackgroundReleases;
+  /** Plans resting without a run, plans left without outcome, registrations nobody drives. */
+  private readonly undriven: UndrivenTransfers;
   private readonly unsubscribe: (() => void)[] = [];
-  private sweepTimer: Timer | undefined;
   private stopped = false;
 
   constructor(
@@ -69,8 +69,12 @@ export class PlannedTransferEngine {
     this.options = { ...DEFAULT_PLANNED_TRANSFER_OPTIONS, ...options };
     this.registry = new PlanRegistry(this.options.abandonedWindow);
     this.sources = deps.sources ?? new OwnFeedPosition(deps.feed);
+    const { consensus, clock, log } = deps;
+    const self = () => this.self;
+    this.releases = new BackgroundReleases({ consensus, clock, log, self, stopped: () => this.stopped });
+    this.undriven = new UndrivenTransfers({ consensus, clock, log, self, options: this.options, registry: this.registry, releases: this.releases, launch: (plan) => this.launch(plan) });
     this.unsubscribe.push(deps.consensus.watch((view, entry) => this.onApplied(view.state.transfers.get(authorityOf(entry.command) ?? ''), entry)));
-    this.armSweep(0);
+    this.undriven.start();
   }
 
   get self(): string {
@@ -113,9 +117,9 @@ export class PlannedTransferEngine {
     const plan = this.registry.get(authority);
     if (plan && !plan.follower) {
       if (plan.abandon('cancelled by an administrator')) {
-        this.forgetExpiry(plan);
+        this.undriven.forgetExpiry(plan);
         this.registry.abandon(plan);
-        if (plan.registered) this.releaseInBackground(plan, 'cancelled');
+        if (plan.registered) this.releases.release(plan, 'cancelled');
         this.deps.log.info({ transfer: plan.id, authority }, 'transfer cancelled');
         if (plan.registered) return;
         // A plan not registered yet is the authority's transfer only once its own registration
@@ -128,7 +132,7 @@ export class PlannedTransferEngine {
         // left to its deadline.
         const other = this.deps.consensus.view().state.transfers.get(authority);
         if (other?.id === plan.id && other.driver === this.self) {
-          this.releaseInBackground(plan, 'cancelled');
+          this.releases.release(plan, 'cancelled');
           return;
         }
         return this.cancelElsewhere(authority);
@@ -138,7 +142,7 @@ export class PlannedTransferEngine {
       const released = await this.propose({ type: 'release_transfer', authority, id: plan.id, why: 'cancelled' });
       if (released.ok) {
         plan.abandonClaimed('cancelled by an administrator');
-        this.forgetResolution(plan);
+        this.undriven.forgetResolution(plan);
         this.registry.abandon(plan);
         throw new TransferNotFoundError(authority);
       }
@@ -200,19 +204,14 @@ export class PlannedTransferEngine {
     for (const plan of [...this.registry.all()]) {
       if (plan.abandon('the node is shutting down')) this.registry.abandon(plan);
     }
-    for (const timer of this.expiries.values()) timer.cancel();
-    this.expiries.clear();
     this.stopped = true;
-    for (const { timer } of this.resolutions.values()) timer.cancel();
-    this.resolutions.clear();
+    this.undriven.stop();
     for (const off of this.unsubscribe.splice(0)) off();
-    this.sweepTimer?.cancel();
-    this.sweepTimer = undefined;
   }
 
   /** Plans claimed whose commit outcome is still unknown (being resolved in the background). */
   get unresolvedCount(): number {
-    return this.resolutions.size;
+    return this.undriven.unresolvedCount;
   }
 
   /** Joins the plan for this authority, if any: same key shares it, another is refused. */
@@ -227,8 +226,8 @@ export class PlannedTransferEngine {
   }
 
   private launch(plan: TransferPlan, fresh = false): Promise<AuditRecord> {
-    this.forgetExpiry(plan);
-    this.forgetResolution(plan);
+    this.undriven.forgetExpiry(plan);
+    this.undriven.forgetResolution(plan);
     const run = (fresh ? this.admit(plan) : this.drive(plan)).catch((error: unknown) => {
       // Cut short by this member's shutdown, not cancelled: its registration stays replicated.
       if (this.stopped && error instanceof TransferCancelledError) {
@@ -237,8 +236,8 @@ export class PlannedTransferEngine {
       throw error;
     }).finally(() => {
       if (plan.run === run) plan.run = undefined;
-      this.armExpiry(plan);
-      this.armResolution(plan);
+      this.undriven.armExpiry(plan);
+      this.undriven.armResolution(plan);
     });
     plan.run = run;
     run.then(
@@ -281,7 +280,7 @@ export class PlannedTransferEngine {
     try {
       // A release of this authority this member proposed lands before a new registration; with no
       // leader in reach it may not land for long, and the request is not left waiting on it.
-      const settling = this.settling.get(request.authority);
+      const settling = this.releases.pending(request.authority);
       // A member cut off from the majority cannot decide anything: it answers 503 once one
       // linearizable read gives up (the consensus' read timeout), rather than first waiting out a
       // probe timeout on a release that cannot land, then reading the source, then proposing.
@@ -372,7 +371,7 @@ export class PlannedTransferEngine {
         // run answers the seed's 409, whatever consensus said. It never proposes its commit, so it
         // cannot have committed; what it may have registered is released behind the answer.
         if (plan.isAbandoned()) {
-          this.releaseInBackground(plan, 'cancelled');
+          this.releases.release(plan, 'cancelled');
           throw this.ended(plan);
         }
         if (plan.abandon('the registration did not complete')) this.registry.resolve(plan);
@@ -381,7 +380,7 @@ export class PlannedTransferEngine {
           throw new OwnershipUnavailableError(`${what} (${error.reason}): nothing runs here; retry with Idempotency-Key ${plan.id}`);
         }
         // It may have been registered: released behind this answer, so nothing is left blocking.
-        this.releaseInBackground(plan, 'abandoned');
+        this.releases.release(plan, 'abandoned');
         throw new TransferOutcomeUnknownError(plan.id, error);
       }
       // The registration this member's view showed was released before the join applied: the
@@ -418,7 +417,7 @@ export class PlannedTransferEngine {
     } catch (error) {
       // Cancelled meanwhile: a cancel that found this member's view showing the registration
       // left its release to this run, as below.
-      if (result.intent.driver === this.self) this.releaseInBackground(plan, 'cancelled');
+      if (result.intent.driver === this.self) this.releases.release(plan, 'cancelled');
       throw error;
     }
     if (result.intent.driver !== this.self) return this.follow(plan, result.intent);
@@ -428,7 +427,7 @@ export class PlannedTransferEngine {
     // The abandoned window keeps its record: a cancel that abandoned this plan while its
     // registration was in flight answered 204 from it, and a repeat must answer the same.
     if (plan.isAbandoned()) {
-      this.releaseInBackground(plan, 'cancelled');
+      this.releases.release(plan, 'cancelled');
       throw this.ended(plan);
     }
     return this.drive(plan);
@@ -523,7 +522,7 @@ export class PlannedTransferEngine {
           }
           if (plan.abandon('catch-up budget exhausted')) {
             this.registry.abandon(plan);
-            this.releaseInBackground(plan, 'timed_out');
+            this.releases.release(plan, 'timed_out');
             this.deps.log.info({ transfer: plan.id, barrier: plan.barrier, frontier: plan.frontier }, 'transfer timed out');
             throw new CatchUpTimeoutError(plan.id, plan.authority, plan.barrier, plan.frontier, this.options.budgetMs);
           }
@@ -575,7 +574,7 @@ export class PlannedTransferEngine {
       if (now.frozen) await this.thaw(plan);
       if (this.deps.clock.now() >= plan.deadline && plan.abandon('catch-up budget exhausted')) {
         this.registry.abandon(plan);
-        this.releaseInBackground(plan, 'timed_out');
+        this.releases.release(plan, 'timed_out');
         throw new CatchUpTimeoutError(plan.id, plan.authority, plan.barrier, plan.frontier, this.options.budgetMs);
       }
       plan.follow(this.deps.consensus.view().state.transfers.get(plan.authority) ?? now);
@@ -718,35 +717,6 @@ export class PlannedTransferEngine {
   }
 
   /**
-   * Unregisters the plan's transfer behind an answer already given (a cancel from the plan, a
-   * timeout): retried until it applied or the registration is gone. A new run of the authority
-   * on this member waits for it, so it never finds its own abandoned transfer in the way.
-   */
-  private releaseInBackground(plan: TransferPlan, why: ReleaseTransferCommand['why']): void {
-    const authority = plan.authority;
-    const previous = this.settling.get(authority) ?? Promise.resolve();
-    const work = previous.then(async () => {
-      for (let attempt = 0; attempt < 40 && !this.stopped; attempt++) {
-        try {
-          // Gone for the cluster, not only from this member's view, which may lag the leader's.
-          if (attempt > 0 && (await this.deps.consensus.read()).state.transfers.get(authority)?.id !== plan.id) return;
-          // Only a registration this member drives: the same key registered by another member
-          // (a retry there after this one's outcome was unknown) is that member's to end.
-          await this.propose({ type: 'release_transfer', authority, id: plan.id, driver: this.self, why });
-          return;
-        } catch (error) {
-          this.deps.log.debug({ transfer: plan.id, err: (error as Error).message }, 'release not applied yet; retrying');
-          await this.deps.clock.sleep(Math.min(2_000, 20 * 2 ** Math.min(attempt, 7)));
-        }
-      }
-    });
-    const settled = work.finally(() => {
-      if (this.settling.get(authority) === settled) this.settling.delete(authority);
-    });
-    this.settling.set(authority, settled);
-  }
-
-  /**
    * Told of every applied command that names an authority (a look-up, no scan): a plan whose
    * registration left the replicated state without its own commit (cancelled at another member,
    * released by a failover or by expiry) is abandoned, so its run answers 409 at once.
@@ -760,7 +730,7 @@ export class PlannedTransferEngine {
     if (!plan || !plan.registered || plan.follower || intent?.id === plan.id) return;
     const what = command.type === 'release_transfer' ? `release_transfer (${command.why})` : command.type;
     if (plan.abandon(`its registration was released in the replicated state (${what} at index ${entry.position.index} left ${intent ? `transfer ${intent.id}` : 'no transfer'} registered)`, this.releaseAnswer(plan, command))) {
-      this.forgetExpiry(plan);
+      this.undriven.forgetExpiry(plan);
       this.registry.abandon(plan);
     }
   }
@@ -836,112 +806,4 @@ export class PlannedTransferEngine {
     }
   }
 
-  /**
-   * Registered transfers whose driver is gone: one past its thaw time keeps the source frozen,
-   * one past its deadline blocks the authority. Any member lifts or releases them; the driver's
-   * own, left without a plan by a restart, are thawed at once (see README: the operator
-   * reissues the key on that member to resume, or cancels it anywhere). The sweep reads only
-   * the transfers in flight.
-   */
-  private sweep(): void {
-    if (this.stopped) return;
-    const now = this.deps.clock.now();
-    const grace = this.options.expiryGraceMs;
-    for (const intent of this.deps.consensus.view().state.transfers.values()) {
-      if (this.settling.has(intent.authority)) continue;
-      const local = this.registry.get(intent.authority);
-      const mine = intent.driver === this.self;
-      if (mine && local && !local.follower) {
-        // A plan resting without a run (a refusal left it Ready) holds no freeze.
-        if (!local.run && intent.id === local.id && intent.frozen && (local.state === 'Ready' || local.state === 'AwaitingCatchUp')) {
-          this.settleInBackground(intent, { type: 'thaw_transfer', authority: intent.authority, id: intent.id });
-        }
-        continue;
-      }
-      if (now > intent.deadline + (mine ? 0 : grace)) {
-        this.settleInBackground(intent, { type: 'release_transfer', authority: intent.authority, id: intent.id, why: 'expired' });
-      } else if (intent.frozen && (mine || now > (intent.thawBy ?? 0) + grace)) {
-        this.settleInBackground(intent, { type: 'thaw_transfer', authority: intent.authority, id: intent.id });
-      }
-    }
-    this.armSweep(this.options.sweepIntervalMs);
-  }
-
-  private settleInBackground(intent: TransferIntent, command: OwnershipCommand): void {
-    const work = this.deps.consensus
-      .propose(command)
-      .then(
-        () => this.deps.log.info({ transfer: intent.id, authority: intent.authority, command: command.type }, 'lifted a transfer its driver no longer drives'),
-        () => undefined,
-      )
-      .finally(() => {
-        if (this.settling.get(intent.authority) === work) this.settling.delete(intent.authority);
-      });
-    this.settling.set(intent.authority, work);
-  }
-
-  private armSweep(delay: number): void {
-    if (this.stopped) return;
-    this.sweepTimer = this.deps.clock.setTimer(delay, () => this.sweep());
-  }
-
-  /**
-   * A plan left Ready after a refusal has no run: it stays cancellable and resumable under its
-   * key until its deadline, then it is abandoned so it cannot block the authority forever. Its
-   * freeze, if it held one, is lifted at once: writes must not wait on an operator's retry.
-   */
-  private armExpiry(plan: TransferPlan): void {
-    if (plan.run || (plan.state !== 'Ready' && plan.state !== 'AwaitingCatchUp')) return;
-    if (this.registry.get(plan.authority) !== plan || plan.follower) return;
-    if (plan.frozen) {
-      const intent = this.deps.consensus.view().state.transfers.get(plan.authority);
-      if (intent?.id === plan.id) this.settleInBackground(intent, { type: 'thaw_transfer', authority: plan.authority, id: plan.id });
-      plan.frozenAt = undefined;
-    }
-    const delay = Math.max(0, plan.deadline - this.deps.clock.now());
-    this.expiries.set(
-      plan,
-      this.deps.clock.setTimer(delay, () => {
-        this.expiries.delete(plan);
-        if (!plan.run && plan.abandon('budget exhausted while Ready')) {
-          this.registry.abandon(plan);
-          this.releaseInBackground(plan, 'timed_out');
-        }
-      }),
-    );
-  }
-
-  /**
-   * A claimed plan left without a known outcome blocks its authority until it is resolved. The
-   * resolution is what a retry under the same key does: propose the same command under the same
-   * idempotency key again. If an earlier attempt committed, consensus replays that decision (or
-   * the audit holds it); if none did, this one commits the move the operator ordered and could
-   * no longer cancel here (a cancel at another member releases the registration first, and the
-   * commit is then refused). Either way the key reaches its one outcome. Attempts back off up to
-   * `resolution.maxDelayMs`.
-   */
-  private armResolution(plan: TransferPlan): void {
-    if (this.stopped || plan.run || plan.state !== 'Committing' || !plan.unresolved) return;
-    if (this.registry.get(plan.authority) !== plan || this.resolutions.has(plan)) return;
-    const attempt = (plan.resolutionAttempts = (plan.resolutionAttempts ?? 0) + 1);
-    const { initialDelayMs, maxDelayMs } = this.options.resolution;
-    const delay = Math.min(maxDelayMs, initialDelayMs * 2 ** Math.min(attempt - 1, 20));
-    const timer = this.deps.clock.setTimer(delay, () => {
-      this.resolutions.delete(plan);
-      if (plan.run || plan.state !== 'Committing' || this.registry.get(plan.authority) !== plan) return;
-      this.deps.log.info({ transfer: plan.id, attempt }, 'resolving a transfer whose commit outcome is unknown');
-      this.launch(plan).catch(() => undefined);
-    });
-    this.resolutions.set(plan, { timer, attempt });
-  }
-
-  private forgetResolution(plan: TransferPlan): void {
-    this.resolutions.get(plan)?.timer.cancel();
-    this.resolutions.delete(plan);
-  }
-
-  private forgetExpiry(plan: TransferPlan): void {
-    this.expiries.get(plan)?.cancel();
-    this.expiries.delete(plan);
-  }
 }
