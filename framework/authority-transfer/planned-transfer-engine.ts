@@ -6,13 +6,13 @@ import type {
   OwnershipCommand,
   OwnershipResult,
   RegisterTransferResult,
-  ReleaseTransferCommand,
   TransferIntent,
   TransferLifecycleResult,
 } from './ownership.js';
 import { finalsComplete } from './ownership.js';
 import { BackgroundReleases } from './background-releases.js';
 import { PlanRegistry } from './plan-registry.js';
+import { SealedRecords } from './sealed-records.js';
 import { reprobeDelay } from './reprobe-schedule.js';
 import { OwnFeedPosition, SourcePositionError, type FeedPosition, type SourcePositions } from './source-positions.js';
 import {
@@ -25,10 +25,7 @@ import {
   OwnershipUnavailableError,
   SourceUnreadableError,
   TransferCancelledError,
-  TransferCommittedError,
-  TransferCommittingError,
   TransferInProgressError,
-  TransferNotFoundError,
   TransferOutcomeUnknownError,
   TransferReleasedError,
 } from './transfer-errors.js';
@@ -36,6 +33,7 @@ import { EpochPreconditionFailedError, epochRefusal } from './epoch-precondition
 import { TransferPlan, type TransferRequest } from './transfer-plan.js';
 import { DEFAULT_PLANNED_TRANSFER_OPTIONS, type PlannedTransferDeps, type PlannedTransferOptions } from './planned-transfer-options.js';
 import { assertSameTransfer, authorityOf, describeMove, outcomeOf, sameMove, validateTransferRequest } from './transfer-requests.js';
+import { TransferCancels } from './transfer-cancels.js';
 import { transferStatus, type TransferStatus } from './transfer-status.js';
 import { UndrivenTransfers } from './undriven-transfers.js';
 
@@ -59,6 +57,8 @@ export class PlannedTransferEngine {
   private readonly releases: BackgroundReleases;
   /** Plans resting without a run, plans left without outcome, registrations nobody drives. */
   private readonly undriven: UndrivenTransfers;
+  private readonly sealed: SealedRecords;
+  private readonly cancels: TransferCancels;
   private readonly unsubscribe: (() => void)[] = [];
   private stopped = false;
 
@@ -73,6 +73,8 @@ export class PlannedTransferEngine {
     const self = () => this.self;
     this.releases = new BackgroundReleases({ consensus, clock, log, self, stopped: () => this.stopped });
     this.undriven = new UndrivenTransfers({ consensus, clock, log, self, options: this.options, registry: this.registry, releases: this.releases, launch: (plan) => this.launch(plan) });
+    this.sealed = new SealedRecords(deps);
+    this.cancels = new TransferCancels({ consensus, log, self, registry: this.registry, releases: this.releases, undriven: this.undriven, sealed: this.sealed });
     this.unsubscribe.push(deps.consensus.watch((view, entry) => this.onApplied(view.state.transfers.get(authorityOf(entry.command) ?? ''), entry)));
     this.undriven.start();
   }
@@ -103,94 +105,11 @@ export class PlannedTransferEngine {
   }
 
   /**
-   * Cancels the authority's transfer. Resolves when it was abandoned (204), including a repeated
-   * cancel within the abandoned window; throws TransferCommittedError (409) when the move
-   * committed or is committing, TransferNotFoundError (404), or StoreUnavailableError /
-   * ReadUnavailableError (503) when the state cannot be read.
-   *
-   * On the member driving it, the answer comes from the plan (no probe nor consensus round trip
-   * in the way) and the replicated registration is released behind it: the plan, abandoned, can
-   * never propose the commit. Elsewhere it is a release through consensus, ordered in the log
-   * against the commit, so exactly one of the two takes effect.
+   * Cancels the authority's transfer: resolves for 204, throws for 409, 404 or 503 (see
+   * TransferCancels.cancel).
    */
-  async cancel(authority: string): Promise<void> {
-    const plan = this.registry.get(authority);
-    if (plan && !plan.follower) {
-      if (plan.abandon('cancelled by an administrator')) {
-        this.undriven.forgetExpiry(plan);
-        this.registry.abandon(plan);
-        if (plan.registered) this.releases.release(plan, 'cancelled');
-        this.deps.log.info({ transfer: plan.id, authority }, 'transfer cancelled');
-        if (plan.registered) return;
-        // A plan not registered yet is the authority's transfer only once its own registration
-        // is applied (this member drives it, and the abandoned plan never proposes its commit).
-        // Anything else is called off through the replicated state: another member's transfer,
-        // the same key registered by the member it was sent to first, or one this member's view
-        // does not show yet (a linearizable read finds it).
-        // Its proposal (a reissue joining that registration, say) may still be in flight: the
-        // registration is released behind this answer, as for a registered plan, rather than
-        // left to its deadline.
-        const other = this.deps.consensus.view().state.transfers.get(authority);
-        if (other?.id === plan.id && other.driver === this.self) {
-          this.releases.release(plan, 'cancelled');
-          return;
-        }
-        return this.cancelElsewhere(authority);
-      }
-      if (plan.state === 'Committing' && !plan.unresolved) throw new TransferCommittingError(authority, plan.id);
-      // Claimed and left without a known outcome: the release decides, in log order.
-      const released = await this.propose({ type: 'release_transfer', authority, id: plan.id, why: 'cancelled' });
-      if (released.ok) {
-        plan.abandonClaimed('cancelled by an administrator');
-        this.undriven.forgetResolution(plan);
-        this.registry.abandon(plan);
-        throw new TransferNotFoundError(authority);
-      }
-      const sealed = await this.findSealed(plan.id);
-      if (sealed) {
-        this.registry.resolve(plan);
-        throw new TransferCommittedError(authority, sealed.id);
-      }
-      throw new TransferNotFoundError(authority);
-    }
-    // A repeated cancel of a transfer abandoned here is confirmed by the linearizable read too:
-    // this member's view may not show a newer transfer registered elsewhere meanwhile, which a
-    // 204 from the window would leave running.
-    return this.cancelElsewhere(authority, plan);
-  }
-
-  /**
-   * A cancel of a transfer driven elsewhere (or by nobody since a restart): a release of the
-   * registered transfer by its id, ordered in the log against its commit. A linearizable read
-   * first, so a cancel of nothing appends nothing. The abandoned window, looked up once the
-   * read has brought this member's view up to date (a move committed since forgets it), names
-   * the authority's latest abandoned transfer: a repeated cancel of it answers 204.
-   */
-  private async cancelElsewhere(authority: string, follower?: TransferPlan): Promise<void> {
-    const { state } = await this.deps.consensus.read();
-    const intent = state.transfers.get(authority);
-    const abandonedId = this.registry.abandoned.get(authority);
-    // Whatever is registered is released, even under the id the window names: that key may have
-    // been reissued since, and a release of one already on its way changes nothing.
-    if (intent) {
-      const released = await this.propose({ type: 'release_transfer', authority, id: intent.id, why: 'cancelled' });
-      if (released.ok) {
-        this.registry.abandoned.remember(authority, intent.id, intent);
-        if (follower) this.endFollower(follower);
-        this.deps.log.info({ transfer: intent.id, authority, driver: intent.driver }, 'transfer cancelled through the replicated state');
-        return;
-      }
-      // It left the replicated state between the read and the release: it committed (the move
-      // stands, 409), or another member released it (it was called off: 204).
-      const sealed = await this.findSealed(intent.id);
-      if (sealed) throw new TransferCommittedError(authority, sealed.id);
-      this.registry.abandoned.remember(authority, intent.id, intent);
-      return;
-    }
-    if (abandonedId !== undefined) return;
-    const committed = await this.latestSealed(authority);
-    if (committed) throw new TransferCommittedError(authority, committed.id);
-    throw new TransferNotFoundError(authority);
+  cancel(authority: string): Promise<void> {
+    return this.cancels.cancel(authority);
   }
 
   status(authority: string): TransferStatus | undefined {
@@ -486,7 +405,7 @@ export class PlannedTransferEngine {
     const until = Math.max(plan.deadline, intent.deadline + this.options.expiryGraceMs);
     await waitForIntent(this.deps.consensus, this.deps.clock, plan.authority, (i) => i?.id !== plan.id, { until, signal: plan.signal });
     this.endFollower(plan);
-    const sealed = await this.findSealed(plan.id);
+    const sealed = await this.sealed.find(plan.id);
     if (sealed) return this.projectForAnswer(sealed);
     // Still registered past its deadline and grace (its driver and the others out of reach), or
     // released because it expired or timed out: this request timed out, as the driver's would.
@@ -640,7 +559,7 @@ export class PlannedTransferEngine {
         if (error.reason === 'key_reused') {
           // The key already decided a transfer (a retry through another member, with its own
           // barrier): that decision is the answer if it is this move.
-          const sealed = await this.findSealed(plan.id).catch(() => undefined);
+          const sealed = await this.sealed.find(plan.id).catch(() => undefined);
           if (sealed && plan.sameRequest({ ...sealed })) return this.settle(plan, sealed);
         }
         if (plan.unresolved && error.reason !== 'key_reused') {
@@ -659,7 +578,7 @@ export class PlannedTransferEngine {
       // The key may have decided this very move already (an earlier attempt, or a retry admitted
       // on a view that had not seen it) and left the idempotency window since: the durable audit
       // then knows the move, and this refusal is that move seen from after.
-      const sealed = await this.findSealed(plan.id).catch(() => undefined);
+      const sealed = await this.sealed.find(plan.id).catch(() => undefined);
       if (sealed && plan.sameRequest({ ...sealed })) return this.settle(plan, sealed);
       if (result.reason === 'not_frozen') {
         // The freeze was lifted under the claim (by another member, past its thaw time): the
@@ -694,26 +613,6 @@ export class PlannedTransferEngine {
       throw new AuditProjectionError(record.id, error);
     }
     return record;
-  }
-
-  /** The sealed record of transfer `id`: pending in consensus (linearizable read) or stored. */
-  private async findSealed(id: string): Promise<AuditRecord | undefined> {
-    const { state } = await this.deps.consensus.read();
-    return state.pending.get(id)?.record ?? (await this.deps.audit.byId(id));
-  }
-
-  private async latestSealed(authority: string): Promise<AuditRecord | undefined> {
-    const { state } = await this.deps.consensus.read();
-    let latest: AuditRecord | undefined;
-    for (const id of state.pendingByAuthority.get(authority) ?? []) {
-      const record = state.pending.get(id)?.record;
-      if (record && (!latest || record.commit_index > latest.commit_index)) latest = record;
-    }
-    return latest ?? (await this.deps.audit.latest(authority));
-  }
-
-  private async propose(command: ReleaseTransferCommand): Promise<TransferLifecycleResult> {
-    return (await this.deps.consensus.propose(command)).result as TransferLifecycleResult;
   }
 
   /**
