@@ -1,45 +1,41 @@
 import { type AuditRecord, NotAppendedError } from '@baton/contracts';
 import { awaitCatchUp } from './catch-up.js';
-import { waitForApplied, waitForIntent } from './intent-wait.js';
+import { waitForIntent } from './intent-wait.js';
 import type {
   CommitPlannedTransferResult,
   OwnershipCommand,
   OwnershipResult,
-  RegisterTransferResult,
   TransferIntent,
   TransferLifecycleResult,
 } from './ownership.js';
 import { finalsComplete } from './ownership.js';
 import { BackgroundReleases } from './background-releases.js';
 import { PlanRegistry } from './plan-registry.js';
+import { endedAnswer, untilPlanApplied } from './plan-waits.js';
 import { SealedRecords } from './sealed-records.js';
-import { reprobeDelay } from './reprobe-schedule.js';
-import { OwnFeedPosition, SourcePositionError, type FeedPosition, type SourcePositions } from './source-positions.js';
+import { OwnFeedPosition, type SourcePositions } from './source-positions.js';
 import {
   AuditProjectionError,
   CatchUpTimeoutError,
   CommitRefusedError,
   IdempotencyKeyMismatchError,
-  InvalidTransferRequestError,
   MoveRefusedError,
   OwnershipUnavailableError,
-  SourceUnreadableError,
   TransferCancelledError,
   TransferInProgressError,
   TransferOutcomeUnknownError,
   TransferReleasedError,
 } from './transfer-errors.js';
-import { EpochPreconditionFailedError, epochRefusal } from './epoch-precondition.js';
 import { TransferPlan, type TransferRequest } from './transfer-plan.js';
 import { DEFAULT_PLANNED_TRANSFER_OPTIONS, type PlannedTransferDeps, type PlannedTransferOptions } from './planned-transfer-options.js';
-import { assertSameTransfer, authorityOf, describeMove, outcomeOf, sameMove, validateTransferRequest } from './transfer-requests.js';
+import { authorityOf, describeMove, outcomeOf, sameMove, validateTransferRequest } from './transfer-requests.js';
 import { TransferCancels } from './transfer-cancels.js';
+import { TransferRegistration } from './transfer-registration.js';
 import { transferStatus, type TransferStatus } from './transfer-status.js';
 import { UndrivenTransfers } from './undriven-transfers.js';
 
 export { DEFAULT_PLANNED_TRANSFER_OPTIONS, type PlannedTransferDeps, type PlannedTransferOptions } from './planned-transfer-options.js';
 export type { TransferStatus } from './transfer-status.js';
-
 
 /**
  * Planned transfers (seed 003): the local driver of a transfer registered in the replicated
@@ -59,6 +55,7 @@ export class PlannedTransferEngine {
   private readonly undriven: UndrivenTransfers;
   private readonly sealed: SealedRecords;
   private readonly cancels: TransferCancels;
+  private readonly registration: TransferRegistration;
   private readonly unsubscribe: (() => void)[] = [];
   private stopped = false;
 
@@ -74,6 +71,7 @@ export class PlannedTransferEngine {
     this.releases = new BackgroundReleases({ consensus, clock, log, self, stopped: () => this.stopped });
     this.undriven = new UndrivenTransfers({ consensus, clock, log, self, options: this.options, registry: this.registry, releases: this.releases, launch: (plan) => this.launch(plan) });
     this.sealed = new SealedRecords(deps);
+    this.registration = new TransferRegistration({ consensus, audit: deps.audit, clock, log, self, options: this.options, registry: this.registry, releases: this.releases, sources: this.sources });
     this.cancels = new TransferCancels({ consensus, log, self, registry: this.registry, releases: this.releases, undriven: this.undriven, sealed: this.sealed });
     this.unsubscribe.push(deps.consensus.watch((view, entry) => this.onApplied(view.state.transfers.get(authorityOf(entry.command) ?? ''), entry)));
     this.undriven.start();
@@ -181,218 +179,14 @@ export class PlannedTransferEngine {
   }
 
   /**
-   * A new plan first learns whether its key already decided a move (a retry after a commit, a
-   * lost answer, a failed projection): that decision is the answer. Otherwise the authority must
-   * live at the source, and the transfer is registered in the replicated state with the barrier
-   * read from the source members.
-   *
-   * The decision and the home are read from this member's applied view first, which costs no
-   * consensus round: a sealed record there is committed, and a home at the source lets the plan
-   * go on, since the registration is checked by the state machine. Only an answer that would
-   * refuse the move is confirmed by a linearizable read, so a lagging view never refuses what
-   * the cluster would allow.
+   * A new plan is admitted (TransferRegistration): its key's decision answers it, another
+   * member's run of the key is followed, or this member registered it and drives it.
    */
   private async admit(plan: TransferPlan): Promise<AuditRecord> {
-    const request = plan.request;
-    let sealed: AuditRecord | undefined;
-    let home: { home: string; epoch: number } | undefined;
-    try {
-      // A release of this authority this member proposed lands before a new registration; with no
-      // leader in reach it may not land for long, and the request is not left waiting on it.
-      const settling = this.releases.pending(request.authority);
-      // A member cut off from the majority cannot decide anything: it answers 503 once one
-      // linearizable read gives up (the consensus' read timeout), rather than first waiting out a
-      // probe timeout on a release that cannot land, then reading the source, then proposing.
-      if (settling || this.deps.consensus.leadership().leader === undefined) await this.confirmLeader(plan);
-      if (settling && !(await this.settlesWithin(settling, plan))) {
-        if (plan.isAbandoned()) throw this.ended(plan);
-        throw new OwnershipUnavailableError(`an earlier transfer of ${request.authority} is still being released through consensus (no leader in reach): transfer ${plan.id} was not registered; retry with Idempotency-Key ${plan.id}`);
-      }
-      let { state } = this.deps.consensus.view();
-      const seen = state.authorities.get(request.authority);
-      const refused = seen?.home !== request.source || epochRefusal(seen, request.expectedEpoch) !== undefined;
-      if (refused && !state.pending.has(request.id)) {
-        ({ state } = await this.deps.consensus.read());
-      }
-      sealed = state.pending.get(request.id)?.record ?? (await this.deps.audit.byId(request.id));
-      home = state.authorities.get(request.authority);
-    } catch (error) {
-      if (plan.abandon('the metadata store could not be read')) this.registry.resolve(plan);
-      throw error;
-    }
-    if (plan.isAbandoned()) throw this.ended(plan);
-    if (sealed) {
-      if (plan.abandon('the key already decided a move')) this.registry.resolve(plan);
-      assertSameTransfer(request, sealed);
-      return this.projectForAnswer(sealed);
-    }
-    // The registration checks the expected epoch again, in the log: this only answers early.
-    if (request.expectedEpoch !== undefined && epochRefusal(home, request.expectedEpoch)) {
-      if (plan.abandon('the authority is not at the expected epoch')) this.registry.resolve(plan);
-      throw new EpochPreconditionFailedError(request.authority, request.expectedEpoch, home?.home, home?.epoch);
-    }
-    if (!home || home.home !== request.source) {
-      if (plan.abandon('the source is not the home')) this.registry.resolve(plan);
-      throw home
-        ? new MoveRefusedError(request.authority, 'source_not_home', `its home is ${home.home} (epoch ${home.epoch}), not ${request.source}`)
-        : new MoveRefusedError(request.authority, 'unknown_authority', `${request.authority} has no home yet; establish it with a transfer_authority command`);
-    }
-    return this.register(plan);
-  }
-
-  /** Reads the barrier from the source and registers the transfer (or joins its registration). */
-  private async register(plan: TransferPlan): Promise<AuditRecord> {
-    const request = plan.request;
-    const existing = this.deps.consensus.view().state.transfers.get(request.authority);
-    // Joining the key's own registration needs no barrier; a registration of its own does.
-    let joining = existing?.id === request.id;
-    if (!joining) {
-      // Another transfer registered for the authority is refused before the source is read: a
-      // source that cannot answer must not hold a request this member would only refuse later,
-      // unseen by the rest of the cluster. Confirmed by a linearizable read (a lagging view may
-      // still show a transfer since released); a read that fails leaves it to the registration.
-      let running: TransferIntent | undefined;
-      try {
-        running = existing && (await this.deps.consensus.read()).state.transfers.get(request.authority);
-      } catch (error) {
-        // No leader in reach: nothing could be registered either, so the answer is a 503 now.
-        if (plan.abandon('the registration could not be checked')) this.registry.resolve(plan);
-        throw error;
-      }
-      if (running && running.id !== request.id) {
-        if (plan.abandon('another transfer is registered')) this.registry.resolve(plan);
-        throw new TransferInProgressError(request.authority, running.id);
-      }
-    }
-    let result: RegisterTransferResult;
-    let appliedAt: number;
-    for (;;) {
-      let positions: FeedPosition[] = [];
-      if (!joining) {
-        positions = await this.readSource(plan);
-        if (positions.length === 0) {
-          if (plan.abandon('no source member')) this.registry.resolve(plan);
-          throw new InvalidTransferRequestError(`the roster lists no member in ${request.source}: no source can freeze ${request.authority}`);
-        }
-      }
-      try {
-        const receipt = await this.deps.consensus.propose({
-          type: 'register_transfer',
-          ...request,
-          driver: this.self,
-          sources: positions,
-          deadline: plan.deadline,
-        });
-        result = receipt.result as RegisterTransferResult;
-        appliedAt = receipt.position.index;
-      } catch (error) {
-        // Called off while the proposal was in flight (a cancel answered 204 from the plan): the
-        // run answers the seed's 409, whatever consensus said. It never proposes its commit, so it
-        // cannot have committed; what it may have registered is released behind the answer.
-        if (plan.isAbandoned()) {
-          this.releases.release(plan, 'cancelled');
-          throw this.ended(plan);
-        }
-        if (plan.abandon('the registration did not complete')) this.registry.resolve(plan);
-        if (error instanceof NotAppendedError) {
-          const what = joining ? `this request did not join the registration of transfer ${plan.id}` : `transfer ${plan.id} was not registered`;
-          throw new OwnershipUnavailableError(`${what} (${error.reason}): nothing runs here; retry with Idempotency-Key ${plan.id}`);
-        }
-        // It may have been registered: released behind this answer, so nothing is left blocking.
-        this.releases.release(plan, 'abandoned');
-        throw new TransferOutcomeUnknownError(plan.id, error);
-      }
-      // The registration this member's view showed was released before the join applied: the
-      // transfer registers anew, with the barrier read from the source like any other.
-      if (!result.ok && result.reason === 'barrier_unread' && joining) {
-        joining = false;
-        continue;
-      }
-      break;
-    }
-    if (!result.ok) {
-      if (plan.abandon('the registration was refused')) this.registry.resolve(plan);
-      switch (result.reason) {
-        case 'committed':
-          assertSameTransfer(request, result.record);
-          return this.projectForAnswer(result.record);
-        case 'transfer_in_progress':
-          throw new TransferInProgressError(request.authority, result.running);
-        case 'key_names_another_transfer':
-          throw new IdempotencyKeyMismatchError(request.id, `it moves ${describeMove(result.running)}`);
-        case 'precondition_failed':
-          throw new EpochPreconditionFailedError(request.authority, request.expectedEpoch ?? 0, result.home, result.epoch);
-        case 'barrier_unread':
-          // Only a join is proposed without source positions, and a refused join reads them above.
-          throw new OwnershipUnavailableError(`transfer ${plan.id} was not registered (no barrier read): nothing runs; retry with Idempotency-Key ${plan.id}`);
-        default:
-          throw new MoveRefusedError(request.authority, result.reason, `the ownership state refused the transfer (${result.reason}, home ${result.home ?? 'none'})`);
-      }
-    }
-    // Answered by the leader, maybe before this member applied it: what follows reads this
-    // member's view, which must show the registration first.
-    try {
-      await this.untilAppliedHere(plan, appliedAt);
-    } catch (error) {
-      // Cancelled meanwhile: a cancel that found this member's view showing the registration
-      // left its release to this run, as below.
-      if (result.intent.driver === this.self) this.releases.release(plan, 'cancelled');
-      throw error;
-    }
-    if (result.intent.driver !== this.self) return this.follow(plan, result.intent);
-    plan.registered = true;
-    if (result.existing) plan.joinDeadline(result.intent.deadline);
-    plan.follow(result.intent);
-    // The abandoned window keeps its record: a cancel that abandoned this plan while its
-    // registration was in flight answered 204 from it, and a repeat must answer the same.
-    if (plan.isAbandoned()) {
-      this.releases.release(plan, 'cancelled');
-      throw this.ended(plan);
-    }
+    const admitted = await this.registration.admit(plan);
+    if (admitted.kind === 'sealed') return this.projectForAnswer(admitted.record);
+    if (admitted.kind === 'follow') return this.follow(plan, admitted.intent);
     return this.drive(plan);
-  }
-
-  /**
-   * The source members' acknowledged serials, re-read on the re-probe schedule for at most one
-   * probe timeout. A source that still cannot answer gets a 503 (nothing registered, retry under
-   * the key): the request is not left waiting unregistered, where no other member sees it, the
-   * one-transfer rule cannot name it and a cancel elsewhere cannot call it off. A budget shorter
-   * than a probe timeout runs out first, and the transfer times out (504) as before.
-   */
-  private async readSource(plan: TransferPlan): Promise<FeedPosition[]> {
-    const { source } = plan.request;
-    const until = this.probeTimeoutFrom(plan);
-    for (let attempt = 0; ; attempt++) {
-      const remaining = until - this.deps.clock.now();
-      try {
-        if (remaining <= 0) throw new Error('no time left to read it');
-        const positions = await this.sources.read(source, { signal: plan.signal, timeoutMs: remaining });
-        if (plan.isAbandoned()) throw this.ended(plan);
-        return positions;
-      } catch (error) {
-        if (plan.isAbandoned()) throw this.ended(plan);
-        plan.lastReadingAt = this.deps.clock.now();
-        const member = error instanceof SourcePositionError ? error.member : source;
-        const wait = Math.min(reprobeDelay(this.options.schedule, attempt), until - this.deps.clock.now());
-        if (wait <= 0) {
-          // A budget shorter than a probe timeout ran out first: the transfer timed out (504).
-          if (until >= plan.deadline) {
-            if (plan.abandon('the source never told its serial')) this.registry.abandon(plan);
-            this.deps.log.info({ transfer: plan.id, source: member, err: (error as Error).message }, 'transfer timed out reading the source serial');
-            throw new CatchUpTimeoutError(plan.id, plan.authority, undefined, undefined, this.options.budgetMs);
-          }
-          if (plan.abandon('the source never told its serial')) this.registry.resolve(plan);
-          this.deps.log.info({ transfer: plan.id, source: member, err: (error as Error).message }, 'transfer refused: the source serial could not be read');
-          throw new SourceUnreadableError(plan.id, plan.authority, source, error instanceof SourcePositionError ? error.member : undefined, (error as Error).message);
-        }
-        this.deps.log.debug({ transfer: plan.id, source: member, err: (error as Error).message }, 'source serial unreadable; retrying');
-        try {
-          await this.deps.clock.sleep(wait, plan.signal);
-        } catch {
-          throw this.ended(plan);
-        }
-      }
-    }
   }
 
   /**
@@ -431,7 +225,7 @@ export class PlannedTransferEngine {
           waitMs: this.options.frontierWaitMs,
           until,
         });
-        if (outcome === 'abandoned') throw this.ended(plan);
+        if (outcome === 'abandoned') throw endedAnswer(plan);
         if (outcome === 'timed_out') {
           if (this.deps.clock.now() < plan.deadline && plan.frozen) {
             // The freeze held too long: writes resume, the target catches up on the finals unfrozen.
@@ -448,13 +242,13 @@ export class PlannedTransferEngine {
         }
         continue;
       }
-      if (plan.isAbandoned()) throw this.ended(plan);
+      if (plan.isAbandoned()) throw endedAnswer(plan);
       if (!plan.frozen) {
         await this.freeze(plan);
         continue;
       }
       // The claim: the only step taken under the plan lock, a synchronous check-and-set.
-      if (!plan.claim()) throw this.ended(plan);
+      if (!plan.claim()) throw endedAnswer(plan);
       return this.commit(plan);
     }
   }
@@ -470,7 +264,7 @@ export class PlannedTransferEngine {
       if (!frozen.ok) return this.lost(plan, frozen.reason);
       plan.frozenSince = this.deps.clock.now();
       // The freeze holds writes: waiting for this member to apply it is bounded like the freeze.
-      const applied = await this.untilAppliedHere(plan, index, Math.min(plan.deadline, plan.frozenSince + this.options.freezeBudgetMs));
+      const applied = await untilPlanApplied(this.deps, plan, index, Math.min(plan.deadline, plan.frozenSince + this.options.freezeBudgetMs));
       if (applied === 'timed_out') {
         this.deps.log.info({ transfer: plan.id }, 'this member did not apply its freeze within the freeze budget; lifting it');
         return this.thaw(plan);
@@ -485,7 +279,7 @@ export class PlannedTransferEngine {
       (i) => i?.id !== plan.id || !i.frozen || finalsComplete(i),
       { until: Math.min(plan.deadline, plan.frozenSince + this.options.freezeBudgetMs), signal: plan.signal },
     );
-    if (outcome === 'aborted' || plan.isAbandoned()) throw this.ended(plan);
+    if (outcome === 'aborted' || plan.isAbandoned()) throw endedAnswer(plan);
     const now = this.deps.consensus.view().state.transfers.get(plan.authority);
     if (now?.id !== plan.id) return this.lost(plan, 'not_registered');
     if (outcome === 'timed_out' || !now.frozen) {
@@ -509,22 +303,10 @@ export class PlannedTransferEngine {
     if (thawed.ok) plan.follow(thawed.intent);
   }
 
-  /**
-   * Waits until this member applied the log through `index` (a proposal the leader answered),
-   * until `until` (the plan's deadline unless said); a cancel ends the wait with 409. Past it the
-   * run goes on and the view it then reads decides. Once the plan is marked registered, then,
-   * every entry its watcher sees comes after the registration.
-   */
-  private async untilAppliedHere(plan: TransferPlan, index: number, until = plan.deadline): Promise<'met' | 'timed_out'> {
-    const outcome = await waitForApplied(this.deps.consensus, this.deps.clock, index, { until, signal: plan.signal });
-    if (outcome === 'aborted' || plan.isAbandoned()) throw this.ended(plan);
-    return outcome;
-  }
-
   /** The registration is gone (cancelled at another member, expired, a failover): the run ends with 409. */
   private lost(plan: TransferPlan, reason: string): never {
     if (plan.abandon(`the registration is gone (${reason})`)) this.registry.abandon(plan);
-    throw this.ended(plan);
+    throw endedAnswer(plan);
   }
 
   /**
@@ -535,12 +317,12 @@ export class PlannedTransferEngine {
    * AwaitingCatchUp, so the resumed run probes before it freezes the writes again.
    */
   private async proposeForPlan(plan: TransferPlan, command: OwnershipCommand): Promise<{ result: TransferLifecycleResult; index: number }> {
-    if (plan.isAbandoned()) throw this.ended(plan);
+    if (plan.isAbandoned()) throw endedAnswer(plan);
     try {
       const receipt = await this.deps.consensus.propose(command);
       return { result: receipt.result as TransferLifecycleResult, index: receipt.position.index };
     } catch (error) {
-      if (plan.isAbandoned()) throw this.ended(plan);
+      if (plan.isAbandoned()) throw endedAnswer(plan);
       plan.frozenAt = undefined;
       if (error instanceof NotAppendedError) {
         throw new OwnershipUnavailableError(`transfer ${plan.id} could not ${command.type === 'freeze_transfer' ? 'freeze' : 'thaw'} its source (${error.reason}); it is not claimed: retry with Idempotency-Key ${plan.id} or cancel it`);
@@ -590,7 +372,7 @@ export class PlannedTransferEngine {
       if (result.reason === 'not_registered') {
         plan.abandonClaimed('released in the replicated state');
         this.registry.abandon(plan);
-        throw this.ended(plan);
+        throw endedAnswer(plan);
       }
       this.registry.resolve(plan);
       throw new MoveRefusedError(plan.authority, result.reason, `the ownership state refused the move (${result.reason}, home ${result.home ?? 'none'})`);
@@ -652,42 +434,6 @@ export class PlannedTransferEngine {
     if (why === 'cancelled') return new TransferCancelledError(plan.id, plan.authority);
     if (why === 'expired' || why === 'timed_out') return new CatchUpTimeoutError(plan.id, plan.authority, barrier, barrier === undefined ? undefined : plan.frontier, this.options.budgetMs);
     return new TransferReleasedError(plan.id, plan.authority, why ? `released: ${why}` : 'ended on its driver');
-  }
-
-  /**
-   * One linearizable read, bounded by the consensus' own read timeout: no leader confirms it, and
-   * the request answers 503 (nothing registered, retry under its key). A cancel ends it with 409.
-   */
-  private async confirmLeader(plan: TransferPlan): Promise<void> {
-    try {
-      await this.deps.consensus.read({ signal: plan.signal });
-    } catch (error) {
-      if (plan.isAbandoned()) throw this.ended(plan);
-      throw new OwnershipUnavailableError(`member ${this.self} reaches no leader (${(error as Error).message}): transfer ${plan.id} was not registered; retry with Idempotency-Key ${plan.id}`, { cause: error });
-    }
-  }
-
-  /** The end of a wait bounded by one probe timeout and the plan's budget. */
-  private probeTimeoutFrom(plan: TransferPlan): number {
-    return Math.min(plan.deadline, this.deps.clock.now() + this.options.probeTimeoutMs);
-  }
-
-  /** Whether `settling` resolves within a probe timeout (and the plan's budget); false if not. */
-  private async settlesWithin(settling: Promise<unknown>, plan: TransferPlan): Promise<boolean> {
-    const wait = Math.max(0, this.probeTimeoutFrom(plan) - this.deps.clock.now());
-    const timer = new AbortController();
-    const timeout = this.deps.clock.sleep(wait, AbortSignal.any([timer.signal, plan.signal])).then(
-      () => false,
-      () => false,
-    );
-    const settled = await Promise.race([settling.then(() => true, () => true), timeout]);
-    timer.abort();
-    return settled;
-  }
-
-  /** What a run whose plan was abandoned answers: "cancelled", or what ended its registration. */
-  private ended(plan: TransferPlan): Error {
-    return plan.endedBy ?? new TransferCancelledError(plan.id, plan.authority);
   }
 
   /**
