@@ -310,9 +310,10 @@ export class PlannedTransferEngine {
   }
 
   /**
-   * A freeze or thaw of the plan's transfer. When consensus cannot take it, the run answers 503
-   * at once and the plan stays unclaimed (cancellable, resumable under its key); a freeze that may
-   * have applied regardless is lifted behind it (see sweep). The plan keeps the state its readings
+   * A freeze or thaw of the plan's transfer. When consensus cannot take it, or its outcome is
+   * unknown, the run answers 503 ownership_unavailable at once (never "may have committed": the
+   * plan proposed no commit) and the plan stays unclaimed (cancellable, resumable under its key);
+   * a freeze that may have applied regardless is lifted behind it (see sweep). The plan keeps the state its readings
    * gave it: a thaw refused while the target is short of the final serials leaves it
    * AwaitingCatchUp, so the resumed run probes before it freezes the writes again.
    */
@@ -324,10 +325,13 @@ export class PlannedTransferEngine {
     } catch (error) {
       if (plan.isAbandoned()) throw endedAnswer(plan);
       plan.frozenAt = undefined;
+      const step = command.type === 'freeze_transfer' ? 'freeze' : 'thaw';
       if (error instanceof NotAppendedError) {
-        throw new OwnershipUnavailableError(`transfer ${plan.id} could not ${command.type === 'freeze_transfer' ? 'freeze' : 'thaw'} its source (${error.reason}); it is not claimed: retry with Idempotency-Key ${plan.id} or cancel it`);
+        throw new OwnershipUnavailableError(`transfer ${plan.id} could not ${step} its source (${error.reason}); it is not claimed: retry with Idempotency-Key ${plan.id} or cancel it`);
       }
-      throw new TransferOutcomeUnknownError(plan.id, error);
+      // Only the freeze or thaw is in doubt, never the move: an unclaimed plan has proposed no
+      // commit. A freeze that did apply is lifted behind this answer (see sweep).
+      throw new OwnershipUnavailableError(`transfer ${plan.id} did not commit: whether its ${step} applied is not known (${(error as Error).message}), and a freeze no run holds is lifted; it is not claimed: retry with Idempotency-Key ${plan.id} or cancel it`, { cause: error });
     }
   }
 
