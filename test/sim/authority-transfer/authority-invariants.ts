@@ -164,6 +164,21 @@ export class Observer {
   }
 
   /**
+   * `member` loses its disk at a random crash: every transfer to its datacenter already past its
+   * last probe (frozen, every final in) as any member's view shows it is in the case above, which
+   * no probe can see and the new home's catch-up covers. Its own view may lag the log, so every
+   * member's is looked at.
+   */
+  targetLosesDisk(member: SimMember): void {
+    for (const m of this.cluster.members.values()) {
+      if (m.down) continue;
+      for (const intent of m.consensus.view().state.transfers.values()) {
+        if (intent.target === member.datacenter && intent.frozen && intent.sources.every((s) => s.final !== undefined)) this.diskLostBeforeCommit(intent.id, member.id);
+      }
+    }
+  }
+
+  /**
    * A member of the new home settled the move's catch-up: it must hold every write acknowledged
    * under the old epoch. Checked at the apply, which comes after the member proposed it: valid
    * only if the member did not restart since the move (its replicas only grew meanwhile).

@@ -89,9 +89,8 @@ async function runSeed(
     observer.diskLostBeforeCommit(command.id, target.id);
     // Any other transfer to that datacenter past its last probe (frozen, every final in) loses it
     // too: the target's one apply can answer several waiting probes, so their commits go together.
-    for (const intent of target.consensus.view().state.transfers.values()) {
-      if (intent.target === target.datacenter && intent.frozen && intent.sources.every((s) => s.final !== undefined)) observer.diskLostBeforeCommit(intent.id, target.id);
-    }
+    // As any member's view shows them: the target's own may not have applied their finals yet.
+    observer.targetLosesDisk(target);
     await cluster.crashAndRestart(target, { loseDisk: true });
   };
 
@@ -168,7 +167,9 @@ async function runSeed(
     } else if (roll < 86) {
       faults++;
       for (const run of runs.values()) if (run.member === member && !run.done) run.crashed = true;
-      await cluster.crashAndRestart(member, { loseDisk: rng.chance(0.25) });
+      const loseDisk = rng.chance(0.25);
+      if (loseDisk) observer.targetLosesDisk(member);
+      await cluster.crashAndRestart(member, { loseDisk });
     }
     await clock.advanceAsync(rng.int(3_000));
     await observer.checkStep();

@@ -47,9 +47,8 @@ async function runSeed(seed: number): Promise<{ commits: number; abandoned: numb
     observer.diskLostBeforeCommit(command.id, target.id);
     // Any other transfer to that datacenter past its last probe (frozen, every final in) loses it
     // too: the target's one apply can answer several waiting probes, so their commits go together.
-    for (const intent of target.consensus.view().state.transfers.values()) {
-      if (intent.target === target.datacenter && intent.frozen && intent.sources.every((s) => s.final !== undefined)) observer.diskLostBeforeCommit(intent.id, target.id);
-    }
+    // As any member's view shows them: the target's own may not have applied their finals yet.
+    observer.targetLosesDisk(target);
     await target.crashAndRestart({ loseDisk: true });
   };
 
@@ -186,7 +185,9 @@ async function runSeed(seed: number): Promise<{ commits: number; abandoned: numb
     } else if (roll < 88) {
       // A crash; now and then the disk is lost too, and the feed restarts under a new incarnation.
       for (const run of runs.values()) if (run.member === member && !run.done) run.crashed = true;
-      await member.crashAndRestart({ loseDisk: rng.chance(0.25) });
+      const loseDisk = rng.chance(0.25);
+      if (loseDisk) observer.targetLosesDisk(member);
+      await member.crashAndRestart({ loseDisk });
     } else if (roll < 89) {
       cluster.restartLog();
     } else if (roll < 90 && !observer.removedVoters.has('north-1') && step > STEPS / 2) {
