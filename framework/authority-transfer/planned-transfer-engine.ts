@@ -374,9 +374,13 @@ export class PlannedTransferEngine {
         return this.drive(plan);
       }
       if (result.reason === 'not_registered') {
+        // Released before the commit applied: by a cancel (at any member), past its deadline, or
+        // by a failover. The abandoned window follows the log and says which; "cancelled" only
+        // for a cancel, never for what merely took the registration away.
+        const why = this.registry.abandoned.lookup(plan.id)?.why;
         plan.abandonClaimed('released in the replicated state');
         this.registry.abandon(plan);
-        throw endedAnswer(plan);
+        throw this.answerFor(plan, why ?? 'the registration was gone when the commit applied', plan.barrier);
       }
       this.registry.resolve(plan);
       throw new MoveRefusedError(plan.authority, result.reason, `the ownership state refused the move (${result.reason}, home ${result.home ?? 'none'})`);
