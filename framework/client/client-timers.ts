@@ -3,5 +3,5 @@
  * any host's injected Clock. Tests pass their own `sleep` to the clients instead.
  */
 export function realSleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
+  return new Promise((resolve) => setTimeout(resolve, ms)); // clock-ok: a client outside any host, replaceable by the sleep option
 }
