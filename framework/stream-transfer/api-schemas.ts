@@ -17,6 +17,8 @@ export const pendingTransferSchema = z.object({
   epoch: epoch.describe('The epoch when the transfer was accepted; the target opens at a later one'),
   reason: z.enum(['admin', 'drain', 'rebalance']),
   since: z.number().int().min(0).describe('Log index of the command that created it'),
+  proposal: z.string().optional().describe('The id of the audit record of its proposal'),
+  cause: z.string().optional().describe('The id of the audit record of the drain or rebalance it belongs to'),
 });
 
 export const appendResultSchema = z.object({
@@ -108,6 +110,7 @@ export const rebalancePageSchema = z.object({
   skipped: count,
   maxInFlight: count,
   waiting: count.describe('Moves not started yet (all of them, not only this page)'),
+  cause: z.string().optional().describe("The id of the plan's audit record, which each move's record names as its cause"),
   queue: z.array(z.object({ stream: id, target: id, position: count })),
   next: cursor,
 });

@@ -2,7 +2,7 @@
 // every package's entry point: the program (parsing and binding every .d.ts of the checkout and of
 // node_modules) is most of the cost, and the packages share most of their declarations.
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { CompilerState, Extractor, ExtractorConfig } from '@microsoft/api-extractor';
@@ -79,6 +79,7 @@ export function runApiExtractor({ checkout, packages, update, scratch }) {
   return packages.map((pkg, i) => {
     const problems = [];
     const forgotten = [];
+    const before = existsSync(pkg.report) ? readFileSync(pkg.report, 'utf8') : undefined;
     const result = Extractor.invoke(configs[i], {
       localBuild: update,
       compilerState,
@@ -104,11 +105,24 @@ export function runApiExtractor({ checkout, packages, update, scratch }) {
     });
     problems.push(...publiclyForgotten(forgotten).map((r) => r.text));
     const made = join(scratch, pkg.folder, relative(pkg.dir, pkg.report));
+    const reportChanged = result.apiReportChanged && !(before !== undefined && existsSync(made) && sameUpToUnionOrder(before, readFileSync(made, 'utf8')));
+    // An update that would only reorder a union keeps the report as it was.
+    if (update && result.apiReportChanged && !reportChanged) writeFileSync(pkg.report, before);
     return {
       package: pkg,
       problems,
-      reportChanged: result.apiReportChanged,
-      diff: result.apiReportChanged && !update ? reportDiff(checkout, pkg.report, made) : '',
+      reportChanged,
+      diff: reportChanged && !update ? reportDiff(checkout, pkg.report, made) : '',
     };
   });
+}
+
+/**
+ * TypeScript prints a union of string literals in the order its checker first met those literals,
+ * which an incremental build can change from a clean one ("none" | "read" | "append" against
+ * "read" | "append" | "none"). Two reports that differ only so describe the same surface.
+ */
+function sameUpToUnionOrder(a, b) {
+  const sorted = (text) => text.replace(/"[^"\n]*"(?: \| "[^"\n]*")+/g, (union) => union.split(' | ').sort().join(' | '));
+  return a === b || sorted(a) === sorted(b);
 }

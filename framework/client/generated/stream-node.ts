@@ -3393,6 +3393,8 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
+                        /** @description The id of the plan's audit record, which each move's record names as its cause */
+                        cause?: string;
                         maxInFlight: number;
                         /** @description The `after` of the next page, null on the last */
                         next: string | null;
@@ -3596,6 +3598,8 @@ export interface operations {
                         /** @description Moves in the plan */
                         planned: number;
                         progress: {
+                            /** @description The id of the plan's audit record, which each move's record names as its cause */
+                            cause?: string;
                             maxInFlight: number;
                             /** @description The `after` of the next page, null on the last */
                             next: string | null;
@@ -4004,8 +4008,12 @@ export interface operations {
                         next: string | null;
                         total: number;
                         transfers: {
+                            /** @description The id of the audit record of the drain or rebalance it belongs to */
+                            cause?: string;
                             /** @description The epoch when the transfer was accepted; the target opens at a later one */
                             epoch: number;
+                            /** @description The id of the audit record of its proposal */
+                            proposal?: string;
                             /** @enum {string} */
                             reason: "admin" | "drain" | "rebalance";
                             /** @description Log index of the command that created it */
@@ -4112,9 +4120,13 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
+                        /** @description The id of the audit record of the drain or rebalance it belongs to */
+                        cause?: string;
                         duplicate: boolean;
                         /** @description The epoch when the transfer was accepted; the target opens at a later one */
                         epoch: number;
+                        /** @description The id of the audit record of its proposal */
+                        proposal?: string;
                         /** @enum {string} */
                         reason: "admin" | "drain" | "rebalance";
                         /** @description Log index of the command that created it */
@@ -4162,9 +4174,13 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
+                        /** @description The id of the audit record of the drain or rebalance it belongs to */
+                        cause?: string;
                         duplicate: boolean;
                         /** @description The epoch when the transfer was accepted; the target opens at a later one */
                         epoch: number;
+                        /** @description The id of the audit record of its proposal */
+                        proposal?: string;
                         /** @enum {string} */
                         reason: "admin" | "drain" | "rebalance";
                         /** @description Log index of the command that created it */
@@ -4311,8 +4327,12 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
+                        /** @description The id of the audit record of the drain or rebalance it belongs to */
+                        cause?: string;
                         /** @description The epoch when the transfer was accepted; the target opens at a later one */
                         epoch: number;
+                        /** @description The id of the audit record of its proposal */
+                        proposal?: string;
                         /** @enum {string} */
                         reason: "admin" | "drain" | "rebalance";
                         /** @description Log index of the command that created it */
@@ -4438,8 +4458,12 @@ export interface operations {
                         tail: number;
                         /** @description The transfer under way, if any */
                         transfer?: {
+                            /** @description The id of the audit record of the drain or rebalance it belongs to */
+                            cause?: string;
                             /** @description The epoch when the transfer was accepted; the target opens at a later one */
                             epoch: number;
+                            /** @description The id of the audit record of its proposal */
+                            proposal?: string;
                             /** @enum {string} */
                             reason: "admin" | "drain" | "rebalance";
                             /** @description Log index of the command that created it */
