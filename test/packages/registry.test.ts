@@ -195,8 +195,7 @@ test.serial(
     t.timeout(8 * MINUTES);
     const nodes = await stages.cluster();
     const { className } = await stages.auditPlugin();
-    // Stream nodes do not write audit records yet (another piece of work adds that), so no record
-    // is read back here: what is checked is that each host resolved the plugin's store.
+    // Each host resolved the plugin's store: every member projects the audit trail into it.
     for (const node of nodes)
       t.regex(node.running, new RegExp(`audit store ${className}$`), node.id);
 
@@ -243,6 +242,21 @@ test.serial(
       /^0\tfirst record\n1\tsecond record\n2\tthird record\n$/,
       atN2,
     );
+    // The stream's records, read back from the plugin's store on n2 (each member keeps its copy).
+    let kinds: string[] = [];
+    await eventually(
+      async () => {
+        const answer = await fetch(`${n2.url}/v1/admin/audit?subject=orders`, {
+          headers: { authorization: `Bearer ${CLUSTER_TOKEN}` },
+        });
+        if (!answer.ok) return false;
+        kinds = ((await answer.json()) as { records: Array<{ kind: string }> }).records.map((r) => r.kind);
+        return ['stream_created', 'transfer_proposed', 'transfer_completed'].every((kind) => kinds.includes(kind));
+      },
+      "the transfer's audit records in n2's store",
+      60_000,
+    );
+    t.deepEqual(kinds, ['transfer_completed', 'transfer_proposed', 'stream_created'], 'newest first');
   },
 );
 

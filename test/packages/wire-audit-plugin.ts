@@ -18,8 +18,7 @@ async function edit(file: string, anchor: string, replacement: string): Promise<
 /**
  * What a team does to add its own AuditStore plugin to a generated stream host: a config section
  * for it, a line in the composition, and (here) the start script saying which store the host
- * resolved, so a test can see it wired. Stream nodes do not write audit records yet, so nothing
- * else of the host uses the store.
+ * resolved, so a test can see it wired. The stream node projects its audit trail into it.
  */
 export async function wireAuditPlugin(hostDir: string, plugin: AuditPlugin): Promise<void> {
   await edit(
