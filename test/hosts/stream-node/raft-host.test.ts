@@ -20,6 +20,8 @@ test('a stream node on the Raft consensus keeps its metadata, WAL and records ac
     consensus: { use: 'raft', options: { member: 'n1', voters: ['n1'], dataDir: `${dir.path}/raft`, tickMs: 10 } },
     peerTransport: { use: 'raft-http-transport', options: { member: 'n1', peers: {} } },
     objectStore: { use: 'fs-object-store', options: { dir: `${dir.path}/objects` } },
+    // Its audit trail (files under <dataDir>/audit) beside the rest, not in the working directory.
+    dataDir: dir.path,
     log: { level: 'silent' },
   };
   let { host, node } = await startStreamNode(config);
