@@ -1,7 +1,8 @@
 // Failover benchmark, memory plugins in one process (LocalConsensus, MemoryObjectStore, memory
 // WAL), real time: a node owning 1,000 streams dies (its process stops: no close, no lease
 // renewal); every other node renews its lease and the metadata leader observes, with the
-// default thresholds (Dead after 3 s of silence, automatic failover 1 s later). Measured per
+// default thresholds (Dead after 3 s of silence, automatic failover 1 s later) and then with the
+// adaptive preset (phi accrual over renewals every 200 ms, failover at once). Measured per
 // stream: the time from the death to the first append acknowledged elsewhere, p50/p99 over the
 // dead node's streams, with detection included and excluded (from the failover's commit on).
 // Run: npm run build && node dist/bench/stream-transfer/failover.js   (BENCH_QUICK=1: 200 streams)
@@ -18,7 +19,12 @@ import { LivenessObserver } from '@baton/stream-transfer/internal/liveness-obser
 import { MemoryWalDisk } from '@baton/stream-transfer/internal/memory-wal-disk.js';
 import type { StreamMetadata } from '@baton/stream-transfer/internal/model.js';
 import { NodeLease } from '@baton/stream-transfer/internal/node-lease.js';
-import { DEFAULT_NODE_LIVENESS_OPTIONS, type NodeLivenessOptions } from '@baton/stream-transfer/internal/node-liveness.js';
+import {
+  ADAPTIVE_NODE_LIVENESS_OPTIONS,
+  DEFAULT_NODE_LIVENESS_OPTIONS,
+  earliestDeadMs,
+  type NodeLivenessOptions,
+} from '@baton/stream-transfer/internal/node-liveness.js';
 import { StreamStateMachine } from '@baton/stream-transfer/internal/state-machine.js';
 import { StreamNode } from '@baton/stream-transfer/internal/stream-node.js';
 import { LocalConsensus } from '@baton/testing/internal/fakes/local-consensus.js';
@@ -52,7 +58,7 @@ export async function failoverAfterDeath(options: NodeLivenessOptions = DEFAULT_
     await node.start();
     const watcher = new HandoffWatcher(node);
     watcher.start();
-    const lease = new NodeLease({ self: id, boot: `${id}-1`, consensus, store, clock, logger, renewEveryMs: options.renewEveryMs, deadAfterMs: options.deadAfterMs });
+    const lease = new NodeLease({ self: id, boot: `${id}-1`, consensus, store, clock, logger, renewEveryMs: options.renewEveryMs, deadAfterMs: earliestDeadMs(options) });
     node.acknowledgeable = () => lease.acknowledgeable();
     lease.start();
     // One metadata leader observes: a.
@@ -65,6 +71,9 @@ export async function failoverAfterDeath(options: NodeLivenessOptions = DEFAULT_
   const dead = members.get('dead')!;
   await until(() => streams.every((s) => dead.node.session(s)?.writable), 'streams to open on the doomed node');
   for (const stream of streams) await dead.node.append(stream, ['before']);
+  // The phi detector judges by the gaps it has seen: let it see a few seconds of renewals first,
+  // as it would have of any node that ran for a while before dying.
+  await clock.sleep(options.renewEveryMs * 15);
 
   let failoverAt: number | undefined;
   const unwatch = consensus.watch((_view, entry) => {
@@ -138,7 +147,7 @@ function round(n: number): number {
 export function describeFailover(r: Awaited<ReturnType<typeof failoverAfterDeath>>): string {
   const t = r.thresholds;
   return [
-    `failover of a dead node owning ${r.streams} streams (Dead after ${t.deadAfterMs} ms, automatic failover ${t.autoFailoverAfterMs} ms later)`,
+    `failover of a dead node owning ${r.streams} streams (${detectorWords(t)}, automatic failover ${t.autoFailoverAfterMs} ms later)`,
     '                                          p50 ms    p99 ms',
     `  death -> serving elsewhere            ${String(r.sinceDeathP50Ms).padStart(8)}  ${String(r.sinceDeathP99Ms).padStart(8)}`,
     `  failover commit -> serving elsewhere  ${String(r.detectionExcludedP50Ms).padStart(8)}  ${String(r.detectionExcludedP99Ms).padStart(8)}`,
@@ -146,11 +155,28 @@ export function describeFailover(r: Awaited<ReturnType<typeof failoverAfterDeath
   ].join('\n');
 }
 
+function detectorWords(t: NodeLivenessOptions): string {
+  const d = t.detector;
+  return d?.kind === 'phi'
+    ? `phi accrual: Dead at phi ${d.threshold}, from ${d.minDeadAfterMs} ms to ${t.deadAfterMs} ms of silence, renewals every ${t.renewEveryMs} ms`
+    : `Dead after ${t.deadAfterMs} ms, renewals every ${t.renewEveryMs} ms`;
+}
+
+/** The default fixed thresholds and the adaptive preset, one after the other in one process. */
+export const FAILOVER_SETUPS: Array<[string, NodeLivenessOptions]> = [
+  ['fixed (default)', DEFAULT_NODE_LIVENESS_OPTIONS],
+  ['phi accrual (ADAPTIVE_NODE_LIVENESS_OPTIONS)', ADAPTIVE_NODE_LIVENESS_OPTIONS],
+];
+
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const result = await failoverAfterDeath();
   console.log('stream-transfer failover benchmark (memory plugins, one process)');
+  const lines: string[] = [];
+  for (const [name, options] of FAILOVER_SETUPS) {
+    const result = await failoverAfterDeath(options);
+    console.log('');
+    console.log(`${name}: ${describeFailover(result)}`);
+    lines.push(JSON.stringify({ ...result, setup: name }));
+  }
   console.log('');
-  console.log(describeFailover(result));
-  console.log('');
-  console.log(JSON.stringify(result));
+  for (const line of lines) console.log(line);
 }

@@ -22,7 +22,7 @@ import { StreamStateMachine } from '@baton/stream-transfer/internal/state-machin
 import { StreamNode } from '@baton/stream-transfer/internal/stream-node.js';
 import { LocalConsensus } from '@baton/testing/internal/fakes/local-consensus.js';
 import { MemoryObjectStore } from '@baton/plugin-memory/internal/memory-object-store.js';
-import { describeFailover, failoverAfterDeath } from './failover.js';
+import { describeFailover, failoverAfterDeath, FAILOVER_SETUPS } from './failover.js';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const TRANSFERS = QUICK ? 20 : 100;
@@ -230,7 +230,8 @@ const quiet = await unavailabilityWindow('quiet');
 const busy = await unavailabilityWindow('busy');
 const drained = await drain();
 const rate = await throughput();
-const failover = await failoverAfterDeath();
+const failovers = [];
+for (const [setup, options] of FAILOVER_SETUPS) failovers.push({ ...(await failoverAfterDeath(options)), setup });
 
 console.log('stream-transfer benchmark (memory plugins, one process)');
 console.log('');
@@ -241,6 +242,6 @@ for (const w of [quiet, busy]) {
 console.log('');
 console.log(`drain of ${drained.streams} streams (in flight ${drained.maxInFlight}): owns nothing after ${drained.drainedMs} ms; all open on targets after ${drained.allOpenOnTargetsMs} ms`);
 console.log(`throughput of one node: ${rate.appendsPerSec} appends/s, ${rate.recordsPerSec} records/s, ${rate.mbPerSec} MB/s (${rate.concurrentWriters} writers, ${rate.recordsPerAppend} x ${rate.recordBytes} B per append)`);
-console.log(describeFailover(failover));
+for (const failover of failovers) console.log(`${failover.setup}: ${describeFailover(failover)}`);
 console.log('');
-for (const line of [quiet, busy, drained, rate, failover]) console.log(JSON.stringify(line));
+for (const line of [quiet, busy, drained, rate, ...failovers]) console.log(JSON.stringify(line));

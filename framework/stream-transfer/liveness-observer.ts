@@ -2,7 +2,7 @@ import type { Clock, Timer, Logger, ObjectStore } from '@baton/contracts';
 import type { StreamResult } from './commands.js';
 import { livenessOf, type NodeId, type NodeLiveness } from './model.js';
 import { LEASE_PREFIX, leaseOwner } from './node-lease.js';
-import { NodeLivenessTracker, type NodeLivenessOptions } from './node-liveness.js';
+import { NodeLivenessTracker, observeEveryMs, type NodeLivenessOptions } from './node-liveness.js';
 import type { StreamConsensus } from './stream-node.js';
 
 const RANK: Record<NodeLiveness, number> = { Alive: 0, Suspect: 1, Dead: 2 };
@@ -17,7 +17,7 @@ export interface LivenessEvents {
 
 /**
  * The metadata leader's view of node liveness. Only the member that leads the metadata looks:
- * once per round it lists the lease renewals (one listing, whatever the number of nodes),
+ * once per round (a renewal period, half of one with the phi detector) it lists the lease renewals (one listing, whatever the number of nodes),
  * feeds a NodeLivenessTracker, and proposes a `node-liveness` command when a node's state
  * differs from the published one, so the consensus carries one command per change, not per
  * renewal. A new leader starts a fresh tracker (everyone Alive until silent long enough) and
@@ -37,6 +37,8 @@ export class LivenessObserver {
   private readonly proposing = new Set<string>();
   /** Dead nodes whose failover left nothing behind: not proposed again until they return. */
   private readonly failedOver = new Set<NodeId>();
+  /** When this leader first judged each node Dead: the phi detector's verdicts come at no fixed silence. */
+  private readonly deadSince = new Map<NodeId, number>();
 
   constructor(
     private readonly deps: {
@@ -78,7 +80,7 @@ export class LivenessObserver {
       .finally(() => {
         // The next round comes early when a verdict (Dead, or an automatic failover) falls due
         // before it, so a dead node's streams do not wait up to a round more than the thresholds say.
-        const wait = Math.max(MIN_ROUND_MS, Math.min(this.deps.options.renewEveryMs, this.nextVerdictInMs));
+        const wait = Math.max(MIN_ROUND_MS, Math.min(observeEveryMs(this.deps.options), this.nextVerdictInMs));
         if (!this.stopped) this.timer = this.deps.clock.setTimer(wait, () => this.tick());
       });
   }
@@ -96,6 +98,7 @@ export class LivenessObserver {
       this.tracker = undefined;
       this.seen.clear();
       this.failedOver.clear();
+      this.deadSince.clear();
       return;
     }
     this.tracker ??= new NodeLivenessTracker(clock, self, options);
@@ -124,8 +127,9 @@ export class LivenessObserver {
       const published = livenessOf(record);
       const observed = tracker.state(record.id);
       if (published !== 'Dead') this.failedOver.delete(record.id);
-      const silence = tracker.silenceMs(record.id);
-      if (record.id !== self) this.dueIn(silence, observed === 'Dead' ? options.deadAfterMs + (options.autoFailoverAfterMs ?? Infinity) : options.deadAfterMs);
+      if (observed !== 'Dead') this.deadSince.delete(record.id);
+      else if (!this.deadSince.has(record.id)) this.deadSince.set(record.id, clock.now());
+      if (record.id !== self) this.scheduleVerdict(record.id, observed);
       if (observed !== published) {
         const better = RANK[observed] < RANK[published];
         const evidence = record.id === self || tracker.heardSinceStart(record.id);
@@ -140,7 +144,26 @@ export class LivenessObserver {
     const { options, store } = this.deps;
     if (options.autoFailoverAfterMs === null || !store.supports.conditionalPut) return false;
     if (this.failedOver.has(node) || node === this.deps.self) return false;
-    return this.tracker!.silenceMs(node) >= options.deadAfterMs + options.autoFailoverAfterMs;
+    return this.deadForMs(node) >= options.autoFailoverAfterMs;
+  }
+
+  /**
+   * How long `node` has been Dead by this leader's count. With fixed thresholds that is the
+   * silence past `deadAfterMs`, exact whatever the rounds; with phi, since the round that judged it.
+   */
+  private deadForMs(node: NodeId): number {
+    const { options, clock } = this.deps;
+    if (options.detector?.kind !== 'phi') return this.tracker!.silenceMs(node) - options.deadAfterMs;
+    const since = this.deadSince.get(node);
+    return since === undefined ? -Infinity : clock.now() - since;
+  }
+
+  /** Brings the next round forward to when this node's next verdict falls due, where that is known. */
+  private scheduleVerdict(node: NodeId, observed: NodeLiveness): void {
+    const { options } = this.deps;
+    const auto = options.autoFailoverAfterMs ?? Infinity;
+    if (observed === 'Dead') this.dueIn(this.deadForMs(node), auto);
+    else this.dueIn(this.tracker!.silenceMs(node), options.deadAfterMs);
   }
 
   private async listLeases(): Promise<Map<NodeId, string>> {
@@ -185,7 +208,13 @@ export class LivenessObserver {
     const silence = this.tracker?.silenceMs(node);
     const heard = silence === undefined || !Number.isFinite(silence) ? 'never heard from since this leader started' : `silent for ${Math.round(silence)} ms`;
     const failover = options.autoFailoverAfterMs === null ? 'automatic failover off' : `automatic failover ${options.autoFailoverAfterMs} ms after Dead`;
-    return `${node} ${heard} (Suspect after ${options.suspectAfterMs} ms, Dead after ${options.deadAfterMs} ms, ${failover}); observed by ${this.deps.self}`;
+    const detector = options.detector;
+    const phi = this.tracker?.phi(node);
+    const dead =
+      detector?.kind === 'phi'
+        ? `Dead at phi ${detector.threshold} after at least ${detector.minDeadAfterMs} ms or after ${options.deadAfterMs} ms${phi === undefined ? '' : `, phi ${phi.toFixed(1)}`}`
+        : `Dead after ${options.deadAfterMs} ms`;
+    return `${node} ${heard} (Suspect after ${options.suspectAfterMs} ms, ${dead}, ${failover}); observed by ${this.deps.self}`;
   }
 
   private at(): number {

@@ -3,7 +3,32 @@ import { bearerTokensSchema, admissionLimitsSchema, listenerTlsSchema } from '@b
 import { dataPlaneOptions } from './data-access.js';
 import { ID_PATTERN, MAX_NODE_SLOTS } from './model.js';
 import { DEFAULT_NODE_LIVENESS_OPTIONS as LIVENESS } from './node-liveness.js';
+import { DEFAULT_PHI_ACCRUAL_OPTIONS as PHI } from './phi-accrual.js';
 import { DEFAULT_STREAM_NODE_OPTIONS } from './stream-node.js';
+
+/**
+ * How Dead is decided (node-liveness.ts): at the fixed `deadAfterMs`, or by phi accrual
+ * (phi-accrual.ts) between `minDeadAfterMs` and `deadAfterMs`.
+ */
+export const livenessDetectorOptions = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('fixed') }).strict(),
+  z
+    .object({
+      kind: z.literal('phi'),
+      threshold: z.number().min(1).max(50).default(PHI.threshold).describe('Phi at or above which a silent node is Dead'),
+      minDeadAfterMs: z.number().int().min(30).default(900).describe('Never Dead before this much silence; the lease each node holds is this long'),
+      acceptablePauseMs: z
+        .number()
+        .int()
+        .min(0)
+        .max(600_000)
+        .default(PHI.acceptablePauseMs)
+        .describe("A silence this much longer than a node's usual gap between renewals is still normal"),
+      minStdDevMs: z.number().int().min(1).max(600_000).default(PHI.minStdDevMs).describe('The spread of the gaps between renewals assumed at least'),
+      window: z.number().int().min(4).max(10_000).default(PHI.window).describe('How many recent gaps between renewals are kept per node'),
+    })
+    .strict(),
+]);
 
 /** Lease renewals, the Alive / Suspect / Dead thresholds, and automatic failover (node-liveness.ts). */
 export const livenessOptions = z
@@ -13,10 +38,17 @@ export const livenessOptions = z
     deadAfterMs: z.number().int().min(30).default(LIVENESS.deadAfterMs),
     /** Dead this long, a node is failed over by the metadata leader; null: only by an operator. */
     autoFailoverAfterMs: z.number().int().min(0).nullable().default(LIVENESS.autoFailoverAfterMs),
+    detector: livenessDetectorOptions
+      .default({ kind: 'fixed' })
+      .describe('How Dead is decided: {"kind":"fixed"} at deadAfterMs, or {"kind":"phi"} by phi accrual from minDeadAfterMs to deadAfterMs'),
   })
   .strict()
   .refine((o) => o.suspectAfterMs > o.renewEveryMs, { message: 'suspectAfterMs must exceed renewEveryMs', path: ['suspectAfterMs'] })
-  .refine((o) => o.deadAfterMs > o.suspectAfterMs, { message: 'deadAfterMs must exceed suspectAfterMs', path: ['deadAfterMs'] });
+  .refine((o) => o.deadAfterMs > o.suspectAfterMs, { message: 'deadAfterMs must exceed suspectAfterMs', path: ['deadAfterMs'] })
+  .refine((o) => o.detector.kind !== 'phi' || (o.detector.minDeadAfterMs > o.suspectAfterMs && o.detector.minDeadAfterMs <= o.deadAfterMs), {
+    message: 'detector.minDeadAfterMs must exceed suspectAfterMs and be at most deadAfterMs',
+    path: ['detector', 'minDeadAfterMs'],
+  });
 
 /** The options of a stream node: who it is, where it listens, its capacity, WAL and budgets. */
 export const streamNodeOptions = z
@@ -68,7 +100,7 @@ export const streamNodeOptions = z
       .min(1024)
       .default(DEFAULT_STREAM_NODE_OPTIONS.walCompactionBytes)
       .describe('Compact the WAL once about this many bytes were appended since the last compaction'),
-    liveness: livenessOptions.default(LIVENESS),
+    liveness: livenessOptions.default({ ...LIVENESS, detector: { kind: 'fixed' } }),
   })
   .strict();
 

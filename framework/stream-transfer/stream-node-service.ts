@@ -17,6 +17,7 @@ import { FileWal } from './file-wal.js';
 import { HandoffWatcher } from './handoff-watcher.js';
 import { LivenessMetrics } from './liveness-metrics.js';
 import { LivenessObserver } from './liveness-observer.js';
+import { earliestDeadMs } from './node-liveness.js';
 import { NodeLease } from './node-lease.js';
 import { MemoryWalDisk } from './memory-wal-disk.js';
 import type { StreamNodeConfig } from './node-options.js';
@@ -128,7 +129,8 @@ export class StreamNodeService implements Lifecycle {
       clock,
       logger: log,
       renewEveryMs: liveness.renewEveryMs,
-      deadAfterMs: liveness.deadAfterMs,
+      // The lease must lapse before the earliest Dead verdict the detector can reach.
+      deadAfterMs: earliestDeadMs(liveness),
     });
     this.lease = lease;
     this.engine.acknowledgeable = (acceptedAt) => lease.acknowledgeable(acceptedAt);

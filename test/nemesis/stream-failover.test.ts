@@ -51,7 +51,8 @@ class Appenders {
       try {
         const response = await fetch(input, init);
         if (call) Object.assign(call, { answeredIn: this.phase, status: response.status });
-        if (call && response.ok) call.epoch = ((await response.clone().json()) as { epoch?: number }).epoch;
+        if (call && response.ok)
+          call.epoch = ((await response.clone().json()) as { epoch?: number }).epoch;
         return response;
       } catch (error) {
         if (call) call.answeredIn = this.phase;
@@ -131,7 +132,11 @@ function admin(c: StreamCluster, except: string): StreamClient {
 }
 
 /** A cluster whose every stream lives on one node that is not the metadata leader, with producers appending to them. */
-async function producingOnVictim(t: import('ava').ExecutionContext, seed: number, liveness?: Record<string, unknown>) {
+async function producingOnVictim(
+  t: import('ava').ExecutionContext,
+  seed: number,
+  liveness?: Record<string, unknown>,
+) {
   const c = await cluster(t, seed, liveness);
   const victim = await victimOf(c);
   const ops = admin(c, victim);
@@ -183,7 +188,9 @@ test.serial(
   async (t) => {
     t.timeout(6 * DEADLINE_MS);
     // Automatic failover is pushed far out, so the operator's failover is the one that moves the streams.
-    const { c, victim, ops, appenders } = await producingOnVictim(t, 91_501, { autoFailoverAfterMs: 600_000 });
+    const { c, victim, ops, appenders } = await producingOnVictim(t, 91_501, {
+      autoFailoverAfterMs: 600_000,
+    });
     await eventually(
       () =>
         STREAMS.every(
@@ -270,6 +277,101 @@ test.serial(
       { transfers: [] },
       'no transfer left waiting on the dead node',
     );
+    await eventually(
+      () =>
+        STREAMS.every((s) =>
+          appenders.acks.slice(ackedBeforeKill).some((a) => a.stream === s && a.node !== victim),
+        ),
+      'every producer to carry on elsewhere',
+      DEADLINE_MS,
+    );
+    await appenders.stop();
+    await checkAcknowledged(t, ops, appenders.acks);
+  },
+);
+
+/** The adaptive preset of node-liveness.ts, as a host config gives it. */
+const ADAPTIVE = {
+  renewEveryMs: 200,
+  suspectAfterMs: 600,
+  deadAfterMs: 3_000,
+  autoFailoverAfterMs: 0,
+  detector: { kind: 'phi' },
+};
+const PAUSES = Number(process.env.FAILOVER_PAUSES ?? 100);
+
+test.serial(
+  `with the phi detector, ${PAUSES} pauses of 400 ms (SIGSTOP) of a healthy owner fail nothing over: no Dead verdict, every stream where it was at its epoch, every acknowledged record readable`,
+  async (t) => {
+    t.timeout(6 * DEADLINE_MS);
+    const { c, victim, ops, appenders } = await producingOnVictim(t, 91_503, ADAPTIVE);
+    await eventually(
+      () => STREAMS.every((s) => appenders.ackedBy(s, (a) => a.node === victim)),
+      `every stream to take appends on ${victim}`,
+      DEADLINE_MS,
+    );
+    const placed = (await ops.streams()).streams.map((s) => ({
+      stream: s.stream,
+      owner: s.owner,
+      epoch: s.epoch,
+    }));
+    const verdicts = new Set<string>();
+    let sampling = true;
+    const sampler = (async () => {
+      const clock = new SystemClock();
+      while (sampling) {
+        const liveness = await livenessOf(ops, victim).catch(() => undefined);
+        if (liveness) verdicts.add(liveness);
+        await clock.sleep(100);
+      }
+    })();
+    const victimProcess = c.members.find((m) => m.id === victim)!.process;
+    const clock = new SystemClock();
+    for (let pause = 0; pause < PAUSES; pause++) {
+      // The fault itself lasts 400 ms; then the node runs 400 ms before the next one.
+      victimProcess.pause();
+      await clock.sleep(400);
+      victimProcess.resume();
+      await clock.sleep(400);
+    }
+    sampling = false;
+    await sampler;
+    t.false(
+      verdicts.has('Dead'),
+      `${victim} was never published Dead (seen: ${[...verdicts].join(', ')})`,
+    );
+    t.deepEqual(
+      (await ops.streams()).streams.map((s) => ({
+        stream: s.stream,
+        owner: s.owner,
+        epoch: s.epoch,
+      })),
+      placed,
+      'no stream moved: no failover happened',
+    );
+    await appenders.stop();
+    await checkAcknowledged(t, ops, appenders.acks);
+  },
+);
+
+test.serial(
+  'with the phi detector, a node killed for good (kill -9) has its streams moved by automatic failover and the producers carry on elsewhere',
+  async (t) => {
+    t.timeout(6 * DEADLINE_MS);
+    const { c, victim, ops, appenders } = await producingOnVictim(t, 91_504, ADAPTIVE);
+    await eventually(
+      () => STREAMS.every((s) => appenders.ackedBy(s, (a) => a.node === victim)),
+      `every stream to take appends on ${victim}`,
+      DEADLINE_MS,
+    );
+    await c.members.find((m) => m.id === victim)!.process.kill();
+    const ackedBeforeKill = appenders.acks.length;
+    await eventually(
+      async () => (await ops.streams()).streams.every((s) => s.owner !== victim),
+      `automatic failover to move every stream off ${victim}`,
+      DEADLINE_MS,
+    );
+    t.is(await livenessOf(ops, victim), 'Dead');
     await eventually(
       () =>
         STREAMS.every((s) =>
