@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { decimalQuery } from '@baton/http';
+import type { AuditStore } from '@baton/contracts';
 import { auditRecordSchema } from './api-schemas.js';
 
 /** A page of an authority's audit holds this many records unless asked, and never more than the maximum. */
@@ -45,3 +46,20 @@ export const auditQuery = z
     before: auditPageQuery.shape.before,
   })
   .strict();
+
+/**
+ * One page of an authority's trail, newest first: at most `limit` records below `before`, of
+ * `kind` when given. Both audit routes answer with it, so they page the same way.
+ */
+export async function authorityAuditPage(
+  audit: AuditStore,
+  authority: string,
+  query: { limit: number; before?: number; kind?: (typeof AUTHORITY_AUDIT_KINDS)[number] },
+): Promise<z.output<typeof auditPageSchema>> {
+  // One record more than asked tells whether an older page exists without a second call.
+  const records = await audit.list(authority, { limit: query.limit + 1, ...(query.before === undefined ? {} : { before: query.before }) });
+  const listed = records.slice(0, query.limit);
+  // Records sealed before kinds existed are planned transfers.
+  const page = listed.filter((r) => query.kind === undefined || (r.kind ?? 'planned_transfer') === query.kind);
+  return { authority, records: page, next: records.length > query.limit ? listed[listed.length - 1].commit_index : null };
+}

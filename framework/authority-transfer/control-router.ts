@@ -29,7 +29,7 @@ import {
 import { authorityExamples as ex, authorityProblemExtensions } from './api-examples.js';
 import type { OwnershipConsensus } from './audit-projection.js';
 import type { CatchUpViews } from './catch-up-view.js';
-import { auditPageQuery, auditPageSchema, auditQuery, DEFAULT_AUDIT_PAGE, MAX_AUDIT_PAGE } from './audit-page.js';
+import { auditPageQuery, auditPageSchema, auditQuery, authorityAuditPage, DEFAULT_AUDIT_PAGE, MAX_AUDIT_PAGE } from './audit-page.js';
 import { DEFAULT_AUTHORITY_PAGE, MAX_AUTHORITY_PAGE, authorityPage, authorityPageQuery, authorityPageSchema } from './authority-listing.js';
 import type { FailoverCommands } from './failover-command.js';
 import type { MemberTracker } from './member-tracker.js';
@@ -350,11 +350,7 @@ export function createControlRouter(deps: ControlRouterDeps, document: ApiDocume
       },
     },
     async (ctx, authority, { audit }) => {
-      const { limit, before } = validate(auditPageQuery, ctx.query, 'query');
-      // One record more than asked tells whether an older page exists without a second call.
-      const records = await audit.list(authority, { limit: limit + 1, ...(before === undefined ? {} : { before }) });
-      const page = records.slice(0, limit);
-      ctx.body = { authority, records: page, next: records.length > limit ? page[page.length - 1].commit_index : null };
+      ctx.body = await authorityAuditPage(audit, authority, validate(auditPageQuery, ctx.query, 'query'));
     },
   );
 
@@ -382,11 +378,7 @@ export function createControlRouter(deps: ControlRouterDeps, document: ApiDocume
       if (!consensus.view().state.authorities.get(authority)) {
         throw problems.badRequest(`subject ${authority} is no authority with a home`, { subject: authority });
       }
-      const records = await audit.list(authority, { limit: query.limit + 1, ...(query.before === undefined ? {} : { before: query.before }) });
-      // Today's records of an authority are its planned transfers, sealed before kinds existed.
-      const matching = records.filter((r) => query.kind === undefined || (r.kind ?? 'planned_transfer') === query.kind);
-      const page = matching.slice(0, query.limit);
-      ctx.body = { authority, records: page, next: records.length > query.limit ? records[query.limit - 1].commit_index : null };
+      ctx.body = await authorityAuditPage(audit, authority, query);
     },
   );
 
