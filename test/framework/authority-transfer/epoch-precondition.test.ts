@@ -1,28 +1,12 @@
 import test from 'ava';
-import type { RegisterTransferCommand } from '@baton/authority-transfer/internal/ownership.js';
 import { OwnershipStateMachine } from '@baton/authority-transfer/internal/ownership-state-machine.js';
+import { applyContext, registration } from './ownership-commands.js';
 
 // The expected epoch is decided by the state machine, in log order: whatever two drivers read,
 // the second registration or raw move meets the epoch the first one left.
 
 const machine = new OwnershipStateMachine();
-const ctx = (index: number) => ({ position: { term: 1, index }, voters: ['east-1'] });
-
-function registration(overrides: Partial<RegisterTransferCommand> = {}): RegisterTransferCommand {
-  return {
-    type: 'register_transfer',
-    id: 'k1',
-    authority: 'proj',
-    source: 'east',
-    target: 'west',
-    actor: 'olivia',
-    reason: 'drain east',
-    driver: 'east-1',
-    sources: [{ member: 'east-1', incarnation: 'i1', serial: 0 }],
-    deadline: 1_000,
-    ...overrides,
-  };
-}
+const ctx = (index: number) => applyContext(index, ['east-1'], 1);
 
 test('a planned transfer registers only while the authority is at the expected epoch', (t) => {
   const state = machine.initial();

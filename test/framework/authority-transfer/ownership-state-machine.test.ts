@@ -1,44 +1,11 @@
 import test from 'ava';
-import type {
-  CommitPlannedTransferCommand,
-  OwnershipState,
-  RegisterTransferCommand,
-} from '@baton/authority-transfer/internal/ownership.js';
+import type { OwnershipState, RegisterTransferCommand } from '@baton/authority-transfer/internal/ownership.js';
 import { snapshotOwnership } from '@baton/authority-transfer/internal/ownership-index.js';
 import { OwnershipStateMachine } from '@baton/authority-transfer/internal/ownership-state-machine.js';
+import { applyContext, commit, registration } from './ownership-commands.js';
 
 const machine = new OwnershipStateMachine();
-const ctx = (index: number, voters = ['a', 'b', 'c'], term = 3) => ({ position: { term, index }, voters });
-
-function commit(overrides: Partial<CommitPlannedTransferCommand> = {}): CommitPlannedTransferCommand {
-  return {
-    type: 'commit_planned_transfer',
-    id: 'k1',
-    authority: 'proj',
-    source: 'east',
-    target: 'west',
-    actor: 'olivia',
-    reason: 'drain east',
-    barrier: 0,
-    ...overrides,
-  };
-}
-
-function registration(overrides: Partial<RegisterTransferCommand> = {}): RegisterTransferCommand {
-  return {
-    type: 'register_transfer',
-    id: 'k1',
-    authority: 'proj',
-    source: 'east',
-    target: 'west',
-    actor: 'olivia',
-    reason: 'drain east',
-    driver: 'west-1',
-    sources: [{ member: 'east-1', incarnation: 'i1', serial: 4800 }],
-    deadline: 1_000,
-    ...overrides,
-  };
-}
+const ctx = applyContext;
 
 function establish(state: OwnershipState, authority = 'proj', home = 'east'): void {
   machine.apply(state, { type: 'transfer_authority', authority, target: home }, ctx(1));
