@@ -82,4 +82,8 @@ export const authorityProblemExtensions = {
   running_id: z.string().describe('On 409 transfer-in-progress: the identity of the transfer already running'),
   barrier: z.number().int().min(0).describe("The barrier the target must reach (the source's final serial)"),
   frontier: z.number().int().min(0).describe('The highest serial the target was seen to hold'),
+  home: z.string().nullable().describe("On 421 not-home and 412: the authority's home datacenter now, null when it has none"),
+  home_urls: z
+    .array(z.string())
+    .describe("On 421 not-home: the public addresses of the home's members, as this member's roster lists them; a client sends the write to one of them"),
 };

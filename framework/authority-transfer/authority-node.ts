@@ -213,7 +213,7 @@ export class AuthorityNode implements Lifecycle {
       });
       this.catchUp = catchUp;
       this.metrics.observeHomesCatchingUp(() => catchUp.catchingUp);
-      this.fence = new WriteFence(consensus, this.feed, this.datacenter, catchUp);
+      this.fence = new WriteFence(consensus, this.feed, this.datacenter, catchUp, (datacenter) => this.roster.membersOf(datacenter).map((m) => m.publicUrl));
       this.freezes = new FreezeAcknowledger(consensus, this.feed, this.datacenter, clock, log, () => this.replicator.pullSoon());
       const catchUps = new CatchUpViews(options.self, this.feed, this.replicas, (datacenter) => this.roster.membersOf(datacenter).map((m) => m.id));
       ha = { engine: this.engine, failover: new FailoverCommands(consensus, this.tracker, this.roster), consensus, audit, catchUps };

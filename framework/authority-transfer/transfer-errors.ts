@@ -156,7 +156,13 @@ export class StaleEpochError extends TransferError {
 
 /** A write arrived at a datacenter that is not the authority's home. */
 export class NotHomeError extends TransferError {
-  constructor(readonly authority: string, readonly datacenter: string, readonly home: string | undefined) {
+  constructor(
+    readonly authority: string,
+    readonly datacenter: string,
+    readonly home: string | undefined,
+    /** The public addresses of the home's members, as the roster lists them: where to send the write. */
+    readonly homeUrls: readonly string[] = [],
+  ) {
     super(
       'not_home',
       home

@@ -1,5 +1,5 @@
 import { type ProblemMapper, HttpProblem, retryAfter } from '@baton/http';
-import { TransferError } from './transfer-errors.js';
+import { NotHomeError, TransferError } from './transfer-errors.js';
 import { problemType } from './transfer-refusals.js';
 
 /**
@@ -17,6 +17,11 @@ export const transferProblemMapper: ProblemMapper = (error) => {
   if (typeof fields.runningId === 'string') extra.running_id = fields.runningId;
   if (typeof fields.barrier === 'number') extra.barrier = fields.barrier;
   if (fields.frontier !== undefined) extra.frontier = fields.frontier;
+  // A write at the wrong datacenter (421) names the home and its members' public addresses.
+  if (error instanceof NotHomeError) {
+    extra.home = error.home ?? null;
+    extra.home_urls = [...error.homeUrls];
+  }
   // A failed precondition (412) names where the authority is now.
   if (fields.owner !== undefined) {
     extra.owner = fields.owner;

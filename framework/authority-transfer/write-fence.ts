@@ -37,6 +37,8 @@ export class WriteFence {
     private readonly datacenter: string,
     /** What this member must hold of the source feeds before it writes as a new home. */
     private readonly catchUp: HomeCatchUp,
+    /** The public addresses of a datacenter's members, named in a refusal so a client can go there. */
+    private readonly publicUrlsOf: (datacenter: string) => string[] = () => [],
   ) {}
 
   /** Checks the write against the local view; throws NotHomeError, StaleEpochError, AuthorityFrozenError or HomeCatchingUpError. */
@@ -61,7 +63,7 @@ export class WriteFence {
   private check(state: OwnershipState, authority: string, epoch: number): void {
     const ownership = state.authorities.get(authority);
     if (!ownership || ownership.home !== this.datacenter) {
-      throw new NotHomeError(authority, this.datacenter, ownership?.home);
+      throw new NotHomeError(authority, this.datacenter, ownership?.home, ownership ? this.publicUrlsOf(ownership.home) : []);
     }
     if (ownership.epoch !== epoch) throw new StaleEpochError(authority, epoch, ownership.epoch);
     const intent = state.transfers.get(authority);

@@ -3,6 +3,7 @@ import { realSleep } from './client-timers.js';
 
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
 const NOT_OWNER = 'urn:baton:problem:not-owner';
+const NOT_HOME = 'urn:baton:problem:not-home';
 
 /** How a client retries: what today's StreamClient did by hand, as openapi-fetch middleware. */
 export interface RetryOptions {
@@ -34,7 +35,8 @@ export function idempotencyKeyMiddleware(mintKey: () => string = () => globalThi
 
 /**
  * Follows a 409 not-owner hint to the node it names (the owner, or the owner-to-be during a
- * handoff) and sends later calls for that path there first; waits out a 503 or 429 with
+ * handoff), and a 421 not-home refusal to the first member of the authority's home it names,
+ * and sends later calls for that path there first; waits out a 503 or 429 with
  * Retry-After and sends again. Every resend is the same request, Idempotency-Key included, so
  * a change whose first answer was lost is not applied twice. An append parked on the owner-to-be
  * is simply a slow answer: nothing to do here.
@@ -88,6 +90,15 @@ async function nextTarget(answer: Response, target: URL, maxRetryAfterMs: number
     // A hint naming this very node again would loop: the answer stands.
     if (owner.origin === target.origin) return undefined;
     return { url: new URL(target.pathname + target.search, owner), waitMs: 0 };
+  }
+  if (answer.status === 421 && answer.headers.get('content-type')?.startsWith('application/problem+json')) {
+    const problem = (await answer.clone().json()) as { type?: unknown; home_urls?: unknown };
+    const urls = Array.isArray(problem.home_urls) ? problem.home_urls.filter((u): u is string => typeof u === 'string') : [];
+    if (problem.type !== NOT_HOME || urls.length === 0) return undefined;
+    // The first member of the home the roster lists; one that answers 421 again ends the chase.
+    const home = new URL(urls[0]!);
+    if (home.origin === target.origin) return undefined;
+    return { url: new URL(target.pathname + target.search, home), waitMs: 0 };
   }
   if (answer.status === 503 || answer.status === 429) {
     const seconds = Number(answer.headers.get('retry-after'));

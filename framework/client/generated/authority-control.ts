@@ -398,6 +398,10 @@ export interface components {
             detail: string;
             /** @description The highest serial the target was seen to hold */
             frontier?: number;
+            /** @description On 421 not-home and 412: the authority's home datacenter now, null when it has none */
+            home?: string | null;
+            /** @description On 421 not-home: the public addresses of the home's members, as this member's roster lists them; a client sends the write to one of them */
+            home_urls?: string[];
             /** @description On 400 invalid-identity: the input refused */
             input?: string;
             /** @description The request path this occurrence is about */

@@ -78,7 +78,7 @@ test('the stream client, pointed at a node that does not own the stream, follows
   t.is(missing.error?.type, 'urn:baton:problem:stream-not-found');
 });
 
-test('the authority clients start a planned transfer under the key they minted, and write at the new home', async (t) => {
+test('the authority clients start a planned transfer under the key they minted, and a write at the old home is sent on to the new one', async (t) => {
   const n = await startNode();
   t.teardown(() => n.host.stop());
   const fetch = contractFetch();
@@ -95,9 +95,19 @@ test('the authority clients start a planned transfer under the key they minted, 
   const home = await control.GET('/availability/v1/authorities/{authority}', { params: { path: { authority: 'proj' } } });
   t.like(home.data, { home: 'west', epoch: 2 });
 
-  // East is not the home any more: the public server refuses the write, and the client returns the refusal.
-  const writes = authorityPublicClient({ baseUrl: n.publicUrl, token: WRITER, fetch });
-  const refused = await writes.POST('/availability/v1/authorities/{authority}/writes', { params: { path: { authority: 'proj' } }, body: { operation: 'w', epoch: 2 } });
+  // East is not the home any more: the public server refuses the write naming west's member,
+  // and the client sends the same write there (in this test nothing listens at west's address).
+  const sentTo: string[] = [];
+  const recording = async (request: Request) => {
+    sentTo.push(request.url);
+    return fetch(request);
+  };
+  const writes = authorityPublicClient({ baseUrl: n.publicUrl, token: WRITER, fetch: recording });
+  await t.throwsAsync(writes.POST('/availability/v1/authorities/{authority}/writes', { params: { path: { authority: 'proj' } }, body: { operation: 'w', epoch: 2 } }));
+  t.deepEqual(sentTo, [`${n.publicUrl}/availability/v1/authorities/proj/writes`, 'http://127.0.0.1:9/availability/v1/authorities/proj/writes']);
+  // Told to go nowhere else (one attempt), the client returns the refusal as it is.
+  const once = authorityPublicClient({ baseUrl: n.publicUrl, token: WRITER, fetch, maxAttempts: 1 });
+  const refused = await once.POST('/availability/v1/authorities/{authority}/writes', { params: { path: { authority: 'proj' } }, body: { operation: 'w', epoch: 2 } });
   t.is(refused.response.status, 421);
-  t.is(refused.error?.status, 421);
+  t.like(refused.error, { status: 421, home: 'west', home_urls: ['http://127.0.0.1:9'] });
 });

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { streamNodeClient } from '@baton/client/internal/clients.js';
+import { authorityPublicClient, streamNodeClient } from '@baton/client/internal/clients.js';
 
 /** A fetch that answers from a script and records each request it was sent, body included. */
 function scripted(answers: (() => Response)[]) {
@@ -69,4 +69,26 @@ test('a 409 not-owner hint is followed to the node it names, and later calls for
   const loop = await streamNodeClient({ baseUrl: 'http://n3.invalid', fetch: self.fetch }).POST('/v1/streams/{stream}/records', append);
   t.is(loop.response.status, 409);
   t.is(self.sent.length, 1);
+});
+
+test("a 421 not-home refusal is followed to the first member of the home it names, with the same write, and later writes there go to the home first", async (t) => {
+  const notHome = () =>
+    json(421, { type: 'urn:baton:problem:not-home', title: 'Misdirected Request', status: 421, detail: 'd', authority: 'proj', home: 'west', home_urls: ['http://west-1.invalid:7600', 'http://west-2.invalid:7600'] });
+  const written = { authority: 'proj', epoch: 2, serial: 7 };
+  const { fetch, sent } = scripted([notHome, () => json(200, written), () => json(200, written)]);
+  const client = authorityPublicClient({ baseUrl: 'http://east-1.invalid:7500', fetch, mintKey: () => 'k' });
+  const write = { params: { path: { authority: 'proj' } }, body: { operation: 'w', epoch: 2 } };
+  t.like((await client.POST('/availability/v1/authorities/{authority}/writes', write)).data, written);
+  t.is((await client.POST('/availability/v1/authorities/{authority}/writes', write)).response.status, 200);
+  t.deepEqual(sent.map((s) => s.url), [
+    'http://east-1.invalid:7500/availability/v1/authorities/proj/writes',
+    'http://west-1.invalid:7600/availability/v1/authorities/proj/writes',
+    'http://west-1.invalid:7600/availability/v1/authorities/proj/writes',
+  ]);
+  t.is(sent[1]!.body, sent[0]!.body, 'the same write is sent to the home');
+  // No home address to go to (an authority without a home): the refusal stands.
+  const homeless = scripted([() => json(421, { type: 'urn:baton:problem:not-home', title: 'Misdirected Request', status: 421, detail: 'd', home: null, home_urls: [] })]);
+  const refused = await authorityPublicClient({ baseUrl: 'http://east-1.invalid:7500', fetch: homeless.fetch }).POST('/availability/v1/authorities/{authority}/writes', write);
+  t.is(refused.response.status, 421);
+  t.is(homeless.sent.length, 1);
 });

@@ -237,6 +237,7 @@ test('writes are accepted only at the home under its current epoch; a stale epoc
     t.is((await n.call('POST', '/availability/v1/transfers', { token: ADMIN, body: transfer })).status, 200);
     const stale = await write(1);
     t.is(stale.status, 421, 'east is no longer the home');
+    t.like(stale.body, { type: 'urn:baton:problem:not-home', authority: 'proj', home: 'west', home_urls: ['http://127.0.0.1:9'] }, 'the refusal names the home and where its members listen');
     await establish(n, 'other', 'east');
     const wrongEpoch = await write(7, 'other');
     t.is(wrongEpoch.status, 409);
