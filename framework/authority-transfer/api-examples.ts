@@ -72,6 +72,7 @@ export const authorityExamples = {
   applied: { member: 'west-1', origin: 'east-1', incarnation: 'k3v9x2', serial: 2, storage: 'r7q1', wait: { atLeast: 2, reached: true } },
   write: { operation: 'publish 1.0.2', epoch: 2 },
   written: { authority: 'proj', epoch: 2, serial: 3 },
+  ownershipEvent: { authority: 'proj', home: 'east', epoch: 2, home_urls: ['http://127.0.0.1:7600'], pending_target: 'west', frozen: false },
 } as const;
 
 /** The extension members of the authority variant's problems (transfer-problems.ts). */

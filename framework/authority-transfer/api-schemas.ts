@@ -71,6 +71,15 @@ export type CatchUpView = z.output<typeof catchUpViewSchema>;
 
 export const ownershipSchema = z.object({ authority: z.string(), home: z.string(), epoch: z.number().int().min(1), catch_up: catchUpViewSchema });
 
+export const ownershipEventSchema = z.object({
+  authority: z.string(),
+  home: z.string(),
+  epoch: z.number().int().min(1),
+  home_urls: z.array(z.string()).describe("The public addresses of the home's members, as the roster lists them: where writes go"),
+  pending_target: z.string().nullable().describe("A registered planned transfer's target datacenter; null when none is registered"),
+  frozen: z.boolean().describe('Writes are refused (503) until the registered transfer commits or is called off'),
+});
+
 export const membersSchema = z.object({
   members: z.array(
     z.object({

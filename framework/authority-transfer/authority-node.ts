@@ -16,6 +16,7 @@ import {
   openApiRouter,
   serveRouter,
   type DocumentedRoutes,
+  EventStreams,
 } from '@baton/http';
 import { type Lifecycle, DirectoryFiles } from '@baton/kernel';
 import {
@@ -45,6 +46,7 @@ import { MemberTracker } from './member-tracker.js';
 import type { AuthorityNodeOptions } from './node-options.js';
 import { PlannedTransferEngine } from './planned-transfer-engine.js';
 import { createPublicRouter } from './public-router.js';
+import { AuthorityOwnershipFeed } from './authority-ownership-feed.js';
 import { Roster } from './roster.js';
 import { transferProblemMapper } from './transfer-problems.js';
 import { WriteFence } from './write-fence.js';
@@ -137,6 +139,7 @@ export class AuthorityNode implements Lifecycle {
     const { options, clock, log } = deps;
     this.roster = new Roster(options.roster);
     this.datacenter = this.roster.datacenterOfMember(options.self)!;
+    const publicUrlsOf = (datacenter: string) => this.roster.membersOf(datacenter).map((m) => m.publicUrl);
     this.metrics = deps.metrics ?? new BatonMetrics({ labels: { member: options.self } });
     const peers = this.roster.allMembers().map((m) => m.id).filter((id) => id !== options.self);
     const dir = options.feed.dir;
@@ -213,7 +216,7 @@ export class AuthorityNode implements Lifecycle {
       });
       this.catchUp = catchUp;
       this.metrics.observeHomesCatchingUp(() => catchUp.catchingUp);
-      this.fence = new WriteFence(consensus, this.feed, this.datacenter, catchUp, (datacenter) => this.roster.membersOf(datacenter).map((m) => m.publicUrl));
+      this.fence = new WriteFence(consensus, this.feed, this.datacenter, catchUp, publicUrlsOf);
       this.freezes = new FreezeAcknowledger(consensus, this.feed, this.datacenter, clock, log, () => this.replicator.pullSoon());
       const catchUps = new CatchUpViews(options.self, this.feed, this.replicas, (datacenter) => this.roster.membersOf(datacenter).map((m) => m.id));
       ha = { engine: this.engine, failover: new FailoverCommands(consensus, this.tracker, this.roster), consensus, audit, catchUps };
@@ -301,7 +304,18 @@ export class AuthorityNode implements Lifecycle {
     const publicRouters = [
       healthRouter(options.self, this.readiness, publicDocument),
       ...(cluster ? [authorityMemberReportRouter(cluster, publicDocument)] : []),
-      createPublicRouter({ feed: this.feed, replicas: this.replicas, waits: this.appliedWaits, identity: deps.identity, fence: this.fence, peerAuth: deps.peerAuth }, publicDocument),
+      createPublicRouter(
+        {
+          feed: this.feed,
+          replicas: this.replicas,
+          waits: this.appliedWaits,
+          identity: deps.identity,
+          fence: this.fence,
+          peerAuth: deps.peerAuth,
+          ...(ha ? { ownership: new AuthorityOwnershipFeed(ha.consensus, publicUrlsOf, new EventStreams(clock, options.public.watchers)) } : {}),
+        },
+        publicDocument,
+      ),
       openApiRouter(publicDocument),
     ];
     this.publicApi = { document: publicDocument, routers: publicRouters };
@@ -313,7 +327,8 @@ export class AuthorityNode implements Lifecycle {
     }
     const refusals = (listener: string) => (reason: string) => this.metrics?.connectionRefusals.inc({ listener, reason });
     this.control = new HttpServer({ app: controlApp, ...options.control, clock, logger: log, name: 'control', onRefusal: refusals('control') });
-    this.publicServer = new HttpServer({ app: publicApp, ...options.public, clock, logger: log, name: 'public', onRefusal: refusals('public') });
+    const { watchers: _bounds, ...publicListener } = options.public;
+    this.publicServer = new HttpServer({ app: publicApp, ...publicListener, clock, logger: log, name: 'public', onRefusal: refusals('public') });
   }
 
   get controlAddress(): BoundAddress {

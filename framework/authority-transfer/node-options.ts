@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { bearerTokensSchema, admissionLimitsSchema, listenerTlsSchema } from '@baton/http';
+import { bearerTokensSchema, admissionLimitsSchema, eventStreamLimitsSchema, listenerTlsSchema } from '@baton/http';
 
 const listener = z
   .object({
@@ -30,7 +30,13 @@ export const authorityNodeOptions = z
     mode: z.enum(['ha', 'dc']).default('ha'),
     roster: rosterSchema,
     control: listener.default({ port: 7601, host: '127.0.0.1' }),
-    public: listener.default({ port: 7600, host: '127.0.0.1' }),
+    public: listener
+      .extend({
+        /** Ownership feed watchers (GET /availability/v1/authorities/{authority}/ownership): how many, heartbeat, slow readers. */
+        watchers: eventStreamLimitsSchema.partial().optional(),
+      })
+      .strict()
+      .default({ port: 7600, host: '127.0.0.1' }),
     /** Bearer tokens of both listeners, with their principals and scopes. */
     tokens: bearerTokensSchema.default([]),
     /** Token this node presents to its peers' public servers (a token with the "peer" scope). */

@@ -19,7 +19,8 @@ import {
 import type { IdentitySupplier } from '@baton/contracts';
 import type { Context, Middleware } from 'koa';
 import { authorityExamples as ex, authorityProblemExtensions } from './api-examples.js';
-import { appliedSerialSchema, feedPageSchema, writeResultSchema } from './api-schemas.js';
+import { appliedSerialSchema, feedPageSchema, ownershipEventSchema, writeResultSchema } from './api-schemas.js';
+import type { AuthorityOwnershipFeed } from './authority-ownership-feed.js';
 import type { ChangeFeed, FeedOrigin } from './change-feed.js';
 import { AppliedWaitRefusedError, DEFAULT_APPLIED_WAIT_LIMITS, type AppliedWaits } from './applied-waits.js';
 import type { FeedReplicas } from './feed-replicas.js';
@@ -65,6 +66,8 @@ export interface PublicRouterDeps {
   fence?: WriteFence;
   /** Member credentials on the peer routes; without it (or insecure) a bearer token with scope "peer". */
   peerAuth?: PeerAuthenticator;
+  /** Present in mode ha: the authorities' ownership feeds. */
+  ownership?: AuthorityOwnershipFeed;
 }
 
 /**
@@ -173,6 +176,47 @@ export function createPublicRouter(deps: PublicRouterDeps, document: ApiDocument
       const body = await readValidBody(ctx, writeBody);
       const entry = await deps.fence.write(authority, body.epoch, body.operation);
       ctx.body = { authority, epoch: entry.epoch, serial: entry.serial };
+    },
+  );
+
+  route(
+    router,
+    document,
+    {
+      method: 'get',
+      path: '/authorities/{authority}/ownership',
+      summary: "An authority's home, epoch and registered transfer as server-sent events: at once and on every change",
+      operationId: 'watchAuthorityOwnership',
+      description:
+        'Send Accept: text/event-stream. An `ownership` event comes at once (after this member caught up with the leader\'s commit) and ' +
+        'again whenever the home or epoch changes (a planned transfer\'s commit, a failover) or a planned transfer is registered, frozen or ' +
+        'called off; a heartbeat comment every 15 s. A writer sends its writes to `home_urls` before one is refused with 421. ' +
+        'Each member holds a bounded number of watchers (503 beyond, with Retry-After); a watcher that does not read is dropped.',
+      tags: ['authorities'],
+      scope: AUTHORITY_WRITE_SCOPE,
+      params: { path: authorityParam },
+      responses: {
+        200: {
+          description: 'The feed (text/event-stream); with Accept: application/json, the ownership now',
+          schema: ownershipEventSchema,
+          example: ex.ownershipEvent,
+          events: { name: 'ownership', schema: ownershipEventSchema, example: ex.ownershipEvent },
+        },
+        404: 'The authority has no home',
+        503: 'Mode dc, the ownership consensus cannot answer, or this member holds as many watchers as it may (Retry-After)',
+      },
+    },
+    requireScope(AUTHORITY_WRITE_SCOPE),
+    async (ctx) => {
+      if (!deps.ownership) {
+        throw new OwnershipUnavailableError('this node runs in mode dc: ownership lives in the ownership consensus of mode ha');
+      }
+      const authority = deps.identity.authority(ctx.params.authority);
+      if (ctx.accepts('application/json', 'text/event-stream') === 'text/event-stream') {
+        await deps.ownership.watch(ctx, authority);
+        return;
+      }
+      ctx.body = await deps.ownership.current(authority);
     },
   );
 

@@ -5,3 +5,9 @@
 export function realSleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms)); // clock-ok: a client outside any host, replaceable by the sleep option
 }
+
+/** A real one-shot timer for a client (see realSleep); answers its cancel. */
+export function realTimer(ms: number, fn: () => void): () => void {
+  const timer = setTimeout(fn, ms); // clock-ok: a client outside any host
+  return () => clearTimeout(timer);
+}

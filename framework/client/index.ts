@@ -5,3 +5,6 @@ export { IDEMPOTENCY_KEY_HEADER, idempotencyKeyMiddleware, retryMiddleware, type
 export type { components as StreamNodeComponents, operations as StreamNodeOperations } from './generated/stream-node.js';
 export type { components as AuthorityControlComponents, operations as AuthorityControlOperations } from './generated/authority-control.js';
 export type { components as AuthorityPublicComponents, operations as AuthorityPublicOperations } from './generated/authority-public.js';
+export { OwnerRoutes } from './owner-routes.js';
+export { OwnershipWatch, WatchRefusedError, watchAuthorityOwnership, watchStreamOwnership } from './ownership-watch.js';
+export type { AuthorityOwnership, StreamOwnership, WatchOptions } from './ownership-watch.js';

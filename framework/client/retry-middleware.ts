@@ -1,5 +1,6 @@
 import type { Middleware } from 'openapi-fetch';
 import { realSleep } from './client-timers.js';
+import { OwnerRoutes } from './owner-routes.js';
 
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
 const NOT_OWNER = 'urn:baton:problem:not-owner';
@@ -15,6 +16,8 @@ export interface RetryOptions {
   sleep?: (ms: number) => Promise<void>;
   /** Mints the Idempotency-Key of a change that has none (default: a random UUID). */
   mintKey?: () => string;
+  /** Where each path's calls go first; share it with an ownership feed to route ahead of refusals. */
+  routes?: OwnerRoutes;
 }
 
 /**
@@ -47,8 +50,8 @@ export function retryMiddleware(options: RetryOptions = {}): Middleware {
   const sleep = options.sleep ?? realSleep;
   // The unsent copy of each request, to send again (a sent request's body is consumed).
   const pending = new Map<string, Request>();
-  // Where the last not-owner hint sent each path: its next call goes there directly.
-  const owners = new Map<string, string>();
+  // Where the last not-owner hint (or a watched feed) sent each path: its next call goes there directly.
+  const owners = options.routes ?? new OwnerRoutes();
   return {
     onRequest({ request, id }) {
       const url = new URL(request.url);

@@ -38,7 +38,7 @@ interface Tracked {
 }
 
 /** Admitted raw sockets, so the request path can find its connection's record. */
-const trackers = new WeakMap<Socket, { tracked: Tracked; prove(): void }>();
+const trackers = new WeakMap<Socket, { tracked: Tracked; prove(): void; release(): void }>();
 
 /**
  * Admits connections to one listener before a byte of them is parsed, so a flood of idle,
@@ -88,7 +88,7 @@ export class ConnectionAdmission {
     let group = this.unprovenByAddress.get(address);
     if (!group) this.unprovenByAddress.set(address, (group = new Set()));
     group.add(tracked);
-    trackers.set(socket, { tracked, prove: () => this.prove(tracked) });
+    trackers.set(socket, { tracked, prove: () => this.prove(tracked), release: () => this.forget(tracked) });
     socket.once('close', () => this.forget(tracked));
   }
 
@@ -156,6 +156,14 @@ export class ConnectionAdmission {
  */
 export function proveConnection(socket: Socket | undefined | null): void {
   if (socket) trackers.get(rawSocketOf(socket))?.prove();
+}
+
+/**
+ * The connection now carries a long-lived answer (an event stream) that its listener bounds on
+ * its own: it stops counting against the caps here, so idle watchers cannot crowd out requests.
+ */
+export function releaseConnection(socket: Socket | undefined | null): void {
+  if (socket) trackers.get(rawSocketOf(socket))?.release();
 }
 
 /** Whether a request on this connection already presented a valid credential. */

@@ -13,6 +13,7 @@ import {
   type AdmissionRefusal,
 } from './connection-admission.js';
 import { RequestPacer } from './request-pacer.js';
+import { isLongLivedResponse } from './event-stream.js';
 import { readTlsMaterial, type ListenerTls } from './listener-tls.js';
 import { lingerOnClose } from './lingering-close.js';
 
@@ -157,7 +158,11 @@ export class HttpServer implements Lifecycle {
     const server = this.server;
     if (!server) return;
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    for (const res of this.inFlight) if (!res.headersSent) res.shouldKeepAlive = false;
+    for (const res of this.inFlight) {
+      if (!res.headersSent) res.shouldKeepAlive = false;
+      // An event stream never finishes by itself: it ends now, and its client reconnects elsewhere.
+      else if (isLongLivedResponse(res)) res.end();
+    }
     server.closeIdleConnections();
     const deadline = this.options.clock.setTimer(this.options.drainMs ?? DEFAULT_DRAIN_MS, () => {
       this.options.logger?.warn({ listener: this.name }, 'drain deadline passed; closing open connections');

@@ -14,6 +14,12 @@ export interface ResponseSpec {
   headers?: Record<string, { description: string; schema?: z.ZodType }>;
   /** A body as this answer sends it (checked against the schema by the document's lint). */
   example?: unknown;
+  /**
+   * The same answer as server-sent events (Accept: text/event-stream): each event named
+   * `name`, its data the JSON of `schema`. OpenAPI 3.1 has no schema for an event stream's
+   * items, so the media is a string and the events' schema rides in `x-events`.
+   */
+  events?: { name: string; schema: z.ZodType; example: unknown };
 }
 
 export interface HeaderParam {
@@ -243,7 +249,21 @@ function buildResponse(status: number, response: ResponseSpec | string, where: s
           ),
         }
       : {}),
-    ...(noBody ? {} : { content: Object.fromEntries(contentTypes.map((type) => [type, media])) }),
+    ...(noBody ? {} : { content: { ...Object.fromEntries(contentTypes.map((type) => [type, media])), ...eventStreamMedia(spec.events) } }),
+  };
+}
+
+function eventStreamMedia(events: ResponseSpec['events']): Json {
+  if (!events) return {};
+  return {
+    'text/event-stream': {
+      schema: {
+        type: 'string',
+        description: `Server-sent events: each \`event: ${events.name}\` carries as its data the JSON of x-events.${events.name}; comment lines are heartbeats`,
+      },
+      example: `event: ${events.name}\ndata: ${JSON.stringify(events.example)}\n\n`,
+      'x-events': { [events.name]: jsonSchema(events.schema, 'output') },
+    },
   };
 }
 

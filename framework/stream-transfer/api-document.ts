@@ -22,6 +22,7 @@ import {
   drainProgressSchema,
   failoverResultSchema,
   nodePageSchema,
+  ownershipEventSchema,
   nodeRegisteredSchema,
   readResultSchema,
   rebalancePageSchema,
@@ -142,6 +143,30 @@ const streamOps: OperationSpec[] = [
     scope: STREAM_READ_SCOPE,
     params: { path: streamParam, query: readQuery },
     responses: { 200: ok('Records from the given offset', readResultSchema, ex.read), ...problems(400, 404, 503), ...dataAuth(STREAM_READ_SCOPE) },
+  },
+  {
+    method: 'get',
+    path: '/v1/streams/{stream}/ownership',
+    summary: "A stream's owner, epoch and pending target; with Accept: text/event-stream, a feed of every change",
+    operationId: 'watchStreamOwnership',
+    description:
+      'As JSON: the ownership now. As server-sent events: an `ownership` event at once and on every change (a pending transfer ' +
+      'added or settled, a completion, a drain or rebalance move, a failover), and a heartbeat comment every 15 s. ' +
+      'A client reopens at `pending_target_address` (or `address`) before its next append is refused. ' +
+      'Each node holds a bounded number of watchers (503 beyond, with Retry-After); a watcher that does not read is dropped.',
+    tags: ['data'],
+    scope: STREAM_READ_SCOPE,
+    params: { path: streamParam },
+    responses: {
+      200: {
+        ...ok('The ownership now (JSON), or its feed (text/event-stream)', ownershipEventSchema, ex.ownership),
+        headers: versionTag('"<epoch>": what If-Match on a transfer of the stream names (JSON answer)'),
+        events: { name: 'ownership', schema: ownershipEventSchema, example: ex.ownership },
+      },
+      ...problems(400, 404, 503),
+      503: 'Unavailable for now (no consensus leader), or this node holds as many watchers as it may (Retry-After)',
+      ...dataAuth(STREAM_READ_SCOPE),
+    },
   },
   {
     method: 'get',

@@ -33,6 +33,15 @@ export const streamExamples = {
   appended: { stream: 'orders', epoch: 2, first: 40, count: 2, offsets: [40, 41], duplicate: false, node: 'n2' },
   read: { stream: 'orders', from: 40, records: [{ offset: 40, body: 'first record' }, { offset: 41, body: 'second record' }], next: 42 },
   described: { stream: 'orders', owner: 'n1', address: 'http://127.0.0.1:7400', epoch: 1, state: 'open', tail: 40, transfer: pending },
+  ownership: {
+    stream: 'orders',
+    owner: 'n1',
+    address: 'http://127.0.0.1:7400',
+    epoch: 1,
+    state: 'open',
+    pending_target: 'n2',
+    pending_target_address: 'http://127.0.0.1:7410',
+  },
   notOwner: {
     type: `${PROBLEM_TYPE_PREFIX}not-owner`,
     title: 'Conflict',

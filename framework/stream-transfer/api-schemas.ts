@@ -48,6 +48,16 @@ export const streamDescriptionSchema = z.object({
   transfer: pendingTransferSchema.optional().describe('The transfer under way, if any'),
 });
 
+export const ownershipEventSchema = z.object({
+  stream: id,
+  owner: id,
+  address: z.string().nullable().describe("The owner's base URL; null when it is not registered"),
+  epoch,
+  state: z.enum(['open', 'closed']),
+  pending_target: id.nullable().describe('The node a pending transfer moves the stream to; null when none is pending'),
+  pending_target_address: z.string().nullable().describe("That node's base URL; null without a pending transfer"),
+});
+
 export const nodeStatusSchema = z.object({
   id,
   address: z.string(),

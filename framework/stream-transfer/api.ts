@@ -12,6 +12,8 @@ import {
   openApiRouter,
   serveRouter,
   type DocumentedRoutes,
+  EventStreams,
+  type EventStreamLimits,
 } from '@baton/http';
 import {
   healthRouter,
@@ -38,6 +40,8 @@ export interface StreamApiRouterOptions {
   extraOperations?: readonly OperationSpec[];
   /** Who may use the data API without a token (closed by default). */
   dataPlane?: DataPlaneOptions;
+  /** Bounds of the ownership feed's watchers on this listener. */
+  watchers?: Partial<EventStreamLimits>;
 }
 
 /**
@@ -56,7 +60,7 @@ export function streamApiRouters(node: StreamNode, options: StreamApiRouterOptio
     healthRouter(node.self, readiness, document),
     ...streamClusterRouters(node, readiness, recent, document),
     dashboardRouter(document, { clusterPath: STREAM_CLUSTER_PATH }),
-    createDataRouter(node, options.dataPlane),
+    createDataRouter(node, options.dataPlane, new EventStreams(node.clock, options.watchers)),
     createAdminRouter(node.consensus, { canFence, clock: node.clock, ...admin }),
     consensusAdminRouter(node.consensus, document, {
       prefix: '/v1/admin',
@@ -91,6 +95,7 @@ export function createStreamApiApp(deps: {
   /** Liveness and failover details of the admin API. */
   admin?: Partial<AdminRouterOptions>;
   dataPlane?: DataPlaneOptions;
+  watchers?: Partial<EventStreamLimits>;
   /** Server spans of this listener's requests, when the host traces. */
   tracing?: Tracing;
 }): Koa {

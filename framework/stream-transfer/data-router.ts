@@ -1,9 +1,10 @@
 import Router from '@koa/router';
 import { z } from 'zod';
-import { decimalQuery, readValidBody, setVersionTag, validate } from '@baton/http';
+import { decimalQuery, EventStreams, readValidBody, setVersionTag, validate } from '@baton/http';
 import { ID_PATTERN } from './model.js';
 import { authorizeStream, CLOSED_DATA_PLANE, requireDataCaller, type DataPlaneOptions } from './data-access.js';
 import { FollowReads, MAX_READ_WAIT_SECONDS } from './follow-read.js';
+import { OwnershipFeed } from './ownership-feed.js';
 import { producerKey } from './producer-marks.js';
 import type { StreamNode } from './stream-node.js';
 
@@ -61,9 +62,14 @@ export const readQuery = z
  * its action (data-access.ts) unless `access` opens it to anonymous callers; the caller is
  * known before its path is checked or its body read, so a stranger's bytes are never buffered.
  */
-export function createDataRouter(node: StreamNode, access: DataPlaneOptions = CLOSED_DATA_PLANE): Router {
+export function createDataRouter(
+  node: StreamNode,
+  access: DataPlaneOptions = CLOSED_DATA_PLANE,
+  watchers: EventStreams = new EventStreams(node.clock),
+): Router {
   const router = new Router({ prefix: '/v1/streams' });
   const follow = new FollowReads(node);
+  const ownership = new OwnershipFeed(node, watchers);
 
   router.post('/:stream/records', async (ctx) => {
     requireDataCaller(ctx, access, 'append');
@@ -98,6 +104,20 @@ export function createDataRouter(node: StreamNode, access: DataPlaneOptions = CL
     const records = await follow.read(stream, from, limit, wait * 1000, gone.signal);
     const next = records.length > 0 ? records[records.length - 1].offset + 1 : from;
     ctx.body = { stream, from, records, next };
+  });
+
+  // The ownership as JSON, or with Accept: text/event-stream a feed of it (ownership-feed.ts).
+  router.get('/:stream/ownership', async (ctx) => {
+    requireDataCaller(ctx, access, 'read');
+    const { stream } = validate(streamParam, ctx.params, 'path');
+    authorizeStream(ctx, access, 'read', stream);
+    if (ctx.accepts('application/json', 'text/event-stream') === 'text/event-stream') {
+      await ownership.watch(ctx, stream);
+      return;
+    }
+    const current = await ownership.current(stream);
+    setVersionTag(ctx, current.epoch);
+    ctx.body = current;
   });
 
   router.get('/:stream', async (ctx) => {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { bearerTokensSchema, admissionLimitsSchema, listenerTlsSchema } from '@baton/http';
+import { bearerTokensSchema, admissionLimitsSchema, eventStreamLimitsSchema, listenerTlsSchema } from '@baton/http';
 import { dataPlaneOptions } from './data-access.js';
 import { ID_PATTERN, MAX_NODE_SLOTS } from './model.js';
 import { DEFAULT_NODE_LIVENESS_OPTIONS as LIVENESS } from './node-liveness.js';
@@ -67,6 +67,8 @@ export const streamNodeOptions = z
         tls: listenerTlsSchema.optional(),
         /** Connection caps and deadlines (framework/http/connection-admission.ts). */
         admission: admissionLimitsSchema.partial().optional(),
+        /** Ownership feed watchers (GET /v1/streams/{stream}/ownership as event streams): how many, heartbeat, slow readers. */
+        watchers: eventStreamLimitsSchema.partial().optional(),
       })
       .strict()
       .default({ port: 7700, host: '127.0.0.1' }),

@@ -167,6 +167,7 @@ export class StreamNodeService implements Lifecycle {
       extraRoutes: this.deps.peerRoutes,
       tracing: this.deps.tracing,
       dataPlane: options.dataPlane,
+      watchers: options.http.watchers,
       admin: {
         renewalAge: (node) => observer.lastRenewalMsAgo(node),
         onFailover: (_node, result) => livenessMetrics?.failover('operator', result),

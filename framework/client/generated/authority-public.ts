@@ -2,6 +2,26 @@
 // (npm run client-types). Do not edit: a test fails when it and the document differ.
 
 export interface paths {
+    "/availability/v1/authorities/{authority}/ownership": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An authority's home, epoch and registered transfer as server-sent events: at once and on every change
+         * @description Send Accept: text/event-stream. An `ownership` event comes at once (after this member caught up with the leader's commit) and again whenever the home or epoch changes (a planned transfer's commit, a failover) or a planned transfer is registered, frozen or called off; a heartbeat comment every 15 s. A writer sends its writes to `home_urls` before one is refused with 421. Each member holds a bounded number of watchers (503 beyond, with Retry-After); a watcher that does not read is dropped.
+         */
+        get: operations["watchAuthorityOwnership"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/availability/v1/authorities/{authority}/writes": {
         parameters: {
             query?: never;
@@ -268,6 +288,93 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    watchAuthorityOwnership: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                authority: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The feed (text/event-stream); with Accept: application/json, the ownership now */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "authority": "proj",
+                     *       "home": "east",
+                     *       "epoch": 2,
+                     *       "home_urls": [
+                     *         "http://127.0.0.1:7600"
+                     *       ],
+                     *       "pending_target": "west",
+                     *       "frozen": false
+                     *     }
+                     */
+                    "application/json": {
+                        authority: string;
+                        epoch: number;
+                        /** @description Writes are refused (503) until the registered transfer commits or is called off */
+                        frozen: boolean;
+                        home: string;
+                        /** @description The public addresses of the home's members, as the roster lists them: where writes go */
+                        home_urls: string[];
+                        /** @description A registered planned transfer's target datacenter; null when none is registered */
+                        pending_target: string | null;
+                    };
+                    /**
+                     * @example event: ownership
+                     *     data: {"authority":"proj","home":"east","epoch":2,"home_urls":["http://127.0.0.1:7600"],"pending_target":"west","frozen":false}
+                     */
+                    "text/event-stream": string;
+                };
+            };
+            /** @description Missing or unknown bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The token lacks the required scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The authority has no home */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Mode dc, the ownership consensus cannot answer, or this member holds as many watchers as it may (Retry-After) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     writeToAuthority: {
         parameters: {
             query?: never;

@@ -551,6 +551,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/streams/{stream}/ownership": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A stream's owner, epoch and pending target; with Accept: text/event-stream, a feed of every change
+         * @description As JSON: the ownership now. As server-sent events: an `ownership` event at once and on every change (a pending transfer added or settled, a completion, a drain or rebalance move, a failover), and a heartbeat comment every 15 s. A client reopens at `pending_target_address` (or `address`) before its next append is refused. Each node holds a bounded number of watchers (503 beyond, with Retry-After); a watcher that does not read is dropped.
+         */
+        get: operations["watchStreamOwnership"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/streams/{stream}/records": {
         parameters: {
             query?: never;
@@ -4515,6 +4535,108 @@ export interface operations {
                 };
             };
             /** @description Unavailable for now (no consensus leader, a handoff still settling, the node stopping); see Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    watchStreamOwnership: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                stream: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The ownership now (JSON), or its feed (text/event-stream) */
+            200: {
+                headers: {
+                    /** @description "<epoch>": what If-Match on a transfer of the stream names (JSON answer) */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "stream": "orders",
+                     *       "owner": "n1",
+                     *       "address": "http://127.0.0.1:7400",
+                     *       "epoch": 1,
+                     *       "state": "open",
+                     *       "pending_target": "n2",
+                     *       "pending_target_address": "http://127.0.0.1:7410"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The owner's base URL; null when it is not registered */
+                        address: string | null;
+                        /** @description The owner's session number: each open is a new epoch */
+                        epoch: number;
+                        /** @description A stream or node id */
+                        owner: string;
+                        /** @description The node a pending transfer moves the stream to; null when none is pending */
+                        pending_target: string | null;
+                        /** @description That node's base URL; null without a pending transfer */
+                        pending_target_address: string | null;
+                        /** @enum {string} */
+                        state: "open" | "closed";
+                        /** @description A stream or node id */
+                        stream: string;
+                    };
+                    /**
+                     * @example event: ownership
+                     *     data: {"stream":"orders","owner":"n1","address":"http://127.0.0.1:7400","epoch":1,"state":"open","pending_target":"n2","pending_target_address":"http://127.0.0.1:7410"}
+                     */
+                    "text/event-stream": string;
+                };
+            };
+            /** @description Invalid input: the problem names each field at fault and why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid bearer token (unless the node lets anonymous callers do this: dataPlane.anonymous) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The token lacks the "stream:read" scope for this stream ("stream:read" or "stream:read:<pattern>") */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The stream or node does not exist */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unavailable for now (no consensus leader), or this node holds as many watchers as it may (Retry-After) */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */

@@ -105,6 +105,8 @@ async function exercisePublic(n: Node): Promise<void> {
   await write({ operation: '' }); // 400
   await n.call('POST', '/availability/v1/authorities/nobody/writes', { base, token: WRITER, body: { operation: 'w', epoch: 1 } }); // 421
   await n.call('POST', '/availability/v1/authorities/proj/writes', { base, token: PEER, body: { operation: 'w', epoch: 1 } }); // 403
+  await n.call('GET', '/availability/v1/authorities/proj/ownership', { base, token: WRITER }); // 200 (JSON)
+  await n.call('GET', '/availability/v1/authorities/nobody/ownership', { base, token: WRITER }); // 404
   await n.checked(`${base}/openapi.json`);
   await n.checked(`${base}/livez`);
   await n.call('GET', '/availability/v1/cluster/member', { base, token: READER }); // 200

@@ -147,6 +147,9 @@ test('every route is exercised, every answered status is declared, and every ans
   await expect('read invalid', call('GET', '/v1/streams/s/records?limit=0'), 400);
   await expect('describe', call('GET', '/v1/streams/s'), 200);
   await expect('describe unknown', call('GET', '/v1/streams/nope'), 404);
+  await expect('ownership', call('GET', '/v1/streams/s/ownership'), 200);
+  await expect('ownership unknown', call('GET', '/v1/streams/nope/ownership'), 404);
+  await expect('ownership invalid', call('GET', '/v1/streams/no%20pe/ownership'), 400);
   await expect('transfer stale guard', call('POST', '/v1/admin/transfers', { stream: 's', target: 'n2' }, { ...admin, 'if-match': '"9"' }), 412);
   await expect('transfer bad guard', call('POST', '/v1/admin/transfers', { stream: 's', target: 'n2' }, { ...admin, 'if-match': 'nine' }), 400);
   await expect('transfer', call('POST', '/v1/admin/transfers', { stream: 's', target: 'n2' }, { ...admin, 'idempotency-key': 'move-s' }), 202);
