@@ -5,7 +5,8 @@
 //    stream (one writer, one small record at a time) and a busy one (8 writers, 100 x 1 KiB);
 //  - time to drain a node that owns 1,000 streams;
 //  - appends/s and MB/s of one node;
-//  - time from a node's death to its 1,000 streams serving elsewhere (failover.ts).
+//  - time from a node's death to its 1,000 streams serving elsewhere (failover.ts);
+//  - a producer's gap across a handoff with the ownership feed and without (ownership-feed.ts).
 // Run: npm run build && node dist/bench/stream-transfer/run.js   (BENCH_QUICK=1 for a short run)
 // Prints a human table, then one JSON line per benchmark: {"bench":"stream-transfer", ...}.
 import { performance } from 'node:perf_hooks';
@@ -23,6 +24,7 @@ import { StreamNode } from '@baton/stream-transfer/internal/stream-node.js';
 import { LocalConsensus } from '@baton/testing/internal/fakes/local-consensus.js';
 import { MemoryObjectStore } from '@baton/plugin-memory/internal/memory-object-store.js';
 import { describeFailover, failoverAfterDeath, FAILOVER_SETUPS } from './failover.js';
+import { describeHandoffGaps, handoffWithAndWithoutFeed } from './ownership-feed.js';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const TRANSFERS = QUICK ? 20 : 100;
@@ -232,6 +234,7 @@ const drained = await drain();
 const rate = await throughput();
 const failovers = [];
 for (const [setup, options] of FAILOVER_SETUPS) failovers.push({ ...(await failoverAfterDeath(options)), setup });
+const feedGaps = await handoffWithAndWithoutFeed();
 
 console.log('stream-transfer benchmark (memory plugins, one process)');
 console.log('');
@@ -243,5 +246,6 @@ console.log('');
 console.log(`drain of ${drained.streams} streams (in flight ${drained.maxInFlight}): owns nothing after ${drained.drainedMs} ms; all open on targets after ${drained.allOpenOnTargetsMs} ms`);
 console.log(`throughput of one node: ${rate.appendsPerSec} appends/s, ${rate.recordsPerSec} records/s, ${rate.mbPerSec} MB/s (${rate.concurrentWriters} writers, ${rate.recordsPerAppend} x ${rate.recordBytes} B per append)`);
 for (const failover of failovers) console.log(`${failover.setup}: ${describeFailover(failover)}`);
+console.log(describeHandoffGaps(feedGaps));
 console.log('');
-for (const line of [quiet, busy, drained, rate, ...failovers]) console.log(JSON.stringify(line));
+for (const line of [quiet, busy, drained, rate, ...failovers, feedGaps]) console.log(JSON.stringify(line));

@@ -164,14 +164,16 @@ export class OwnershipWatch<Event> {
 }
 
 /**
- * Watches a stream's owner: each event routes its appends (with `routes`) to the owner-to-be
- * while a transfer is pending, else to the owner, so a producer reopens there before it is refused.
+ * Watches a stream's owner. With `routes`, each event sends the stream's appends to the
+ * owner-to-be once the source has closed the stream for a pending transfer, and to the owner
+ * otherwise, so a producer reopens there before it is refused. While the source still serves, it
+ * keeps getting the appends: sending them to the owner-to-be then would only park them sooner.
  */
 export function watchStreamOwnership(stream: string, options: WatchOptions): OwnershipWatch<StreamOwnership> {
   const path = `/v1/streams/${encodeURIComponent(stream)}`;
   return new OwnershipWatch<StreamOwnership>(`${path}/ownership`, options, (event) => ({
     pathname: `${path}/records`,
-    url: event.pending_target_address ?? event.address,
+    url: event.state === 'closed' && event.pending_target_address ? event.pending_target_address : event.address,
   }));
 }
 

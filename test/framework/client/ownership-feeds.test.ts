@@ -63,7 +63,11 @@ test('a stream feed sends the owner at once, then the pending target, then the n
   // Watched at the node that is not the owner: every node's feed follows the metadata.
   const watch = watchStreamOwnership('orders-1', { nodes: [n2.url], token: READER, routes });
   t.teardown(() => watch.close());
-  watch.onEvent((event) => seen.push(event));
+  const routed: (string | undefined)[] = [];
+  watch.onEvent((event) => {
+    seen.push(event);
+    routed.push(routes.get('/v1/streams/orders-1/records'));
+  });
   const first = await watch.until(() => true);
   t.like(first, { stream: 'orders-1', owner: 'n1', address: n1.url, epoch: 1, state: 'open', pending_target: null, pending_target_address: null });
   t.is(routes.get('/v1/streams/orders-1/records'), new URL(n1.url).origin);
@@ -80,6 +84,9 @@ test('a stream feed sends the owner at once, then the pending target, then the n
     ['n1@1 open >-', 'n1@1 open >n2', 'n1@1 closed >n2', 'n2@2 open >-'],
     'each change once, in order, nothing repeated',
   );
+  // Appends stay with the source while it serves, and go to the target from its close on.
+  const [at1, at2] = [new URL(n1.url).origin, new URL(n2.url).origin];
+  t.deepEqual(routed, [at1, at1, at2, at2]);
 
   // The producer's first append goes where the feed pointed, never to the old owner.
   const sent: string[] = [];
