@@ -52,6 +52,7 @@ export function registerUp(program: Command, ctx: CliContext): void {
       'serve every listener, clients and peers, over HTTPS with certificates of a cluster CA generated in the data dir (default: as recorded there, else plain HTTP)',
     )
     .option('--no-tls', 'serve plain HTTP (refused for a data dir whose cluster serves TLS)')
+    .option('--zones <zones>', 'stream: label the nodes zone=<each of these, comma-separated> in turn (n1 the first, n2 the second...)')
     .addHelpText(
       'after',
       `
@@ -77,15 +78,17 @@ Examples:
   baton up
   baton up --data-dir /tmp/baton --base-port 7700
   baton up --variant authority
-  baton up --tls`,
+  baton up --tls
+  baton up --zones z1,z2,z3   (n1 in zone z1, n2 in z2, n3 in z3)`,
     )
     .action(
       async (
-        options: { variant: Variant; dataDir: string; basePort?: string; tls?: boolean },
+        options: { variant: Variant; dataDir: string; basePort?: string; tls?: boolean; zones?: string },
         command: Command,
       ) => {
         const output = outputFor(ctx, command);
         const basePort = parseBasePort(options.basePort, PORTS_USED[options.variant]);
+        const zones = parseZones(options.zones, options.variant);
         // `npm start` asks first whether the arguments hold, before it spends a build on them.
         if (ctx.env.BATON_CHECK_ARGS === '1') return;
         // Kept apart, so the two variants' clusters never read each other's record or lock.
@@ -110,7 +113,7 @@ Examples:
             return undefined;
           });
         try {
-          const start = { dataDir, interrupted: signals.signal, basePort, tls: options.tls };
+          const start = { dataDir, interrupted: signals.signal, basePort, tls: options.tls, ...(zones ? { zones } : {}) };
           if (options.variant === 'authority') {
             const cluster = await startLocalAuthorityCluster(start);
             await runUntilStopped(output, signals, cluster, async () => {
@@ -171,6 +174,18 @@ function restartCommand(baton: string, options: { variant: Variant; dataDir: str
   if (command.getOptionValueSource('dataDir') !== 'default') words.push(`--data-dir ${shellWord(options.dataDir)}`);
   if (options.variant !== 'stream') words.push(`--variant ${options.variant}`);
   return words.join(' ');
+}
+
+/** --zones z1,z2,z3: label values, one per node in turn; only the stream variant's nodes take labels. */
+function parseZones(raw: string | undefined, variant: Variant): string[] | undefined {
+  if (raw === undefined) return undefined;
+  if (variant !== 'stream') throw new UsageError('--zones labels stream nodes: the authority variant places by datacenter (its roster)');
+  const zones = raw.split(',').map((zone) => zone.trim());
+  const bad = zones.find((zone) => !/^[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?$/.test(zone));
+  if (bad !== undefined) {
+    throw new UsageError(`--zones takes label values separated by commas (1-63 letters, digits, ".", "_" or "-" each), got "${bad}" in "${raw}"`);
+  }
+  return zones;
 }
 
 function parseBasePort(raw: string | undefined, used: number): number | undefined {

@@ -39,7 +39,7 @@ export interface LocalClusterVariant<N extends LocalNodeConfig> {
   /** The record's port keys, in the order `--base-port` numbers them. */
   portKeys: readonly string[];
   /** Writes one config file per node (under the data dir) from the record. */
-  writeConfigs(dataDir: string, record: ClusterRecord): Promise<N[]>;
+  writeConfigs(dataDir: string, record: ClusterRecord, options?: Pick<StartOptions, 'zones'>): Promise<N[]>;
   /**
    * True once the cluster can serve what `baton up` prints; false to be asked again. It may
    * update the record (e.g. what it set up on a first start), which is then written. It calls
@@ -58,6 +58,8 @@ export interface StartOptions {
   tls?: boolean;
   /** Aborted (Ctrl-C) while the nodes start: they are stopped and the start fails. */
   interrupted?: AbortSignal;
+  /** Stream nodes: the `zone` label of each node in turn (n1 the first, n2 the second...). */
+  zones?: string[];
 }
 
 export interface LocalCluster<N extends LocalNodeConfig> {
@@ -120,7 +122,7 @@ async function startLocked<N extends LocalNodeConfig>(
     peerSecrets: withPeerSecrets(previous?.peerSecrets, memberIdsOf(variant.portKeys)),
   };
   await writeClusterRecord(options.dataDir, record);
-  const configs = await variant.writeConfigs(options.dataDir, record);
+  const configs = await variant.writeConfigs(options.dataDir, record, options);
   // `baton node` sends the admin token to the control listener: over TLS when the members serve TLS.
   const controlTls = await controlListenerTls(options.dataDir, record);
   const caFile = configs[0]?.caFile;

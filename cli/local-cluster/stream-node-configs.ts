@@ -1,6 +1,6 @@
 import { join, resolve } from 'node:path';
 import type { ClusterRecord } from './cluster-record.js';
-import type { LocalNodeConfig } from './local-cluster.js';
+import type { LocalNodeConfig, StartOptions } from './local-cluster.js';
 import { writeNodeConfigFile } from './node-config-file.js';
 import { peerAuthOf } from './peer-credentials.js';
 import { localClusterTls } from './cluster-tls.js';
@@ -15,6 +15,7 @@ import { localClusterTls } from './cluster-tls.js';
 export async function writeStreamNodeConfigs(
   dataDir: string,
   record: ClusterRecord,
+  options: Pick<StartOptions, 'zones'> = {},
 ): Promise<LocalNodeConfig[]> {
   const root = resolve(dataDir);
   const ids = Object.keys(record.ports);
@@ -22,8 +23,10 @@ export async function writeStreamNodeConfigs(
   const scheme = tls ? 'https' : 'http';
   const urls = Object.fromEntries(ids.map((id) => [id, `${scheme}://127.0.0.1:${record.ports[id]}`]));
   const configs: LocalNodeConfig[] = [];
-  for (const id of ids) {
+  for (const [i, id] of ids.entries()) {
     const nodeDir = join(root, id);
+    // --zones labels the nodes in turn; without it they carry no labels.
+    const zone = options.zones && options.zones.length > 0 ? options.zones[i % options.zones.length] : undefined;
     const config = {
       node: {
         self: id,
@@ -31,6 +34,7 @@ export async function writeStreamNodeConfigs(
         http: { port: record.ports[id], host: '127.0.0.1', ...(tls ? { tls: tls.certificateOf(id) } : {}) },
         wal: { kind: 'file', dir: join(nodeDir, 'wal') },
         tokens: [{ token: record.token, principal: 'operator', scopes: ['admin', 'stream:append', 'stream:read'] }],
+        ...(zone ? { labels: { zone } } : {}),
       },
       dataDir: nodeDir,
       consensus: {

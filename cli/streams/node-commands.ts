@@ -29,11 +29,15 @@ Examples:
       const output = outputFor(ctx, command);
       const client = streamClient(connectionOf(ctx, command, STREAM_API));
       const result = await streamCall(() => client.nodes());
+      // Labels get a column once any node carries one (always with -o wide).
+      const labelled = (wide: boolean) => wide || result.nodes.some((n) => Object.keys(n.labels ?? {}).length > 0);
+      const labelsOf = (labels: Record<string, string> | undefined) =>
+        Object.entries(labels ?? {}).map(([key, value]) => `${key}=${value}`).join(',') || '-';
       output.result(result, (r, view) =>
         r.nodes.length === 0
           ? 'no nodes are registered'
           : table(
-              ['NODE', 'ADDRESS', 'LIVENESS', 'SLOTS', 'OWNED', 'IN', 'OUT', 'STATE', ...(view.wide ? ['LAST RENEWAL'] : [])],
+              ['NODE', 'ADDRESS', 'LIVENESS', 'SLOTS', 'OWNED', 'IN', 'OUT', 'STATE', ...(labelled(view.wide) ? ['LABELS'] : []), ...(view.wide ? ['LAST RENEWAL'] : [])],
               r.nodes.map((n) => [
                 n.id,
                 n.address,
@@ -43,6 +47,7 @@ Examples:
                 String(n.incoming),
                 String(n.outgoing),
                 n.drained ? 'drained' : n.draining ? 'draining' : 'in service',
+                ...(labelled(view.wide) ? [labelsOf(n.labels)] : []),
                 ...(view.wide ? [n.lastRenewalMsAgo === null ? '-' : `${n.lastRenewalMsAgo} ms ago`] : []),
               ]),
               view,

@@ -1,5 +1,5 @@
 import { createInterface } from 'node:readline';
-import type { Command } from 'commander';
+import { InvalidArgumentError, type Command } from 'commander';
 import { integerAtLeast } from '../arguments.js';
 import { UsageError } from '../cli-errors.js';
 import { connectionOf, withConnectionOptions, type Connection } from '../connection.js';
@@ -9,6 +9,7 @@ import {
   MAX_RECORDS_PER_APPEND,
   type AppendAnswer,
   type ReadAnswer,
+  type StreamPlacement,
 } from '@baton/stream-transfer';
 import { STREAM_API, streamCall, streamClient } from './stream-api.js';
 
@@ -21,19 +22,28 @@ export function registerStreamCommands(streams: Command, ctx: CliContext): void 
     .description('create a stream, placed on the node with the most free slots or on --owner')
     .argument('<name>', "the stream's id: letters, digits, '.', '_' or '-'")
     .option('--owner <node>', 'place it on this node instead of letting the cluster choose')
+    .option('--require <label=value>', 'only nodes with this label may own it (repeatable)', collectLabel, {})
+    .option('--prefer <label=value>', 'nodes with this label are chosen first (repeatable)', collectLabel, {})
+    .option('--spread <group:label>', "spread the streams of GROUP evenly over the values of LABEL (e.g. topic-a:zone)")
     .addHelpText(
       'after',
       `
 Creating a stream that exists with the same placement is not an error (it says so).
 
+A placement stays with the stream: every transfer, drain, rebalance and failover respects its
+required labels and its spread; one that cannot answers 409 placement-unsatisfiable.
+
 Examples:
   baton streams create events
-  baton streams create audit-log --owner n2 --url http://127.0.0.1:7700 --token $TOKEN`,
+  baton streams create audit-log --owner n2 --url http://127.0.0.1:7700 --token $TOKEN
+  baton streams create orders-0 --spread orders:zone --prefer disk=ssd
+  baton streams create billing --require zone=z1`,
     )
-    .action(async (name: string, options: { owner?: string }, command: Command) => {
+    .action(async (name: string, options: { owner?: string; require: Record<string, string>; prefer: Record<string, string>; spread?: string }, command: Command) => {
       const output = outputFor(ctx, command);
       const client = streamClient(connectionOf(ctx, command, STREAM_API));
-      const created = (await streamCall(() => client.createStream(name, options.owner))) as {
+      const placement = placementOf(options);
+      const created = (await streamCall(() => client.createStream(name, options.owner, placement))) as {
         stream: string;
         owner: string;
         epoch: number;
@@ -282,4 +292,24 @@ function* batches(records: readonly string[]): Generator<string[]> {
     bytes += size;
   }
   if (batch.length > 0) yield batch;
+}
+
+/** --require/--prefer label=value, repeatable: collected into one object. */
+function collectLabel(raw: string, labels: Record<string, string>): Record<string, string> {
+  const at = raw.indexOf('=');
+  if (at <= 0 || at === raw.length - 1) throw new InvalidArgumentError(`give label=value, got "${raw}"`);
+  return { ...labels, [raw.slice(0, at)]: raw.slice(at + 1) };
+}
+
+/** The placement the options ask for, or undefined when they ask for none. */
+function placementOf(options: { require: Record<string, string>; prefer: Record<string, string>; spread?: string }): StreamPlacement | undefined {
+  const placement: StreamPlacement = {};
+  if (Object.keys(options.require).length > 0) placement.require = options.require;
+  if (Object.keys(options.prefer).length > 0) placement.prefer = options.prefer;
+  if (options.spread !== undefined) {
+    const [group, by, ...rest] = options.spread.split(':');
+    if (!group || !by || rest.length > 0) throw new UsageError(`--spread takes group:label (e.g. topic-a:zone), got "${options.spread}"`);
+    placement.spread = { group, by };
+  }
+  return Object.keys(placement).length > 0 ? placement : undefined;
 }

@@ -19,6 +19,8 @@ import type { StreamCommand, StreamResult } from './commands.js';
 import { CommandRejectedError } from './errors.js';
 import { ID_PATTERN, MAX_NODE_SLOTS } from './model.js';
 import { planRebalance } from './placement.js';
+import { assertKnownLabels } from './placement-input.js';
+import { labelsSchema, placementSchema } from './labels.js';
 import { nodePage, pageQuery, streamPage, transferPage, transferPageQuery } from './listing.js';
 import { drainProgress, nodeStatus, type DrainProgress, type NodeStatus, type RenewalAge } from './progress.js';
 import { MOVES_SHOWN, planPreview, rebalancePage, rebalancePageQuery } from './rebalance-listing.js';
@@ -37,9 +39,12 @@ export const registerNodeBody = z
     id: id('a node id'),
     address: z.url({ protocol: /^https?$/, error: 'address must be an http(s) URL' }),
     slots: z.number().int('slots must be an integer').positive('slots must be >= 1').max(MAX_NODE_SLOTS, `slots must be <= ${MAX_NODE_SLOTS}`),
+    labels: labelsSchema.optional().describe('What placements match against, e.g. {"zone": "z1", "rack": "r3"}'),
   })
   .strict();
-export const createStreamBody = z.object({ stream: id('a stream id'), node: id('a node id').optional() }).strict();
+export const createStreamBody = z
+  .object({ stream: id('a stream id'), node: id('a node id').optional(), placement: placementSchema.optional() })
+  .strict();
 /** An epoch or a stream count an operator expects (the body's spelling of If-Match). */
 const version = (what: string) =>
   z.number().int(`${what} must be an integer`).nonnegative(`${what} must be >= 0`).max(Number.MAX_SAFE_INTEGER);
@@ -120,7 +125,7 @@ export function createAdminRouter(consensus: StreamConsensus, options: AdminRout
     };
     const receipt = await consensus.propose({ ...command, ...stamp }, key === undefined ? undefined : { idempotencyKey: key });
     if (receipt.replayed) ctx.set(REPLAYED_HEADER, 'true');
-    if (!receipt.result.ok) throw new CommandRejectedError(receipt.result.reason, receipt.result.message, receipt.result.current);
+    if (!receipt.result.ok) throw new CommandRejectedError(receipt.result.reason, receipt.result.message, receipt.result.current, receipt.result.streams);
     return receipt.result;
   };
   const state = async () => (await consensus.read()).state;
@@ -131,7 +136,7 @@ export function createAdminRouter(consensus: StreamConsensus, options: AdminRout
 
   router.post('/nodes', async (ctx) => {
     const body = await readValidBody(ctx, registerNodeBody);
-    const result = await decide(ctx, { type: 'register-node', node: body.id, address: body.address, slots: body.slots });
+    const result = await decide(ctx, { type: 'register-node', node: body.id, address: body.address, slots: body.slots, ...(body.labels ? { labels: body.labels } : {}) });
     ctx.status = result.duplicate ? 200 : 201;
     ctx.body = { node: result.progress ? statusOf(result.progress) : nodeStatus(await state(), body.id, age), duplicate: result.duplicate ?? false };
   });
@@ -221,13 +226,20 @@ export function createAdminRouter(consensus: StreamConsensus, options: AdminRout
       ...(result.progress ?? drainProgress(await state(), node, age)),
       moved: result.moved ?? 0,
       remaining: result.remaining ?? 0,
+      unplaceable: result.unplaceable ?? [],
       duplicate: result.duplicate ?? false,
     };
   });
 
   router.post('/streams', async (ctx) => {
     const body = await readValidBody(ctx, createStreamBody);
-    const result = await decide(ctx, { type: 'create-stream', stream: body.stream, ...(body.node ? { node: body.node } : {}) });
+    if (body.placement) assertKnownLabels(await state(), body.placement);
+    const result = await decide(ctx, {
+      type: 'create-stream',
+      stream: body.stream,
+      ...(body.node ? { node: body.node } : {}),
+      ...(body.placement ? { placement: body.placement } : {}),
+    });
     ctx.status = result.duplicate ? 200 : 201;
     ctx.body = { stream: body.stream, owner: result.node, epoch: result.epoch, duplicate: result.duplicate ?? false };
   });

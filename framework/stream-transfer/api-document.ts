@@ -279,7 +279,11 @@ const adminOps: OperationSpec[] = [
   admin({
     method: 'post',
     path: '/v1/admin/streams',
-    summary: 'Create a stream, on a given node or placed on the least loaded one',
+    summary: 'Create a stream, on a given node or placed on the least loaded one its placement allows',
+    description:
+      'A `placement` stays with the stream: `require` labels its owner must carry, `prefer` labels chosen first, and `spread` ' +
+      '(a group spread evenly over the values of one label, e.g. the partitions of a topic over zones). Every later transfer, ' +
+      'drain, rebalance and failover respects the requirement and the spread. A placement naming a label no node carries answers 400.',
     operationId: 'createStream',
     params: { headers: [KEY_HEADER] },
     requestBody: createStreamBody,
@@ -288,6 +292,7 @@ const adminOps: OperationSpec[] = [
       200: keyedAnswer('Already exists as asked', streamCreatedSchema, { ...ex.created, duplicate: true }),
       201: keyedAnswer('Created', streamCreatedSchema, ex.created),
       ...problems(400, 404, 409, 413, 415, 503),
+      409: 'The stream exists elsewhere or with another placement; the node is draining, Dead or full; or no node satisfies the placement (placement-unsatisfiable, naming the stream)',
       ...keyed,
     },
   }),

@@ -15,6 +15,7 @@ const node = {
   drained: false,
   liveness: 'Alive',
   lastRenewalMsAgo: 180,
+  labels: { zone: 'z1' },
 } as const;
 const progress = { ...node, drainInFlight: 4, remaining: 12 };
 const preview = {
@@ -62,7 +63,7 @@ export const streamExamples = {
   draining: { ...progress, draining: true },
   undrained: progress,
   failover: { force: false },
-  failedOver: { ...progress, liveness: 'Dead', owned: 0, remaining: 0, moved: 12, duplicate: false },
+  failedOver: { ...progress, liveness: 'Dead', owned: 0, remaining: 0, moved: 12, unplaceable: [], duplicate: false },
   create: { stream: 'orders', node: 'n1' },
   created: { stream: 'orders', owner: 'n1', epoch: 1, duplicate: false },
   streams: {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { placementSchema } from './labels.js';
 
 // The answers of a stream node's data and admin API, as its OpenAPI document publishes them.
 // The handlers build these bodies from typed values (model.ts, progress.ts, listing.ts); the
@@ -46,6 +47,7 @@ export const streamDescriptionSchema = z.object({
   state: z.enum(['open', 'closed']),
   tail: offset.describe('Offset the next record gets (exact on the serving owner; a lower bound elsewhere)'),
   transfer: pendingTransferSchema.optional().describe('The transfer under way, if any'),
+  placement: placementSchema.optional().describe('Where the stream may and would rather live, as given at create'),
 });
 
 export const ownershipEventSchema = z.object({
@@ -69,6 +71,7 @@ export const nodeStatusSchema = z.object({
   drained: z.boolean().describe('Draining and owning nothing: safe to take down'),
   liveness: z.enum(['Alive', 'Suspect', 'Dead']),
   lastRenewalMsAgo: z.number().min(0).nullable().describe("Since the node's last lease renewal, as the metadata leader saw it; null elsewhere"),
+  labels: z.record(z.string(), z.string()).describe('What placements match against (e.g. {"zone": "z1"}); {} when none'),
 });
 
 export const drainProgressSchema = nodeStatusSchema.extend({
@@ -81,7 +84,8 @@ export const nodePageSchema = z.object({ nodes: z.array(nodeStatusSchema), next:
 
 export const failoverResultSchema = drainProgressSchema.extend({
   moved: count.describe('Streams given to live nodes'),
-  remaining: count.describe('Streams left on the node for lack of a free slot'),
+  remaining: count.describe('Streams left on the node: no node had a free slot, or none satisfies their placement'),
+  unplaceable: z.array(id).describe('Streams left because no live node satisfies their placement (the first 100)'),
   duplicate: z.boolean(),
 });
 
@@ -139,4 +143,5 @@ export const streamProblemExtensions = {
   seq: z.number().int().describe('On 409 stale-producer-sequence: the seq sent'),
   last_seq: z.number().int().describe('On 409 stale-producer-sequence: the last seq appended for the producer'),
   node: id.describe('The node the problem is about'),
+  unplaceable: z.array(id).describe('On 409 placement-unsatisfiable: the streams no node can take as their placement asks'),
 };

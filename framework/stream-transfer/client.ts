@@ -5,6 +5,7 @@ import type { TrailChain } from '@baton/consensus';
 import type { AuditRecordView } from './audit-listing.js';
 import type { PlanPreview, RebalancePage } from './rebalance-listing.js';
 import type { DrainProgress, NodeStatus } from './progress.js';
+import type { StreamPlacement } from './labels.js';
 
 /** One page of `GET /v1/admin/streams`. */
 
@@ -173,8 +174,8 @@ export class StreamClient {
     return this.admin('GET', `/v1/admin/nodes/${encodeURIComponent(id)}`) as Promise<DrainProgress>;
   }
 
-  createStream(stream: string, node?: string): Promise<{ stream: string; owner: string; epoch: number }> {
-    return this.admin('POST', '/v1/admin/streams', { stream, ...(node ? { node } : {}) }) as Promise<{
+  createStream(stream: string, node?: string, placement?: StreamPlacement): Promise<{ stream: string; owner: string; epoch: number }> {
+    return this.admin('POST', '/v1/admin/streams', { stream, ...(node ? { node } : {}), ...(placement ? { placement } : {}) }) as Promise<{
       stream: string;
       owner: string;
       epoch: number;

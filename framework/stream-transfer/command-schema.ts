@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ID_PATTERN, MAX_NODE_SLOTS } from './model.js';
 import type { StreamCommand } from './commands.js';
 import { producerKeySchema } from './producer-marks.js';
+import { labelsSchema, placementSchema } from './labels.js';
 
 /**
  * The shape every command must have before `apply` looks at it. Commands arrive from the log,
@@ -28,8 +29,9 @@ const commandShapes = [
     node: id,
     address: z.string().min(1).max(2048),
     slots: z.number().int().positive().max(MAX_NODE_SLOTS),
+    labels: labelsSchema.optional(),
   }),
-  z.object({ type: z.literal('create-stream'), stream: id, node: id.optional() }),
+  z.object({ type: z.literal('create-stream'), stream: id, node: id.optional(), placement: placementSchema.optional() }),
   z.object({
     type: z.literal('transfer'),
     stream: id,

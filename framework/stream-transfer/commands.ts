@@ -1,4 +1,5 @@
 import type { ProposalStamp } from './audit-trail.js';
+import type { Labels, StreamPlacement } from './labels.js';
 import type { NodeId, NodeLiveness, PendingTransfer, ProducerMark, StreamId, TransferReason } from './model.js';
 import type { DrainProgress } from './progress.js';
 import type { PlanPreview, RebalancePage } from './rebalance-preview.js';
@@ -16,8 +17,8 @@ export type StreamCommand = ProposalStamp & StreamChangeCommand;
  * which the audit records they seal carry.
  */
 export type StreamChangeCommand =
-  | { type: 'register-node'; node: NodeId; address: string; slots: number }
-  | { type: 'create-stream'; stream: StreamId; node?: NodeId }
+  | { type: 'register-node'; node: NodeId; address: string; slots: number; labels?: Labels }
+  | { type: 'create-stream'; stream: StreamId; node?: NodeId; placement?: StreamPlacement }
   | {
       type: 'transfer';
       stream: StreamId;
@@ -76,7 +77,9 @@ export type RejectReason =
   | 'node_not_dead'
   | 'node_dead'
   /** The operator's expected owner, epoch or stream count no longer holds: nothing changed. */
-  | 'precondition_failed';
+  | 'precondition_failed'
+  /** No node satisfies the stream's required labels and spread (or the one named does not). */
+  | 'placement_unsatisfiable';
 
 export interface Rejected {
   ok: false;
@@ -84,6 +87,8 @@ export interface Rejected {
   message: string;
   /** With precondition_failed: what holds now, so the operator can look again and decide. */
   current?: CurrentVersion;
+  /** With placement_unsatisfiable: the streams that no node can take as their placement asks. */
+  streams?: StreamId[];
 }
 
 /** A stream's owner and epoch, or a node's stream count, as apply found them. */
@@ -119,6 +124,8 @@ export interface Accepted {
   remaining?: number;
   /** The streams a failover gave to other nodes, or whose transfer a liveness change cancelled. */
   changed?: StreamId[];
+  /** Streams a failover left where they were because no live node satisfies their placement (at most 100 named). */
+  unplaceable?: StreamId[];
   /** How many audit records the command sealed (ids `<commit_index>-0`...). */
   sealed?: number;
   /** An audit acknowledgement: records that left the state, and ids that were not pending. */

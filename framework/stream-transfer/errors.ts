@@ -105,6 +105,8 @@ export class CommandRejectedError extends BatonError {
     message: string,
     /** What holds now, when a precondition failed. */
     readonly current?: CurrentVersion,
+    /** The streams a placement refusal is about. */
+    readonly streams?: readonly string[],
   ) {
     super(`rejected.${reason}`, message);
   }

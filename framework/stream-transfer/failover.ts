@@ -1,6 +1,7 @@
 import { SYSTEM_ACTORS, type AuditSeal } from './audit-trail.js';
 import type { StreamCommand, StreamResult } from './commands.js';
 import { livenessOf, type NodeId, type StreamId } from './model.js';
+import { chooseNode, placementAllows } from './placement-rules.js';
 import type { StreamMetadata } from './stream-metadata.js';
 
 /**
@@ -82,15 +83,20 @@ export function applyFailover(
   const changed = cancelTransfersTo(state, c.node, seal, failoverId, actor);
   let moved = 0;
   let remaining = 0;
+  const unplaceable: StreamId[] = [];
   // Materialised first: re-pointing a stream takes it out of the index being walked.
   for (const stream of [...state.streamsOwnedBy(c.node)]) {
     const pending = state.removeTransfer(stream.id);
     const reserved = pending ? state.node(pending.target) : undefined;
-    // A forced failover of a live node must not give the streams back to it.
-    const leastLoaded = () => state.leastLoadedNode(c.node);
-    const target = reserved && livenessOf(reserved) !== 'Dead' && reserved.id !== c.node ? reserved : leastLoaded();
+    // A forced failover of a live node must not give the streams back to it; a stream goes only
+    // where its placement allows, or stays (and is named) when no node does.
+    const target =
+      reserved && livenessOf(reserved) !== 'Dead' && reserved.id !== c.node && placementAllows(state, stream.placement, c.node, reserved)
+        ? reserved
+        : chooseNode(state, stream.placement, c.node);
     if (!target || target.id === c.node) {
       remaining += 1;
+      if (stream.placement && unplaceable.length < MAX_NAMED_UNPLACEABLE && chooseNode(state, undefined, c.node)) unplaceable.push(stream.id);
       continue;
     }
     state.putStream({ ...stream, owner: target.id, epoch: stream.epoch + 1, state: 'open', takeover: { from: c.node, epoch: stream.epoch, ...(hasWork ? { cause: failoverId } : {}) } });
@@ -109,9 +115,12 @@ export function applyFailover(
     changed.push(stream.id);
     moved += 1;
   }
-  const details = { node: c.node, moved, remaining, ...(changed.length > 0 ? { changed } : {}) };
+  const details = { node: c.node, moved, remaining, ...(changed.length > 0 ? { changed } : {}), ...(unplaceable.length > 0 ? { unplaceable } : {}) };
   return moved === 0 && remaining === 0 ? { ok: true, duplicate: true, ...details } : { ok: true, ...details };
 }
+
+/** Streams a failover names as left behind for their placement (the count is in `remaining`). */
+const MAX_NAMED_UNPLACEABLE = 100;
 
 /** Cancels the transfers towards `node`, sealing one record each, caused by `cause`. */
 function cancelTransfersTo(state: StreamMetadata, node: NodeId, seal: AuditSeal, cause: string, actor: string): StreamId[] {

@@ -8,6 +8,7 @@ export { MAX_READ_LIMIT, MAX_RECORDS_PER_APPEND } from './data-router.js';
 export { MAX_PAGE_LIMIT } from './listing.js';
 export type { StreamSummary } from './listing.js';
 export { MAX_NODE_SLOTS } from './model.js';
+export type { Labels, StreamPlacement } from './labels.js';
 export type { NodeId, NodeLiveness, PendingTransfer, PlannedMove, PlannedMoveFrom, ProducerMark, StreamId, TransferReason } from './model.js';
 export { STREAM_NODE, STREAM_PEER_ROUTES, streamNodePlugin, streamStateMachinePlugin } from './plugins.js';
 export type { DrainProgress, NodeStatus } from './progress.js';

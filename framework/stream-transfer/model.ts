@@ -9,6 +9,8 @@ export type NodeId = string;
 export type StreamId = string;
 
 /** Stream, node and producer ids: short, printable, safe inside object keys and URLs. */
+import type { Labels, StreamPlacement } from './labels.js';
+
 export const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
 /** The most streams one node may be given room for: ten times the million a cluster is sized for. */
@@ -31,6 +33,8 @@ export interface NodeRecord {
    * renewals; see node-liveness.ts). Absent means Alive: a node is Alive when it registers.
    */
   liveness?: NodeLiveness;
+  /** What placements match against (`{"zone": "z1"}`); absent means none. */
+  labels?: Labels;
 }
 
 export type NodeLiveness = 'Alive' | 'Suspect' | 'Dead';
@@ -74,6 +78,8 @@ export interface StreamRecord {
     /** The new owner found the tail and wrote its fence (its record is sealed). */
     fenced?: true;
   };
+  /** Where the stream may and would rather live; every move respects it (placement-rules.ts). */
+  placement?: StreamPlacement;
 }
 
 export type TransferReason = 'admin' | 'drain' | 'rebalance';

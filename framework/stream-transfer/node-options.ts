@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { bearerTokensSchema, admissionLimitsSchema, eventStreamLimitsSchema, listenerTlsSchema } from '@baton/http';
 import { dataPlaneOptions } from './data-access.js';
+import { labelsSchema } from './labels.js';
 import { ID_PATTERN, MAX_NODE_SLOTS } from './model.js';
 import { DEFAULT_NODE_LIVENESS_OPTIONS as LIVENESS } from './node-liveness.js';
 import { DEFAULT_PHI_ACCRUAL_OPTIONS as PHI } from './phi-accrual.js';
@@ -59,6 +60,8 @@ export const streamNodeOptions = z
     address: z.url({ protocol: /^https?$/, error: 'address must be an http(s) URL' }).optional(),
     /** How many streams this node may own. */
     slots: z.number().int().positive().max(MAX_NODE_SLOTS).default(1_000),
+    /** What stream placements match against, e.g. {"zone": "z1", "rack": "r3"}; registered with the node. */
+    labels: labelsSchema.default({}),
     http: z
       .object({
         port: z.number().int().min(0).max(65535).default(7700),

@@ -1,6 +1,7 @@
 import { livenessOf, type NodeId, type NodeRecord, type PlannedMove, type StreamId } from './model.js';
 import type { StreamMetadata } from './stream-metadata.js';
-import { sortedTree } from '@baton/consensus';
+import { sortedTree, type SortedTree } from '@baton/consensus';
+import { placementAllows } from './placement-rules.js';
 
 /**
  * Where streams go: pure functions of the metadata, used inside `apply` (so every replica
@@ -25,6 +26,45 @@ interface Planned {
 const byLoadThenId = (a: Planned, b: Planned): number => a.load - b.load || (a.node.id < b.node.id ? -1 : a.node.id > b.node.id ? 1 : 0);
 const byLoadDescThenId = (a: Planned, b: Planned): number =>
   b.load - a.load || (a.node.id < b.node.id ? -1 : a.node.id > b.node.id ? 1 : 0);
+
+/** Streams of a giver looked at for one move before it is passed over (their placements refuse the taker). */
+const PLACEMENT_TRIES = 16;
+
+/** Takers looked at for one giver (least loaded first) when placements refuse the least loaded. */
+const TAKER_TRIES = 8;
+
+/** The least loaded taker (from `first` on) that one of the giver's next streams may go to, and that stream. */
+function takerFor(
+  state: StreamMetadata,
+  takers: SortedTree<Planned, true>,
+  from: Planned,
+  first: Planned,
+): { to: Planned; stream: StreamId } | undefined {
+  const cursor = from.cursor;
+  let tries = 0;
+  for (let to: Planned | undefined = first; to && tries < TAKER_TRIES; to = takers.nextHigherKey(to)) {
+    if (to === from) continue;
+    // Takers only get heavier from here: none would narrow the gap.
+    if (from.load - to.load <= 1) return undefined;
+    const stream = movableTo(state, from, to.node);
+    if (stream !== undefined) return { to, stream };
+    from.cursor = cursor;
+    tries += 1;
+  }
+  return undefined;
+}
+
+/** The next idle stream of `from` (after its cursor) whose placement lets it go to `to`. */
+function movableTo(state: StreamMetadata, from: Planned, to: NodeRecord): StreamId | undefined {
+  let tries = 0;
+  for (const stream of state.idleStreamsOf(from.node.id, from.cursor)) {
+    if (placementAllows(state, state.stream(stream)?.placement, from.node.id, to)) return stream;
+    // Skipped streams stay behind the cursor: this plan leaves them where they are.
+    from.cursor = stream;
+    if (++tries >= PLACEMENT_TRIES) return undefined;
+  }
+  return undefined;
+}
 
 /**
  * A plan that evens out streams per node: repeatedly move one stream from the most loaded
@@ -56,11 +96,18 @@ export function planRebalance(state: StreamMetadata): PlannedMove[] {
     let to = takers.minKey();
     if (to === from) to = takers.nextHigherKey(to);
     if (!to || from.load - to.load <= 1) break;
-    const stream = state.idleStreamsOf(from.node.id, from.cursor).next().value as StreamId;
-    moves.push({ stream, target: to.node.id });
+    const found = takerFor(state, takers, from, to);
+    if (!found) {
+      // Nothing this giver holds may go to any taker that would narrow the gap: it gives no more.
+      leave(from);
+      from.movable = 0;
+      continue;
+    }
+    to = found.to;
+    moves.push({ stream: found.stream, target: to.node.id });
     leave(from);
     leave(to);
-    from.cursor = stream;
+    from.cursor = found.stream;
     from.load -= 1;
     from.movable -= 1;
     to.load += 1;

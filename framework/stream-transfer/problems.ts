@@ -32,6 +32,12 @@ const REJECT_STATUS: Record<RejectReason, number> = {
   node_not_dead: 409,
   node_dead: 409,
   precondition_failed: 412,
+  placement_unsatisfiable: 409,
+};
+
+/** Refusals whose problem type is a name of its own rather than `rejected-<reason>`. */
+const REJECT_TYPE: Partial<Record<RejectReason, string>> = {
+  placement_unsatisfiable: 'placement-unsatisfiable',
 };
 
 /** The stream-transfer errors as problem+json answers; put in front of the shared mappers. */
@@ -107,10 +113,11 @@ export const streamProblemMappers: readonly ProblemMapper[] = [
     error instanceof CommandRejectedError
       ? new HttpProblem({
           status: REJECT_STATUS[error.reason] ?? 409,
-          type: `rejected-${error.reason.replaceAll('_', '-')}`,
+          type: REJECT_TYPE[error.reason] ?? `rejected-${error.reason.replaceAll('_', '-')}`,
           detail: error.message,
-          // A failed precondition names what holds now (owner and epoch, or a node's streams).
-          extra: { reason: error.reason, ...error.current },
+          // A failed precondition names what holds now (owner and epoch, or a node's streams);
+          // a placement refusal names the streams it is about.
+          extra: { reason: error.reason, ...error.current, ...(error.streams ? { unplaceable: [...error.streams] } : {}) },
           cause: error,
         })
       : undefined,

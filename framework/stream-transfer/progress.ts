@@ -1,3 +1,4 @@
+import type { Labels } from './labels.js';
 import { livenessOf, type NodeId, type NodeLiveness, type PendingTransfer, type StreamMetadata } from './model.js';
 
 /** One node as an operator sees it: capacity, what it owns, what is moving in and out. */
@@ -19,6 +20,8 @@ export interface NodeStatus {
    * in the answer of a drain, undrain or failover (the node as the state machine decided it).
    */
   lastRenewalMsAgo: number | null;
+  /** What placements match against; `{}` when the node carries none. */
+  labels: Labels;
 }
 
 export interface DrainProgress extends NodeStatus {
@@ -47,6 +50,7 @@ export function nodeStatus(state: StreamMetadata, id: NodeId, renewalAge: Renewa
     drained: node.draining && owned === 0,
     liveness: livenessOf(node),
     lastRenewalMsAgo: renewalAge(id),
+    labels: { ...node.labels },
   };
 }
 

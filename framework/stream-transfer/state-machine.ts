@@ -5,6 +5,8 @@ import { AuditSeal, CLUSTER_SUBJECT, SYSTEM_ACTORS } from './audit-trail.js';
 import { applyFailover, applyNodeLiveness } from './failover.js';
 import { livenessOf, type NodeId, type PendingTransfer, type StreamId, type StreamRecord, type TransferReason } from './model.js';
 import { planRebalance } from './placement.js';
+import { chooseNode, placementAllows } from './placement-rules.js';
+import { sameLabels, type StreamPlacement } from './labels.js';
 import { nodePrecondition, transferPrecondition } from './preconditions.js';
 import { drainProgress } from './progress.js';
 import { MOVES_SHOWN, planPreview, rebalancePage } from './rebalance-preview.js';
@@ -24,6 +26,19 @@ function auditTable(state: StreamMetadata): PendingAuditTable {
 export const DEFAULT_DRAIN_IN_FLIGHT = 32;
 /** Moves a rebalance keeps in flight when the operator does not say. */
 export const DEFAULT_REBALANCE_IN_FLIGHT = 16;
+
+/** Streams a drain passes over in one turn because no node can take them as their placement asks. */
+const MAX_UNPLACEABLE_PASSES = 64;
+
+function unplaceable(streams: StreamId[], message: string): StreamResult {
+  return { ok: false, reason: 'placement_unsatisfiable', message, streams };
+}
+
+function samePlacement(a: StreamPlacement | undefined, b: StreamPlacement | undefined): boolean {
+  const empty = (p: StreamPlacement | undefined) => !p || Object.keys(p).length === 0;
+  if (empty(a) || empty(b)) return empty(a) && empty(b);
+  return sameLabels(a!.require, b!.require) && sameLabels(a!.prefer, b!.prefer) && a!.spread?.group === b!.spread?.group && a!.spread?.by === b!.spread?.by;
+}
 
 function reject(reason: RejectReason, message: string): StreamResult {
   return { ok: false, reason, message };
@@ -134,11 +149,14 @@ export class StreamStateMachine implements StateMachine<StreamMetadata, StreamCo
     seal: AuditSeal,
   ): StreamResult {
     const existing = state.node(c.node);
-    if (existing && existing.address === c.address && existing.slots === c.slots) return withProgress(state, c.node, duplicate());
+    if (existing && existing.address === c.address && existing.slots === c.slots && sameLabels(existing.labels, c.labels)) {
+      return withProgress(state, c.node, duplicate());
+    }
     state.putNode({
       id: c.node,
       address: c.address,
       slots: c.slots,
+      ...(c.labels && Object.keys(c.labels).length > 0 ? { labels: { ...c.labels } } : {}),
       draining: existing?.draining ?? false,
       drainInFlight: existing?.drainInFlight ?? DEFAULT_DRAIN_IN_FLIGHT,
       ...(existing?.drainCause ? { drainCause: existing.drainCause } : {}),
@@ -152,9 +170,12 @@ export class StreamStateMachine implements StateMachine<StreamMetadata, StreamCo
     const existing = state.stream(c.stream);
     if (existing) {
       // Creating the same stream again where it already lives is a retry, not a conflict.
-      if (c.node === undefined || c.node === existing.owner) return duplicate({ node: existing.owner, epoch: existing.epoch });
-      return reject('stream_exists', `stream ${c.stream} already exists on node ${existing.owner}`);
+      if ((c.node === undefined || c.node === existing.owner) && samePlacement(existing.placement, c.placement)) {
+        return duplicate({ node: existing.owner, epoch: existing.epoch });
+      }
+      return reject('stream_exists', `stream ${c.stream} already exists on node ${existing.owner}${samePlacement(existing.placement, c.placement) ? '' : ' with another placement'}`);
     }
+    const placement = c.placement && Object.keys(c.placement).length > 0 ? c.placement : undefined;
     let owner: NodeId;
     if (c.node !== undefined) {
       const node = state.node(c.node);
@@ -162,13 +183,17 @@ export class StreamStateMachine implements StateMachine<StreamMetadata, StreamCo
       if (node.draining) return reject('node_draining', `node ${c.node} is draining and takes no new streams`);
       if (livenessOf(node) === 'Dead') return reject('node_dead', `node ${c.node} is Dead and takes no new streams`);
       if (!state.hasFreeSlot(node)) return reject('no_free_slots', `node ${c.node} has no free slot (${node.slots} slots)`);
+      if (!placementAllows(state, placement, undefined, node)) {
+        return unplaceable([c.stream], `node ${c.node} does not satisfy the placement of stream ${c.stream} (its required labels or its spread)`);
+      }
       owner = node.id;
     } else {
-      const node = state.leastLoadedNode();
+      const node = chooseNode(state, placement);
+      if (!node && placement) return unplaceable([c.stream], `no node with a free slot satisfies the placement of stream ${c.stream} (its required labels or its spread)`);
       if (!node) return reject('no_free_slots', 'no registered, non-draining node has a free slot: register a node or add slots');
       owner = node.id;
     }
-    state.putStream({ id: c.stream, owner, epoch: 1, state: 'open', tail: 0, producers: {} });
+    state.putStream({ id: c.stream, owner, epoch: 1, state: 'open', tail: 0, producers: {}, ...(placement ? { placement: structuredClone(placement) } : {}) });
     seal.seal({
       kind: 'stream_created',
       subject_type: 'stream',
@@ -177,7 +202,7 @@ export class StreamStateMachine implements StateMachine<StreamMetadata, StreamCo
       epoch_before: 0,
       epoch_after: 1,
       actor: c.actor ?? 'system:admin',
-      reason: c.node !== undefined ? `placed on ${owner} as asked` : `placed on the least loaded node, ${owner}`,
+      reason: c.node !== undefined ? `placed on ${owner} as asked` : placement ? `placed on ${owner} as its placement asks` : `placed on the least loaded node, ${owner}`,
     });
     return { ok: true, node: owner, epoch: 1 };
   }
@@ -211,6 +236,9 @@ export class StreamStateMachine implements StateMachine<StreamMetadata, StreamCo
     if (livenessOf(target) === 'Dead') return reject('node_dead', `target node ${targetId} is Dead and takes no new streams`);
     if (!state.hasFreeSlot(target)) {
       return reject('no_free_slots', `target node ${targetId} has no free slot (${target.slots} slots, all taken)`);
+    }
+    if (!placementAllows(state, stream.placement, stream.owner, target)) {
+      return unplaceable([streamId], `target node ${targetId} does not satisfy the placement of stream ${streamId} (its required labels or its spread)`);
     }
     const started = this.startTransfer(state, stream, targetId, reason, ctx, seal, c.actor ?? 'system:admin');
     return { ok: true, node: targetId, epoch: stream.epoch, transfer: { ...started } };
@@ -432,13 +460,22 @@ export class StreamStateMachine implements StateMachine<StreamMetadata, StreamCo
     let nodeId = state.nextDrainReady();
     drains: while (nodeId !== undefined) {
       const node = state.node(nodeId)!;
+      // Streams no node can take as their placement asks stay, and are passed over (a bounded number per turn).
+      let passedOver: StreamId | undefined;
+      let passes = 0;
       while (state.outgoingCount(node.id) < node.drainInFlight) {
-        const streamId = state.idleStreamsOf(node.id).next().value as string | undefined;
+        const streamId = state.idleStreamsOf(node.id, passedOver).next().value as string | undefined;
         if (streamId === undefined) break;
-        const target = state.leastLoadedNode(node.id);
+        const stream = state.stream(streamId)!;
+        const target = chooseNode(state, stream.placement, node.id);
+        if (!target && stream.placement && passes < MAX_UNPLACEABLE_PASSES) {
+          passedOver = streamId;
+          passes += 1;
+          continue;
+        }
         // No node can take a stream: no other drain can start one either.
         if (!target) break drains;
-        this.startTransfer(state, state.stream(streamId)!, target.id, 'drain', ctx, seal, SYSTEM_ACTORS.drain, node.drainCause);
+        this.startTransfer(state, stream, target.id, 'drain', ctx, seal, SYSTEM_ACTORS.drain, node.drainCause);
         started.push(streamId);
       }
       nodeId = state.nextDrainReady(node.id);
@@ -455,7 +492,8 @@ export class StreamStateMachine implements StateMachine<StreamMetadata, StreamCo
         stream.owner !== move.target &&
         !target.draining &&
         livenessOf(target) !== 'Dead' &&
-        state.hasFreeSlot(target);
+        state.hasFreeSlot(target) &&
+        placementAllows(state, stream.placement, stream.owner, target);
       if (!valid) {
         state.countRebalanceMove('skipped');
         continue;

@@ -9,6 +9,7 @@ import {
   type TransferReason,
 } from './model.js';
 import { emptyChain, keysAfter, sortedTree, updateValue, valuesAfter, type PendingAudit, type SortedTree, type TrailChain } from '@baton/consensus';
+import { SpreadIndex } from './spread-index.js';
 
 /** A rebalance in progress as operators see it: the moves still waiting, and the tallies. */
 export interface RebalanceRun {
@@ -106,6 +107,8 @@ export class StreamMetadata {
   /** Sealed audit records some voter has not stored yet, by id (see audit-trail.ts). */
   #auditPending: SortedTree<string, PendingAudit> = sortedTree();
   #auditChain: TrailChain = emptyChain();
+  /** Streams of each spread group per node they are on or moving to. */
+  #spread = SpreadIndex.empty();
 
   // ---- reads ------------------------------------------------------------------------------------
 
@@ -223,6 +226,16 @@ export class StreamMetadata {
     return key ? this.#nodes.get(key.id) : undefined;
   }
 
+  /** Registered, non-draining, not Dead nodes with a free slot, best placement first (O(nodes) to walk). */
+  *placeableNodes(): IterableIterator<NodeRecord> {
+    for (let key = this.#placeable.minKey(); key !== undefined; key = this.#placeable.nextHigherKey(key)) yield this.#nodes.get(key.id)!;
+  }
+
+  /** Streams of a spread group on `node`, or moving there. */
+  spreadCount(group: string, node: NodeId): number {
+    return this.#spread.count(group, node);
+  }
+
   /** Draining nodes that have a transfer to start, by id, strictly after `after`. */
   nextDrainReady(after?: NodeId): NodeId | undefined {
     return after === undefined ? this.#drainReady.minKey() : this.#drainReady.nextHigherKey(after);
@@ -303,6 +316,8 @@ export class StreamMetadata {
       return record;
     });
     if (replaced === undefined) this.#streams.set(record.id, record);
+    const movingTo = this.#transfers.get(record.id)?.target;
+    this.#spread.move(previous, movingTo ?? previous?.owner, record, movingTo ?? record.owner);
     if (previous && previous.owner === record.owner) return;
     const pending = this.#transfers.has(record.id);
     if (previous) {
@@ -320,6 +335,8 @@ export class StreamMetadata {
   addTransfer(transfer: PendingTransfer): void {
     this.removeTransfer(transfer.stream);
     this.#transfers.set(transfer.stream, transfer);
+    const moving = this.#streams.get(transfer.stream);
+    if (moving) this.#spread.move(moving, moving.owner, moving, transfer.target);
     this.#bySince.set(transfer, true);
     const source = this.#indexOf(transfer.source);
     source.idle.delete(transfer.stream);
@@ -340,6 +357,7 @@ export class StreamMetadata {
     source.outgoing.delete(stream);
     const record = this.#streams.get(stream);
     if (record) this.#indexOf(record.owner).idle.set(stream, true);
+    if (record) this.#spread.move(record, transfer.target, record, record.owner);
     this.#indexOf(transfer.target).incoming.delete(stream);
     if (transfer.reason === 'rebalance') this.#rebalancesInFlight -= 1;
     this.#refreshNode(transfer.source);
@@ -396,6 +414,7 @@ export class StreamMetadata {
     copy.#rebalancesInFlight = this.#rebalancesInFlight;
     copy.#auditPending = this.#auditPending.clone();
     copy.#auditChain = this.#auditChain;
+    copy.#spread = this.#spread.clone();
     return copy;
   }
 

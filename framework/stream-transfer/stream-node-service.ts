@@ -211,9 +211,10 @@ export class StreamNodeService implements Lifecycle {
     const { options, consensus, clock, logger } = this.deps;
     while (!signal.aborted) {
       try {
-        const receipt = await consensus.propose({ type: 'register-node', node: options.self, address, slots: options.slots });
+        const labels = Object.keys(options.labels).length > 0 ? { labels: options.labels } : {};
+        const receipt = await consensus.propose({ type: 'register-node', node: options.self, address, slots: options.slots, ...labels });
         if (!receipt.result.ok) logger.error({ result: receipt.result }, 'node registration refused');
-        else logger.info({ node: options.self, address, slots: options.slots }, 'node registered');
+        else logger.info({ node: options.self, address, slots: options.slots, ...labels }, 'node registered');
         return;
       } catch (error) {
         logger.warn({ err: error }, 'node registration failed; retrying in a second');

@@ -1,5 +1,6 @@
 import type { Clock, Timer, Logger, MetadataConsensus, ObjectStore } from '@baton/contracts';
 import { BufferBudget } from './buffer-budget.js';
+import type { StreamPlacement } from './labels.js';
 import { SharedCatchUp } from '@baton/consensus';
 import { EVERYTHING, streamsTouchedBy, type Change } from './changed-streams.js';
 import type { StreamCommand, StreamResult } from './commands.js';
@@ -56,6 +57,7 @@ export interface StreamDescription {
   /** Offset the next record gets (exact on the serving owner; the metadata's bound elsewhere). */
   tail: number;
   transfer?: PendingTransfer;
+  placement?: StreamPlacement;
 }
 
 /** The node is stopped or crashed: nothing more is accepted. */
@@ -276,6 +278,7 @@ export class StreamNode {
       state: record.state,
       tail: serving ? session.tail : record.tail,
       ...(transfer ? { transfer } : {}),
+      ...(record.placement ? { placement: record.placement } : {}),
     };
   }
 

@@ -64,7 +64,7 @@ test('--no-headers drops the header line (and the summary line of a page); -o wi
   t.notRegex(nodes.stdout, /NODE|ADDRESS/);
   t.regex(nodes.stdout, /^n1 +http/);
   const wide = await baton(cluster, 'streams', 'nodes', '-o', 'wide');
-  t.regex(wide.stdout, /^NODE +ADDRESS +LIVENESS +SLOTS +OWNED +IN +OUT +STATE +LAST RENEWAL\n/);
+  t.regex(wide.stdout, /^NODE +ADDRESS +LIVENESS +SLOTS +OWNED +IN +OUT +STATE +LABELS +LAST RENEWAL\n/);
 });
 
 test('an unknown -o format is a usage error naming the choices; errors under -o yaml are JSON on stderr', async (t) => {

@@ -35,7 +35,7 @@ export interface StreamCluster {
 export async function startStreamCluster(
   t: ExecutionContext,
   ids: readonly string[] = ['n1'],
-  options: { auditDir?: string } = {},
+  options: { auditDir?: string; labels?: Record<string, Record<string, string>> } = {},
 ): Promise<StreamCluster> {
   const inner: SharedConsensus = new LocalConsensus(new StreamStateMachine());
   // Each host stops what provides its consensus token: hand out a view whose start/stop are
@@ -60,6 +60,7 @@ export async function startStreamCluster(
         http: { port: 0 },
         wal: { kind: 'memory' },
         tokens: [{ token: STREAM_TOKEN, principal: 'ops', scopes: ['admin', 'stream:append', 'stream:read'] }],
+        ...(options.labels?.[id] ? { labels: options.labels[id] } : {}),
       },
       // Nothing on disk: the metadata is the shared consensus below, the objects in memory.
       dataDir: null,

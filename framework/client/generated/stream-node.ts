@@ -485,7 +485,10 @@ export interface paths {
          */
         get: operations["listStreams"];
         put?: never;
-        /** Create a stream, on a given node or placed on the least loaded one */
+        /**
+         * Create a stream, on a given node or placed on the least loaded one its placement allows
+         * @description A `placement` stays with the stream: `require` labels its owner must carry, `prefer` labels chosen first, and `spread` (a group spread evenly over the values of one label, e.g. the partitions of a topic over zones). Every later transfer, drain, rebalance and failover respects the requirement and the spread. A placement naming a label no node carries answers 400.
+         */
         post: operations["createStream"];
         delete?: never;
         options?: never;
@@ -675,6 +678,8 @@ export interface components {
             transferring?: boolean;
             /** @description What kind of problem: a URN under urn:baton:problem: (stable, switch on it), or about:blank */
             type: string;
+            /** @description On 409 placement-unsatisfiable: the streams no node can take as their placement asks */
+            unplaceable?: string[];
             /** @description On 409 would-lose-quorum: every voter that would be left */
             voters?: string[];
             /** @description On 503 handoff-in-progress: how long the request was parked */
@@ -2535,7 +2540,10 @@ export interface operations {
                      *           "outgoing": 1,
                      *           "drained": false,
                      *           "liveness": "Alive",
-                     *           "lastRenewalMsAgo": 180
+                     *           "lastRenewalMsAgo": 180,
+                     *           "labels": {
+                     *             "zone": "z1"
+                     *           }
                      *         }
                      *       ],
                      *       "next": null
@@ -2552,6 +2560,10 @@ export interface operations {
                             /** @description A stream or node id */
                             id: string;
                             incoming: number;
+                            /** @description What placements match against (e.g. {"zone": "z1"}); {} when none */
+                            labels: {
+                                [key: string]: string;
+                            };
                             /** @description Since the node's last lease renewal, as the metadata leader saw it; null elsewhere */
                             lastRenewalMsAgo: number | null;
                             /** @enum {string} */
@@ -2626,6 +2638,10 @@ export interface operations {
                     /** Format: uri */
                     address: string;
                     id: string;
+                    /** @description What placements match against, e.g. {"zone": "z1", "rack": "r3"} */
+                    labels?: {
+                        [key: string]: string;
+                    };
                     slots: number;
                 };
             };
@@ -2653,7 +2669,10 @@ export interface operations {
                      *         "outgoing": 0,
                      *         "drained": false,
                      *         "liveness": "Alive",
-                     *         "lastRenewalMsAgo": 180
+                     *         "lastRenewalMsAgo": 180,
+                     *         "labels": {
+                     *           "zone": "z1"
+                     *         }
                      *       },
                      *       "duplicate": true
                      *     }
@@ -2668,6 +2687,10 @@ export interface operations {
                             /** @description A stream or node id */
                             id: string;
                             incoming: number;
+                            /** @description What placements match against (e.g. {"zone": "z1"}); {} when none */
+                            labels: {
+                                [key: string]: string;
+                            };
                             /** @description Since the node's last lease renewal, as the metadata leader saw it; null elsewhere */
                             lastRenewalMsAgo: number | null;
                             /** @enum {string} */
@@ -2701,7 +2724,10 @@ export interface operations {
                      *         "outgoing": 0,
                      *         "drained": false,
                      *         "liveness": "Alive",
-                     *         "lastRenewalMsAgo": 180
+                     *         "lastRenewalMsAgo": 180,
+                     *         "labels": {
+                     *           "zone": "z1"
+                     *         }
                      *       },
                      *       "duplicate": false
                      *     }
@@ -2716,6 +2742,10 @@ export interface operations {
                             /** @description A stream or node id */
                             id: string;
                             incoming: number;
+                            /** @description What placements match against (e.g. {"zone": "z1"}); {} when none */
+                            labels: {
+                                [key: string]: string;
+                            };
                             /** @description Since the node's last lease renewal, as the metadata leader saw it; null elsewhere */
                             lastRenewalMsAgo: number | null;
                             /** @enum {string} */
@@ -2834,6 +2864,9 @@ export interface operations {
                      *       "drained": false,
                      *       "liveness": "Alive",
                      *       "lastRenewalMsAgo": 180,
+                     *       "labels": {
+                     *         "zone": "z1"
+                     *       },
                      *       "drainInFlight": 4,
                      *       "remaining": 12
                      *     }
@@ -2848,6 +2881,10 @@ export interface operations {
                         /** @description A stream or node id */
                         id: string;
                         incoming: number;
+                        /** @description What placements match against (e.g. {"zone": "z1"}); {} when none */
+                        labels: {
+                            [key: string]: string;
+                        };
                         /** @description Since the node's last lease renewal, as the metadata leader saw it; null elsewhere */
                         lastRenewalMsAgo: number | null;
                         /** @enum {string} */
@@ -2959,6 +2996,9 @@ export interface operations {
                      *       "drained": false,
                      *       "liveness": "Alive",
                      *       "lastRenewalMsAgo": 180,
+                     *       "labels": {
+                     *         "zone": "z1"
+                     *       },
                      *       "drainInFlight": 4,
                      *       "remaining": 12
                      *     }
@@ -2973,6 +3013,10 @@ export interface operations {
                         /** @description A stream or node id */
                         id: string;
                         incoming: number;
+                        /** @description What placements match against (e.g. {"zone": "z1"}); {} when none */
+                        labels: {
+                            [key: string]: string;
+                        };
                         /** @description Since the node's last lease renewal, as the metadata leader saw it; null elsewhere */
                         lastRenewalMsAgo: number | null;
                         /** @enum {string} */
@@ -3129,9 +3173,13 @@ export interface operations {
                      *       "drained": false,
                      *       "liveness": "Dead",
                      *       "lastRenewalMsAgo": 180,
+                     *       "labels": {
+                     *         "zone": "z1"
+                     *       },
                      *       "drainInFlight": 4,
                      *       "remaining": 0,
                      *       "moved": 12,
+                     *       "unplaceable": [],
                      *       "duplicate": false
                      *     }
                      */
@@ -3146,6 +3194,10 @@ export interface operations {
                         /** @description A stream or node id */
                         id: string;
                         incoming: number;
+                        /** @description What placements match against (e.g. {"zone": "z1"}); {} when none */
+                        labels: {
+                            [key: string]: string;
+                        };
                         /** @description Since the node's last lease renewal, as the metadata leader saw it; null elsewhere */
                         lastRenewalMsAgo: number | null;
                         /** @enum {string} */
@@ -3154,9 +3206,11 @@ export interface operations {
                         moved: number;
                         outgoing: number;
                         owned: number;
-                        /** @description Streams left on the node for lack of a free slot */
+                        /** @description Streams left on the node: no node had a free slot, or none satisfies their placement */
                         remaining: number;
                         slots: number;
+                        /** @description Streams left because no live node satisfies their placement (the first 100) */
+                        unplaceable: string[];
                     };
                 };
             };
@@ -3290,6 +3344,9 @@ export interface operations {
                      *       "drained": false,
                      *       "liveness": "Alive",
                      *       "lastRenewalMsAgo": 180,
+                     *       "labels": {
+                     *         "zone": "z1"
+                     *       },
                      *       "drainInFlight": 4,
                      *       "remaining": 12
                      *     }
@@ -3304,6 +3361,10 @@ export interface operations {
                         /** @description A stream or node id */
                         id: string;
                         incoming: number;
+                        /** @description What placements match against (e.g. {"zone": "z1"}); {} when none */
+                        labels: {
+                            [key: string]: string;
+                        };
                         /** @description Since the node's last lease renewal, as the metadata leader saw it; null elsewhere */
                         lastRenewalMsAgo: number | null;
                         /** @enum {string} */
@@ -3841,6 +3902,22 @@ export interface operations {
                  */
                 "application/json": {
                     node?: string;
+                    placement?: {
+                        /** @description Labels an owner is preferred for, when the requirement and the spread allow */
+                        prefer?: {
+                            [key: string]: string;
+                        };
+                        /** @description Labels the owner must carry, with these values */
+                        require?: {
+                            [key: string]: string;
+                        };
+                        /** @description Streams of one group spread evenly over the values of one label */
+                        spread?: {
+                            /** @description The label whose values the group spreads over (e.g. zone) */
+                            by: string;
+                            group: string;
+                        };
+                    };
                     stream: string;
                 };
             };
@@ -3940,7 +4017,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Refused by the current metadata (e.g. not the owner: the body names the owner-to-be, its address and epoch) */
+            /** @description The stream exists elsewhere or with another placement; the node is draining, Dead or full; or no node satisfies the placement (placement-unsatisfiable, naming the stream) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4470,6 +4547,23 @@ export interface operations {
                         epoch: number;
                         /** @description A stream or node id */
                         owner: string;
+                        /** @description Where the stream may and would rather live, as given at create */
+                        placement?: {
+                            /** @description Labels an owner is preferred for, when the requirement and the spread allow */
+                            prefer?: {
+                                [key: string]: string;
+                            };
+                            /** @description Labels the owner must carry, with these values */
+                            require?: {
+                                [key: string]: string;
+                            };
+                            /** @description Streams of one group spread evenly over the values of one label */
+                            spread?: {
+                                /** @description The label whose values the group spreads over (e.g. zone) */
+                                by: string;
+                                group: string;
+                            };
+                        };
                         /** @enum {string} */
                         state: "open" | "closed";
                         /** @description A stream or node id */

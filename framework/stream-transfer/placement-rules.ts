@@ -1,0 +1,88 @@
+import { labelOf, type StreamPlacement } from './labels.js';
+import { livenessOf, type NodeId, type NodeRecord } from './model.js';
+import type { StreamMetadata } from './stream-metadata.js';
+
+/**
+ * Where a stream with a placement may go, decided inside `apply` (so every replica decides the
+ * same) and by the admin API's checks. Costs O(nodes) per decision, never O(streams): the spread
+ * counts come from the metadata's per-group index.
+ *
+ * - `require`: the owner carries every one of these labels with this value.
+ * - `spread`: a stream of the group goes only where its label value ends up at most one stream
+ *   above the least filled value (over the values of the nodes that could take the group), so a
+ *   group spreads evenly and a lost zone takes its share only. A node without the label takes
+ *   no stream of the group.
+ * - `prefer`: among the nodes both allow, the one matching more preferred labels; then the
+ *   least filled spread value; then the usual least loaded node.
+ */
+
+export function satisfiesRequired(node: NodeRecord, placement: StreamPlacement | undefined): boolean {
+  if (!placement?.require) return true;
+  return Object.entries(placement.require).every(([key, value]) => labelOf(node.labels, key) === value);
+}
+
+function preferScore(node: NodeRecord, placement: StreamPlacement): number {
+  if (!placement.prefer) return 0;
+  let score = 0;
+  for (const [key, value] of Object.entries(placement.prefer)) if (labelOf(node.labels, key) === value) score += 1;
+  return score;
+}
+
+/**
+ * Streams of the group per value of the spread label, for each value some node that could take
+ * the group carries (a zone whose every node is draining or Dead receives nothing, so it does
+ * not hold the others back).
+ */
+export function spreadCounts(state: StreamMetadata, placement: StreamPlacement): Map<string, number> {
+  const spread = placement.spread!;
+  const counts = new Map<string, number>();
+  for (const node of state.nodes()) {
+    const value = labelOf(node.labels, spread.by);
+    if (value !== undefined && !node.draining && livenessOf(node) !== 'Dead' && satisfiesRequired(node, placement)) counts.set(value, 0);
+  }
+  for (const node of state.nodes()) {
+    const value = labelOf(node.labels, spread.by);
+    if (value !== undefined && counts.has(value)) counts.set(value, counts.get(value)! + state.spreadCount(spread.group, node.id));
+  }
+  return counts;
+}
+
+/** How full `to`'s spread value would be after the move from `from`, or undefined when the spread forbids it. */
+function spreadAfter(state: StreamMetadata, placement: StreamPlacement, counts: Map<string, number>, from: NodeId | undefined, to: NodeRecord): number | undefined {
+  const by = placement.spread!.by;
+  const target = labelOf(to.labels, by);
+  if (target === undefined || !counts.has(target)) return undefined;
+  const origin = from === undefined ? undefined : labelOf(state.node(from)?.labels, by);
+  if (origin === target) return counts.get(target)!;
+  const after = new Map(counts);
+  if (origin !== undefined && after.has(origin)) after.set(origin, after.get(origin)! - 1);
+  const filled = after.get(target)! + 1;
+  after.set(target, filled);
+  return filled <= Math.min(...after.values()) + 1 ? filled : undefined;
+}
+
+/** Whether moving (or placing, `from` undefined) a stream with this placement onto `to` respects it. */
+export function placementAllows(state: StreamMetadata, placement: StreamPlacement | undefined, from: NodeId | undefined, to: NodeRecord): boolean {
+  if (!satisfiesRequired(to, placement)) return false;
+  if (!placement?.spread) return true;
+  return spreadAfter(state, placement, spreadCounts(state, placement), from, to) !== undefined;
+}
+
+/**
+ * The node a stream with this placement should go to (placed anew, or leaving `from`), never
+ * `from` itself: undefined when no node that can take a stream respects the placement.
+ */
+export function chooseNode(state: StreamMetadata, placement: StreamPlacement | undefined, from?: NodeId): NodeRecord | undefined {
+  if (!placement?.require && !placement?.spread && !placement?.prefer) return state.leastLoadedNode(from);
+  const counts = placement.spread ? spreadCounts(state, placement) : undefined;
+  let best: { node: NodeRecord; score: number; filled: number } | undefined;
+  // Best placement order first, so the first of equals is the least loaded.
+  for (const node of state.placeableNodes()) {
+    if (node.id === from || !satisfiesRequired(node, placement)) continue;
+    const filled = counts ? spreadAfter(state, placement, counts, from, node) : 0;
+    if (filled === undefined) continue;
+    const score = preferScore(node, placement);
+    if (!best || score > best.score || (score === best.score && filled < best.filled)) best = { node, score, filled };
+  }
+  return best?.node;
+}
