@@ -51,8 +51,8 @@ export type StreamMetadataStore = 'raft' | 'etcd';
 export async function startStreamCluster(
   ctx: Pick<RunContext, 'seed' | 'members' | 'dir'>,
   metadata: StreamMetadataStore = 'raft',
-  /** Node options over the ones below (other liveness thresholds, say). */
-  nodeOptions: Record<string, unknown> = {},
+  /** Node options over the ones below (other liveness thresholds, say), or each node's own (its labels). */
+  nodeOptions: NodeOptions = {},
   /** Options of the nodes' own Raft over the ones below (a smaller snapshot interval, say). */
   raftOptions: Record<string, unknown> = {},
 ): Promise<StreamCluster> {
@@ -65,10 +65,13 @@ export async function startStreamCluster(
   }
 }
 
+/** Options over every node's defaults: the same for all, or per node id. */
+export type NodeOptions = Record<string, unknown> | ((id: string) => Record<string, unknown>);
+
 async function startNodes(
   ctx: Pick<RunContext, 'seed' | 'members' | 'dir'>,
   etcd: EtcdCluster | undefined,
-  nodeOptions: Record<string, unknown>,
+  nodeOptions: NodeOptions,
   raftOptions: Record<string, unknown>,
 ): Promise<StreamCluster> {
   const ids = Array.from({ length: ctx.members }, (_, i) => `n${i + 1}`);
@@ -103,7 +106,7 @@ async function startNodes(
             // Quicker than the defaults, so a run of seconds sees nodes turn Dead and fail
             // over; the operator's failover (on Dead) usually comes before the automatic one.
             liveness: LIVENESS,
-            ...nodeOptions,
+            ...(typeof nodeOptions === 'function' ? nodeOptions(id) : nodeOptions),
           },
           dataDir: dir,
           ...(etcd
