@@ -42,6 +42,7 @@ export const registerNodeBody = z
     labels: labelsSchema.optional().describe('What placements match against, e.g. {"zone": "z1", "rack": "r3"}'),
   })
   .strict();
+export const setPlacementBody = z.object({ placement: placementSchema.describe('The new placement; {} removes it') }).strict();
 export const createStreamBody = z
   .object({ stream: id('a stream id'), node: id('a node id').optional(), placement: placementSchema.optional() })
   .strict();
@@ -242,6 +243,14 @@ export function createAdminRouter(consensus: StreamConsensus, options: AdminRout
     });
     ctx.status = result.duplicate ? 200 : 201;
     ctx.body = { stream: body.stream, owner: result.node, epoch: result.epoch, duplicate: result.duplicate ?? false };
+  });
+
+  router.patch('/streams/:stream', async (ctx) => {
+    const { stream } = validate(streamParam, ctx.params, 'path');
+    const body = await readValidBody(ctx, setPlacementBody);
+    assertKnownLabels(await state(), body.placement);
+    const result = await decide(ctx, { type: 'set-placement', stream, placement: body.placement });
+    ctx.body = { stream, owner: result.node, epoch: result.epoch, placement: body.placement, satisfied: result.satisfied ?? false };
   });
 
   router.post('/transfers', async (ctx) => {

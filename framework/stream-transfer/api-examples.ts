@@ -65,6 +65,8 @@ export const streamExamples = {
   failover: { force: false },
   failedOver: { ...progress, liveness: 'Dead', owned: 0, remaining: 0, moved: 12, unplaceable: [], duplicate: false },
   create: { stream: 'orders', node: 'n1' },
+  setPlacement: { placement: { require: { zone: 'z1' }, spread: { group: 'orders', by: 'rack' } } },
+  placementSet: { stream: 'orders', owner: 'n1', epoch: 1, placement: { require: { zone: 'z1' }, spread: { group: 'orders', by: 'rack' } }, satisfied: true },
   created: { stream: 'orders', owner: 'n1', epoch: 1, duplicate: false },
   streams: {
     streams: [{ stream: 'orders', owner: 'n1', epoch: 1, state: 'open', tail: 40, transfer: { source: 'n1', target: 'n2', reason: 'admin' } }],

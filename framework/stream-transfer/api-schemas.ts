@@ -91,6 +91,14 @@ export const failoverResultSchema = drainProgressSchema.extend({
 
 export const streamCreatedSchema = z.object({ stream: id, owner: id, epoch, duplicate: z.boolean() });
 
+export const placementSetSchema = z.object({
+  stream: id,
+  owner: id,
+  epoch,
+  placement: placementSchema,
+  satisfied: z.boolean().describe('Whether the owner carries the required labels of the new placement (nothing moved either way)'),
+});
+
 export const streamSummarySchema = z.object({
   stream: id,
   owner: id,

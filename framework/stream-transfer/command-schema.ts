@@ -32,6 +32,7 @@ const commandShapes = [
     labels: labelsSchema.optional(),
   }),
   z.object({ type: z.literal('create-stream'), stream: id, node: id.optional(), placement: placementSchema.optional() }),
+  z.object({ type: z.literal('set-placement'), stream: id, placement: placementSchema }),
   z.object({
     type: z.literal('transfer'),
     stream: id,

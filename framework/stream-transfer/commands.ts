@@ -19,6 +19,8 @@ export type StreamCommand = ProposalStamp & StreamChangeCommand;
 export type StreamChangeCommand =
   | { type: 'register-node'; node: NodeId; address: string; slots: number; labels?: Labels }
   | { type: 'create-stream'; stream: StreamId; node?: NodeId; placement?: StreamPlacement }
+  /** Replaces a stream's placement; the stream stays where it is (later moves respect the new one). */
+  | { type: 'set-placement'; stream: StreamId; placement: StreamPlacement }
   | {
       type: 'transfer';
       stream: StreamId;
@@ -124,6 +126,8 @@ export interface Accepted {
   remaining?: number;
   /** The streams a failover gave to other nodes, or whose transfer a liveness change cancelled. */
   changed?: StreamId[];
+  /** A placement change: whether the stream's owner satisfies the new placement. */
+  satisfied?: boolean;
   /** Streams a failover left where they were because no live node satisfies their placement (at most 100 named). */
   unplaceable?: StreamId[];
   /** How many audit records the command sealed (ids `<commit_index>-0`...). */

@@ -1,6 +1,7 @@
 import { labelOf, type StreamPlacement } from './labels.js';
 import { livenessOf, type NodeId, type NodeRecord } from './model.js';
 import type { StreamMetadata } from './stream-metadata.js';
+import type { RejectReason, StreamCommand, StreamResult } from './commands.js';
 
 /**
  * Where a stream with a placement may go, decided inside `apply` (so every replica decides the
@@ -85,4 +86,22 @@ export function chooseNode(state: StreamMetadata, placement: StreamPlacement | u
     if (!best || score > best.score || (score === best.score && filled < best.filled)) best = { node, score, filled };
   }
   return best?.node;
+}
+
+/**
+ * Replaces a stream's placement (the `set-placement` command). Nothing moves: the answer says
+ * whether the owner satisfies the new placement, and every later move respects it.
+ */
+export function setPlacement(
+  state: StreamMetadata,
+  c: Extract<StreamCommand, { type: 'set-placement' }>,
+  reject: (reason: RejectReason, message: string) => StreamResult,
+): StreamResult {
+  const stream = state.stream(c.stream);
+  if (!stream) return reject('unknown_stream', `stream ${c.stream} does not exist`);
+  const placement = Object.keys(c.placement).length > 0 ? structuredClone(c.placement) : undefined;
+  const { placement: _previous, ...rest } = stream;
+  state.putStream(placement ? { ...rest, placement } : rest);
+  const owner = state.node(stream.owner);
+  return { ok: true, node: stream.owner, epoch: stream.epoch, satisfied: owner !== undefined && satisfiesRequired(owner, placement) };
 }

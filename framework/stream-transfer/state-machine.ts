@@ -5,7 +5,7 @@ import { AuditSeal, CLUSTER_SUBJECT, SYSTEM_ACTORS } from './audit-trail.js';
 import { applyFailover, applyNodeLiveness } from './failover.js';
 import { livenessOf, type NodeId, type PendingTransfer, type StreamId, type StreamRecord, type TransferReason } from './model.js';
 import { planRebalance } from './placement.js';
-import { chooseNode, placementAllows } from './placement-rules.js';
+import { chooseNode, placementAllows, setPlacement } from './placement-rules.js';
 import { sameLabels, type StreamPlacement } from './labels.js';
 import { nodePrecondition, transferPrecondition } from './preconditions.js';
 import { drainProgress } from './progress.js';
@@ -103,6 +103,8 @@ export class StreamStateMachine implements StateMachine<StreamMetadata, StreamCo
         return this.registerNode(state, command, ctx, seal);
       case 'create-stream':
         return this.createStream(state, command, seal);
+      case 'set-placement':
+        return setPlacement(state, command, reject);
       case 'transfer':
         return this.transfer(state, command, ctx, seal);
       case 'close':

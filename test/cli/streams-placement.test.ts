@@ -54,6 +54,26 @@ test('a placement given at create picks a node that satisfies it, is shown with 
   t.like(await pinned.json(), { type: 'urn:baton:problem:placement-unsatisfiable', unplaceable: ['pinned'] });
 });
 
+test('a stream\'s placement can be replaced: nothing moves, the answer says whether the owner fits, and later moves respect it', async (t) => {
+  const cluster = await zoned(t);
+  await admin(cluster, 'POST', '/v1/admin/streams', { stream: 'audit', node: 'n1' });
+  const changed = await admin(cluster, 'PATCH', '/v1/admin/streams/audit', { placement: { require: { disk: 'hdd' } } });
+  t.is(changed.status, 200);
+  t.like(await changed.json(), { stream: 'audit', owner: 'n1', epoch: 1, satisfied: false, placement: { require: { disk: 'hdd' } } });
+  t.deepEqual(cluster.consensus.view().state.stream('audit')!.placement, { require: { disk: 'hdd' } });
+  // Later moves respect it: z3 only, so n2 is refused and n3 is taken.
+  await (await admin(cluster, 'PATCH', '/v1/admin/streams/audit', { placement: { require: { zone: 'z3' } } })).arrayBuffer();
+  const refused = await admin(cluster, 'POST', '/v1/admin/transfers', { stream: 'audit', target: 'n2' });
+  t.is(refused.status, 409);
+  t.like(await refused.json(), { type: 'urn:baton:problem:placement-unsatisfiable', unplaceable: ['audit'] });
+  const moved = await admin(cluster, 'POST', '/v1/admin/transfers', { stream: 'audit', target: 'n3' });
+  t.is(moved.status, 202);
+  await moved.arrayBuffer();
+  const cleared = await admin(cluster, 'PATCH', '/v1/admin/streams/audit', { placement: {} });
+  t.like(await cleared.json(), { satisfied: true, placement: {} });
+  t.is(cluster.consensus.view().state.stream('audit')!.placement, undefined);
+});
+
 test('a placement naming a label no node carries, an empty spread label or a bad label answers 400 naming the field', async (t) => {
   const cluster = await zoned(t);
   const cases: [unknown, string][] = [

@@ -496,6 +496,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/admin/streams/{stream}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Replace a stream's placement (nothing moves; later transfers, drains, rebalances and failovers respect it) */
+        patch: operations["setStreamPlacement"];
+        trace?: never;
+    };
     "/v1/admin/transfers": {
         parameters: {
             query?: never;
@@ -4019,6 +4036,186 @@ export interface operations {
             };
             /** @description The stream exists elsewhere or with another placement; the node is draining, Dead or full; or no node satisfies the placement (placement-unsatisfiable, naming the stream) */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than this route accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Idempotency-Key already names a different request */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unavailable for now (no consensus leader, a handoff still settling, the node stopping); see Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    setStreamPlacement: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional: 1 to 128 ASCII letters, digits and . _ : ~ -. The same key with the same request answers the first decision again, from any member (Idempotent-Replayed: true); the same key with another request answers 422. Echoed in the response. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                stream: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "placement": {
+                 *         "require": {
+                 *           "zone": "z1"
+                 *         },
+                 *         "spread": {
+                 *           "group": "orders",
+                 *           "by": "rack"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The new placement; {} removes it */
+                    placement: {
+                        /** @description Labels an owner is preferred for, when the requirement and the spread allow */
+                        prefer?: {
+                            [key: string]: string;
+                        };
+                        /** @description Labels the owner must carry, with these values */
+                        require?: {
+                            [key: string]: string;
+                        };
+                        /** @description Streams of one group spread evenly over the values of one label */
+                        spread?: {
+                            /** @description The label whose values the group spreads over (e.g. zone) */
+                            by: string;
+                            group: string;
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description The placement now, and whether the owner carries its required labels */
+            200: {
+                headers: {
+                    /** @description The key the request was sent with */
+                    "Idempotency-Key"?: string;
+                    /** @description "true" when this answer is the decision an earlier request under the key got */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "stream": "orders",
+                     *       "owner": "n1",
+                     *       "epoch": 1,
+                     *       "placement": {
+                     *         "require": {
+                     *           "zone": "z1"
+                     *         },
+                     *         "spread": {
+                     *           "group": "orders",
+                     *           "by": "rack"
+                     *         }
+                     *       },
+                     *       "satisfied": true
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The owner's session number: each open is a new epoch */
+                        epoch: number;
+                        /** @description A stream or node id */
+                        owner: string;
+                        placement: {
+                            /** @description Labels an owner is preferred for, when the requirement and the spread allow */
+                            prefer?: {
+                                [key: string]: string;
+                            };
+                            /** @description Labels the owner must carry, with these values */
+                            require?: {
+                                [key: string]: string;
+                            };
+                            /** @description Streams of one group spread evenly over the values of one label */
+                            spread?: {
+                                /** @description The label whose values the group spreads over (e.g. zone) */
+                                by: string;
+                                group: string;
+                            };
+                        };
+                        /** @description Whether the owner carries the required labels of the new placement (nothing moved either way) */
+                        satisfied: boolean;
+                        /** @description A stream or node id */
+                        stream: string;
+                    };
+                };
+            };
+            /** @description Invalid input: the problem names each field at fault and why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The token lacks the "admin" scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The stream or node does not exist */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

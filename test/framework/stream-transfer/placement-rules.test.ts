@@ -206,3 +206,17 @@ test('labels, placements and the spread counts survive a snapshot and restore, p
   restored.state = copy;
   t.deepEqual(restored.apply(next), original);
 });
+
+test('set-placement replaces a placement without moving the stream, and moves its spread count between groups', (t) => {
+  const log = zonedLog(3, 1, 5);
+  log.must({ type: 'create-stream', stream: 'm', node: 'n1', placement: { spread: { group: 'a', by: 'zone' } } });
+  t.is(log.state.spreadCount('a', 'n1'), 1);
+  t.like(log.apply({ type: 'set-placement', stream: 'm', placement: { spread: { group: 'b', by: 'zone' }, require: { disk: 'hdd' } } }), { ok: true, node: 'n1', epoch: 1, satisfied: false });
+  t.is(log.state.spreadCount('a', 'n1'), 0);
+  t.is(log.state.spreadCount('b', 'n1'), 1);
+  t.like(log.state.stream('m')!, { owner: 'n1', epoch: 1 });
+  t.like(log.apply({ type: 'set-placement', stream: 'm', placement: {} }), { ok: true, satisfied: true });
+  t.is(log.state.stream('m')!.placement, undefined);
+  t.is(log.state.spreadCount('b', 'n1'), 0);
+  t.like(log.apply({ type: 'set-placement', stream: 'nope', placement: {} }), { ok: false, reason: 'unknown_stream' });
+});

@@ -147,6 +147,9 @@ test('every route is exercised, every answered status is declared, and every ans
   await expect('read invalid', call('GET', '/v1/streams/s/records?limit=0'), 400);
   await expect('describe', call('GET', '/v1/streams/s'), 200);
   await expect('describe unknown', call('GET', '/v1/streams/nope'), 404);
+  await expect('set placement', call('PATCH', '/v1/admin/streams/s', { placement: {} }), 200);
+  await expect('set placement unknown', call('PATCH', '/v1/admin/streams/nope', { placement: {} }), 404);
+  await expect('set placement invalid', call('PATCH', '/v1/admin/streams/s', { placement: { require: { zone: 'z1' } } }), 400);
   await expect('ownership', call('GET', '/v1/streams/s/ownership'), 200);
   await expect('ownership unknown', call('GET', '/v1/streams/nope/ownership'), 404);
   await expect('ownership invalid', call('GET', '/v1/streams/no%20pe/ownership'), 400);
