@@ -6,7 +6,8 @@
 //  - time to drain a node that owns 1,000 streams;
 //  - appends/s and MB/s of one node;
 //  - time from a node's death to its 1,000 streams serving elsewhere (failover.ts);
-//  - a producer's gap across a handoff with the ownership feed and without (ownership-feed.ts).
+//  - a producer's gap across a handoff with the ownership feed and without (ownership-feed.ts);
+//  - placing 100,000 streams with placements and planning a rebalance of them (placement-plan.ts).
 // Run: npm run build && node dist/bench/stream-transfer/run.js   (BENCH_QUICK=1 for a short run)
 // Prints a human table, then one JSON line per benchmark: {"bench":"stream-transfer", ...}.
 import { performance } from 'node:perf_hooks';
@@ -25,6 +26,7 @@ import { LocalConsensus } from '@baton/testing/internal/fakes/local-consensus.js
 import { MemoryObjectStore } from '@baton/plugin-memory/internal/memory-object-store.js';
 import { describeFailover, failoverAfterDeath, FAILOVER_SETUPS } from './failover.js';
 import { describeHandoffGaps, handoffWithAndWithoutFeed } from './ownership-feed.js';
+import { describePlacementPlan, planPlacement } from './placement-plan.js';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const TRANSFERS = QUICK ? 20 : 100;
@@ -235,6 +237,7 @@ const rate = await throughput();
 const failovers = [];
 for (const [setup, options] of FAILOVER_SETUPS) failovers.push({ ...(await failoverAfterDeath(options)), setup });
 const feedGaps = await handoffWithAndWithoutFeed();
+const placementPlan = planPlacement();
 
 console.log('stream-transfer benchmark (memory plugins, one process)');
 console.log('');
@@ -247,5 +250,6 @@ console.log(`drain of ${drained.streams} streams (in flight ${drained.maxInFligh
 console.log(`throughput of one node: ${rate.appendsPerSec} appends/s, ${rate.recordsPerSec} records/s, ${rate.mbPerSec} MB/s (${rate.concurrentWriters} writers, ${rate.recordsPerAppend} x ${rate.recordBytes} B per append)`);
 for (const failover of failovers) console.log(`${failover.setup}: ${describeFailover(failover)}`);
 console.log(describeHandoffGaps(feedGaps));
+console.log(describePlacementPlan(placementPlan));
 console.log('');
-for (const line of [quiet, busy, drained, rate, ...failovers, feedGaps]) console.log(JSON.stringify(line));
+for (const line of [quiet, busy, drained, rate, ...failovers, feedGaps, placementPlan]) console.log(JSON.stringify(line));

@@ -37,36 +37,71 @@ function preferScore(node: NodeRecord, placement: StreamPlacement): number {
 export function spreadCounts(state: StreamMetadata, placement: StreamPlacement): Map<string, number> {
   const spread = placement.spread!;
   const counts = new Map<string, number>();
-  for (const node of state.nodes()) {
+  const valueOf = new Map<NodeId, string>();
+  for (const node of state.nodeRecords()) {
     const value = labelOf(node.labels, spread.by);
-    if (value !== undefined && !node.draining && livenessOf(node) !== 'Dead' && satisfiesRequired(node, placement)) counts.set(value, 0);
+    if (value === undefined) continue;
+    valueOf.set(node.id, value);
+    if (!node.draining && livenessOf(node) !== 'Dead' && satisfiesRequired(node, placement)) counts.set(value, 0);
   }
-  for (const node of state.nodes()) {
-    const value = labelOf(node.labels, spread.by);
-    if (value !== undefined && counts.has(value)) counts.set(value, counts.get(value)! + state.spreadCount(spread.group, node.id));
+  for (const [node, here] of state.spreadCountsOf(spread.group)) {
+    const value = valueOf.get(node);
+    if (value !== undefined && counts.has(value)) counts.set(value, counts.get(value)! + here);
   }
   return counts;
 }
 
+/** A group's spread counts with their three least filled values, so one move is judged in O(1). */
+interface SpreadView {
+  counts: Map<string, number>;
+  smallest: [string, number][];
+}
+
+/** Spread views by group, label and requirement: one plan reads an unchanging state, so it computes each once. */
+export type SpreadViews = Map<string, SpreadView>;
+
+function spreadView(state: StreamMetadata, placement: StreamPlacement, views?: SpreadViews): SpreadView {
+  const key = views ? `${placement.spread!.group}\u0000${placement.spread!.by}\u0000${JSON.stringify(placement.require ?? {})}` : '';
+  const known = views?.get(key);
+  if (known) return known;
+  const counts = spreadCounts(state, placement);
+  const smallest = [...counts].sort((a, b) => a[1] - b[1]).slice(0, 3);
+  const view = { counts, smallest };
+  views?.set(key, view);
+  return view;
+}
+
 /** How full `to`'s spread value would be after the move from `from`, or undefined when the spread forbids it. */
-function spreadAfter(state: StreamMetadata, placement: StreamPlacement, counts: Map<string, number>, from: NodeId | undefined, to: NodeRecord): number | undefined {
+function spreadAfter(state: StreamMetadata, placement: StreamPlacement, view: SpreadView, from: NodeId | undefined, to: NodeRecord): number | undefined {
   const by = placement.spread!.by;
   const target = labelOf(to.labels, by);
+  const counts = view.counts;
   if (target === undefined || !counts.has(target)) return undefined;
   const origin = from === undefined ? undefined : labelOf(state.node(from)?.labels, by);
   if (origin === target) return counts.get(target)!;
-  const after = new Map(counts);
-  if (origin !== undefined && after.has(origin)) after.set(origin, after.get(origin)! - 1);
-  const filled = after.get(target)! + 1;
-  after.set(target, filled);
-  return filled <= Math.min(...after.values()) + 1 ? filled : undefined;
+  const filled = counts.get(target)! + 1;
+  // The least filled value after the move: the origin lost one, the target gained one, the rest stayed.
+  let least = filled;
+  if (origin !== undefined && counts.has(origin)) least = Math.min(least, counts.get(origin)! - 1);
+  for (const [value, count] of view.smallest) {
+    if (value === origin || value === target) continue;
+    least = Math.min(least, count);
+    break;
+  }
+  return filled <= least + 1 ? filled : undefined;
 }
 
 /** Whether moving (or placing, `from` undefined) a stream with this placement onto `to` respects it. */
-export function placementAllows(state: StreamMetadata, placement: StreamPlacement | undefined, from: NodeId | undefined, to: NodeRecord): boolean {
+export function placementAllows(
+  state: StreamMetadata,
+  placement: StreamPlacement | undefined,
+  from: NodeId | undefined,
+  to: NodeRecord,
+  views?: SpreadViews,
+): boolean {
   if (!satisfiesRequired(to, placement)) return false;
   if (!placement?.spread) return true;
-  return spreadAfter(state, placement, spreadCounts(state, placement), from, to) !== undefined;
+  return spreadAfter(state, placement, spreadView(state, placement, views), from, to) !== undefined;
 }
 
 /**
@@ -75,12 +110,12 @@ export function placementAllows(state: StreamMetadata, placement: StreamPlacemen
  */
 export function chooseNode(state: StreamMetadata, placement: StreamPlacement | undefined, from?: NodeId): NodeRecord | undefined {
   if (!placement?.require && !placement?.spread && !placement?.prefer) return state.leastLoadedNode(from);
-  const counts = placement.spread ? spreadCounts(state, placement) : undefined;
+  const view = placement.spread ? spreadView(state, placement) : undefined;
   let best: { node: NodeRecord; score: number; filled: number } | undefined;
   // Best placement order first, so the first of equals is the least loaded.
   for (const node of state.placeableNodes()) {
     if (node.id === from || !satisfiesRequired(node, placement)) continue;
-    const filled = counts ? spreadAfter(state, placement, counts, from, node) : 0;
+    const filled = view ? spreadAfter(state, placement, view, from, node) : 0;
     if (filled === undefined) continue;
     const score = preferScore(node, placement);
     if (!best || score > best.score || (score === best.score && filled < best.filled)) best = { node, score, filled };

@@ -1,7 +1,7 @@
 import { livenessOf, type NodeId, type NodeRecord, type PlannedMove, type StreamId } from './model.js';
 import type { StreamMetadata } from './stream-metadata.js';
 import { sortedTree, type SortedTree } from '@baton/consensus';
-import { placementAllows } from './placement-rules.js';
+import { placementAllows, type SpreadViews } from './placement-rules.js';
 
 /**
  * Where streams go: pure functions of the metadata, used inside `apply` (so every replica
@@ -39,6 +39,7 @@ function takerFor(
   takers: SortedTree<Planned, true>,
   from: Planned,
   first: Planned,
+  views: SpreadViews,
 ): { to: Planned; stream: StreamId } | undefined {
   const cursor = from.cursor;
   let tries = 0;
@@ -46,7 +47,7 @@ function takerFor(
     if (to === from) continue;
     // Takers only get heavier from here: none would narrow the gap.
     if (from.load - to.load <= 1) return undefined;
-    const stream = movableTo(state, from, to.node);
+    const stream = movableTo(state, from, to.node, views);
     if (stream !== undefined) return { to, stream };
     from.cursor = cursor;
     tries += 1;
@@ -55,10 +56,10 @@ function takerFor(
 }
 
 /** The next idle stream of `from` (after its cursor) whose placement lets it go to `to`. */
-function movableTo(state: StreamMetadata, from: Planned, to: NodeRecord): StreamId | undefined {
+function movableTo(state: StreamMetadata, from: Planned, to: NodeRecord, views: SpreadViews): StreamId | undefined {
   let tries = 0;
   for (const stream of state.idleStreamsOf(from.node.id, from.cursor)) {
-    if (placementAllows(state, state.stream(stream)?.placement, from.node.id, to)) return stream;
+    if (placementAllows(state, state.stream(stream)?.placement, from.node.id, to, views)) return stream;
     // Skipped streams stay behind the cursor: this plan leaves them where they are.
     from.cursor = stream;
     if (++tries >= PLACEMENT_TRIES) return undefined;
@@ -90,13 +91,15 @@ export function planRebalance(state: StreamMetadata): PlannedMove[] {
     enter({ node, load: state.load(node.id), movable: state.idleCount(node.id) });
   }
   const moves: PlannedMove[] = [];
+  // The state does not change while planning: each group's spread is read once.
+  const views: SpreadViews = new Map();
   for (;;) {
     const from = givers.minKey();
     if (!from) break;
     let to = takers.minKey();
     if (to === from) to = takers.nextHigherKey(to);
     if (!to || from.load - to.load <= 1) break;
-    const found = takerFor(state, takers, from, to);
+    const found = takerFor(state, takers, from, to, views);
     if (!found) {
       // Nothing this giver holds may go to any taker that would narrow the gap: it gives no more.
       leave(from);

@@ -1,20 +1,28 @@
 import { sortedTree, type SortedTree } from '@baton/consensus';
 import type { NodeId, StreamRecord } from './model.js';
 
+const NONE: ReadonlyMap<NodeId, number> = new Map();
+
 /**
  * How many streams of each spread group are on each node, or moving there: what the spread rule
- * of a placement reads (placement-rules.ts). An ordered tree keyed `${group}\0${node}`, so a
- * clone is copy on write like the metadata's other indexes, however many groups there are.
+ * of a placement reads (placement-rules.ts). An ordered tree of groups, each holding a small map
+ * of the nodes that hold its streams; a map is replaced on change, never edited, so a clone is
+ * copy on write like the metadata's other indexes, however many groups there are.
  */
 export class SpreadIndex {
-  private constructor(private readonly counts: SortedTree<string, number> = sortedTree()) {}
+  private constructor(private readonly groups: SortedTree<string, ReadonlyMap<NodeId, number>> = sortedTree()) {}
 
   static empty(): SpreadIndex {
     return new SpreadIndex();
   }
 
   count(group: string, node: NodeId): number {
-    return this.counts.get(keyOf(group, node)) ?? 0;
+    return this.groups.get(group)?.get(node) ?? 0;
+  }
+
+  /** The nodes that hold (or are receiving) streams of the group, with how many. */
+  countsOf(group: string): ReadonlyMap<NodeId, number> {
+    return this.groups.get(group) ?? NONE;
   }
 
   /** A stream was `before` at `from` and is `after` at `to` (either side may carry no spread group). */
@@ -22,23 +30,20 @@ export class SpreadIndex {
     const old = before?.placement?.spread?.group;
     const now = after.placement?.spread?.group;
     if (old === now && from === to) return;
-    if (old !== undefined && from !== undefined) {
-      const key = keyOf(old, from);
-      const count = (this.counts.get(key) ?? 0) - 1;
-      if (count > 0) this.counts.set(key, count);
-      else this.counts.delete(key);
-    }
-    if (now !== undefined) {
-      const key = keyOf(now, to);
-      this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
-    }
+    if (old !== undefined && from !== undefined) this.add(old, from, -1);
+    if (now !== undefined) this.add(now, to, 1);
   }
 
   clone(): SpreadIndex {
-    return new SpreadIndex(this.counts.clone());
+    return new SpreadIndex(this.groups.clone());
   }
-}
 
-function keyOf(group: string, node: NodeId): string {
-  return `${group}\u0000${node}`;
+  private add(group: string, node: NodeId, delta: number): void {
+    const counts = new Map(this.groups.get(group) ?? NONE);
+    const count = (counts.get(node) ?? 0) + delta;
+    if (count > 0) counts.set(node, count);
+    else counts.delete(node);
+    if (counts.size > 0) this.groups.set(group, counts);
+    else this.groups.delete(group);
+  }
 }

@@ -228,12 +228,23 @@ export class StreamMetadata {
 
   /** Registered, non-draining, not Dead nodes with a free slot, best placement first (O(nodes) to walk). */
   *placeableNodes(): IterableIterator<NodeRecord> {
-    for (let key = this.#placeable.minKey(); key !== undefined; key = this.#placeable.nextHigherKey(key)) yield this.#nodes.get(key.id)!;
+    // The tree's own cursor (one walk), not a descent per node: the caller changes nothing meanwhile.
+    for (const key of this.#placeable.keys()) yield this.#nodes.get(key.id)!;
+  }
+
+  /** Every node record by id, in one walk of the tree; for reads that change nothing while they iterate. */
+  nodeRecords(): IterableIterator<NodeRecord> {
+    return this.#nodes.values();
   }
 
   /** Streams of a spread group on `node`, or moving there. */
   spreadCount(group: string, node: NodeId): number {
     return this.#spread.count(group, node);
+  }
+
+  /** The nodes holding (or receiving) streams of a spread group, with how many each. */
+  spreadCountsOf(group: string): ReadonlyMap<NodeId, number> {
+    return this.#spread.countsOf(group);
   }
 
   /** Draining nodes that have a transfer to start, by id, strictly after `after`. */
