@@ -10,6 +10,7 @@ import { controlRecordPath, type UpControlRecord } from '../local-cluster/contro
 import { fetchTrustingCa } from '../local-cluster/fetch-trusting-ca.js';
 import type { NodeState } from '../local-cluster/node-supervisor.js';
 import { table } from '../table.js';
+import { registerMaintenanceCommand } from '../streams/maintenance-command.js';
 
 interface RunningUp {
   variant: 'stream' | 'authority';
@@ -28,7 +29,7 @@ interface RunningUp {
 export function registerNode(program: Command, ctx: CliContext): void {
   const node = program
     .command('node')
-    .description('stop and start one node of the local cluster `baton up` runs, or list them')
+    .description('stop and start one node of the local cluster `baton up` runs, or list them; put a stream node in maintenance')
     .addHelpText(
       'after',
       `
@@ -89,6 +90,8 @@ Examples:
       const { body } = await call<{ node: NodeState }>(up, 'POST', `/nodes/${encodeURIComponent(name)}/start`, 60_000);
       output.result(body, (r) => `started ${name} (pid ${r.node.pid ?? '?'})`);
     });
+
+  registerMaintenanceCommand(node, ctx);
 }
 
 /** The `baton up` running from `dataDir` (or its authority/ subdirectory) that has `name`, if given. */

@@ -8,6 +8,11 @@ const EPHEMERAL_RANGE_FILE = '/proc/sys/net/ipv4/ip_local_port_range';
 const LOWEST_CHOSEN_PORT = 10_000;
 /** Candidates tried per port wanted before falling back to a kernel-chosen one. */
 const ATTEMPTS_PER_PORT = 20;
+/**
+ * The ports at or above LOWEST_CHOSEN_PORT that the Fetch standard calls bad: fetch() (and so
+ * every client here) refuses to connect to them, so a node given one never answers (10080, amanda).
+ */
+export const FETCH_BLOCKED_PORTS: ReadonlySet<number> = new Set([10080]);
 /** Ports handed out by this process, not handed out again while it runs. */
 const handedOut = new Set<number>();
 
@@ -39,7 +44,7 @@ async function holdOnePort(range: { low: number } | undefined): Promise<Server> 
   if (range && range.low > LOWEST_CHOSEN_PORT + 1) {
     for (let attempt = 0; attempt < ATTEMPTS_PER_PORT; attempt++) {
       const port = randomInt(LOWEST_CHOSEN_PORT, range.low);
-      if (handedOut.has(port)) continue;
+      if (handedOut.has(port) || FETCH_BLOCKED_PORTS.has(port)) continue;
       const server = await listenOn(port).catch(() => undefined);
       if (server) return server;
     }

@@ -20,6 +20,8 @@ import { CommandRejectedError } from './errors.js';
 import { ID_PATTERN, MAX_NODE_SLOTS } from './model.js';
 import { planRebalance } from './placement.js';
 import { assertKnownLabels } from './placement-input.js';
+import { addMaintenanceRoutes, DEFAULT_MAINTENANCE_BUDGET } from './maintenance-routes.js';
+import type { MaintenanceBudget } from './maintenance.js';
 import { labelsSchema, placementSchema } from './labels.js';
 import { nodePage, pageQuery, streamPage, transferPage, transferPageQuery } from './listing.js';
 import { drainProgress, nodeStatus, type DrainProgress, type NodeStatus, type RenewalAge } from './progress.js';
@@ -92,8 +94,10 @@ export interface AdminRouterOptions {
   onFailover?: (node: string, result: Extract<StreamResult, { ok: true }>) => void;
   /** This member's audit store: GET /audit reads the trail from it (503 problem without one). */
   audit?: AuditStore;
-  /** Stamps each change with the time its audit record carries. */
+  /** Stamps each change with the time its audit record carries (and times maintenance windows). */
   clock?: Clock;
+  /** How many nodes may be in maintenance at once, and whether they must share a label value. */
+  maintenanceBudget?: MaintenanceBudget;
 }
 
 /**
@@ -130,6 +134,9 @@ export function createAdminRouter(consensus: StreamConsensus, options: AdminRout
     return receipt.result;
   };
   const state = async () => (await consensus.read()).state;
+  if (options.clock) {
+    addMaintenanceRoutes(router, { decide, state, clock: options.clock, budget: options.maintenanceBudget ?? DEFAULT_MAINTENANCE_BUDGET, ...(age ? { age } : {}) });
+  }
   const requireAudit = (): AuditStore => {
     if (options.audit) return options.audit;
     throw new HttpProblem({ status: 503, type: 'audit-unavailable', detail: 'this node has no audit store: configure auditStore in its host config' });

@@ -38,6 +38,7 @@ import {
   transferProposedSchema,
   transferStatusSchema,
 } from './api-schemas.js';
+import { maintenanceBody } from './maintenance-routes.js';
 import { AUDIT_SCAN_BUDGET, DEFAULT_AUDIT_PAGE, MAX_AUDIT_PAGE, auditPageQuery } from './audit-listing.js';
 import { streamAuditChainSchema, streamAuditExamples, streamAuditPageSchema, streamAuditRecordSchema } from './audit-schemas.js';
 
@@ -295,6 +296,39 @@ const adminOps: OperationSpec[] = [
       201: keyedAnswer('Created', streamCreatedSchema, ex.created),
       ...problems(400, 404, 409, 413, 415, 503),
       409: 'The stream exists elsewhere or with another placement; the node is draining, Dead or full; or no node satisfies the placement (placement-unsatisfiable, naming the stream)',
+      ...keyed,
+    },
+  }),
+  admin({
+    method: 'post',
+    path: '/v1/admin/nodes/{node}/maintenance',
+    summary: 'Schedule a maintenance window: the node drains at its start, takes no new stream, and gets streams back at its pace after its end',
+    operationId: 'scheduleMaintenance',
+    description:
+      'A window already scheduled on the node (not begun) is replaced. The cluster budget (node.maintenance: maxNodesInMaintenance, ' +
+      'and with oneValueOf one label value at a time) bounds the windows that overlap: past it, 409 maintenance-budget. ' +
+      'The window ends by itself; DELETE ends it early.',
+    params: { path: nodeParam, headers: [KEY_HEADER] },
+    requestBody: maintenanceBody,
+    requestExample: ex.maintenance,
+    responses: {
+      201: keyedAnswer('Scheduled: the node with its window', nodeRegisteredSchema.pick({ node: true }), ex.inMaintenance),
+      ...problems(400, 404, 409, 413, 415, 503),
+      400: 'Invalid input: a window in the past, a duration of 0 or over 30 days, movesPerSecond of 0 or over the limit',
+      409: 'Past the maintenance budget (maintenance-budget, naming the windows in the way), or the node is in maintenance already',
+      ...keyed,
+    },
+  }),
+  admin({
+    method: 'delete',
+    path: '/v1/admin/nodes/{node}/maintenance',
+    summary: "End a node's maintenance window now (undrained; streams come back at the window's pace)",
+    operationId: 'endMaintenance',
+    params: { path: nodeParam, headers: [KEY_HEADER] },
+    responses: {
+      200: keyedAnswer('Ended: the node now', nodeRegisteredSchema.pick({ node: true }), { node: ex.inMaintenance.node }),
+      ...problems(400, 404, 503),
+      404: 'The node is not registered, or has no maintenance window',
       ...keyed,
     },
   }),

@@ -16,6 +16,8 @@ const node = {
   liveness: 'Alive',
   lastRenewalMsAgo: 180,
   labels: { zone: 'z1' },
+  maintenance: null,
+  returning: false,
 } as const;
 const progress = { ...node, drainInFlight: 4, remaining: 12 };
 const preview = {
@@ -65,6 +67,10 @@ export const streamExamples = {
   failover: { force: false },
   failedOver: { ...progress, liveness: 'Dead', owned: 0, remaining: 0, moved: 12, unplaceable: [], duplicate: false },
   create: { stream: 'orders', node: 'n1' },
+  maintenance: { start: '2026-12-03T22:00:00Z', duration: '2h', movesPerSecond: 5 },
+  inMaintenance: {
+    node: { ...node, maintenance: { start: '2026-12-03T22:00:00.000Z', end: '2026-12-04T00:00:00.000Z', movesPerSecond: 5, active: false } },
+  },
   setPlacement: { placement: { require: { zone: 'z1' }, spread: { group: 'orders', by: 'rack' } } },
   placementSet: { stream: 'orders', owner: 'n1', epoch: 1, placement: { require: { zone: 'z1' }, spread: { group: 'orders', by: 'rack' } }, satisfied: true },
   created: { stream: 'orders', owner: 'n1', epoch: 1, duplicate: false },

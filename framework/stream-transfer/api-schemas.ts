@@ -72,6 +72,11 @@ export const nodeStatusSchema = z.object({
   liveness: z.enum(['Alive', 'Suspect', 'Dead']),
   lastRenewalMsAgo: z.number().min(0).nullable().describe("Since the node's last lease renewal, as the metadata leader saw it; null elsewhere"),
   labels: z.record(z.string(), z.string()).describe('What placements match against (e.g. {"zone": "z1"}); {} when none'),
+  maintenance: z
+    .object({ start: z.string(), end: z.string(), movesPerSecond: z.number(), active: z.boolean().describe('Begun: the node is draining for it') })
+    .nullable()
+    .describe('Its maintenance window (ISO 8601 times), scheduled or under way; null when none'),
+  returning: z.boolean().describe('Its window is over and streams are being handed back to it'),
 });
 
 export const drainProgressSchema = nodeStatusSchema.extend({

@@ -40,6 +40,7 @@ export const SYSTEM_ACTORS = {
   rebalance: 'system:rebalance',
   liveness: 'system:liveness',
   takeover: 'system:takeover',
+  maintenance: 'system:maintenance',
 } as const;
 
 /** One change, as the rule that decided it describes it. */

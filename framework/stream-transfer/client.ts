@@ -182,6 +182,16 @@ export class StreamClient {
     }>;
   }
 
+  /** Schedules a maintenance window on `node` (drained from its start, streams back after its end at `movesPerSecond`). */
+  scheduleMaintenance(node: string, window: { start?: string | number; duration: string | number; movesPerSecond?: number }): Promise<{ node: NodeStatus }> {
+    return this.admin('POST', `/v1/admin/nodes/${encodeURIComponent(node)}/maintenance`, window) as Promise<{ node: NodeStatus }>;
+  }
+
+  /** Ends `node`'s maintenance window now. */
+  endMaintenance(node: string): Promise<{ node: NodeStatus }> {
+    return this.admin('DELETE', `/v1/admin/nodes/${encodeURIComponent(node)}/maintenance`) as Promise<{ node: NodeStatus }>;
+  }
+
   /**
    * Proposes moving `stream` to `target`. `expectedEpoch` / `expectedOwner` make it move only
    * while the stream is still there (412 otherwise); `idempotencyKey` makes a retry answer the

@@ -2,7 +2,10 @@ import { z } from 'zod';
 import { ID_PATTERN, MAX_NODE_SLOTS } from './model.js';
 import type { StreamCommand } from './commands.js';
 import { producerKeySchema } from './producer-marks.js';
-import { labelsSchema, placementSchema } from './labels.js';
+import { labelKeySchema, labelsSchema, placementSchema } from './labels.js';
+
+/** The fastest hand-back a maintenance window may ask for. */
+export const MAX_MOVES_PER_SECOND = 1_000;
 
 /**
  * The shape every command must have before `apply` looks at it. Commands arrive from the log,
@@ -33,6 +36,17 @@ const commandShapes = [
   }),
   z.object({ type: z.literal('create-stream'), stream: id, node: id.optional(), placement: placementSchema.optional() }),
   z.object({ type: z.literal('set-placement'), stream: id, placement: placementSchema }),
+  z.object({
+    type: z.literal('schedule-maintenance'),
+    node: id,
+    startAt: count.max(Number.MAX_SAFE_INTEGER),
+    endAt: count.max(Number.MAX_SAFE_INTEGER),
+    movesPerSecond: z.number().positive().max(MAX_MOVES_PER_SECOND),
+    budget: z.object({ maxNodes: z.number().int().positive().max(10_000), oneValueOf: labelKeySchema.optional() }),
+  }),
+  z.object({ type: z.literal('begin-maintenance'), node: id }),
+  z.object({ type: z.literal('end-maintenance'), node: id }),
+  z.object({ type: z.literal('maintenance-returned'), node: id }),
   z.object({
     type: z.literal('transfer'),
     stream: id,

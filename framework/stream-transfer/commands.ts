@@ -1,5 +1,6 @@
 import type { ProposalStamp } from './audit-trail.js';
 import type { Labels, StreamPlacement } from './labels.js';
+import type { MaintenanceBudget } from './maintenance.js';
 import type { NodeId, NodeLiveness, PendingTransfer, ProducerMark, StreamId, TransferReason } from './model.js';
 import type { DrainProgress } from './progress.js';
 import type { PlanPreview, RebalancePage } from './rebalance-preview.js';
@@ -21,6 +22,11 @@ export type StreamChangeCommand =
   | { type: 'create-stream'; stream: StreamId; node?: NodeId; placement?: StreamPlacement }
   /** Replaces a stream's placement; the stream stays where it is (later moves respect the new one). */
   | { type: 'set-placement'; stream: StreamId; placement: StreamPlacement }
+  /** A maintenance window on a node (maintenance.ts), refused past the budget it carries. */
+  | { type: 'schedule-maintenance'; node: NodeId; startAt: number; endAt: number; movesPerSecond: number; budget: MaintenanceBudget }
+  | { type: 'begin-maintenance'; node: NodeId }
+  | { type: 'end-maintenance'; node: NodeId }
+  | { type: 'maintenance-returned'; node: NodeId }
   | {
       type: 'transfer';
       stream: StreamId;
@@ -81,7 +87,12 @@ export type RejectReason =
   /** The operator's expected owner, epoch or stream count no longer holds: nothing changed. */
   | 'precondition_failed'
   /** No node satisfies the stream's required labels and spread (or the one named does not). */
-  | 'placement_unsatisfiable';
+  | 'placement_unsatisfiable'
+  /** Another window overlaps and the budget (nodes at once, one label value) does not allow both. */
+  | 'maintenance_budget'
+  /** The node's window has begun: it is ended (DELETE) before another is scheduled. */
+  | 'maintenance_active'
+  | 'no_maintenance';
 
 export interface Rejected {
   ok: false;

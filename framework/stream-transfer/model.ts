@@ -10,6 +10,7 @@ export type StreamId = string;
 
 /** Stream, node and producer ids: short, printable, safe inside object keys and URLs. */
 import type { Labels, StreamPlacement } from './labels.js';
+import type { MaintenanceWindow } from './maintenance.js';
 
 export const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
@@ -35,6 +36,10 @@ export interface NodeRecord {
   liveness?: NodeLiveness;
   /** What placements match against (`{"zone": "z1"}`); absent means none. */
   labels?: Labels;
+  /** A maintenance window scheduled or under way (maintenance.ts). */
+  maintenance?: MaintenanceWindow;
+  /** Its window is over: streams are being handed back at this pace. */
+  returning?: { movesPerSecond: number };
 }
 
 export type NodeLiveness = 'Alive' | 'Suspect' | 'Dead';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { bearerTokensSchema, admissionLimitsSchema, eventStreamLimitsSchema, listenerTlsSchema } from '@baton/http';
 import { dataPlaneOptions } from './data-access.js';
-import { labelsSchema } from './labels.js';
+import { labelKeySchema, labelsSchema } from './labels.js';
 import { ID_PATTERN, MAX_NODE_SLOTS } from './model.js';
 import { DEFAULT_NODE_LIVENESS_OPTIONS as LIVENESS } from './node-liveness.js';
 import { DEFAULT_PHI_ACCRUAL_OPTIONS as PHI } from './phi-accrual.js';
@@ -106,6 +106,16 @@ export const streamNodeOptions = z
       .default(DEFAULT_STREAM_NODE_OPTIONS.walCompactionBytes)
       .describe('Compact the WAL once about this many bytes were appended since the last compaction'),
     liveness: livenessOptions.default({ ...LIVENESS, detector: { kind: 'fixed' } }),
+    /** The cluster budget of maintenance windows (give every node the same). */
+    maintenance: z
+      .object({
+        /** Nodes whose windows may overlap. */
+        maxNodesInMaintenance: z.number().int().min(1).max(10_000).default(1),
+        /** When set: overlapping windows must all be on nodes sharing one value of this label (one zone at a time). */
+        oneValueOf: labelKeySchema.optional(),
+      })
+      .strict()
+      .default({ maxNodesInMaintenance: 1 }),
   })
   .strict();
 

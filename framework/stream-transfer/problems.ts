@@ -33,11 +33,15 @@ const REJECT_STATUS: Record<RejectReason, number> = {
   node_dead: 409,
   precondition_failed: 412,
   placement_unsatisfiable: 409,
+  maintenance_budget: 409,
+  maintenance_active: 409,
+  no_maintenance: 404,
 };
 
 /** Refusals whose problem type is a name of its own rather than `rejected-<reason>`. */
 const REJECT_TYPE: Partial<Record<RejectReason, string>> = {
   placement_unsatisfiable: 'placement-unsatisfiable',
+  maintenance_budget: 'maintenance-budget',
 };
 
 /** The stream-transfer errors as problem+json answers; put in front of the shared mappers. */

@@ -22,6 +22,10 @@ export interface NodeStatus {
   lastRenewalMsAgo: number | null;
   /** What placements match against; `{}` when the node carries none. */
   labels: Labels;
+  /** Its maintenance window, scheduled or under way (times in ISO 8601); null when none. */
+  maintenance: { start: string; end: string; movesPerSecond: number; active: boolean } | null;
+  /** Its window is over and streams are being handed back to it. */
+  returning: boolean;
 }
 
 export interface DrainProgress extends NodeStatus {
@@ -51,6 +55,15 @@ export function nodeStatus(state: StreamMetadata, id: NodeId, renewalAge: Renewa
     liveness: livenessOf(node),
     lastRenewalMsAgo: renewalAge(id),
     labels: { ...node.labels },
+    maintenance: node.maintenance
+      ? {
+          start: new Date(node.maintenance.startAt).toISOString(),
+          end: new Date(node.maintenance.endAt).toISOString(),
+          movesPerSecond: node.maintenance.movesPerSecond,
+          active: node.maintenance.active,
+        }
+      : null,
+    returning: node.returning !== undefined,
   };
 }
 

@@ -6,6 +6,7 @@ import { applyFailover, applyNodeLiveness } from './failover.js';
 import { livenessOf, type NodeId, type PendingTransfer, type StreamId, type StreamRecord, type TransferReason } from './model.js';
 import { planRebalance } from './placement.js';
 import { chooseNode, placementAllows, setPlacement } from './placement-rules.js';
+import { beginMaintenance, endMaintenance, maintenanceReturned, scheduleMaintenance } from './maintenance.js';
 import { sameLabels, type StreamPlacement } from './labels.js';
 import { nodePrecondition, transferPrecondition } from './preconditions.js';
 import { drainProgress } from './progress.js';
@@ -22,10 +23,8 @@ function auditTable(state: StreamMetadata): PendingAuditTable {
   };
 }
 
-/** Transfers a drain keeps in flight when the operator does not say. */
-export const DEFAULT_DRAIN_IN_FLIGHT = 32;
-/** Moves a rebalance keeps in flight when the operator does not say. */
-export const DEFAULT_REBALANCE_IN_FLIGHT = 16;
+import { DEFAULT_DRAIN_IN_FLIGHT, DEFAULT_REBALANCE_IN_FLIGHT } from './drain-defaults.js';
+export { DEFAULT_DRAIN_IN_FLIGHT, DEFAULT_REBALANCE_IN_FLIGHT };
 
 /** Streams a drain passes over in one turn because no node can take them as their placement asks. */
 const MAX_UNPLACEABLE_PASSES = 64;
@@ -105,6 +104,16 @@ export class StreamStateMachine implements StateMachine<StreamMetadata, StreamCo
         return this.createStream(state, command, seal);
       case 'set-placement':
         return setPlacement(state, command, reject);
+      case 'schedule-maintenance':
+        return scheduleMaintenance(state, command, reject);
+      case 'begin-maintenance': {
+        const begun = beginMaintenance(state, command, reject, seal);
+        return begun.ok ? withStarted(begun, this.launchQueued(state, ctx, seal)) : begun;
+      }
+      case 'end-maintenance':
+        return endMaintenance(state, command, reject, seal);
+      case 'maintenance-returned':
+        return maintenanceReturned(state, command, reject);
       case 'transfer':
         return this.transfer(state, command, ctx, seal);
       case 'close':
@@ -163,6 +172,9 @@ export class StreamStateMachine implements StateMachine<StreamMetadata, StreamCo
       drainInFlight: existing?.drainInFlight ?? DEFAULT_DRAIN_IN_FLIGHT,
       ...(existing?.drainCause ? { drainCause: existing.drainCause } : {}),
       ...(existing?.liveness ? { liveness: existing.liveness } : {}),
+      // A node restarted during its maintenance window is still in it.
+      ...(existing?.maintenance ? { maintenance: existing.maintenance } : {}),
+      ...(existing?.returning ? { returning: existing.returning } : {}),
     });
     // New capacity may be what a waiting drain or rebalance needed.
     return withProgress(state, c.node, withStarted({ ok: true, node: c.node }, this.launchQueued(state, ctx, seal)));

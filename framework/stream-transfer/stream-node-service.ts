@@ -17,6 +17,7 @@ import { FileWal } from './file-wal.js';
 import { HandoffWatcher } from './handoff-watcher.js';
 import { LivenessMetrics } from './liveness-metrics.js';
 import { LivenessObserver } from './liveness-observer.js';
+import { MaintenanceScheduler } from './maintenance-scheduler.js';
 import { earliestDeadMs } from './node-liveness.js';
 import { NodeLease } from './node-lease.js';
 import { MemoryWalDisk } from './memory-wal-disk.js';
@@ -61,6 +62,7 @@ export class StreamNodeService implements Lifecycle {
   private recent?: RecentTransfers;
   private lease?: NodeLease;
   private observer?: LivenessObserver;
+  private maintenance?: MaintenanceScheduler;
   private projection?: AuditTrailProjection<StreamMetadata, StreamCommand, StreamResult>;
 
   // Built by streamNodePlugin; the engine (node) is for the variant's tests.
@@ -145,6 +147,8 @@ export class StreamNodeService implements Lifecycle {
       events: { failover: (_node, trigger, result) => livenessMetrics?.failover(trigger, result) },
     });
     this.observer.start();
+    this.maintenance = new MaintenanceScheduler({ consensus, clock, logger: log });
+    this.maintenance.start();
     if (!store.supports.conditionalPut) {
       log.warn('the object store has no conditional puts: failover cannot fence a lost node there, so automatic failover is off');
     }
@@ -171,6 +175,10 @@ export class StreamNodeService implements Lifecycle {
       admin: {
         renewalAge: (node) => observer.lastRenewalMsAgo(node),
         onFailover: (_node, result) => livenessMetrics?.failover('operator', result),
+        maintenanceBudget: {
+          maxNodes: options.maintenance.maxNodesInMaintenance,
+          ...(options.maintenance.oneValueOf ? { oneValueOf: options.maintenance.oneValueOf } : {}),
+        },
         ...(audit ? { audit } : {}),
       },
     });
@@ -198,6 +206,7 @@ export class StreamNodeService implements Lifecycle {
     await this.server?.stop();
     this.lease?.stop();
     this.observer?.stop();
+    this.maintenance?.stop();
     this.watcher?.stop();
     this.projection?.stop();
     await this.projection?.settled();

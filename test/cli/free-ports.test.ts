@@ -1,7 +1,7 @@
 import test from 'ava';
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { freeLoopbackPorts } from '@baton/cli/internal/local-cluster/free-ports.js';
+import { FETCH_BLOCKED_PORTS, freeLoopbackPorts } from '@baton/cli/internal/local-cluster/free-ports.js';
 
 async function ephemeralLow(): Promise<number | undefined> {
   try {
@@ -31,4 +31,15 @@ test('ports handed out once are not handed out again by the same process', async
   const first = await freeLoopbackPorts(50);
   const second = await freeLoopbackPorts(50);
   t.deepEqual(first.filter((p) => second.includes(p)), []);
+});
+
+test('no port handed out is one fetch refuses to connect to (10080 is on the Fetch standard\'s bad-port list)', async (t) => {
+  const refused = await fetch('http://127.0.0.1:10080/').then(
+    () => undefined,
+    (error: Error) => error,
+  );
+  t.truthy(refused, 'fetch refuses port 10080 without connecting');
+  t.true(FETCH_BLOCKED_PORTS.has(10080));
+  const ports = await freeLoopbackPorts(3_000);
+  t.false(ports.some((port) => FETCH_BLOCKED_PORTS.has(port)));
 });

@@ -49,6 +49,7 @@ test('the program has the command groups the CLI documents', (t) => {
       'node list',
       'node stop',
       'node start',
+      'node maintenance',
       'streams',
       'streams create',
       'streams append',

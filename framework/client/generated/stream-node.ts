@@ -431,6 +431,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/admin/nodes/{node}/maintenance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Schedule a maintenance window: the node drains at its start, takes no new stream, and gets streams back at its pace after its end
+         * @description A window already scheduled on the node (not begun) is replaced. The cluster budget (node.maintenance: maxNodesInMaintenance, and with oneValueOf one label value at a time) bounds the windows that overlap: past it, 409 maintenance-budget. The window ends by itself; DELETE ends it early.
+         */
+        post: operations["scheduleMaintenance"];
+        /** End a node's maintenance window now (undrained; streams come back at the window's pace) */
+        delete: operations["endMaintenance"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/admin/nodes/{node}/undrain": {
         parameters: {
             query?: never;
@@ -2560,7 +2581,9 @@ export interface operations {
                      *           "lastRenewalMsAgo": 180,
                      *           "labels": {
                      *             "zone": "z1"
-                     *           }
+                     *           },
+                     *           "maintenance": null,
+                     *           "returning": false
                      *         }
                      *       ],
                      *       "next": null
@@ -2585,8 +2608,18 @@ export interface operations {
                             lastRenewalMsAgo: number | null;
                             /** @enum {string} */
                             liveness: "Alive" | "Suspect" | "Dead";
+                            /** @description Its maintenance window (ISO 8601 times), scheduled or under way; null when none */
+                            maintenance: {
+                                /** @description Begun: the node is draining for it */
+                                active: boolean;
+                                end: string;
+                                movesPerSecond: number;
+                                start: string;
+                            } | null;
                             outgoing: number;
                             owned: number;
+                            /** @description Its window is over and streams are being handed back to it */
+                            returning: boolean;
                             slots: number;
                         }[];
                     };
@@ -2689,7 +2722,9 @@ export interface operations {
                      *         "lastRenewalMsAgo": 180,
                      *         "labels": {
                      *           "zone": "z1"
-                     *         }
+                     *         },
+                     *         "maintenance": null,
+                     *         "returning": false
                      *       },
                      *       "duplicate": true
                      *     }
@@ -2712,8 +2747,18 @@ export interface operations {
                             lastRenewalMsAgo: number | null;
                             /** @enum {string} */
                             liveness: "Alive" | "Suspect" | "Dead";
+                            /** @description Its maintenance window (ISO 8601 times), scheduled or under way; null when none */
+                            maintenance: {
+                                /** @description Begun: the node is draining for it */
+                                active: boolean;
+                                end: string;
+                                movesPerSecond: number;
+                                start: string;
+                            } | null;
                             outgoing: number;
                             owned: number;
+                            /** @description Its window is over and streams are being handed back to it */
+                            returning: boolean;
                             slots: number;
                         };
                     };
@@ -2744,7 +2789,9 @@ export interface operations {
                      *         "lastRenewalMsAgo": 180,
                      *         "labels": {
                      *           "zone": "z1"
-                     *         }
+                     *         },
+                     *         "maintenance": null,
+                     *         "returning": false
                      *       },
                      *       "duplicate": false
                      *     }
@@ -2767,8 +2814,18 @@ export interface operations {
                             lastRenewalMsAgo: number | null;
                             /** @enum {string} */
                             liveness: "Alive" | "Suspect" | "Dead";
+                            /** @description Its maintenance window (ISO 8601 times), scheduled or under way; null when none */
+                            maintenance: {
+                                /** @description Begun: the node is draining for it */
+                                active: boolean;
+                                end: string;
+                                movesPerSecond: number;
+                                start: string;
+                            } | null;
                             outgoing: number;
                             owned: number;
+                            /** @description Its window is over and streams are being handed back to it */
+                            returning: boolean;
                             slots: number;
                         };
                     };
@@ -2884,6 +2941,8 @@ export interface operations {
                      *       "labels": {
                      *         "zone": "z1"
                      *       },
+                     *       "maintenance": null,
+                     *       "returning": false,
                      *       "drainInFlight": 4,
                      *       "remaining": 12
                      *     }
@@ -2906,10 +2965,20 @@ export interface operations {
                         lastRenewalMsAgo: number | null;
                         /** @enum {string} */
                         liveness: "Alive" | "Suspect" | "Dead";
+                        /** @description Its maintenance window (ISO 8601 times), scheduled or under way; null when none */
+                        maintenance: {
+                            /** @description Begun: the node is draining for it */
+                            active: boolean;
+                            end: string;
+                            movesPerSecond: number;
+                            start: string;
+                        } | null;
                         outgoing: number;
                         owned: number;
                         /** @description Streams still to leave */
                         remaining: number;
+                        /** @description Its window is over and streams are being handed back to it */
+                        returning: boolean;
                         slots: number;
                     };
                 };
@@ -3016,6 +3085,8 @@ export interface operations {
                      *       "labels": {
                      *         "zone": "z1"
                      *       },
+                     *       "maintenance": null,
+                     *       "returning": false,
                      *       "drainInFlight": 4,
                      *       "remaining": 12
                      *     }
@@ -3038,10 +3109,20 @@ export interface operations {
                         lastRenewalMsAgo: number | null;
                         /** @enum {string} */
                         liveness: "Alive" | "Suspect" | "Dead";
+                        /** @description Its maintenance window (ISO 8601 times), scheduled or under way; null when none */
+                        maintenance: {
+                            /** @description Begun: the node is draining for it */
+                            active: boolean;
+                            end: string;
+                            movesPerSecond: number;
+                            start: string;
+                        } | null;
                         outgoing: number;
                         owned: number;
                         /** @description Streams still to leave */
                         remaining: number;
+                        /** @description Its window is over and streams are being handed back to it */
+                        returning: boolean;
                         slots: number;
                     };
                 };
@@ -3193,6 +3274,8 @@ export interface operations {
                      *       "labels": {
                      *         "zone": "z1"
                      *       },
+                     *       "maintenance": null,
+                     *       "returning": false,
                      *       "drainInFlight": 4,
                      *       "remaining": 0,
                      *       "moved": 12,
@@ -3219,12 +3302,22 @@ export interface operations {
                         lastRenewalMsAgo: number | null;
                         /** @enum {string} */
                         liveness: "Alive" | "Suspect" | "Dead";
+                        /** @description Its maintenance window (ISO 8601 times), scheduled or under way; null when none */
+                        maintenance: {
+                            /** @description Begun: the node is draining for it */
+                            active: boolean;
+                            end: string;
+                            movesPerSecond: number;
+                            start: string;
+                        } | null;
                         /** @description Streams given to live nodes */
                         moved: number;
                         outgoing: number;
                         owned: number;
                         /** @description Streams left on the node: no node had a free slot, or none satisfies their placement */
                         remaining: number;
+                        /** @description Its window is over and streams are being handed back to it */
+                        returning: boolean;
                         slots: number;
                         /** @description Streams left because no live node satisfies their placement (the first 100) */
                         unplaceable: string[];
@@ -3325,6 +3418,338 @@ export interface operations {
             };
         };
     };
+    scheduleMaintenance: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional: 1 to 128 ASCII letters, digits and . _ : ~ -. The same key with the same request answers the first decision again, from any member (Idempotent-Replayed: true); the same key with another request answers 422. Echoed in the response. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                node: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "start": "2026-12-03T22:00:00Z",
+                 *       "duration": "2h",
+                 *       "movesPerSecond": 5
+                 *     }
+                 */
+                "application/json": {
+                    /** @description How long the window lasts: 2h, 90m, 1h30m, 45s, or milliseconds */
+                    duration: string | number;
+                    /**
+                     * @description The pace streams are handed back at when the window ends
+                     * @default 10
+                     */
+                    movesPerSecond?: number;
+                    /** @description When the window begins (ISO 8601, or milliseconds since the epoch); now when left out */
+                    start?: string | number;
+                };
+            };
+        };
+        responses: {
+            /** @description Scheduled: the node with its window */
+            201: {
+                headers: {
+                    /** @description The key the request was sent with */
+                    "Idempotency-Key"?: string;
+                    /** @description "true" when this answer is the decision an earlier request under the key got */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "node": {
+                     *         "id": "n1",
+                     *         "address": "http://127.0.0.1:7400",
+                     *         "slots": 1000,
+                     *         "draining": false,
+                     *         "owned": 12,
+                     *         "incoming": 0,
+                     *         "outgoing": 1,
+                     *         "drained": false,
+                     *         "liveness": "Alive",
+                     *         "lastRenewalMsAgo": 180,
+                     *         "labels": {
+                     *           "zone": "z1"
+                     *         },
+                     *         "maintenance": {
+                     *           "start": "2026-12-03T22:00:00.000Z",
+                     *           "end": "2026-12-04T00:00:00.000Z",
+                     *           "movesPerSecond": 5,
+                     *           "active": false
+                     *         },
+                     *         "returning": false
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        node: {
+                            address: string;
+                            /** @description Draining and owning nothing: safe to take down */
+                            drained: boolean;
+                            draining: boolean;
+                            /** @description A stream or node id */
+                            id: string;
+                            incoming: number;
+                            /** @description What placements match against (e.g. {"zone": "z1"}); {} when none */
+                            labels: {
+                                [key: string]: string;
+                            };
+                            /** @description Since the node's last lease renewal, as the metadata leader saw it; null elsewhere */
+                            lastRenewalMsAgo: number | null;
+                            /** @enum {string} */
+                            liveness: "Alive" | "Suspect" | "Dead";
+                            /** @description Its maintenance window (ISO 8601 times), scheduled or under way; null when none */
+                            maintenance: {
+                                /** @description Begun: the node is draining for it */
+                                active: boolean;
+                                end: string;
+                                movesPerSecond: number;
+                                start: string;
+                            } | null;
+                            outgoing: number;
+                            owned: number;
+                            /** @description Its window is over and streams are being handed back to it */
+                            returning: boolean;
+                            slots: number;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid input: a window in the past, a duration of 0 or over 30 days, movesPerSecond of 0 or over the limit */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The token lacks the "admin" scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The stream or node does not exist */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Past the maintenance budget (maintenance-budget, naming the windows in the way), or the node is in maintenance already */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than this route accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Idempotency-Key already names a different request */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unavailable for now (no consensus leader, a handoff still settling, the node stopping); see Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    endMaintenance: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional: 1 to 128 ASCII letters, digits and . _ : ~ -. The same key with the same request answers the first decision again, from any member (Idempotent-Replayed: true); the same key with another request answers 422. Echoed in the response. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                node: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ended: the node now */
+            200: {
+                headers: {
+                    /** @description The key the request was sent with */
+                    "Idempotency-Key"?: string;
+                    /** @description "true" when this answer is the decision an earlier request under the key got */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "node": {
+                     *         "id": "n1",
+                     *         "address": "http://127.0.0.1:7400",
+                     *         "slots": 1000,
+                     *         "draining": false,
+                     *         "owned": 12,
+                     *         "incoming": 0,
+                     *         "outgoing": 1,
+                     *         "drained": false,
+                     *         "liveness": "Alive",
+                     *         "lastRenewalMsAgo": 180,
+                     *         "labels": {
+                     *           "zone": "z1"
+                     *         },
+                     *         "maintenance": {
+                     *           "start": "2026-12-03T22:00:00.000Z",
+                     *           "end": "2026-12-04T00:00:00.000Z",
+                     *           "movesPerSecond": 5,
+                     *           "active": false
+                     *         },
+                     *         "returning": false
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        node: {
+                            address: string;
+                            /** @description Draining and owning nothing: safe to take down */
+                            drained: boolean;
+                            draining: boolean;
+                            /** @description A stream or node id */
+                            id: string;
+                            incoming: number;
+                            /** @description What placements match against (e.g. {"zone": "z1"}); {} when none */
+                            labels: {
+                                [key: string]: string;
+                            };
+                            /** @description Since the node's last lease renewal, as the metadata leader saw it; null elsewhere */
+                            lastRenewalMsAgo: number | null;
+                            /** @enum {string} */
+                            liveness: "Alive" | "Suspect" | "Dead";
+                            /** @description Its maintenance window (ISO 8601 times), scheduled or under way; null when none */
+                            maintenance: {
+                                /** @description Begun: the node is draining for it */
+                                active: boolean;
+                                end: string;
+                                movesPerSecond: number;
+                                start: string;
+                            } | null;
+                            outgoing: number;
+                            owned: number;
+                            /** @description Its window is over and streams are being handed back to it */
+                            returning: boolean;
+                            slots: number;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid input: the problem names each field at fault and why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The token lacks the "admin" scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The node is not registered, or has no maintenance window */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Idempotency-Key already names a different request */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unavailable for now (no consensus leader, a handoff still settling, the node stopping); see Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     undrainNode: {
         parameters: {
             query?: never;
@@ -3364,6 +3789,8 @@ export interface operations {
                      *       "labels": {
                      *         "zone": "z1"
                      *       },
+                     *       "maintenance": null,
+                     *       "returning": false,
                      *       "drainInFlight": 4,
                      *       "remaining": 12
                      *     }
@@ -3386,10 +3813,20 @@ export interface operations {
                         lastRenewalMsAgo: number | null;
                         /** @enum {string} */
                         liveness: "Alive" | "Suspect" | "Dead";
+                        /** @description Its maintenance window (ISO 8601 times), scheduled or under way; null when none */
+                        maintenance: {
+                            /** @description Begun: the node is draining for it */
+                            active: boolean;
+                            end: string;
+                            movesPerSecond: number;
+                            start: string;
+                        } | null;
                         outgoing: number;
                         owned: number;
                         /** @description Streams still to leave */
                         remaining: number;
+                        /** @description Its window is over and streams are being handed back to it */
+                        returning: boolean;
                         slots: number;
                     };
                 };

@@ -147,6 +147,12 @@ test('every route is exercised, every answered status is declared, and every ans
   await expect('read invalid', call('GET', '/v1/streams/s/records?limit=0'), 400);
   await expect('describe', call('GET', '/v1/streams/s'), 200);
   await expect('describe unknown', call('GET', '/v1/streams/nope'), 404);
+  await expect('maintenance', call('POST', '/v1/admin/nodes/n3/maintenance', { duration: '1h', start: new Date(Date.now() + 3_600_000).toISOString() }), 201); // clock-ok: a start an hour ahead
+  await expect('maintenance invalid', call('POST', '/v1/admin/nodes/n3/maintenance', { duration: 0 }), 400);
+  await expect('maintenance past the budget', call('POST', '/v1/admin/nodes/n1/maintenance', { duration: '2h', start: new Date(Date.now() + 3_600_000).toISOString() }), 409); // clock-ok
+  await expect('maintenance unknown node', call('POST', '/v1/admin/nodes/n9/maintenance', { duration: '1h' }), 404);
+  await expect('maintenance ended', call('DELETE', '/v1/admin/nodes/n3/maintenance'), 200);
+  await expect('maintenance none', call('DELETE', '/v1/admin/nodes/n3/maintenance'), 404);
   await expect('set placement', call('PATCH', '/v1/admin/streams/s', { placement: {} }), 200);
   await expect('set placement unknown', call('PATCH', '/v1/admin/streams/nope', { placement: {} }), 404);
   await expect('set placement invalid', call('PATCH', '/v1/admin/streams/s', { placement: { require: { zone: 'z1' } } }), 400);
