@@ -23,6 +23,7 @@ import type { StreamMetadata } from '@baton/stream-transfer/internal/model.js';
 import { STREAM_NODE } from '@baton/stream-transfer/internal/plugins.js';
 import { StreamStateMachine } from '@baton/stream-transfer/internal/state-machine.js';
 import { LocalConsensus } from '@baton/testing/internal/fakes/local-consensus.js';
+import { sharedConsensus } from '@baton/testing/internal/fakes/shared-consensus.js';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const ROUNDS = QUICK ? 3 : 10;
@@ -82,13 +83,7 @@ class Producer {
 
 export async function handoffWithAndWithoutFeed() {
   const inner = new LocalConsensus<StreamMetadata, StreamCommand, StreamResult>(new StreamStateMachine());
-  const shared = new Proxy(inner, {
-    get(target, property) {
-      if (property === 'start' || property === 'stop') return undefined;
-      const value = Reflect.get(target, property, target);
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  });
+  const shared = sharedConsensus(inner);
   const config = (self: string) => ({
     node: { self, http: { port: 0 }, wal: { kind: 'memory' }, tokens: [{ token: TOKEN, principal: 'bench', scopes: ['admin', 'stream:append', 'stream:read'] }] },
     dataDir: null,

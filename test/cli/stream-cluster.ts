@@ -9,6 +9,7 @@ import { STREAM_NODE } from '@baton/stream-transfer/internal/plugins.js';
 import { StreamStateMachine } from '@baton/stream-transfer/internal/state-machine.js';
 import type { StreamNodeService } from '@baton/stream-transfer/internal/stream-node-service.js';
 import { LocalConsensus } from '@baton/testing/internal/fakes/local-consensus.js';
+import { sharedConsensus } from '@baton/testing/internal/fakes/shared-consensus.js';
 import { streamNodeHostBuilder } from '@baton/host-stream-node/internal/host.js';
 
 export const STREAM_TOKEN = 'cli-test-admin';
@@ -40,13 +41,7 @@ export async function startStreamCluster(
   const inner: SharedConsensus = new LocalConsensus(new StreamStateMachine());
   // Each host stops what provides its consensus token: hand out a view whose start/stop are
   // absent, so stopping one host leaves the metadata to the others.
-  const consensus = new Proxy(inner, {
-    get(target, property) {
-      if (property === 'start' || property === 'stop') return undefined;
-      const value = Reflect.get(target, property, target);
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  });
+  const consensus = sharedConsensus(inner);
   const hosts: Host[] = [];
   const nodes = new Map<string, StreamNodeService>();
   t.teardown(async () => {

@@ -1,11 +1,9 @@
-import { mkdir, rm } from 'node:fs/promises';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import test from 'ava';
 import { SystemClock } from '@baton/kernel/internal/system-clock.js';
 import { StreamClient, type AppendAnswer } from '@baton/stream-transfer/internal/client.js';
 import { eventually } from '../hosts/eventually.js';
-import { startStreamCluster, type StreamCluster } from './stream/stream-cluster.js';
+import type { StreamCluster } from './stream/stream-cluster.js';
+import { streamClusterForTest } from './stream/cluster-for-test.js';
 
 // Real stream node processes as `baton up` runs them (three Raft voters, WAL and Raft log on
 // files, one shared fs object store with link()-based conditional puts), under producers that
@@ -91,29 +89,10 @@ class Appenders {
   }
 }
 
-/** Where the runs' directories go (as the nemesis runs'): members run under their own uids, so not a private temp dir. */
-const RUNS_ROOT =
-  process.env.NEMESIS_DIR ?? fileURLToPath(new URL('../../../.nemesis/', import.meta.url));
-
 /** Three nodes; the run's directory (every member's log) is kept when the test fails. */
-async function cluster(
-  t: import('ava').ExecutionContext,
-  seed: number,
-  liveness?: Record<string, unknown>,
-): Promise<StreamCluster> {
-  const dir = join(RUNS_ROOT, `failover-seed${seed}-${process.pid}`);
-  await mkdir(dir, { recursive: true, mode: 0o755 });
-  const running: { cluster?: StreamCluster } = {};
-  t.teardown(async () => {
-    await running.cluster?.close();
-    if (t.passed) await rm(dir, { recursive: true, force: true });
-    else t.log(`kept every member's log in ${dir}`);
-  });
+function cluster(t: import('ava').ExecutionContext, seed: number, liveness?: Record<string, unknown>): Promise<StreamCluster> {
   // The node's own liveness defaults, over the quicker ones the nemesis runs use.
-  running.cluster = await startStreamCluster({ seed, members: 3, dir }, 'raft', {
-    liveness: liveness ?? {},
-  });
-  return running.cluster;
+  return streamClusterForTest(t, { name: 'failover', seed }, { liveness: liveness ?? {} });
 }
 
 /** A node that is not the metadata leader (so the metadata keeps its leader when it goes). */

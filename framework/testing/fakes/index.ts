@@ -4,3 +4,4 @@ export * from '@baton/conformance';
 export * from '@baton/consensus';
 export * from '@baton/consensus';
 export * from './fake-cluster.js';
+export * from './shared-consensus.js';

@@ -9,6 +9,7 @@ import type { StreamMetadata } from '@baton/stream-transfer/internal/model.js';
 import { STREAM_NODE } from '@baton/stream-transfer/internal/plugins.js';
 import { StreamStateMachine } from '@baton/stream-transfer/internal/state-machine.js';
 import { LocalConsensus } from '@baton/testing/internal/fakes/local-consensus.js';
+import { sharedConsensus } from '@baton/testing/internal/fakes/shared-consensus.js';
 import { contractFetch } from '../../support/api-contract.js';
 import { ADMIN, WRITER, startNode, transfer } from '../../hosts/authority-node/node-harness.js';
 
@@ -26,13 +27,7 @@ async function eventually(condition: () => Promise<boolean> | boolean, what: str
 /** Two stream nodes on one metadata consensus, each answer checked against the published document. */
 async function twoStreamNodes(t: import('ava').ExecutionContext) {
   const inner = new LocalConsensus<StreamMetadata, StreamCommand, StreamResult>(new StreamStateMachine());
-  const shared = new Proxy(inner, {
-    get(target, property) {
-      if (property === 'start' || property === 'stop') return undefined;
-      const value = Reflect.get(target, property, target);
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  });
+  const shared = sharedConsensus(inner);
   const config = (self: string) => ({
     node: { self, http: { port: 0 }, wal: { kind: 'memory' }, tokens: [{ token: TOKEN, principal: 'ops', scopes: ['admin', 'stream:append', 'stream:read'] }] },
     dataDir: null,

@@ -10,6 +10,7 @@ import type { StreamMetadata } from '@baton/stream-transfer/internal/model.js';
 import { STREAM_NODE } from '@baton/stream-transfer/internal/plugins.js';
 import { StreamStateMachine } from '@baton/stream-transfer/internal/state-machine.js';
 import { LocalConsensus } from '@baton/testing/internal/fakes/local-consensus.js';
+import { sharedConsensus } from '@baton/testing/internal/fakes/shared-consensus.js';
 import { eventually } from '../../hosts/eventually.js';
 import { ADMIN, WRITER, startNode, transfer } from '../../hosts/authority-node/node-harness.js';
 
@@ -19,13 +20,7 @@ const READER = 'feed-reader';
 /** Two stream nodes on one metadata consensus. */
 async function twoStreamNodes(t: import('ava').ExecutionContext) {
   const inner = new LocalConsensus<StreamMetadata, StreamCommand, StreamResult>(new StreamStateMachine());
-  const shared = new Proxy(inner, {
-    get(target, property) {
-      if (property === 'start' || property === 'stop') return undefined;
-      const value = Reflect.get(target, property, target);
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  });
+  const shared = sharedConsensus(inner);
   const config = (self: string) => ({
     node: {
       self,

@@ -11,6 +11,7 @@ import type { StreamMetadata } from '@baton/stream-transfer/internal/model.js';
 import { STREAM_NODE } from '@baton/stream-transfer/internal/plugins.js';
 import { StreamStateMachine } from '@baton/stream-transfer/internal/state-machine.js';
 import { LocalConsensus } from '@baton/testing/internal/fakes/local-consensus.js';
+import { sharedConsensus } from '@baton/testing/internal/fakes/shared-consensus.js';
 import { streamNodeHostBuilder } from '@baton/host-stream-node/internal/host.js';
 import { RAFT_PEER_OPERATIONS, RAFT_PEER_ROUTER } from '@baton/plugin-raft/internal/transport-http.js';
 import { documentGaps } from '../../support/openapi-completeness.js';
@@ -70,13 +71,7 @@ function sample(text: string, name: string, labels: Record<string, string>): num
 /** Two hosts on one metadata consensus, so a transfer can happen between them. */
 async function twoNodes(t: import('ava').ExecutionContext) {
   const inner = new LocalConsensus<StreamMetadata, StreamCommand, StreamResult>(new StreamStateMachine());
-  const shared = new Proxy(inner, {
-    get(target, property) {
-      if (property === 'start' || property === 'stop') return undefined;
-      const value = Reflect.get(target, property, target);
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  });
+  const shared = sharedConsensus(inner);
   const first = streamNodeHostBuilder(config('n1')).value(METADATA_CONSENSUS, shared).build();
   await first.start();
   const second = streamNodeHostBuilder(config('n2')).value(METADATA_CONSENSUS, shared).value(OBJECT_STORE, first.get(OBJECT_STORE)).build();

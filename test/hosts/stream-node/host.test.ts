@@ -10,6 +10,7 @@ import type { StreamMetadata } from '@baton/stream-transfer/internal/model.js';
 import { STREAM_NODE } from '@baton/stream-transfer/internal/plugins.js';
 import { StreamStateMachine } from '@baton/stream-transfer/internal/state-machine.js';
 import { LocalConsensus } from '@baton/testing/internal/fakes/local-consensus.js';
+import { sharedConsensus } from '@baton/testing/internal/fakes/shared-consensus.js';
 import { makeTempDir } from '@baton/testing/internal/temp-dir.js';
 import { streamNodeHostBuilder, startStreamNode } from '@baton/host-stream-node/internal/host.js';
 import { defaultStreamNodeConfig } from '@baton/host-stream-node/internal/config.js';
@@ -37,15 +38,8 @@ function config(self: string, extra: Record<string, unknown> = {}) {
  * host calls stop() on whatever provides the consensus token, so the hosts get a view of it
  * without lifecycle hooks, and stopping one host leaves the metadata to the others.
  */
-function sharedConsensus(): LocalConsensus<StreamMetadata, StreamCommand, StreamResult> {
-  const inner = new LocalConsensus<StreamMetadata, StreamCommand, StreamResult>(new StreamStateMachine());
-  return new Proxy(inner, {
-    get(target, property) {
-      if (property === 'start' || property === 'stop') return undefined;
-      const value = Reflect.get(target, property, target);
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  });
+function sharedMetadata(): LocalConsensus<StreamMetadata, StreamCommand, StreamResult> {
+  return sharedConsensus(new LocalConsensus<StreamMetadata, StreamCommand, StreamResult>(new StreamStateMachine()));
 }
 
 /** Waits on a condition with a real deadline (these tests talk to real servers). */
@@ -71,7 +65,7 @@ test('a stream node starts from config, registers itself, and serves the data an
 });
 
 test('two hosts sharing one metadata consensus hand a stream over, and the client follows', async (t) => {
-  const shared = sharedConsensus();
+  const shared = sharedMetadata();
   const first = streamNodeHostBuilder(config('n1')).value(METADATA_CONSENSUS, shared).build();
   await first.start();
   // One object store for both: the durable data a transfer never moves.
@@ -97,7 +91,7 @@ test('two hosts sharing one metadata consensus hand a stream over, and the clien
 test('a node with a file WAL recovers after a restart: records survive and the stream reopens at the next epoch', async (t) => {
   const dir = await makeTempDir('stream-node-host');
   t.teardown(() => dir.remove());
-  const shared = sharedConsensus();
+  const shared = sharedMetadata();
   const durable = (id: string) => ({
     ...config(id, { wal: { kind: 'file', dir: `${dir.path}/wal` } }),
     objectStore: { use: 'fs-object-store', options: { dir: `${dir.path}/objects` } },
@@ -130,7 +124,7 @@ test('node.walCompactionBytes compacts the file WAL once that many bytes were ap
     ...config('n1', { wal: { kind: 'file', dir: `${dir.path}/wal` }, walCompactionBytes: 1024 }),
     objectStore: { use: 'fs-object-store', options: { dir: `${dir.path}/objects` } },
   })
-    .value(METADATA_CONSENSUS, sharedConsensus())
+    .value(METADATA_CONSENSUS, sharedMetadata())
     .build();
   await host.start();
   t.teardown(() => host.stop());

@@ -1,12 +1,10 @@
-import { mkdir, readFile, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { connect, type Socket } from 'node:net';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import test from 'ava';
 import { watchStreamOwnership, type OwnershipWatch, type StreamOwnership } from '@baton/client/internal/ownership-watch.js';
 import { StreamClient } from '@baton/stream-transfer/internal/client.js';
 import { eventually } from '../eventually.js';
-import { startStreamCluster, type StreamCluster } from '../../nemesis/stream/stream-cluster.js';
+import { streamClusterForTest } from '../../nemesis/stream/cluster-for-test.js';
 
 // The ownership feed on real stream node processes as `baton up` runs them (three Raft voters,
 // WAL and Raft log on files, one fs object store): a transfer and a failover seen by a watcher,
@@ -22,21 +20,6 @@ const DEADLINE_MS = 90_000;
 const EVENT_DEADLINE_MS = 5_000;
 const WATCHERS = 10_000;
 
-const RUNS_ROOT = process.env.NEMESIS_DIR ?? fileURLToPath(new URL('../../../../.nemesis/', import.meta.url));
-
-async function cluster(t: import('ava').ExecutionContext, seed: number): Promise<StreamCluster> {
-  const dir = join(RUNS_ROOT, `ownership-feed-seed${seed}-${process.pid}`);
-  await mkdir(dir, { recursive: true, mode: 0o755 });
-  const running: { cluster?: StreamCluster } = {};
-  t.teardown(async () => {
-    await running.cluster?.close();
-    if (t.passed) await rm(dir, { recursive: true, force: true });
-    else t.log(`kept every member's log in ${dir}`);
-  });
-  running.cluster = await startStreamCluster({ seed, members: 3, dir }, 'raft');
-  return running.cluster;
-}
-
 /** Waits for an event the watcher has seen (the latest, or one still to come) that satisfies `condition`. */
 async function seen(watch: OwnershipWatch<StreamOwnership>, events: StreamOwnership[], condition: (e: StreamOwnership) => boolean, what: string, ms: number) {
   await eventually(() => events.some(condition), what, ms);
@@ -45,7 +28,7 @@ async function seen(watch: OwnershipWatch<StreamOwnership>, events: StreamOwners
 
 test.serial('a watcher sees a transfer (pending target, then the new owner and epoch) and a killed owner\'s failover, from another node', async (t) => {
   t.timeout(4 * DEADLINE_MS);
-  const c = await cluster(t, 71_301);
+  const c = await streamClusterForTest(t, { name: 'ownership-feed', seed: 71_301 });
   const leader = await c.leader();
   const ids = c.members.map((m) => m.id);
   const [victim, other] = ids.filter((id) => id !== leader);
@@ -111,7 +94,7 @@ function rawWatcher(url: URL, stream: string, token: string): { socket: Socket; 
 
 test.serial('one node holds 10,000 idle watchers with its memory bounded, refuses one more with 503, and keeps serving and renewing its lease', async (t) => {
   t.timeout(6 * DEADLINE_MS);
-  const c = await cluster(t, 71_302);
+  const c = await streamClusterForTest(t, { name: 'ownership-feed', seed: 71_302 });
   const leader = await c.leader();
   const node = c.members.find((m) => m.id !== leader)!;
   const url = new URL(c.urls[node.id]!);

@@ -1,33 +1,16 @@
-import { mkdir, rm } from 'node:fs/promises';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import test from 'ava';
 import { StreamClient } from '@baton/stream-transfer/internal/client.js';
 import { eventually } from '../eventually.js';
-import { startStreamCluster, type StreamCluster } from '../../nemesis/stream/stream-cluster.js';
+import { streamClusterForTest } from '../../nemesis/stream/cluster-for-test.js';
 
 // Placement on real stream node processes as `baton up` runs them (Raft voters, WAL and Raft
 // log on files, one fs object store), each node labelled with its zone in its own config.
 
 const DEADLINE_MS = 90_000;
-const RUNS_ROOT = process.env.NEMESIS_DIR ?? fileURLToPath(new URL('../../../../.nemesis/', import.meta.url));
 /** n1 and n4 share zone z1, so a drain of n1 has a node of its own zone to give to. */
 const ZONE_OF: Record<string, string> = { n1: 'z1', n2: 'z2', n3: 'z3', n4: 'z1' };
 const GROUP = 'orders';
 const STREAMS = 24;
-
-async function zonedCluster(t: import('ava').ExecutionContext, seed: number): Promise<StreamCluster> {
-  const dir = join(RUNS_ROOT, `placement-seed${seed}-${process.pid}`);
-  await mkdir(dir, { recursive: true, mode: 0o755 });
-  const running: { cluster?: StreamCluster } = {};
-  t.teardown(async () => {
-    await running.cluster?.close();
-    if (t.passed) await rm(dir, { recursive: true, force: true });
-    else t.log(`kept every member's log in ${dir}`);
-  });
-  running.cluster = await startStreamCluster({ seed, members: 4, dir }, 'raft', (id) => ({ labels: { zone: ZONE_OF[id]! } }));
-  return running.cluster;
-}
 
 /** Streams of the group per zone, as the metadata places them (owner, or the target of a pending move). */
 async function zoneShares(ops: StreamClient): Promise<Map<string, number>> {
@@ -42,7 +25,7 @@ async function zoneShares(ops: StreamClient): Promise<Map<string, number>> {
 
 test.serial('a drain of a node keeps every zone\'s share of a spread group within one stream, and a pinned stream stays in its zone', async (t) => {
   t.timeout(4 * DEADLINE_MS);
-  const c = await zonedCluster(t, 72_801);
+  const c = await streamClusterForTest(t, { name: 'placement', seed: 72_801, members: 4 }, (id) => ({ labels: { zone: ZONE_OF[id]! } }));
   const ops = new StreamClient({ nodes: Object.values(c.urls), token: c.token });
   t.deepEqual(
     Object.fromEntries((await ops.nodes()).nodes.map((n) => [n.id, (n as { labels?: Record<string, string> }).labels])),
