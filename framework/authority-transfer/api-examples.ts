@@ -19,6 +19,8 @@ const audit = {
 const ownership = { authority: 'proj', home: 'west', epoch: 2, catch_up: null };
 
 export const authorityExamples = {
+  placement: { allowedHomes: ['east', 'west'], preferredHome: 'east' },
+  placed: { authority: 'proj', home: 'west', epoch: 2, allowedHomes: ['east', 'west'], preferredHome: 'east' },
   transfer: { authority: 'proj', source: 'east', target: 'west', reason: 'drain east' },
   committed: audit,
   transferInProgress: {

@@ -69,7 +69,29 @@ export const catchUpViewSchema = z
 
 export type CatchUpView = z.output<typeof catchUpViewSchema>;
 
-export const ownershipSchema = z.object({ authority: z.string(), home: z.string(), epoch: z.number().int().min(1), catch_up: catchUpViewSchema });
+export const ownershipSchema = z.object({
+  authority: z.string(),
+  home: z.string(),
+  epoch: z.number().int().min(1),
+  catch_up: catchUpViewSchema,
+  allowedHomes: z.array(z.string()).optional().describe('The datacenters a planned transfer may move it to; absent: any'),
+  preferredHome: z.string().optional().describe('The home its operators would rather have; absent: none'),
+});
+
+export const authorityPlacementBody = z
+  .object({
+    allowedHomes: z.array(z.string().min(1)).min(1, 'allowedHomes lists at least one datacenter (null allows any)').max(64).nullable().optional(),
+    preferredHome: z.string().min(1).nullable().optional(),
+  })
+  .strict();
+
+export const authorityPlacementSchema = z.object({
+  authority: z.string(),
+  home: z.string(),
+  epoch: z.number().int().min(1),
+  allowedHomes: z.array(z.string()).nullable(),
+  preferredHome: z.string().nullable(),
+});
 
 export const ownershipEventSchema = z.object({
   authority: z.string(),

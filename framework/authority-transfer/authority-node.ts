@@ -267,7 +267,7 @@ export class AuthorityNode implements Lifecycle {
       healthRouter(options.self, this.readiness, controlDocument),
       ...(cluster ? [authorityClusterRouter(cluster, controlDocument)] : []),
       dashboardRouter(controlDocument, { clusterPath: AUTHORITY_CLUSTER_PATH }),
-      createControlRouter({ identity: deps.identity, tracker: this.tracker, ha }, controlDocument),
+      createControlRouter({ identity: deps.identity, tracker: this.tracker, ha, datacenters: () => this.roster.datacenters() }, controlDocument),
       ...(ha
         ? [
             consensusAdminRouter(ha.consensus, controlDocument, {

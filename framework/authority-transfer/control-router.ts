@@ -21,6 +21,8 @@ import {
 import { SharedCatchUp } from '@baton/consensus';
 import {
   auditRecordSchema,
+  authorityPlacementBody,
+  authorityPlacementSchema,
   membersSchema,
   ownershipSchema,
   rawTransferOutcomeSchema,
@@ -28,6 +30,7 @@ import {
 } from './api-schemas.js';
 import { authorityExamples as ex, authorityProblemExtensions } from './api-examples.js';
 import type { OwnershipConsensus } from './audit-projection.js';
+import { placementOf, type SetAuthorityPlacementResult } from './ownership.js';
 import type { CatchUpViews } from './catch-up-view.js';
 import { auditPageQuery, auditPageSchema, auditQuery, authorityAuditPage, DEFAULT_AUDIT_PAGE, MAX_AUDIT_PAGE } from './audit-page.js';
 import { DEFAULT_AUTHORITY_PAGE, MAX_AUTHORITY_PAGE, authorityPage, authorityPageQuery, authorityPageSchema } from './authority-listing.js';
@@ -104,6 +107,8 @@ export interface ControlRouterDeps {
   tracker: MemberTracker;
   /** Present in mode ha only. */
   ha?: HaPieces;
+  /** The roster's datacenters: what an authority's allowedHomes may name. */
+  datacenters?: () => string[];
 }
 
 /**
@@ -331,7 +336,54 @@ export function createControlRouter(deps: ControlRouterDeps, document: ApiDocume
       const ownership = consensus.view().state.authorities.get(authority);
       if (!ownership) throw problems.notFound(`${authority} has no home`, { authority });
       setVersionTag(ctx, ownership.epoch);
-      ctx.body = { authority, home: ownership.home, epoch: ownership.epoch, catch_up: catchUps.of(ownership) };
+      ctx.body = {
+        authority,
+        home: ownership.home,
+        epoch: ownership.epoch,
+        catch_up: catchUps.of(ownership),
+        // Only when set: an authority with no placement reads as it always did.
+        ...placementOf(ownership),
+      };
+    },
+  );
+
+  authorityRoute(
+    {
+      method: 'put',
+      path: '/authorities/{authority}/placement',
+      summary: 'Where planned transfers of an authority may go (allowedHomes) and the home it would rather have (preferredHome)',
+      description:
+        'A planned transfer to a datacenter outside allowedHomes is refused with 409 (move-refused-target-not-allowed). ' +
+        'null (or leaving a field out) allows any datacenter / names no preference. The raw transfer_authority command a failover ' +
+        'commits is not bound: a lost home must be replaceable by any datacenter that can serve it.',
+      operationId: 'setAuthorityPlacement',
+      tags: ['authorities'],
+      scope: ADMIN_WRITE_SCOPE,
+      requestBody: authorityPlacementBody,
+      requestExample: ex.placement,
+      responses: {
+        200: { description: 'The placement now', schema: authorityPlacementSchema, example: ex.placed },
+        400: 'A datacenter the roster does not list, an empty allowedHomes, or a preferredHome outside allowedHomes',
+        404: 'The authority has no home',
+      },
+    },
+    async (ctx, authority, { consensus }) => {
+      const body = await readValidBody(ctx, authorityPlacementBody);
+      const known = new Set(deps.datacenters?.() ?? []);
+      const named = [...(body.allowedHomes ?? []), ...(body.preferredHome ? [body.preferredHome] : [])];
+      const unknown = named.filter((dc) => known.size > 0 && !known.has(dc));
+      if (unknown.length > 0) throw problems.badRequest(`the roster lists no datacenter ${unknown.join(', ')}`, { invalid_fields: [{ path: 'allowedHomes', message: `unknown datacenter(s): ${unknown.join(', ')}` }] });
+      if (body.preferredHome && body.allowedHomes && !body.allowedHomes.includes(body.preferredHome)) {
+        throw problems.badRequest(`preferredHome ${body.preferredHome} is not among allowedHomes`, { invalid_fields: [{ path: 'preferredHome', message: 'must be one of allowedHomes' }] });
+      }
+      const receipt = await consensus.propose({ type: 'set_authority_placement', authority, allowedHomes: body.allowedHomes ?? null, preferredHome: body.preferredHome ?? null });
+      const result = receipt.result as SetAuthorityPlacementResult;
+      if (!result.ok) {
+        if (result.reason === 'unknown_authority') throw problems.notFound(`${authority} has no home`, { authority });
+        throw problems.badRequest(`the placement of ${authority} was refused (${result.reason})`);
+      }
+      const { ok: _ok, ...placed } = result;
+      ctx.body = placed;
     },
   );
 

@@ -1,5 +1,5 @@
 import type { StateAssembly, StateCapture } from '@baton/contracts';
-import type { OwnershipState, PendingAudit, TransferIntent, Ownership } from './ownership.js';
+import { placementOf, type OwnershipState, type PendingAudit, type TransferIntent, type Ownership } from './ownership.js';
 import { emptyOwnershipState, putIntent, putOwnership, putPending } from './ownership-index.js';
 import { readPieces, recordPieces, type RecordsPiece } from '@baton/consensus';
 
@@ -47,7 +47,12 @@ export function assembleOwnership(): StateAssembly<OwnershipState> {
           if (!Array.isArray(entry) || typeof entry[0] !== 'string' || !entry[1] || typeof entry[1] !== 'object') {
             throw new Error('ownership snapshot is malformed: an authority entry is not [id, {home, epoch}]');
           }
-          putOwnership(state, entry[0], entry[1].catchUp ? { home: entry[1].home, epoch: entry[1].epoch, catchUp: structuredClone(entry[1].catchUp) } : { home: entry[1].home, epoch: entry[1].epoch });
+          putOwnership(state, entry[0], {
+            home: entry[1].home,
+            epoch: entry[1].epoch,
+            ...(entry[1].catchUp ? { catchUp: structuredClone(entry[1].catchUp) } : {}),
+            ...structuredClone(placementOf(entry[1])),
+          });
         }
       },
       pending(records) {

@@ -13,7 +13,8 @@ import type {
   TransferAuthorityCommand,
   TransferAuthorityResult,
 } from './ownership.js';
-import { catchUpAfter, finalBarrier, finalsComplete, MAX_SETTLED_MEMBERS } from './ownership.js';
+import { catchUpAfter, finalBarrier, finalsComplete, MAX_SETTLED_MEMBERS, placementOf } from './ownership.js';
+import { setAuthorityPlacement } from './authority-placement.js';
 import { dropIntent, dropPending, emptyOwnershipState, indexOwnership, putOwnership, putPending, restoreOwnership, snapshotOwnership } from './ownership-index.js';
 import { applyTransferLifecycle } from './transfer-lifecycle.js';
 import { epochRefusal } from './epoch-precondition.js';
@@ -36,6 +37,8 @@ export class OwnershipStateMachine implements StateMachine<OwnershipState, Owner
     switch (command.type) {
       case 'transfer_authority':
         return this.transferAuthority(state, command);
+      case 'set_authority_placement':
+        return setAuthorityPlacement(state, command);
       case 'commit_planned_transfer':
         return this.commitPlannedTransfer(state, command, ctx);
       case 'ack_audit':
@@ -92,7 +95,7 @@ export class OwnershipStateMachine implements StateMachine<OwnershipState, Owner
       if (refusal) return undefined;
       source = current.home;
       previous = current;
-      return { home: c.target, epoch: current.epoch + 1 };
+      return { home: c.target, epoch: current.epoch + 1, ...placementOf(current) };
     });
     if (refusal) return refusal;
     let epoch: number;
@@ -137,7 +140,7 @@ export class OwnershipStateMachine implements StateMachine<OwnershipState, Owner
     // The target was seen at the finals before this apply, not at it: the new home checks its
     // own replica against them before it acknowledges a write under this epoch.
     const catchUp = catchUpAfter(intent);
-    putOwnership(state, c.authority, catchUp ? { home: intent.target, epoch, catchUp } : { home: intent.target, epoch });
+    putOwnership(state, c.authority, { home: intent.target, epoch, ...(catchUp ? { catchUp } : {}), ...placementOf(current) });
     dropIntent(state, c.authority);
     const record = {
       id: intent.id,
@@ -167,7 +170,12 @@ export class OwnershipStateMachine implements StateMachine<OwnershipState, Owner
     const done = catchUp.done === true || everySettled(settled, c.homeMembers);
     if (!adds && done === (catchUp.done === true)) return { ok: true, settled: [...settled], done };
     // Replaced, not changed in place: a capture in progress may share the record.
-    putOwnership(state, c.authority, { home: current.home, epoch: current.epoch, catchUp: done ? { finals: catchUp.finals, settled, done: true } : { finals: catchUp.finals, settled } });
+    putOwnership(state, c.authority, {
+      home: current.home,
+      epoch: current.epoch,
+      catchUp: done ? { finals: catchUp.finals, settled, done: true } : { finals: catchUp.finals, settled },
+      ...placementOf(current),
+    });
     return { ok: true, settled: [...settled], done };
   }
 

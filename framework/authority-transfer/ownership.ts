@@ -11,6 +11,18 @@ export interface Ownership {
   home: string;
   epoch: number;
   catchUp?: HomeCatchUpRequirement;
+  /** The datacenters a planned transfer may move it to (absent: any); set_authority_placement. */
+  allowedHomes?: string[];
+  /** The home its operators would rather have; shown, and kept allowed. */
+  preferredHome?: string;
+}
+
+/** An authority's placement fields, carried from one record of it to the next. */
+export function placementOf(ownership: Ownership | undefined): Pick<Ownership, 'allowedHomes' | 'preferredHome'> {
+  return {
+    ...(ownership?.allowedHomes ? { allowedHomes: ownership.allowedHomes } : {}),
+    ...(ownership?.preferredHome ? { preferredHome: ownership.preferredHome } : {}),
+  };
 }
 
 /** One source member's final serial, in the incarnation of its feed the serial counts in. */
@@ -237,7 +249,20 @@ export type TransferLifecycleCommand =
   | ThawTransferCommand
   | ReleaseTransferCommand;
 
+/** Sets where planned transfers of an authority may go and where it would rather live (null clears). */
+export interface SetAuthorityPlacementCommand {
+  type: 'set_authority_placement';
+  authority: string;
+  allowedHomes: string[] | null;
+  preferredHome: string | null;
+}
+
+export type SetAuthorityPlacementResult =
+  | { ok: true; authority: string; home: string; epoch: number; allowedHomes: string[] | null; preferredHome: string | null }
+  | { ok: false; reason: 'unknown_authority' | 'invalid_placement' };
+
 export type OwnershipCommand =
+  | SetAuthorityPlacementCommand
   | TransferAuthorityCommand
   | CommitPlannedTransferCommand
   | AckAuditCommand
@@ -245,7 +270,7 @@ export type OwnershipCommand =
   | TransferLifecycleCommand;
 
 /** `precondition_failed`: the request's expected epoch is not the authority's (epoch-precondition.ts). */
-export type MoveRefusal = 'source_not_home' | 'unknown_authority' | 'already_home' | 'precondition_failed';
+export type MoveRefusal = 'source_not_home' | 'unknown_authority' | 'already_home' | 'precondition_failed' | 'target_not_allowed';
 
 export type TransferAuthorityResult =
   | { ok: true; authority: string; source?: string; home: string; epoch: number }
@@ -283,6 +308,7 @@ export type OwnershipResult =
   | TransferLifecycleResult
   | AckAuditResult
   | SettleCatchUpResult
+  | SetAuthorityPlacementResult
   | { ok: false; reason: 'unknown_command' };
 
 /** The record's barrier: the highest final serial of the source members (their only one, usually). */

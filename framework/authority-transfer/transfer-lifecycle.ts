@@ -9,6 +9,7 @@ import type {
 } from './ownership.js';
 import { epochRefusal } from './epoch-precondition.js';
 import { dropIntent, putIntent } from './ownership-index.js';
+import { homeAllowed } from './authority-placement.js';
 
 /**
  * The lifecycle of a registered planned transfer, as the replicated state owns it:
@@ -92,6 +93,7 @@ function register(state: OwnershipState, c: RegisterTransferCommand, ctx: ApplyC
   if (stale) return stale;
   if (home.home !== c.source) return { ok: false, reason: 'source_not_home', home: home.home, epoch: home.epoch };
   if (c.source === c.target) return { ok: false, reason: 'already_home', home: home.home, epoch: home.epoch };
+  if (!homeAllowed(home, c.target)) return { ok: false, reason: 'target_not_allowed', home: home.home, epoch: home.epoch };
   // A new registration carries the barrier: a driver that meant to join its key's registration
   // (read from a view that still showed it) finds it released, and must read the source first.
   const sources = Array.isArray(c.sources) ? c.sources : [];

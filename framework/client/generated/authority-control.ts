@@ -70,6 +70,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/availability/v1/authorities/{authority}/placement": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Where planned transfers of an authority may go (allowedHomes) and the home it would rather have (preferredHome)
+         * @description A planned transfer to a datacenter outside allowedHomes is refused with 409 (move-refused-target-not-allowed). null (or leaving a field out) allows any datacenter / names no preference. The raw transfer_authority command a failover commits is not bound: a lost home must be replaceable by any datacenter that can serve it.
+         */
+        put: operations["setAuthorityPlacement"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/availability/v1/cluster": {
         parameters: {
             query?: never;
@@ -590,6 +610,8 @@ export interface operations {
                      */
                     "application/json": {
                         authorities: {
+                            /** @description The datacenters a planned transfer may move it to; absent: any */
+                            allowedHomes?: string[];
                             authority: string;
                             /** @description Null once every member of the home settled, or when the move left no requirement (a failover, or no write to carry) */
                             catch_up: {
@@ -611,6 +633,8 @@ export interface operations {
                             } | null;
                             epoch: number;
                             home: string;
+                            /** @description The home its operators would rather have; absent: none */
+                            preferredHome?: string;
                         }[];
                         next: string | null;
                         total: number;
@@ -685,6 +709,8 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
+                        /** @description The datacenters a planned transfer may move it to; absent: any */
+                        allowedHomes?: string[];
                         authority: string;
                         /** @description Null once every member of the home settled, or when the move left no requirement (a failover, or no write to carry) */
                         catch_up: {
@@ -706,6 +732,8 @@ export interface operations {
                         } | null;
                         epoch: number;
                         home: string;
+                        /** @description The home its operators would rather have; absent: none */
+                        preferredHome?: string;
                     };
                 };
             };
@@ -840,6 +868,127 @@ export interface operations {
             };
             /** @description The token lacks the required scope */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Mode dc (no ownership consensus), or the metadata store or consensus cannot answer now */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    setAuthorityPlacement: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                authority: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "allowedHomes": [
+                 *         "east",
+                 *         "west"
+                 *       ],
+                 *       "preferredHome": "east"
+                 *     }
+                 */
+                "application/json": {
+                    allowedHomes?: string[] | null;
+                    preferredHome?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The placement now */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "authority": "proj",
+                     *       "home": "west",
+                     *       "epoch": 2,
+                     *       "allowedHomes": [
+                     *         "east",
+                     *         "west"
+                     *       ],
+                     *       "preferredHome": "east"
+                     *     }
+                     */
+                    "application/json": {
+                        allowedHomes: string[] | null;
+                        authority: string;
+                        epoch: number;
+                        home: string;
+                        preferredHome: string | null;
+                    };
+                };
+            };
+            /** @description A datacenter the roster does not list, an empty allowedHomes, or a preferredHome outside allowedHomes */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or unknown bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The token lacks the required scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The authority has no home */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request body is not JSON */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -57,6 +57,9 @@ async function exerciseControl(n: Node): Promise<void> {
   await post(transfer, 'k3'); // 200
   await n.call('DELETE', '/availability/v1/transfers/proj', { token: ADMIN }); // 409 committed
   await n.call('GET', '/availability/v1/authorities/proj', { token: READER }); // 200
+  await n.call('PUT', '/availability/v1/authorities/proj/placement', { token: ADMIN, body: { allowedHomes: null } }); // 200
+  await n.call('PUT', '/availability/v1/authorities/proj/placement', { token: ADMIN, body: { allowedHomes: ['nowhere'] } }); // 400
+  await n.call('PUT', '/availability/v1/authorities/nobody/placement', { token: ADMIN, body: {} }); // 404
   await n.call('GET', '/availability/v1/authorities?limit=1', { token: READER }); // 200
   await n.call('GET', '/availability/v1/authorities?limit=0', { token: READER }); // 400
   await n.call('GET', '/availability/v1/authorities/nobody', { token: READER }); // 404
