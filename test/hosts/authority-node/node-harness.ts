@@ -87,7 +87,11 @@ export async function startNode(overrides: NodeOverrides = {}) {
   if (!overrides.httpProbe) builder.value(FRONTIER_PROBE, probe);
   if (overrides.clock) builder.value(CLOCK, overrides.clock);
   const host = builder.build();
-  await host.start();
+  // A start that fails half way (a port taken) stops what it started, so no timer keeps the run alive.
+  await host.start().catch(async (error: unknown) => {
+    await host.stop().catch(() => undefined);
+    throw error;
+  });
   const node = host.get(AUTHORITY_NODE);
   const control = node.controlAddress.url;
   const publicUrl = node.publicAddress.url;

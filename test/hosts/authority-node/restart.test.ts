@@ -2,7 +2,7 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import test from 'ava';
 import { makeTempDir } from '@baton/testing/internal/temp-dir.js';
-import { freeLoopbackPort } from '@baton/conformance/internal/servers/server-process.js';
+import { freeLoopbackPorts } from '@baton/cli/internal/local-cluster/free-ports.js';
 import { ADMIN, READER, WRITER, startNode, transfer, waitFor } from './node-harness.js';
 
 type Node = Awaited<ReturnType<typeof startNode>>;
@@ -18,7 +18,9 @@ async function twoMembers(
   t: { teardown(fn: () => Promise<void>): void },
   east: { dataDir?: string | null; consensus?: { use: string; options?: Record<string, unknown> } },
 ) {
-  const [eastPublic, westPublic] = [await freeLoopbackPort(), await freeLoopbackPort()];
+  // Below the kernel's ephemeral range: east restarts on its port, which an outgoing connection
+  // could otherwise have taken meanwhile.
+  const [eastPublic, westPublic] = await freeLoopbackPorts(2);
   const roster = {
     east: { members: { 'east-1': { public: `http://127.0.0.1:${eastPublic}` } } },
     west: { members: { 'west-1': { public: `http://127.0.0.1:${westPublic}` } } },
