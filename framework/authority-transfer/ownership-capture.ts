@@ -1,6 +1,6 @@
 import type { StateAssembly, StateCapture } from '@baton/contracts';
-import { placementOf, type OwnershipState, type PendingAudit, type TransferIntent, type Ownership } from './ownership.js';
-import { emptyOwnershipState, putIntent, putOwnership, putPending } from './ownership-index.js';
+import { placementOf, type AbandonedTransfer, type OwnershipState, type PendingAudit, type TransferIntent, type Ownership } from './ownership.js';
+import { emptyOwnershipState, putAbandoned, putIntent, putOwnership, putPending } from './ownership-index.js';
 import { readPieces, recordPieces, type RecordsPiece } from '@baton/consensus';
 
 /** About this many records travel in one piece (an authority is ~60 bytes of JSON, an intent ~400). */
@@ -11,10 +11,11 @@ type Piece =
   | { kind: 'head'; format: 1 }
   | RecordsPiece<'authorities', [string, Ownership]>
   | RecordsPiece<'pending', PendingAudit>
-  | RecordsPiece<'transfers', TransferIntent>;
+  | RecordsPiece<'transfers', TransferIntent>
+  | RecordsPiece<'abandoned', AbandonedTransfer>;
 
 /**
- * A frozen copy of the state, taken now in O(1) (copy-on-write clones of the three primary
+ * A frozen copy of the state, taken now in O(1) (copy-on-write clones of the four primary
  * trees; their records are never changed in place), read later as pieces of about a thousand
  * records, so a snapshot of a million authorities never holds the event loop for the whole state.
  */
@@ -22,12 +23,15 @@ export function captureOwnership(state: OwnershipState): StateCapture {
   const authorities = state.authorities.clone();
   const pending = state.pending.clone();
   const transfers = state.transfers.clone();
+  const abandoned = state.abandoned.clone();
   return {
     *pieces(): IterableIterator<Piece> {
       yield { kind: 'head', format: 1 };
       yield* recordPieces('authorities', authorities.entries(), OWNERSHIP_RECORDS_PER_PIECE);
       yield* recordPieces('pending', pending.values(), OWNERSHIP_RECORDS_PER_PIECE);
       yield* recordPieces('transfers', transfers.values(), OWNERSHIP_RECORDS_PER_PIECE);
+      // In release order, so the bounds evict on the follower as they did on the leader.
+      yield* recordPieces('abandoned', abandoned.values(), OWNERSHIP_RECORDS_PER_PIECE);
     },
   };
 }
@@ -60,6 +64,14 @@ export function assembleOwnership(): StateAssembly<OwnershipState> {
       },
       transfers(records) {
         for (const intent of records as TransferIntent[]) putIntent(state, structuredClone(intent));
+      },
+      abandoned(records) {
+        for (const entry of records as AbandonedTransfer[]) {
+          if (!entry || typeof entry !== 'object' || typeof entry.id !== 'string' || !Number.isSafeInteger(entry.released)) {
+            throw new Error('ownership snapshot is malformed: an abandoned entry has no id or release index');
+          }
+          putAbandoned(state, structuredClone(entry));
+        }
       },
     },
     finish: () => state,

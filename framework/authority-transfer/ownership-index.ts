@@ -1,5 +1,14 @@
 import { sortedTree } from '@baton/consensus';
-import { unsettled, type Ownership, type OwnershipState, type PendingAudit, type TransferIntent } from './ownership.js';
+import {
+  ABANDONED_PER_AUTHORITY,
+  ABANDONED_TOTAL,
+  unsettled,
+  type AbandonedTransfer,
+  type Ownership,
+  type OwnershipState,
+  type PendingAudit,
+  type TransferIntent,
+} from './ownership.js';
 
 /** An empty ownership state, indexes included. */
 export function emptyOwnershipState(): OwnershipState {
@@ -7,12 +16,15 @@ export function emptyOwnershipState(): OwnershipState {
     authorities: sortedTree(),
     pending: sortedTree(),
     transfers: sortedTree(),
+    abandoned: sortedTree(),
     pendingByAuthority: new Map(),
     transfersBySource: new Map(),
     transfersByTarget: new Map(),
     transfersByDriver: new Map(),
     transfersById: new Map(),
     unsettledByHome: new Map(),
+    abandonedById: new Map(),
+    abandonedByAuthority: new Map(),
   };
 }
 
@@ -71,6 +83,62 @@ export function dropIntent(state: OwnershipState, authority: string): TransferIn
   return intent;
 }
 
+/**
+ * Files a transfer released without its commit, evicting past the bounds: the authority's oldest
+ * entry beyond ABANDONED_PER_AUTHORITY, then the oldest overall beyond ABANDONED_TOTAL (O(log n)).
+ * The same key released again (its move reissued, then called off again) keeps only the newer.
+ */
+export function putAbandoned(state: OwnershipState, given: AbandonedTransfer): void {
+  const previous = state.abandonedById.get(given.id);
+  if (previous !== undefined) dropAbandoned(state, previous);
+  // Log indexes only grow, so this is the release's own index; a log that repeated one would
+  // otherwise overwrite an entry the indexes still point at.
+  const newest = state.abandoned.maxKey();
+  const entry = newest !== undefined && given.released <= newest ? { ...given, released: newest + 1 } : given;
+  state.abandoned.set(entry.released, entry);
+  state.abandonedById.set(entry.id, entry.released);
+  let releases = state.abandonedByAuthority.get(entry.authority);
+  if (!releases) state.abandonedByAuthority.set(entry.authority, (releases = []));
+  releases.push(entry.released);
+  while (releases.length > ABANDONED_PER_AUTHORITY) dropAbandoned(state, releases[0]!);
+  while (state.abandoned.size > ABANDONED_TOTAL) dropAbandoned(state, state.abandoned.minKey()!);
+}
+
+export function dropAbandoned(state: OwnershipState, released: number): void {
+  const entry = state.abandoned.get(released);
+  if (!entry) return;
+  state.abandoned.delete(released);
+  if (state.abandonedById.get(entry.id) === released) state.abandonedById.delete(entry.id);
+  const releases = state.abandonedByAuthority.get(entry.authority);
+  if (!releases) return;
+  const at = releases.indexOf(released);
+  if (at >= 0) releases.splice(at, 1);
+  if (releases.length === 0) state.abandonedByAuthority.delete(entry.authority);
+}
+
+/** What the replicated state remembers of an abandoned key, if it still does. */
+export function abandonedKey(state: OwnershipState, id: string): AbandonedTransfer | undefined {
+  const released = state.abandonedById.get(id);
+  return released === undefined ? undefined : state.abandoned.get(released);
+}
+
+/** The authority's latest abandoned transfer, unless a move of it committed since. */
+export function latestAbandoned(state: OwnershipState, authority: string): AbandonedTransfer | undefined {
+  const releases = state.abandonedByAuthority.get(authority);
+  const latest = releases && state.abandoned.get(releases[releases.length - 1]!);
+  return latest && !latest.superseded ? latest : undefined;
+}
+
+/** A move of the authority committed: its latest abandoned transfer is no longer what a cancel answers for. */
+export function supersedeAbandoned(state: OwnershipState, authority: string): void {
+  const releases = state.abandonedByAuthority.get(authority);
+  if (!releases) return;
+  const released = releases[releases.length - 1]!;
+  const latest = state.abandoned.get(released);
+  // Replaced, not changed in place: a capture in progress may share the record.
+  if (latest && !latest.superseded) state.abandoned.set(released, { ...latest, superseded: true });
+}
+
 /** Adds a sealed record, or replaces it with a changed copy (never changed in place). */
 export function putPending(state: OwnershipState, pending: PendingAudit): void {
   // A record under the same id for another authority leaves that authority's index too.
@@ -104,6 +172,8 @@ export interface OwnershipSnapshot {
   authorities: [string, Ownership][];
   pending: [string, PendingAudit][];
   transfers: [string, TransferIntent][];
+  /** Absent from a snapshot taken before abandoned keys were replicated. */
+  abandoned?: [number, AbandonedTransfer][];
 }
 
 export function snapshotOwnership(state: OwnershipState): OwnershipSnapshot {
@@ -111,6 +181,7 @@ export function snapshotOwnership(state: OwnershipState): OwnershipSnapshot {
     authorities: [...state.authorities],
     pending: [...state.pending],
     transfers: [...state.transfers],
+    abandoned: [...state.abandoned],
   });
 }
 
@@ -130,5 +201,8 @@ export function restoreOwnership(snapshot: unknown): OwnershipState {
   for (const [authority, ownership] of entries<Ownership>(copy.authorities)) putOwnership(state, authority, ownership);
   for (const [, pending] of entries<PendingAudit>(copy.pending)) putPending(state, pending);
   for (const [, intent] of entries<TransferIntent>(copy.transfers)) putIntent(state, intent);
+  // In release order, so the bounds evict as they did when the releases applied.
+  const abandoned = Array.isArray(copy.abandoned) ? (copy.abandoned as [number, AbandonedTransfer][]).map(([, entry]) => entry) : [];
+  for (const entry of abandoned.sort((a, b) => a.released - b.released)) putAbandoned(state, entry);
   return state;
 }

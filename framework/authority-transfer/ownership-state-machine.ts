@@ -15,7 +15,18 @@ import type {
 } from './ownership.js';
 import { catchUpAfter, finalBarrier, finalsComplete, MAX_SETTLED_MEMBERS, placementOf } from './ownership.js';
 import { setAuthorityPlacement } from './authority-placement.js';
-import { dropIntent, dropPending, emptyOwnershipState, indexOwnership, putOwnership, putPending, restoreOwnership, snapshotOwnership } from './ownership-index.js';
+import {
+  dropIntent,
+  dropPending,
+  emptyOwnershipState,
+  indexOwnership,
+  putAbandoned,
+  putOwnership,
+  putPending,
+  restoreOwnership,
+  snapshotOwnership,
+  supersedeAbandoned,
+} from './ownership-index.js';
 import { applyTransferLifecycle } from './transfer-lifecycle.js';
 import { epochRefusal } from './epoch-precondition.js';
 import { assembleOwnership, captureOwnership } from './ownership-capture.js';
@@ -36,7 +47,7 @@ export class OwnershipStateMachine implements StateMachine<OwnershipState, Owner
   apply(state: OwnershipState, command: OwnershipCommand, ctx: ApplyContext): OwnershipResult {
     switch (command.type) {
       case 'transfer_authority':
-        return this.transferAuthority(state, command);
+        return this.transferAuthority(state, command, ctx);
       case 'set_authority_placement':
         return setAuthorityPlacement(state, command);
       case 'commit_planned_transfer':
@@ -84,7 +95,7 @@ export class OwnershipStateMachine implements StateMachine<OwnershipState, Owner
     return assembleOwnership();
   }
 
-  private transferAuthority(state: OwnershipState, c: TransferAuthorityCommand): TransferAuthorityResult {
+  private transferAuthority(state: OwnershipState, c: TransferAuthorityCommand, ctx: ApplyContext): TransferAuthorityResult {
     // A known authority is checked and moved in one descent of the tree (the common command at
     // scale); only an authority the state has never seen takes a second one, to be inserted.
     let refusal: TransferAuthorityResult | undefined;
@@ -110,8 +121,14 @@ export class OwnershipStateMachine implements StateMachine<OwnershipState, Owner
       state.authorities.set(c.authority, { home: c.target, epoch });
     }
     // A failover moves the home under a registered planned transfer: that transfer can no
-    // longer commit (its source is not the home), and its freeze must not outlive the move.
-    dropIntent(state, c.authority);
+    // longer commit (its source is not the home), and its freeze must not outlive the move. Its
+    // key stays refused for another move; being older than this move, it is superseded already.
+    supersedeAbandoned(state, c.authority);
+    const dropped = dropIntent(state, c.authority);
+    if (dropped) {
+      const { id, authority, source: from, target, reason } = dropped;
+      putAbandoned(state, { id, authority, source: from, target, reason, why: 'failover', released: ctx.position.index, superseded: true });
+    }
     return { ok: true, authority: c.authority, source, home: c.target, epoch };
   }
 
@@ -142,6 +159,7 @@ export class OwnershipStateMachine implements StateMachine<OwnershipState, Owner
     const catchUp = catchUpAfter(intent);
     putOwnership(state, c.authority, { home: intent.target, epoch, ...(catchUp ? { catchUp } : {}), ...placementOf(current) });
     dropIntent(state, c.authority);
+    supersedeAbandoned(state, c.authority);
     const record = {
       id: intent.id,
       authority: intent.authority,

@@ -107,6 +107,33 @@ export interface TransferIntent extends TransferRequest {
 }
 
 /**
+ * A registered transfer released without its commit: cancelled, timed out, expired, or dropped
+ * by a failover's move. Kept in the replicated state (and its snapshots), bounded per authority
+ * and in total, so every member, a restarted one included, refuses its key for another move
+ * alike, and a repeated cancel answers 204 for the authority's latest one until a move commits.
+ */
+export interface AbandonedTransfer {
+  id: string;
+  authority: string;
+  source: string;
+  target: string;
+  reason: string;
+  why: ReleaseTransferCommand['why'] | 'failover';
+  /** Log index of the release: the entry's key, and the order the bounds evict in. */
+  released: number;
+  /** A move of the authority committed after it: a repeated cancel answers for that move. */
+  superseded?: true;
+}
+
+/**
+ * The newest abandoned keys kept per authority (a key reissued for another move of the same
+ * authority after four later ones were called off is no longer recognised) and in total (about
+ * 250 bytes each: 16 MiB at the bound). Constants, not options: every member must evict alike.
+ */
+export const ABANDONED_PER_AUTHORITY = 4;
+export const ABANDONED_TOTAL = 65_536;
+
+/**
  * The replicated ownership state. Keyed collections throughout, so any string (`constructor`,
  * `__proto__`) is an ordinary authority id. The primary collections are ordered copy-on-write
  * trees whose records are replaced on change, never mutated: a capture clones them in O(1) and
@@ -119,6 +146,8 @@ export interface OwnershipState {
   pending: SortedTree<string, PendingAudit>;
   /** Registered transfers, by authority. */
   transfers: SortedTree<string, TransferIntent>;
+  /** Transfers released without their commit, by the log index of the release (AbandonedTransfer). */
+  abandoned: SortedTree<number, AbandonedTransfer>;
   /** authority -> ids of its pending records. */
   pendingByAuthority: Map<string, Set<string>>;
   /** source datacenter -> authorities with a registered transfer from it. */
@@ -135,6 +164,10 @@ export interface OwnershipState {
    * scanning the authorities.
    */
   unsettledByHome: Map<string, Set<string>>;
+  /** transfer id -> the release index of its abandoned entry. */
+  abandonedById: Map<string, number>;
+  /** authority -> release indexes of its abandoned entries, oldest first (at most ABANDONED_PER_AUTHORITY). */
+  abandonedByAuthority: Map<string, number[]>;
 }
 
 /**
@@ -284,6 +317,8 @@ export type RegisterTransferResult =
   | { ok: true; intent: TransferIntent; existing: boolean }
   | { ok: false; reason: 'transfer_in_progress'; running: string }
   | { ok: false; reason: 'key_names_another_transfer'; running: TransferIntent }
+  /** The key was registered for another move, which was called off: one key names one transfer. */
+  | { ok: false; reason: 'key_abandoned'; abandoned: AbandonedTransfer }
   | { ok: false; reason: 'committed'; record: AuditRecord }
   /** A new registration named no source position: no barrier, so nothing is registered. */
   | { ok: false; reason: 'barrier_unread' }

@@ -28,7 +28,8 @@ import {
 } from './transfer-errors.js';
 import { TransferPlan, type TransferRequest } from './transfer-plan.js';
 import { DEFAULT_PLANNED_TRANSFER_OPTIONS, type PlannedTransferDeps, type PlannedTransferOptions } from './planned-transfer-options.js';
-import { authorityOf, describeMove, outcomeOf, sameMove, validateTransferRequest } from './transfer-requests.js';
+import { abandonedMove, authorityOf, describeMove, outcomeOf, sameMove, validateTransferRequest } from './transfer-requests.js';
+import { abandonedKey } from './ownership-index.js';
 import { TransferCancels } from './transfer-cancels.js';
 import { TransferRegistration } from './transfer-registration.js';
 import { transferStatus, type TransferStatus } from './transfer-status.js';
@@ -89,11 +90,13 @@ export class PlannedTransferEngine {
     validateTransferRequest(request);
     const attached = this.attach(request);
     if (attached) return attached;
-    // A key recently called off may be reissued for the same move, not for another one.
-    const abandoned = this.registry.abandoned.lookup(request.id);
-    if (abandoned?.request && !sameMove(request, { authority: abandoned.authority, ...abandoned.request })) {
-      throw new IdempotencyKeyMismatchError(request.id, `it was ${describeMove({ authority: abandoned.authority, ...abandoned.request })}, ended without a move${abandoned.why ? ` (${abandoned.why})` : ''}`);
-    }
+    // A key called off may be reissued for the same move, not for another one. The replicated
+    // state decides it for every registered key (and refuses the registration too); this
+    // member's window also knows keys it called off before their registration applied.
+    const replicated = abandonedKey(this.deps.consensus.view().state, request.id);
+    const local = this.registry.abandoned.lookup(request.id);
+    const abandoned = replicated ?? (local?.request && { authority: local.authority, ...local.request, why: local.why });
+    if (abandoned && !sameMove(request, abandoned)) throw new IdempotencyKeyMismatchError(request.id, abandonedMove(abandoned));
     const now = this.deps.clock.now();
     // The plan is registered here before anything is awaited, so a cancel right after the POST
     // finds it; the replicated registration follows in the run.
@@ -204,7 +207,7 @@ export class PlannedTransferEngine {
     // Still registered past its deadline and grace (its driver and the others out of reach), or
     // released because it expired or timed out: this request timed out, as the driver's would.
     const registered = this.deps.consensus.view().state.transfers.get(plan.authority)?.id === plan.id;
-    throw this.answerFor(plan, registered ? 'expired' : this.registry.abandoned.lookup(plan.id)?.why);
+    throw this.answerFor(plan, registered ? 'expired' : this.releasedBecause(plan.id));
   }
 
   private endFollower(plan: TransferPlan): void {
@@ -377,7 +380,7 @@ export class PlannedTransferEngine {
         // Released before the commit applied: by a cancel (at any member), past its deadline, or
         // by a failover. The abandoned window follows the log and says which; "cancelled" only
         // for a cancel, never for what merely took the registration away.
-        const why = this.registry.abandoned.lookup(plan.id)?.why;
+        const why = this.releasedBecause(plan.id);
         plan.abandonClaimed('released in the replicated state');
         this.registry.abandon(plan);
         throw this.answerFor(plan, why ?? 'the registration was gone when the commit applied', plan.barrier);
@@ -414,7 +417,7 @@ export class PlannedTransferEngine {
     const { command } = entry;
     const authority = authorityOf(command);
     if (authority === undefined) return;
-    this.noteOutcome(authority, entry);
+    this.noteMove(authority, entry);
     const plan = this.registry.get(authority);
     if (!plan || !plan.registered || plan.follower || intent?.id === plan.id) return;
     const what = command.type === 'release_transfer' ? `release_transfer (${command.why})` : command.type;
@@ -437,6 +440,11 @@ export class PlannedTransferEngine {
     return answer instanceof TransferCancelledError ? undefined : answer;
   }
 
+  /** Why the key's registration was released, as the replicated state (or this member, for one never registered) knows it. */
+  private releasedBecause(id: string): string | undefined {
+    return abandonedKey(this.deps.consensus.view().state, id)?.why ?? this.registry.abandoned.lookup(id)?.why;
+  }
+
   /** The answer for a transfer whose registration was released for `why` (undefined: not known). */
   private answerFor(plan: TransferPlan, why: string | undefined, barrier?: number): Error {
     if (why === 'cancelled') return new TransferCancelledError(plan.id, plan.authority);
@@ -445,18 +453,14 @@ export class PlannedTransferEngine {
   }
 
   /**
-   * Keeps the abandoned window in step with the log, on every member alike: a transfer released
-   * (cancelled anywhere, timed out, expired) is the authority's latest abandoned one, so a
-   * repeated cancel at any member answers 204 for it; a move committed after it makes that
-   * record stale, so a cancel then answers 409 naming the move rather than 204.
+   * A move of the authority committed (planned or raw): this member's window forgets its
+   * abandoned transfer, as the replicated state supersedes it, so a repeated cancel answers 409
+   * naming the move rather than 204. What was released the replicated state remembers itself.
    */
-  private noteOutcome(authority: string, entry: { command: OwnershipCommand; result: OwnershipResult; position: { index: number } }): void {
+  private noteMove(authority: string, entry: { command: OwnershipCommand; result: OwnershipResult; position: { index: number } }): void {
     const { command, result } = entry;
-    if (command.type === 'release_transfer' && result.ok && 'intent' in result) {
-      this.registry.abandoned.remember(authority, result.intent.id, result.intent, command.why);
-    } else if (command.type === 'commit_planned_transfer' && result.ok && 'record' in result && result.record.commit_index === entry.position.index) {
-      this.registry.abandoned.forget(authority);
-    }
+    const planned = command.type === 'commit_planned_transfer' && result.ok && 'record' in result && result.record.commit_index === entry.position.index;
+    if (planned || (command.type === 'transfer_authority' && result.ok)) this.registry.abandoned.forget(authority);
   }
 
 }

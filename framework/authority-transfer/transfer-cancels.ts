@@ -2,6 +2,7 @@ import type { Logger } from '@baton/contracts';
 import type { OwnershipConsensus } from './audit-projection.js';
 import type { BackgroundReleases } from './background-releases.js';
 import type { ReleaseTransferCommand, TransferLifecycleResult } from './ownership.js';
+import { latestAbandoned } from './ownership-index.js';
 import type { PlanRegistry } from './plan-registry.js';
 import type { SealedRecords } from './sealed-records.js';
 import { TransferCommittedError, TransferCommittingError, TransferNotFoundError } from './transfer-errors.js';
@@ -92,7 +93,9 @@ export class TransferCancels {
   private async cancelElsewhere(authority: string, follower?: TransferPlan): Promise<void> {
     const { state } = await this.deps.consensus.read();
     const intent = state.transfers.get(authority);
-    const abandonedId = this.deps.registry.abandoned.get(authority);
+    // The replicated state names the latest abandoned transfer alike on every member (and after
+    // a restart); this member's window also one called off before its registration applied.
+    const abandonedId = latestAbandoned(state, authority)?.id ?? this.deps.registry.abandoned.get(authority);
     // Whatever is registered is released, even under the id the window names: that key may have
     // been reissued since, and a release of one already on its way changes nothing.
     if (intent) {

@@ -1,4 +1,6 @@
-import type { OwnershipState } from './ownership.js';
+import { ABANDONED_TOTAL, type OwnershipState } from './ownership.js';
+import { abandonedKey } from './ownership-index.js';
+import { sameMove } from './transfer-requests.js';
 import type { TransferPlan } from './transfer-plan.js';
 
 /**
@@ -38,7 +40,8 @@ export function planInvariants(plan: TransferPlan): string[] {
 /**
  * The replicated registrations: at most one registration per authority, filed under the
  * authority it moves, and no transfer id registered for two authorities; a registration whose
- * move committed is gone (its sealed record is pending or stored, never beside it).
+ * move committed is gone (its sealed record is pending or stored, never beside it); a key called
+ * off is registered again only for its own move; the abandoned keys stay within their bound.
  */
 export function registrationInvariants(state: OwnershipState): string[] {
   const violations: string[] = [];
@@ -53,6 +56,12 @@ export function registrationInvariants(state: OwnershipState): string[] {
     // A committed key registers nothing again (the state machine answers it with its record).
     const sealed = state.pending.get(intent.id)?.record;
     if (sealed) violations.push(`transfer ${intent.id} committed ${sealed.authority} at epoch ${sealed.epoch} and is still registered`);
+    // A key called off registers only the move it named again.
+    const abandoned = abandonedKey(state, intent.id);
+    if (abandoned && !sameMove(abandoned, intent)) {
+      violations.push(`transfer ${intent.id} is registered for ${intent.authority} ${intent.source}->${intent.target}, but it was called off as ${abandoned.authority} ${abandoned.source}->${abandoned.target}`);
+    }
   }
+  if (state.abandoned.size > ABANDONED_TOTAL) violations.push(`${state.abandoned.size} abandoned keys are kept, over the bound of ${ABANDONED_TOTAL}`);
   return violations;
 }

@@ -8,7 +8,7 @@ import type {
   TransferLifecycleResult,
 } from './ownership.js';
 import { epochRefusal } from './epoch-precondition.js';
-import { dropIntent, putIntent } from './ownership-index.js';
+import { abandonedKey, dropIntent, putAbandoned, putIntent } from './ownership-index.js';
 import { homeAllowed } from './authority-placement.js';
 
 /**
@@ -32,6 +32,8 @@ export function applyTransferLifecycle(
   if (c.type === 'release_transfer') {
     if (c.driver !== undefined && registered.driver !== c.driver) return { ok: false, reason: 'not_registered' };
     dropIntent(state, c.authority);
+    const { id, authority, source, target, reason } = registered;
+    putAbandoned(state, { id, authority, source, target, reason, why: c.why, released: ctx.position.index });
     return { ok: true, intent: copy(registered) };
   }
   // The registered record may be shared with a capture in progress: the step changes a copy,
@@ -81,6 +83,11 @@ function register(state: OwnershipState, c: RegisterTransferCommand, ctx: ApplyC
   // One key names one transfer: registered for another authority, it is that transfer's key.
   const elsewhere = state.transfersById.get(c.id);
   if (elsewhere !== undefined && elsewhere !== c.authority) return { ok: false, reason: 'key_names_another_transfer', running: copy(state.transfers.get(elsewhere)!) };
+  // A key called off may be reissued for its move, never for another (whichever member asks).
+  const abandoned = abandonedKey(state, c.id);
+  if (abandoned && !(abandoned.authority === c.authority && abandoned.source === c.source && abandoned.target === c.target && abandoned.reason === c.reason)) {
+    return { ok: false, reason: 'key_abandoned', abandoned: { ...abandoned } };
+  }
   const running = state.transfers.get(c.authority);
   if (running) {
     if (running.id !== c.id) return { ok: false, reason: 'transfer_in_progress', running: running.id };

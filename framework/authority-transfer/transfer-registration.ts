@@ -19,7 +19,7 @@ import {
   TransferOutcomeUnknownError,
 } from './transfer-errors.js';
 import type { TransferPlan } from './transfer-plan.js';
-import { assertSameTransfer, describeMove } from './transfer-requests.js';
+import { abandonedMove, assertSameTransfer, describeMove } from './transfer-requests.js';
 
 /** How a new plan goes on once admitted. */
 export type Admission =
@@ -190,6 +190,8 @@ export class TransferRegistration {
           throw new TransferInProgressError(request.authority, result.running);
         case 'key_names_another_transfer':
           throw new IdempotencyKeyMismatchError(request.id, `it moves ${describeMove(result.running)}`);
+        case 'key_abandoned':
+          throw new IdempotencyKeyMismatchError(request.id, abandonedMove(result.abandoned));
         case 'precondition_failed':
           throw new EpochPreconditionFailedError(request.authority, request.expectedEpoch ?? 0, result.home, result.epoch);
         case 'barrier_unread':

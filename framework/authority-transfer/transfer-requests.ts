@@ -39,6 +39,11 @@ export function describeMove(r: { authority: string; source: string; target: str
   return `${r.authority} from ${r.source} to ${r.target} (reason ${JSON.stringify(r.reason)})`;
 }
 
+/** Why a key called off is refused for another move: what it was, and what ended it. */
+export function abandonedMove(a: { authority: string; source: string; target: string; reason: string; why?: string }): string {
+  return `it was ${describeMove(a)}, ended without a move${a.why ? ` (${a.why})` : ''}`;
+}
+
 /** The metrics label of a run that ended in `error` (transfer-refusals.ts). */
 export function outcomeOf(error: unknown): string {
   return error instanceof TransferError ? refusalAnswer(error.code).metric : 'failed';

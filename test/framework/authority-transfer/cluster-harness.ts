@@ -23,6 +23,20 @@ export type ClusterMemberId = keyof typeof CLUSTER_MEMBERS;
  * fence, freeze acknowledger and engine; barriers are read from the source member's own feed.
  * What a target holds of a feed is set by the test (`holds`), and the probe reads it.
  */
+/**
+ * Member `id`'s handle on the shared log: the log itself (every method bound to it, so what a
+ * call records, such as the applied position, is the log's, not a copy's), as `id` sees it lead.
+ */
+function memberOf(log: OwnershipLocalConsensus, id: string): OwnershipLocalConsensus {
+  return new Proxy(log, {
+    get(target, key) {
+      if (key === 'leadership') return () => ({ ...target.leadership(), self: id });
+      const value: unknown = Reflect.get(target, key, target);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
 export async function clusterHarness(options: { engine?: Partial<PlannedTransferOptions>; followerApplyLagMs?: number; waitingProbes?: boolean } = {}) {
   const clock = new VirtualClock();
   const log = new LocalConsensus(new OwnershipStateMachine(), { self: 'east-1', voters: Object.keys(CLUSTER_MEMBERS), clock }) as OwnershipLocalConsensus;
@@ -76,8 +90,7 @@ export async function clusterHarness(options: { engine?: Partial<PlannedTransfer
     },
   };
   const member = async (id: ClusterMemberId) => {
-    const consensus = (lagging?.member(id) ?? Object.create(log)) as OwnershipLocalConsensus;
-    if (!lagging) consensus.leadership = () => ({ ...log.leadership(), self: id });
+    const consensus = lagging?.member(id) ?? memberOf(log, id);
     const feed = new ChangeFeed(id, { mintIncarnation: () => `${id}-inc` });
     await feed.open();
     feeds.set(id, feed);

@@ -181,6 +181,20 @@ test('a key called off may be reissued for the same move at any member, never fo
   t.like(await again, { ok: true, value: { id: 'k1', target: 'north', epoch: 2 } }, 'the same move under the key is a reissue');
 });
 
+test('every member restarted after a cancel (its memory gone) refuses the key for another move and answers a repeated cancel 204, from the replicated state', async (t) => {
+  const c = await withProj();
+  await writes(c, 1);
+  const first = settle(c.members['east-1'].engine.start(toNorth({ id: 'k1' })));
+  await c.clock.advanceAsync(100);
+  await c.members['west-1'].engine.cancel('proj');
+  t.like(await first, { ok: false, error: { code: 'transfer_cancelled' } });
+  await c.clock.advanceAsync(100);
+  for (const member of Object.values(c.members)) member.restart();
+  await refusedForAnotherMove(t, c, 'k1', 'after every member restarted');
+  for (const member of Object.values(c.members)) await t.notThrowsAsync(member.engine.cancel('proj'), `a repeated cancel at ${member.id} stays 204`);
+  t.false(c.log.view().state.transfers.has('proj'), 'nothing was registered by the refused reuses');
+});
+
 test('a cancel at another member releases the registration and lifts the freeze: the driver run answers 409 and nothing moves', async (t) => {
   const c = await withProj();
   const { run } = await frozenTransfer(c);

@@ -2,7 +2,7 @@ import { deepStrictEqual, ok } from 'node:assert/strict';
 import test from 'ava';
 import fc from 'fast-check';
 import type { ApplyContext, StateCapture } from '@baton/contracts/internal/metadata-consensus.js';
-import type { OwnershipCommand, OwnershipState } from '@baton/authority-transfer/internal/ownership.js';
+import { ABANDONED_PER_AUTHORITY, type OwnershipCommand, type OwnershipState } from '@baton/authority-transfer/internal/ownership.js';
 import { snapshotOwnership } from '@baton/authority-transfer/internal/ownership-index.js';
 import { OwnershipStateMachine } from '@baton/authority-transfer/internal/ownership-state-machine.js';
 
@@ -22,6 +22,7 @@ type Step =
   | { kind: 'ready'; authority: number }
   | { kind: 'thaw'; authority: number }
   | { kind: 'release'; authority: number }
+  | { kind: 'abandon-fresh'; authority: number }
   | { kind: 'commit'; authority: number }
   | { kind: 'ack'; member: number; all: boolean }
   | { kind: 'settle'; authority: number; member: number; home: number }
@@ -44,6 +45,7 @@ const step: fc.Arbitrary<Step> = fc.oneof(
   fc.record({ kind: fc.constant('ready' as const), authority: a }),
   fc.record({ kind: fc.constant('thaw' as const), authority: a }),
   fc.record({ kind: fc.constant('release' as const), authority: a }),
+  fc.record({ kind: fc.constant('abandon-fresh' as const), authority: a }),
   fc.record({ kind: fc.constant('commit' as const), authority: a }),
   fc.record({ kind: fc.constant('commit' as const), authority: a }),
   fc.record({ kind: fc.constant('register' as const), id: fc.nat({ max: TRANSFER_IDS.length - 1 }), authority: a, target: dc, driver: member, sources: fc.integer({ min: 1, max: 2 }) }),
@@ -59,7 +61,7 @@ const step: fc.Arbitrary<Step> = fc.oneof(
 );
 
 /** How much of the interesting ground the runs covered, so the property cannot pass vacuously. */
-const reached = { commits: 0, acksReleasing: 0, restoresMidTransfer: 0, frozenCapturesChecked: 0, settledByEveryMember: 0, unsettledRestored: 0 };
+const reached = { commits: 0, acksReleasing: 0, restoresMidTransfer: 0, frozenCapturesChecked: 0, settledByEveryMember: 0, unsettledRestored: 0, abandonedRestored: 0, abandonedAtBound: 0 };
 
 class Log {
   state: OwnershipState = machine.initial();
@@ -159,6 +161,16 @@ function run(log: Log, s: Step): void {
     case 'release':
       log.apply({ type: 'release_transfer', authority: authorityOf(s.authority), why: 'cancelled' });
       return;
+    case 'abandon-fresh': {
+      // A key never used before, registered and called off: what fills an authority's bound.
+      const home = state.authorities.get(authorityOf(s.authority))?.home;
+      if (!home || state.transfers.has(authorityOf(s.authority))) return;
+      const id = `fresh-${log.index}`;
+      const target = DATACENTERS.find((d) => d !== home)!;
+      log.apply({ type: 'register_transfer', id, authority: authorityOf(s.authority), source: home, target, actor: 'olivia', reason: 'drain', driver: MEMBERS[0], sources: [{ member: MEMBERS[0], incarnation: 'i1', serial: 1 }], deadline: 1_000 });
+      log.apply({ type: 'release_transfer', authority: authorityOf(s.authority), id, why: 'timed_out' });
+      return;
+    }
     case 'commit': {
       const intent = intentOf(s.authority);
       if (!intent) return;
@@ -225,11 +237,13 @@ function run(log: Log, s: Step): void {
     case 'snapshot-restore':
       if (state.transfers.size > 0) reached.restoresMidTransfer += 1;
       if (state.unsettledByHome.size > 0) reached.unsettledRestored += 1;
+      if (state.abandoned.size > 0) reached.abandonedRestored += 1;
       log.state = machine.restore(JSON.parse(JSON.stringify(machine.snapshot(state))));
       return;
     case 'capture-assemble':
       if (state.transfers.size > 0) reached.restoresMidTransfer += 1;
       if (state.unsettledByHome.size > 0) reached.unsettledRestored += 1;
+      if (state.abandoned.size > 0) reached.abandonedRestored += 1;
       log.state = assemble(machine.capture(state));
       return;
     case 'capture-later':
@@ -244,6 +258,14 @@ const sorted = (values: Iterable<string>) => [...values].sort();
 function indexForm(index: Map<string, Set<string>>): Record<string, string[]> {
   const form: Record<string, string[]> = {};
   for (const key of sorted(index.keys())) form[`=${key}`] = sorted(index.get(key)!);
+  return form;
+}
+
+/** authority -> its release indexes in ascending order (the order the index must keep them in). */
+function releasesByAuthority(pairs: [string, number][]): Record<string, number[]> {
+  const form: Record<string, number[]> = {};
+  for (const [authority, released] of pairs) (form[`=${authority}`] ??= []).push(released);
+  for (const releases of Object.values(form)) releases.sort((x, y) => x - y);
   return form;
 }
 
@@ -266,6 +288,8 @@ function recount(state: OwnershipState) {
     transfersById: Object.fromEntries(sorted(intents.map((i) => `${i.id}=${i.authority}`)).map((pair) => pair.split('='))),
     // A planned move's requirement that not every member its last settler named has settled.
     unsettledByHome: group([...state.authorities].filter(([, o]) => o.catchUp !== undefined && o.catchUp.done !== true).map(([authority, o]) => [o.home, authority])),
+    abandonedById: Object.fromEntries([...state.abandoned].map(([released, entry]) => [entry.id, released])),
+    abandonedByAuthority: releasesByAuthority([...state.abandoned].map(([released, entry]) => [entry.authority, released])),
   };
 }
 
@@ -277,6 +301,8 @@ function kept(state: OwnershipState) {
     transfersByDriver: indexForm(state.transfersByDriver),
     transfersById: Object.fromEntries(sorted([...state.transfersById].map(([id, authority]) => `${id}=${authority}`)).map((pair) => pair.split('='))),
     unsettledByHome: indexForm(state.unsettledByHome),
+    abandonedById: Object.fromEntries(state.abandonedById),
+    abandonedByAuthority: releasesByAuthority([...state.abandonedByAuthority].flatMap(([authority, releases]) => releases.map((r): [string, number] => [authority, r]))),
   };
 }
 
@@ -290,6 +316,11 @@ test('the ownership indexes always equal a recount from the records, through sna
         deepStrictEqual(kept(log.state), recount(log.state), `indexes after ${JSON.stringify(s)}`);
         for (const [authority, intent] of log.state.transfers) ok(intent.authority === authority);
         for (const [id, pending] of log.state.pending) ok(pending.record.id === id && pending.awaiting.length > 0);
+        for (const [released, entry] of log.state.abandoned) ok(entry.released === released);
+        for (const releases of log.state.abandonedByAuthority.values()) {
+          ok(releases.length <= ABANDONED_PER_AUTHORITY);
+          if (releases.length === ABANDONED_PER_AUTHORITY) reached.abandonedAtBound += 1;
+        }
       }
       // A capture is frozen when taken: what it assembles into is the state of that moment.
       for (const { capture, then } of log.captures) {
@@ -308,6 +339,8 @@ test('the ownership indexes always equal a recount from the records, through sna
   t.true(reached.frozenCapturesChecked > 20, `frozen captures checked: ${reached.frozenCapturesChecked}`);
   t.true(reached.settledByEveryMember > 5, `moves settled by every member named: ${reached.settledByEveryMember}`);
   t.true(reached.unsettledRestored > 10, `restores with an unsettled move: ${reached.unsettledRestored}`);
+  t.true(reached.abandonedRestored > 20, `restores with an abandoned key: ${reached.abandonedRestored}`);
+  t.true(reached.abandonedAtBound > 5, `authorities at the abandoned-key bound: ${reached.abandonedAtBound}`);
 });
 
 test('a capture of many authorities travels in bounded pieces and assembles into the same state', (t) => {

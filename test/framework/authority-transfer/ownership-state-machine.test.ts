@@ -1,6 +1,6 @@
 import test from 'ava';
-import type { OwnershipState, RegisterTransferCommand } from '@baton/authority-transfer/internal/ownership.js';
-import { snapshotOwnership } from '@baton/authority-transfer/internal/ownership-index.js';
+import { ABANDONED_PER_AUTHORITY, ABANDONED_TOTAL, type OwnershipState, type RegisterTransferCommand } from '@baton/authority-transfer/internal/ownership.js';
+import { abandonedKey, latestAbandoned, snapshotOwnership } from '@baton/authority-transfer/internal/ownership-index.js';
 import { OwnershipStateMachine } from '@baton/authority-transfer/internal/ownership-state-machine.js';
 import { applyContext, commit, registration } from './ownership-commands.js';
 
@@ -358,7 +358,7 @@ test('an unknown command changes nothing and is answered as a refusal', (t) => {
   t.deepEqual(snapshotOwnership(state), before);
 });
 
-test('one key names one transfer: a registration under a key registered for another authority is refused, and the key is free again once released', (t) => {
+test('one key names one transfer: a registration under a key registered for another authority is refused, and so is one after that transfer was called off', (t) => {
   const state = established();
   machine.apply(state, { type: 'transfer_authority', authority: 'lib', target: 'east' }, ctx(2));
   t.like(machine.apply(state, registration(), ctx(3)), { ok: true, existing: false });
@@ -367,8 +367,62 @@ test('one key names one transfer: a registration under a key registered for anot
   t.is(state.transfersById.get('k1'), 'proj');
   machine.apply(state, { type: 'release_transfer', authority: 'proj', id: 'k1', why: 'cancelled' }, ctx(5));
   t.false(state.transfersById.has('k1'));
-  t.like(machine.apply(state, registration({ authority: 'lib' }), ctx(6)), { ok: true, existing: false, intent: { authority: 'lib' } });
-  t.is(state.transfersById.get('k1'), 'lib');
+  t.like(machine.apply(state, registration({ authority: 'lib' }), ctx(6)), { ok: false, reason: 'key_abandoned', abandoned: { id: 'k1', authority: 'proj', why: 'cancelled', released: 5 } });
+  t.false(state.transfers.has('lib'));
+  // The move it named may be reissued under it.
+  t.like(machine.apply(state, registration(), ctx(7)), { ok: true, existing: false, intent: { authority: 'proj' } });
+});
+
+test('a transfer released without its commit is remembered in the replicated state: its key is refused for another move, and a move committed after it supersedes it', (t) => {
+  const state = established();
+  machine.apply(state, registration(), ctx(2));
+  machine.apply(state, { type: 'release_transfer', authority: 'proj', id: 'k1', why: 'timed_out' }, ctx(3));
+  t.deepEqual(latestAbandoned(state, 'proj'), { id: 'k1', authority: 'proj', source: 'east', target: 'west', reason: 'drain east', why: 'timed_out', released: 3 });
+  t.like(machine.apply(state, registration({ target: 'north' }), ctx(4)), { ok: false, reason: 'key_abandoned' });
+  t.like(machine.apply(state, registration({ reason: 'another reason' }), ctx(5)), { ok: false, reason: 'key_abandoned' });
+  readyToCommit(state, { id: 'k2' });
+  t.like(machine.apply(state, commit({ id: 'k2' }), ctx(6)), { ok: true });
+  t.is(latestAbandoned(state, 'proj'), undefined, 'a repeated cancel now answers for the move');
+  t.like(abandonedKey(state, 'k1'), { superseded: true }, 'the key is still refused for another move');
+  t.like(machine.apply(state, registration({ source: 'west', target: 'north' }), ctx(7)), { ok: false, reason: 'key_abandoned' });
+});
+
+test('a failover that drops a registered transfer remembers its key, superseded by the failover itself', (t) => {
+  const state = established();
+  machine.apply(state, registration(), ctx(2));
+  machine.apply(state, { type: 'transfer_authority', authority: 'proj', target: 'north' }, ctx(3));
+  t.like(abandonedKey(state, 'k1'), { authority: 'proj', why: 'failover', released: 3, superseded: true });
+  t.is(latestAbandoned(state, 'proj'), undefined);
+});
+
+test('abandoned keys are bounded per authority and in total, the oldest going first, alike after a snapshot', (t) => {
+  const state = established();
+  let index = 2;
+  const abandon = (id: string, authority = 'proj') => {
+    machine.apply(state, registration({ id, authority }), ctx(index++));
+    machine.apply(state, { type: 'release_transfer', authority, id, why: 'cancelled' }, ctx(index++));
+  };
+  for (let i = 0; i < ABANDONED_PER_AUTHORITY + 2; i++) abandon(`p${i}`);
+  t.is(state.abandonedByAuthority.get('proj')!.length, ABANDONED_PER_AUTHORITY);
+  t.is(abandonedKey(state, 'p0'), undefined, 'the oldest of the authority left');
+  t.is(abandonedKey(state, 'p1'), undefined);
+  t.like(abandonedKey(state, `p${ABANDONED_PER_AUTHORITY + 1}`), { authority: 'proj' });
+  t.is(latestAbandoned(state, 'proj')!.id, `p${ABANDONED_PER_AUTHORITY + 1}`);
+  // The total bound: one authority per key, past ABANDONED_TOTAL keys the oldest leave.
+  for (let i = 0; i < ABANDONED_TOTAL + 3; i++) {
+    const authority = `a${i}`;
+    machine.apply(state, { type: 'transfer_authority', authority, target: 'east' }, ctx(index++));
+    abandon(`t${i}`, authority);
+  }
+  t.is(state.abandoned.size, ABANDONED_TOTAL);
+  t.is(state.abandonedById.size, ABANDONED_TOTAL);
+  t.is(abandonedKey(state, `p${ABANDONED_PER_AUTHORITY + 1}`), undefined);
+  t.is(abandonedKey(state, 't2'), undefined);
+  t.like(abandonedKey(state, 't3'), { authority: 'a3' });
+  const restored = machine.restore(JSON.parse(JSON.stringify(machine.snapshot(state))));
+  t.deepEqual(restored.abandonedById, state.abandonedById);
+  t.deepEqual(restored.abandonedByAuthority, state.abandonedByAuthority);
+  t.like(machine.apply(restored, registration({ id: 't3', authority: 'proj' }), ctx(index)), { ok: false, reason: 'key_abandoned' });
 });
 
 test('a new registration without source positions is refused (no barrier), while a join of the same key needs none', (t) => {

@@ -46,11 +46,13 @@ const intent = (id: string, authority: string): TransferIntent => ({
   registered: 1,
 });
 
-/** A state holding just these registrations and sealed records (the invariants read nothing else). */
-const state = (transfers: [string, TransferIntent][], sealed: string[] = []) =>
+/** A state holding just these registrations, sealed records and abandoned keys (the invariants read nothing else). */
+const state = (transfers: [string, TransferIntent][], sealed: string[] = [], abandoned: TransferIntent[] = []) =>
   ({
     transfers: new Map(transfers),
     pending: new Map(sealed.map((id) => [id, { record: { id, authority: 'a', epoch: 2 }, awaiting: [] }])),
+    abandoned: new Map(abandoned.map((a, i) => [i + 1, { ...a, why: 'cancelled', released: i + 1 }])),
+    abandonedById: new Map(abandoned.map((a, i) => [a.id, i + 1])),
   }) as unknown as OwnershipState;
 
 test('at most one registration per authority, filed under it; none left beside its committed record', (t) => {
@@ -58,4 +60,9 @@ test('at most one registration per authority, filed under it; none left beside i
   t.regex(registrationInvariants(state([['a', intent('k1', 'b')]]))[0] ?? '', /k1 of b is registered under a/);
   t.regex(registrationInvariants(state([['a', intent('k1', 'a')], ['b', { ...intent('k1', 'b') }]]))[0] ?? '', /k1 is registered for both a and b/);
   t.regex(registrationInvariants(state([['a', intent('k1', 'a')]], ['k1']))[0] ?? '', /k1 committed a at epoch 2 and is still registered/);
+});
+
+test('a key called off is registered again only for the move it named', (t) => {
+  t.deepEqual(registrationInvariants(state([['a', intent('k1', 'a')]], [], [intent('k1', 'a')])), []);
+  t.regex(registrationInvariants(state([['b', intent('k1', 'b')]], [], [intent('k1', 'a')]))[0] ?? '', /k1 is registered for b .* but it was called off as a /);
 });
