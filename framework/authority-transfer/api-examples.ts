@@ -70,6 +70,7 @@ export const authorityExamples = {
       { serial: 2, authority: 'proj', operation: 'publish 1.0.1', epoch: 1 },
     ],
     truncated: false,
+    clock: 1767225600000,
   },
   applied: { member: 'west-1', origin: 'east-1', incarnation: 'k3v9x2', serial: 2, storage: 'r7q1', wait: { atLeast: 2, reached: true } },
   write: { operation: 'publish 1.0.2', epoch: 2 },

@@ -121,6 +121,7 @@ export const feedPageSchema = z.object({
   serial: serial,
   entries: z.array(feedEntrySchema),
   truncated: z.boolean().describe('Entries after `after` were trimmed: the caller cannot catch up from this feed'),
+  clock: z.number().int().describe("This member's clock when it answered (ms since the epoch): how a peer reads the clock skew between them"),
 });
 
 export const appliedSerialSchema = z.object({

@@ -35,6 +35,7 @@ import { ADMIN_READ_SCOPE, ADMIN_WRITE_SCOPE, createControlRouter } from './cont
 import { FailoverCommands } from './failover-command.js';
 import { AppliedWaits } from './applied-waits.js';
 import { FeedReplicas } from './feed-replicas.js';
+import { ClockSkew } from './clock-skew.js';
 import { FeedReplicator } from './feed-replicator.js';
 import { FreezeAcknowledger } from './freeze-acknowledger.js';
 import { HomeCatchUp } from './home-catch-up.js';
@@ -122,6 +123,12 @@ export class AuthorityNode implements Lifecycle {
   readonly freezes?: FreezeAcknowledger;
   /** @internal */
   readonly replicator: FeedReplicator;
+  /**
+   * What this member knows of its peers' clocks, read off its feed pulls (clock-skew.ts).
+   *
+   * @internal
+   */
+  readonly clocks: ClockSkew;
   readonly metrics: BatonMetrics;
   /** @internal */
   readonly controlApi: ListenerApi;
@@ -158,12 +165,22 @@ export class AuthorityNode implements Lifecycle {
     });
     this.appliedWaits = new AppliedWaits(this.replicas, clock);
     this.tracker = new MemberTracker(clock, this.roster, options.self, options.tracker);
+    this.clocks = new ClockSkew(options.transfers.maxClockSkewMs ?? Math.floor(options.transfers.expiryGraceMs / 2), clock, (excess, reading) => {
+      if (excess) {
+        const { peer, boundMs } = excess;
+        log.error({ peer, offsetMs: Math.round(excess.offsetMs), uncertaintyMs: Math.round(excess.uncertaintyMs), maxClockSkewMs: boundMs }, "a peer's clock is further from this member's than transfers.maxClockSkewMs: this member drives no new planned transfer until they agree");
+      } else {
+        log.info({ peer: reading.peer, offsetMs: Math.round(reading.offsetMs) }, "the peer's clock is back within transfers.maxClockSkewMs");
+      }
+    });
+    this.metrics.observePeerClocks(() => this.clocks.all());
     this.replicator = new FeedReplicator(options.self, this.replicas, this.roster, this.tracker, clock, log, {
       intervalMs: options.feed.pullIntervalMs,
       timeoutMs: options.feed.pullTimeoutMs,
       batch: options.feed.batch,
       token: options.peerToken,
       headers: deps.peerAuth?.outboundHeaders(),
+      clocks: this.clocks,
     });
     let ha: Parameters<typeof createControlRouter>[0]['ha'];
     if (options.mode === 'ha') {
@@ -198,6 +215,7 @@ export class AuthorityNode implements Lifecycle {
           log,
           metrics: this.metrics,
           sources: new RosterSourcePositions(this.roster, this.feed, clock, { token: options.peerToken, headers: deps.peerAuth?.outboundHeaders() }),
+          clocks: this.clocks,
         },
         {
           budgetMs: options.transfers.budgetMs,
@@ -306,6 +324,7 @@ export class AuthorityNode implements Lifecycle {
       ...(cluster ? [authorityMemberReportRouter(cluster, publicDocument)] : []),
       createPublicRouter(
         {
+          clock,
           feed: this.feed,
           replicas: this.replicas,
           waits: this.appliedWaits,

@@ -183,7 +183,7 @@ export function createControlRouter(deps: ControlRouterDeps, document: ApiDocume
           example: ex.transferInProgress,
         },
         422: 'The Idempotency-Key already names a different transfer',
-        503: `${UNAVAILABLE}; or the move committed but the audit store did not take the record (retry with the same key); or the outcome is unknown (retry with the same key)`,
+        503: `${UNAVAILABLE}; or the move committed but the audit store did not take the record (retry with the same key); or the outcome is unknown (retry with the same key); or a peer's clock is past transfers.maxClockSkewMs (clock-skew: nothing registered)`,
         504: 'The target did not reach the barrier within the budget; nothing moved, no audit was written',
       },
     },

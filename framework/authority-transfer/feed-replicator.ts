@@ -4,6 +4,7 @@ import type { FeedReplicas } from './feed-replicas.js';
 import type { MemberTracker } from './member-tracker.js';
 import { fetchPeerJson } from './peer-fetch.js';
 import type { Roster } from './roster.js';
+import type { ClockSkew } from './clock-skew.js';
 
 export interface FeedReplicatorOptions {
   intervalMs: number;
@@ -12,12 +13,16 @@ export interface FeedReplicatorOptions {
   token?: string;
   /** This member's peer credential headers. */
   headers?: Record<string, string>;
+  /** Told each peer's clock, as its feed page carries it. */
+  clocks?: Pick<ClockSkew, 'note'>;
 }
 
 export const DEFAULT_FEED_REPLICATOR_OPTIONS: FeedReplicatorOptions = { intervalMs: 500, timeoutMs: 2_000, batch: 1_000 };
 
 /** What a peer's GET /availability/v1/feed answers. */
 interface FeedPage {
+  /** The peer's clock when it answered (ms since the epoch). */
+  clock?: unknown;
   incarnation?: unknown;
   entries?: unknown;
   truncated?: unknown;
@@ -87,12 +92,14 @@ export class FeedReplicator {
   private async pull(peer: string, publicUrl: string): Promise<void> {
     const { incarnation, serial } = this.replicas.applied(peer);
     const query = `from=${encodeURIComponent(this.self)}&after=${serial}&limit=${this.options.batch}${incarnation ? `&incarnation=${encodeURIComponent(incarnation)}` : ''}`;
+    const sentAt = this.clock.now();
     const page = (await fetchPeerJson(`${publicUrl}/availability/v1/feed?${query}`, {
       clock: this.clock,
       timeoutMs: this.options.timeoutMs,
       token: this.options.token,
       headers: this.options.headers,
     })) as FeedPage;
+    this.options.clocks?.note(peer, sentAt, this.clock.now(), page?.clock);
     this.tracker.heard(peer);
     if (typeof page?.incarnation !== 'string' || page.incarnation === '') throw new Error(`${peer} answered a feed page without an incarnation`);
     const entries = Array.isArray(page.entries) ? (page.entries as FeedEntry[]) : [];

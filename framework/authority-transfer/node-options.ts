@@ -52,8 +52,18 @@ export const authorityNodeOptions = z
         freezeBudgetMs: z.number().int().min(1).default(5_000),
         /** Past a registered transfer's deadline (or thaw time) by this much, any member releases (or thaws) it. */
         expiryGraceMs: z.number().int().min(0).default(10_000),
+        /**
+         * How far apart members' clocks may be (default: half of expiryGraceMs). Below the grace,
+         * or a member could expire a registration before its driver's deadline; checked against
+         * every peer on each feed pull, and a member that sees it exceeded drives no new transfer.
+         */
+        maxClockSkewMs: z.number().int().min(0).optional(),
       })
       .strict()
+      .refine((t) => t.maxClockSkewMs === undefined || t.maxClockSkewMs < t.expiryGraceMs, {
+        message: 'maxClockSkewMs must be below expiryGraceMs: a member whose clock is ahead of the driver by the grace would expire its registration before its deadline',
+        path: ['maxClockSkewMs'],
+      })
       .default({ budgetMs: 300_000, probeTimeoutMs: 10_000, reprobeInitialDelayMs: 100, reprobeMaxDelayMs: 2_000, abandonedWindow: 256, freezeBudgetMs: 5_000, expiryGraceMs: 10_000 }),
     tracker: z
       .object({

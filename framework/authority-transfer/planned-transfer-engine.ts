@@ -17,6 +17,7 @@ import { OwnFeedPosition, type SourcePositions } from './source-positions.js';
 import {
   AuditProjectionError,
   CatchUpTimeoutError,
+  ClockSkewError,
   CommitRefusedError,
   IdempotencyKeyMismatchError,
   MoveRefusedError,
@@ -97,6 +98,8 @@ export class PlannedTransferEngine {
     const local = this.registry.abandoned.lookup(request.id);
     const abandoned = replicated ?? (local?.request && { authority: local.authority, ...local.request, why: local.why });
     if (abandoned && !sameMove(request, abandoned)) throw new IdempotencyKeyMismatchError(request.id, abandonedMove(abandoned));
+    const skewed = this.deps.clocks?.exceeded();
+    if (skewed) throw new ClockSkewError(request.id, skewed.peer, skewed.offsetMs, skewed.boundMs);
     const now = this.deps.clock.now();
     // The plan is registered here before anything is awaited, so a cancel right after the POST
     // finds it; the replicated registration follows in the run.

@@ -2,6 +2,7 @@ import type { AuditStore, Clock, Logger } from '@baton/contracts';
 import type { BatonMetrics } from '@baton/http';
 import type { AuditProjection, OwnershipConsensus } from './audit-projection.js';
 import type { ChangeFeed } from './change-feed.js';
+import type { ClockSkew } from './clock-skew.js';
 import type { FrontierProbe } from './frontier-probe.js';
 import { DEFAULT_REPROBE_SCHEDULE, type ReprobeSchedule } from './reprobe-schedule.js';
 import type { SourcePositions } from './source-positions.js';
@@ -61,4 +62,6 @@ export interface PlannedTransferDeps {
   sources?: SourcePositions;
   /** Transfers by outcome and their durations, when the host exposes metrics. */
   metrics?: BatonMetrics;
+  /** The peers' clocks: no new transfer is driven while one is past the skew bound (clock-skew.ts). */
+  clocks?: Pick<ClockSkew, 'exceeded'>;
 }

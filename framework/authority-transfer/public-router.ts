@@ -16,7 +16,7 @@ import {
   route,
   validate,
 } from '@baton/http';
-import type { IdentitySupplier } from '@baton/contracts';
+import type { Clock, IdentitySupplier } from '@baton/contracts';
 import type { Context, Middleware } from 'koa';
 import { authorityExamples as ex, authorityProblemExtensions } from './api-examples.js';
 import { appliedSerialSchema, feedPageSchema, ownershipEventSchema, writeResultSchema } from './api-schemas.js';
@@ -57,6 +57,8 @@ const writeBody = z
   .strict();
 
 export interface PublicRouterDeps {
+  /** This member's clock: each feed page carries it, so the puller reads the skew between them. */
+  clock: Pick<Clock, 'now'>;
   feed: ChangeFeed;
   replicas: FeedReplicas;
   /** Answers the waiting probes (?atLeast=&waitMs=); without it the route answers at once, as members did before them. */
@@ -106,7 +108,7 @@ export function createPublicRouter(deps: PublicRouterDeps, document: ApiDocument
       const { entries, truncated } = incarnation === undefined || incarnation === deps.feed.incarnation
         ? deps.feed.read(after, limit)
         : deps.feed.read(0, limit);
-      ctx.body = { member: deps.feed.self, incarnation: deps.feed.incarnation, serial: deps.feed.serial(), entries, truncated };
+      ctx.body = { member: deps.feed.self, incarnation: deps.feed.incarnation, serial: deps.feed.serial(), entries, truncated, clock: deps.clock.now() };
     },
   );
 

@@ -203,6 +203,20 @@ export class SourceUnreadableError extends TransferError {
   }
 }
 
+/**
+ * A peer's clock is further from the driving member's than `transfers.maxClockSkewMs`: the
+ * deadline this member would stamp on the registration could be judged passed by that peer
+ * early, so it drives no new transfer until the clocks agree (nothing was registered).
+ */
+export class ClockSkewError extends TransferError {
+  constructor(readonly id: string, readonly peer: string, readonly offsetMs: number, readonly boundMs: number) {
+    super(
+      'clock_skew',
+      `transfer ${id} was not registered: the clock of ${peer} is ${Math.round(Math.abs(offsetMs))} ms ${offsetMs > 0 ? 'ahead of' : 'behind'} this member's, past transfers.maxClockSkewMs (${boundMs} ms); synchronise the clocks (NTP), then retry with Idempotency-Key ${id}, or send the request to a member whose clock agrees`,
+    );
+  }
+}
+
 /** A planned transfer froze the authority: its source acknowledges no write until it commits or thaws. */
 export class AuthorityFrozenError extends TransferError {
   constructor(readonly authority: string, readonly transferId: string, readonly target: string) {

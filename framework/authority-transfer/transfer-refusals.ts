@@ -36,6 +36,8 @@ const TABLE = new Map<string, RefusalAnswer>(Object.entries({
   transfer_in_progress: { status: 409, metric: 'failed' },
   ownership_unavailable: { status: 503, metric: 'failed' },
   source_unreadable: { status: 503, metric: 'failed' },
+  // A peer's clock is past the configured skew bound: nothing registered, retry once they agree.
+  clock_skew: { status: 503, metric: 'failed' },
   invalid_request: { status: 400, metric: 'failed' },
   // Answers of a cancel.
   transfer_not_found: { status: 404, metric: 'failed' },

@@ -63,6 +63,7 @@ export class BatonMetrics {
   readonly homeCatchUpRefusals: Counter;
   /** Authorities this member is the new home of, refused a write for, and has not caught up on. */
   readonly homesCatchingUp: Gauge;
+  readonly peerClockOffset: Gauge<'peer'>;
   readonly consensusTerm: Gauge;
   readonly consensusCommitIndex: Gauge;
   readonly consensusAppliedIndex: Gauge;
@@ -75,6 +76,7 @@ export class BatonMetrics {
   private readonly transferListeners = new Set<(outcome: string, durationMs: number, about?: TransferNamed) => void>();
   private consensusSource?: () => ConsensusReading;
   private catchingUpSource?: () => number;
+  private peerClockSource?: () => { peer: string; offsetMs: number }[];
 
   constructor(options: BatonMetricsOptions = {}) {
     const registers = [this.registry];
@@ -155,6 +157,18 @@ export class BatonMetrics {
         if (metrics.catchingUpSource) this.set(metrics.catchingUpSource());
       },
     });
+    this.peerClockOffset = new Gauge({
+      name: 'baton_peer_clock_offset_seconds',
+      help: "Each peer's clock minus this member's, as its last feed page read it (within half that pull's round trip).",
+      labelNames: ['peer'],
+      registers,
+      collect() {
+        const readings = metrics.peerClockSource?.();
+        if (!readings) return;
+        this.reset();
+        for (const r of readings) this.set({ peer: r.peer }, r.offsetMs / 1000);
+      },
+    });
     const consensusGauge = (name: string, help: string, read: (r: ConsensusReading) => number | undefined) =>
       new Gauge({
         name,
@@ -230,6 +244,11 @@ export class BatonMetrics {
   /** The homes-catching-up gauge reads this at every scrape. */
   observeHomesCatchingUp(source: () => number): void {
     this.catchingUpSource = source;
+  }
+
+  /** The peer clock offset gauge reads this at every scrape. */
+  observePeerClocks(source: () => { peer: string; offsetMs: number }[]): void {
+    this.peerClockSource = source;
   }
 
   /** The consensus gauges read this at every scrape. */

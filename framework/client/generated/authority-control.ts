@@ -2090,7 +2090,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Mode dc (no ownership consensus), or the metadata store or consensus cannot answer now; or the move committed but the audit store did not take the record (retry with the same key); or the outcome is unknown (retry with the same key) */
+            /** @description Mode dc (no ownership consensus), or the metadata store or consensus cannot answer now; or the move committed but the audit store did not take the record (retry with the same key); or the outcome is unknown (retry with the same key); or a peer's clock is past transfers.maxClockSkewMs (clock-skew: nothing registered) */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */

@@ -680,10 +680,13 @@ export interface operations {
                      *           "epoch": 1
                      *         }
                      *       ],
-                     *       "truncated": false
+                     *       "truncated": false,
+                     *       "clock": 1767225600000
                      *     }
                      */
                     "application/json": {
+                        /** @description This member's clock when it answered (ms since the epoch): how a peer reads the clock skew between them */
+                        clock: number;
                         entries: {
                             authority: string;
                             epoch: number;
