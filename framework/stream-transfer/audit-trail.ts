@@ -1,6 +1,7 @@
 import type { ApplyContext, AuditRecord } from '@baton/contracts';
 import { chainRecord } from '@baton/consensus';
 import type { StreamMetadata } from './stream-metadata.js';
+import type { StreamAuditKind } from './audit-kinds.js';
 
 /**
  * The stream cluster's audit trail: every ownership change the state machine decides is sealed
@@ -12,21 +13,7 @@ import type { StreamMetadata } from './stream-metadata.js';
 /** The trail's name: the `authority` field of every record the stream variant seals. */
 export const STREAM_AUDIT_TRAIL = 'streams';
 
-/** What a record says changed. */
-export const STREAM_AUDIT_KINDS = [
-  'stream_created',
-  'transfer_proposed',
-  'transfer_completed',
-  'transfer_cancelled',
-  'node_drain',
-  'node_undrain',
-  'rebalance_planned',
-  'node_failover',
-  'stream_failed_over',
-  'zombie_fenced',
-  'node_liveness',
-] as const;
-export type StreamAuditKind = (typeof STREAM_AUDIT_KINDS)[number];
+export { STREAM_AUDIT_KINDS, type StreamAuditKind } from './audit-kinds.js';
 
 export type StreamAuditSubject = 'stream' | 'node' | 'cluster';
 

@@ -1,0 +1,152 @@
+import { useState } from 'preact/hooks';
+import { STREAM_AUDIT_KINDS } from '../../stream-transfer/audit-kinds.js';
+import { api, describeError } from './api.js';
+import { usePolling } from './poll.js';
+import { clockTime, plural } from './words.js';
+
+/** One sealed record as GET /v1/admin/audit answers it (what the table shows of it). */
+interface AuditRow {
+  id: string;
+  kind: string;
+  subject_type: string;
+  subject: string;
+  from: string | null;
+  to: string | null;
+  epoch_before?: number;
+  epoch_after: number;
+  actor: string;
+  reason: string;
+  cause?: string;
+  commit_index: number;
+  time?: number;
+}
+
+interface AuditPage {
+  records: AuditRow[];
+  next: string | null;
+}
+
+const PAGE = 20;
+
+/** The filters as the operator set them: what the route's `subject` and `kind` take. */
+interface Filter {
+  subject: string;
+  kind: string;
+}
+
+function auditPath(filter: Filter, before?: string): string {
+  const query = new URLSearchParams({ limit: String(PAGE) });
+  if (filter.subject) query.set('subject', filter.subject);
+  if (filter.kind) query.set('kind', filter.kind);
+  if (before) query.set('before', before);
+  return `/v1/admin/audit?${query}`;
+}
+
+/**
+ * The stream cluster's audit trail, newest first, from the serving member's audit store: every
+ * ownership change the state machine sealed (creates, transfers, drains, rebalances, failovers,
+ * fences, liveness verdicts), filtered by subject and kind. The newest page follows the trail as
+ * it grows; older pages are read on demand and stay as they were read.
+ */
+export function AuditView({ token }: { token: string }) {
+  const [filter, setFilter] = useState<Filter>({ subject: '', kind: '' });
+  return (
+    <section aria-labelledby="audit-title">
+      <h2 id="audit-title">Audit trail</h2>
+      <form
+        class="audit-filter"
+        onSubmit={(e) => {
+          e.preventDefault();
+          const form = e.currentTarget as HTMLFormElement;
+          const value = (name: string) => (form.elements.namedItem(name) as HTMLInputElement | HTMLSelectElement).value.trim();
+          setFilter({ subject: value('audit-subject'), kind: value('audit-kind') });
+        }}
+      >
+        <label for="audit-subject">Subject</label>
+        <input id="audit-subject" name="audit-subject" placeholder="a stream, a node or cluster" autocomplete="off" />
+        <label for="audit-kind">Kind</label>
+        <select id="audit-kind" name="audit-kind">
+          <option value="">any</option>
+          {STREAM_AUDIT_KINDS.map((kind) => (
+            <option key={kind} value={kind}>
+              {kind}
+            </option>
+          ))}
+        </select>
+        <button type="submit">Filter</button>
+      </form>
+      {/* Keyed by the filter: another filter starts from nothing, never showing the last one's rows. */}
+      <AuditRecords key={`${filter.subject}|${filter.kind}`} token={token} filter={filter} />
+    </section>
+  );
+}
+
+function AuditRecords({ token, filter }: { token: string; filter: Filter }) {
+  const [older, setOlder] = useState<{ records: AuditRow[]; next: string | null; error?: string }>();
+  const newest = usePolling(() => api<AuditPage>(token, 'GET', auditPath(filter)), 2_000, [token]);
+  // The newest page moves on as records are sealed, so it may come to hold some an older page has.
+  const seen = new Set<string>();
+  const rows = [...(newest.data?.records ?? []), ...(older?.records ?? [])].filter((r) => !seen.has(r.id) && seen.add(r.id));
+  const next = older ? older.next : (newest.data?.next ?? null);
+  const readOlder = async () => {
+    if (!next) return;
+    try {
+      const page = await api<AuditPage>(token, 'GET', auditPath(filter, next));
+      setOlder({ records: [...(older?.records ?? []), ...page.records], next: page.next });
+    } catch (e) {
+      setOlder({ records: older?.records ?? [], next, error: describeError(e) });
+    }
+  };
+  return (
+    <>
+      <p class="subtle" data-testid="audit-count">
+        {plural(rows.length, 'records')} shown, newest first
+      </p>
+      {newest.error && (
+        <p class="error" role="alert" data-testid="audit-error">
+          Audit: {newest.error}
+        </p>
+      )}
+      {rows.length === 0 ? (
+        <p class="subtle">{newest.data ? 'No record matches.' : newest.error ? '' : 'Reading the trail…'}</p>
+      ) : (
+        <table data-testid="audit">
+          <thead>
+            <tr>
+              <th scope="col">When</th>
+              <th scope="col">Kind</th>
+              <th scope="col">Subject</th>
+              <th scope="col">Change</th>
+              <th scope="col">Epoch</th>
+              <th scope="col">Actor</th>
+              <th scope="col">Reason</th>
+              <th scope="col">Part of</th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((r) => (
+              <tr key={r.id} data-audit={r.id} data-kind={r.kind} data-subject={r.subject}>
+                <td title={`commit index ${r.commit_index}`}>{r.time === undefined ? `#${r.commit_index}` : clockTime(r.time)}</td>
+                <td data-field="kind">{r.kind}</td>
+                <th scope="row" data-field="subject">
+                  {r.subject}
+                </th>
+                <td data-field="change">{r.from || r.to ? `${r.from ?? '–'} → ${r.to ?? '–'}` : '–'}</td>
+                <td data-field="epoch">{r.epoch_before === undefined || r.epoch_before === r.epoch_after ? r.epoch_after : `${r.epoch_before} → ${r.epoch_after}`}</td>
+                <td data-field="actor">{r.actor}</td>
+                <td data-field="reason">{r.reason}</td>
+                <td data-field="cause">{r.cause ?? ''}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {older?.error && <p class="error">Older records: {older.error}</p>}
+      {next && (
+        <button type="button" onClick={() => void readOlder()}>
+          Older records
+        </button>
+      )}
+    </>
+  );
+}
