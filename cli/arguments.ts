@@ -63,3 +63,11 @@ export function idempotencyKeyArgument(raw: string): string {
   if (!OPERATION_ID_PATTERN.test(raw)) throw new InvalidArgumentError(`${JSON.stringify(raw)} is not an idempotency key: use 1 to 128 letters, digits or . _ : ~ -.`);
   return raw;
 }
+
+/** A time on the command line: ISO 8601 with its zone (2026-12-03T22:00:00Z), kept as given. */
+export function isoTime(raw: string): string {
+  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(raw) || Number.isNaN(Date.parse(raw))) {
+    throw new InvalidArgumentError(`${JSON.stringify(raw)} is not an ISO 8601 time with a zone (2026-12-03T22:00:00Z).`);
+  }
+  return raw;
+}

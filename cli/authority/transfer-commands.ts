@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
 import { adminRequest, isTimeout } from '../admin-client.js';
-import { SECONDS_HELP, durationMs, integerAtLeast } from '../arguments.js';
+import { SECONDS_HELP, durationMs, integerAtLeast, isoTime } from '../arguments.js';
 import {
   FailedError,
   HttpRefusal,
@@ -30,6 +30,18 @@ interface TransferOptions {
   ifEpoch?: number;
   timeout?: number;
   allowUnknownTarget?: boolean;
+  notBefore?: string;
+  notAfter?: string;
+}
+
+/** What a scheduled transfer's POST answers (202): its status, with its schedule. */
+interface ScheduledTransfer {
+  id: string;
+  authority: string;
+  source: string;
+  target: string;
+  not_before: string;
+  not_after?: string;
 }
 
 /** `baton authority transfer` and `baton authority cancel`. */
@@ -51,6 +63,8 @@ export function registerAuthorityTransferCommands(authority: Command, ctx: CliCo
     )
     .option('--if-epoch <epoch>', 'move it only while it is still at this epoch, as "baton authority status" shows it (refused otherwise, exit 1)', integerAtLeast(0))
     .option('--allow-unknown-target', 'send a target that is no datacenter of the roster (it waits until its budget or a cancel)')
+    .option('--not-before <time>', 'schedule it: registered now, started at this time, ISO 8601 (2026-12-03T22:00:00Z); answers at once', isoTime)
+    .option('--not-after <time>', 'abandon it, with no audit, if it has not committed by this time, ISO 8601', isoTime)
     .option('--timeout <duration>', `how long to wait for the answer (default 330 s; ${SECONDS_HELP})`, durationMs('s'))
     .addHelpText(
       'after',
@@ -71,7 +85,12 @@ epoch when it is registered: of two operators who saw one epoch, only the first 
 
 Examples:
   baton authority transfer proj --from east --to west --reason "drain east"
-  baton authority transfer proj --from east --to west --reason "drain east" --key 5f0c-drain-proj`,
+  baton authority transfer proj --from east --to west --reason "drain east" --key 5f0c-drain-proj
+  baton authority transfer proj --from east --to west --reason "window" --not-before 2026-12-04T02:00:00Z --not-after 2026-12-04T04:00:00Z
+
+With --not-before ahead the command answers once the transfer is registered ("scheduled", exit
+0): any member shows it ("baton authority transfers") and "baton authority cancel" calls it off
+until it commits; past --not-after it is abandoned with no audit, as a budget timeout.`,
     )
     .action(async (name: string, options: TransferOptions, command: Command) => {
       const output = outputFor(ctx, command);
@@ -105,9 +124,10 @@ Examples:
             `(stopping this command does not stop the transfer: "baton authority cancel ${name}" does)`,
         ),
       );
-      let record: AuditRecord;
+      let record: AuditRecord | ScheduledTransfer;
+      let status: number;
       try {
-        ({ body: record } = await adminRequest<AuditRecord>(connection.url, {
+        ({ body: record, status } = await adminRequest<AuditRecord | ScheduledTransfer>(connection.url, {
           method: 'POST',
           path: controlPaths.transfers,
           token: connection.token,
@@ -118,6 +138,8 @@ Examples:
             target: options.to,
             reason: options.reason,
             ...(options.ifEpoch === undefined ? {} : { expected_epoch: options.ifEpoch }),
+            ...(options.notBefore === undefined ? {} : { not_before: options.notBefore }),
+            ...(options.notAfter === undefined ? {} : { not_after: options.notAfter }),
           },
           timeoutMs: options.timeout ?? DEFAULT_TRANSFER_TIMEOUT_MS,
         }, connection.fetch));
@@ -126,7 +148,15 @@ Examples:
       } finally {
         answered.abort();
       }
-      output.result(record, (r) => [
+      if (status === 202) {
+        const scheduled = record as ScheduledTransfer;
+        output.result(scheduled, (r) =>
+          `scheduled: transfer ${r.id} of ${r.authority} from ${r.source} to ${r.target} is registered and starts at ${r.not_before}` +
+          `${r.not_after ? `; abandoned if not committed by ${r.not_after}` : ''} ("baton authority cancel ${r.authority}" calls it off)`,
+        );
+        return;
+      }
+      output.result(record as AuditRecord, (r) => [
         `committed: ${r.authority} moved from ${r.source} to ${r.target} at epoch ${r.epoch}`,
         ...auditLines(r),
       ]);

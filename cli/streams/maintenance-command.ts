@@ -1,5 +1,5 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import { durationMs } from '../arguments.js';
+import { durationMs, isoTime } from '../arguments.js';
 import { UsageError } from '../cli-errors.js';
 import { connectionOf, withConnectionOptions } from '../connection.js';
 import { outputFor, type CliContext } from '../context.js';
@@ -48,13 +48,6 @@ Examples:
         r.node.maintenance ? `${r.node.id}: in maintenance from ${r.node.maintenance.start} to ${r.node.maintenance.end}` : `${r.node.id}: no window`,
       );
     });
-}
-
-function isoTime(raw: string): string {
-  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(raw) || Number.isNaN(Date.parse(raw))) {
-    throw new InvalidArgumentError(`${JSON.stringify(raw)} is not an ISO 8601 time with a zone (2026-12-03T22:00:00Z).`);
-  }
-  return raw;
 }
 
 function positiveNumber(raw: string): number {

@@ -34,6 +34,8 @@ export const transferStatusSchema = z.object({
   outcome_unknown: z.boolean().describe('Claimed, and the commit was sent without a known outcome; being resolved'),
   frozen: z.boolean().describe('The source acknowledges no write to the authority (503 with Retry-After) until the move commits or the freeze is lifted'),
   driver: z.string().describe('The member driving the transfer: probing the target, freezing, committing'),
+  not_before: z.string().optional().describe('A scheduled transfer: it reads the target and freezes nothing before this (RFC 3339)'),
+  not_after: z.string().optional().describe('A scheduled transfer: abandoned, with no audit, if it has not committed by then (RFC 3339)'),
 });
 
 export const rawTransferOutcomeSchema = z.object({

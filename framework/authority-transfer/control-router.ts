@@ -57,6 +57,8 @@ const transferBody = z
     target: z.string().min(1, 'name the datacenter to move it to'),
     reason: z.string().max(1024, 'keep the reason under 1024 characters'),
     expected_epoch: expectedEpoch.optional(),
+    not_before: z.iso.datetime({ offset: true }).optional().describe('Schedule it: registered now, started at this time (RFC 3339); answered 202 with its status'),
+    not_after: z.iso.datetime({ offset: true }).optional().describe('Abandon it, with no audit, if it has not committed by this time (RFC 3339)'),
   })
   .strict();
 
@@ -178,6 +180,12 @@ export function createControlRouter(deps: ControlRouterDeps, document: ApiDocume
           headers: echoedKey,
           example: ex.committed,
         },
+        202: {
+          description: 'Scheduled (not_before ahead): registered, starting at not_before; its status (GET /transfers/{authority} follows it, DELETE cancels it until it commits)',
+          schema: transferStatusSchema,
+          headers: echoedKey,
+          example: ex.scheduled,
+        },
         409: {
           description: 'A transfer of this authority is running, it was cancelled, the source is not its home, or it is committing',
           example: ex.transferInProgress,
@@ -193,7 +201,7 @@ export function createControlRouter(deps: ControlRouterDeps, document: ApiDocume
       const body = await readValidBody(ctx, transferBody);
       const authority = deps.identity.authority(body.authority);
       const epoch = expectedVersion(ctx, body.expected_epoch, 'expected_epoch');
-      ctx.body = await engine.start({
+      const request = {
         id,
         authority,
         source: body.source,
@@ -201,8 +209,12 @@ export function createControlRouter(deps: ControlRouterDeps, document: ApiDocume
         reason: body.reason,
         actor: principalOf(ctx).name,
         ...(epoch === undefined ? {} : { expectedEpoch: epoch }),
-      });
-      ctx.status = 200;
+        ...(body.not_before === undefined ? {} : { notBefore: Date.parse(body.not_before) }),
+        ...(body.not_after === undefined ? {} : { notAfter: Date.parse(body.not_after) }),
+      };
+      const answer = await engine.startOrSchedule(request);
+      ctx.body = 'record' in answer ? answer.record : answer.status;
+      ctx.status = 'record' in answer ? 200 : 202;
     },
   );
 

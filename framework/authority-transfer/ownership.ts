@@ -104,6 +104,8 @@ export interface TransferIntent extends TransferRequest {
   thawBy?: number;
   /** Log index of the registration. */
   registered: number;
+  /** A scheduled transfer: its driver reads the target and freezes nothing before this (its clock). */
+  notBefore?: number;
 }
 
 /**

@@ -29,7 +29,7 @@ import {
 } from './transfer-errors.js';
 import { TransferPlan, type TransferRequest } from './transfer-plan.js';
 import { DEFAULT_PLANNED_TRANSFER_OPTIONS, type PlannedTransferDeps, type PlannedTransferOptions } from './planned-transfer-options.js';
-import { abandonedMove, authorityOf, describeMove, outcomeOf, sameMove, validateTransferRequest } from './transfer-requests.js';
+import { abandonedMove, authorityOf, describeMove, outcomeOf, sameMove, validateSchedule, validateTransferRequest } from './transfer-requests.js';
 import { abandonedKey } from './ownership-index.js';
 import { TransferCancels } from './transfer-cancels.js';
 import { TransferRegistration } from './transfer-registration.js';
@@ -101,11 +101,39 @@ export class PlannedTransferEngine {
     const skewed = this.deps.clocks?.exceeded();
     if (skewed) throw new ClockSkewError(request.id, skewed.peer, skewed.offsetMs, skewed.boundMs);
     const now = this.deps.clock.now();
+    validateSchedule(request, now);
     // The plan is registered here before anything is awaited, so a cancel right after the POST
     // finds it; the replicated registration follows in the run.
-    const plan = new TransferPlan(request, now, now + this.options.budgetMs);
+    const plan = new TransferPlan(request, now, scheduledDeadline(request, now, this.options.budgetMs));
     this.registry.register(plan);
     return this.launch(plan, true);
+  }
+
+  /**
+   * What POST /transfers answers: a transfer whose `notBefore` is ahead is scheduled (answered
+   * once registered, with its status: 202), any other runs to its record (200).
+   */
+  async startOrSchedule(request: TransferRequest): Promise<{ status: TransferStatus } | { record: AuditRecord }> {
+    if (request.notBefore !== undefined && request.notBefore > this.deps.clock.now()) return this.schedule(request);
+    return { record: await this.start(request) };
+  }
+
+  /**
+   * A scheduled transfer (`notBefore` ahead): its run starts as `start` does, and this answers as
+   * soon as the registration is replicated (so any member shows and can cancel it) with its
+   * status, or with the run's own answer if it ends first (a committed key: its record).
+   */
+  async schedule(request: TransferRequest): Promise<{ status: TransferStatus } | { record: AuditRecord }> {
+    const run = this.start(request);
+    // Its outcome is read later (status, audit); this request answers at registration.
+    run.catch(() => {});
+    // The plan is in the registry once start returned, unless it refused the request (then the
+    // run rejects, and whatever plan is there is another transfer's).
+    const plan = this.registry.get(request.authority);
+    const registered = plan?.id === request.id ? plan.registeredOnce : new Promise<never>(() => {});
+    const first = await Promise.race([run.then((record) => ({ record })), registered.then(() => undefined)]);
+    if (first) return first;
+    return { status: this.status(request.authority)! };
   }
 
   /**
@@ -201,7 +229,7 @@ export class PlannedTransferEngine {
    * so no two members ever drive one transfer.
    */
   private async follow(plan: TransferPlan, intent: TransferIntent): Promise<AuditRecord> {
-    plan.follower = true;
+    plan.markFollowing();
     const until = Math.max(plan.deadline, intent.deadline + this.options.expiryGraceMs);
     await waitForIntent(this.deps.consensus, this.deps.clock, plan.authority, (i) => i?.id !== plan.id, { until, signal: plan.signal });
     this.endFollower(plan);
@@ -219,6 +247,7 @@ export class PlannedTransferEngine {
   }
 
   private async drive(plan: TransferPlan): Promise<AuditRecord> {
+    await this.untilStart(plan);
     for (;;) {
       if (plan.state === 'Committing') return this.commit(plan);
       if (plan.needsReading()) {
@@ -257,6 +286,19 @@ export class PlannedTransferEngine {
       if (!plan.claim()) throw endedAnswer(plan);
       return this.commit(plan);
     }
+  }
+
+  /** A scheduled transfer waits for its start (a cancel meanwhile ends the wait with its answer). */
+  private async untilStart(plan: TransferPlan): Promise<void> {
+    const startsIn = (plan.request.notBefore ?? 0) - this.deps.clock.now();
+    if (startsIn <= 0) return;
+    this.deps.log.info({ transfer: plan.id, authority: plan.authority, startsInMs: startsIn }, 'scheduled transfer registered; it starts at not_before');
+    try {
+      await this.deps.clock.sleep(startsIn, plan.signal);
+    } catch {
+      throw endedAnswer(plan);
+    }
+    if (plan.isAbandoned()) throw endedAnswer(plan);
   }
 
   /**
@@ -466,4 +508,12 @@ export class PlannedTransferEngine {
     if (planned || (command.type === 'transfer_authority' && result.ok)) this.registry.abandoned.forget(authority);
   }
 
+}
+
+/**
+ * When a run gives up: a scheduled transfer's `notAfter`, else the budget from its start (its
+ * `notBefore` if later than now).
+ */
+function scheduledDeadline(request: TransferRequest, now: number, budgetMs: number): number {
+  return request.notAfter ?? Math.max(now, request.notBefore ?? now) + budgetMs;
 }

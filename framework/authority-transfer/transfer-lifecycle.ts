@@ -118,6 +118,7 @@ function register(state: OwnershipState, c: RegisterTransferCommand, ctx: ApplyC
     frozen: false,
     freezes: 0,
     registered: ctx.position.index,
+    ...(Number.isSafeInteger(c.notBefore) ? { notBefore: c.notBefore } : {}),
   };
   putIntent(state, intent);
   return { ok: true, intent: copy(intent), existing: false };

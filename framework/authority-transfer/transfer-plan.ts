@@ -22,6 +22,14 @@ export interface TransferRequest {
    * checked by the state machine at registration, and not part of what the key identifies.
    */
   expectedEpoch?: number;
+  /**
+   * A scheduled transfer (ms, the driver's clock): registered at once, so it holds the
+   * authority's one transfer and can be cancelled, but it reads the target and freezes nothing
+   * before `notBefore`; past `notAfter` (its deadline) it is abandoned with no audit, like a
+   * budget timeout. Neither is part of what the key identifies.
+   */
+  notBefore?: number;
+  notAfter?: number;
 }
 
 /** One source member's feed as the plan catches the target up on it. */
@@ -47,8 +55,11 @@ export class TransferPlan {
   cursors: PlanCursor[] = [];
   /** When the latest reading (with or without a frontier) arrived. */
   lastReadingAt: number | undefined;
-  /** The registration reached the replicated state (this member drives it). */
+  /** The registration reached the replicated state (this member drives it): see markRegistered. */
   registered = false;
+  private announceRegistered: (() => void) | undefined;
+  /** Resolves once its key's registration reached the replicated state, by this member or another (what a scheduled POST answers after). */
+  readonly registeredOnce = new Promise<void>((resolve) => (this.announceRegistered = resolve));
   /** The replicated freeze this plan holds (its generation), once every final serial is in. */
   frozenAt: number | undefined;
   /** When the current freeze was committed (this member's clock), for the freeze window. */
@@ -90,6 +101,17 @@ export class TransferPlan {
    */
   joinDeadline(registered: number): void {
     this.deadline = Math.min(this.deadline, registered);
+  }
+
+  markRegistered(): void {
+    this.registered = true;
+    this.announceRegistered?.();
+  }
+
+  /** Its key is registered by another member, which drives it: this plan only follows it. */
+  markFollowing(): void {
+    this.follower = true;
+    this.announceRegistered?.();
   }
 
   get id(): string {

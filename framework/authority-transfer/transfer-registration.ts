@@ -212,7 +212,7 @@ export class TransferRegistration {
       throw error;
     }
     if (result.intent.driver !== this.deps.self()) return { kind: 'follow', intent: result.intent };
-    plan.registered = true;
+    plan.markRegistered();
     if (result.existing) plan.joinDeadline(result.intent.deadline);
     plan.follow(result.intent);
     // The abandoned window keeps its record: a cancel that abandoned this plan while its

@@ -24,6 +24,21 @@ export function validateTransferRequest(request: TransferRequest): void {
   }
 }
 
+/** How far ahead a transfer may be scheduled: past this, a not_before or not_after is a mistake. */
+export const MAX_SCHEDULE_AHEAD_MS = 30 * 24 * 3600_000;
+
+/** A schedule's times (the driver's clock, `now`): in order, ahead, and within the horizon. */
+export function validateSchedule(request: TransferRequest, now: number): void {
+  const { notBefore, notAfter } = request;
+  for (const [field, at] of [['not_before', notBefore], ['not_after', notAfter]] as const) {
+    if (at === undefined) continue;
+    if (!Number.isSafeInteger(at)) throw new InvalidTransferRequestError(`${field} must be a time`);
+    if (at - now > MAX_SCHEDULE_AHEAD_MS) throw new InvalidTransferRequestError(`${field} is more than 30 days ahead`);
+  }
+  if (notAfter !== undefined && notAfter <= now) throw new InvalidTransferRequestError('not_after has passed: a transfer scheduled to end by then could not start');
+  if (notBefore !== undefined && notAfter !== undefined && notAfter <= notBefore) throw new InvalidTransferRequestError('not_after must be later than not_before');
+}
+
 export function assertSameTransfer(request: TransferRequest, sealed: AuditRecord): void {
   if (!sameMove(request, sealed)) throw new IdempotencyKeyMismatchError(request.id, `it committed ${describeMove(sealed)}`);
 }

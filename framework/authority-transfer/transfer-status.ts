@@ -14,7 +14,12 @@ export interface TransferStatus extends TransferRequest {
   frozen: boolean;
   /** The member driving the transfer (probing, committing). */
   driver: string;
+  /** A scheduled transfer's start and end (RFC 3339), as its POST gave them. */
+  not_before?: string;
+  not_after?: string;
 }
+
+const iso = (at: number | undefined, field: 'not_before' | 'not_after') => (at === undefined ? {} : { [field]: new Date(at).toISOString() });
 
 /**
  * What a member shows of the authority's transfer: the plan it drives (`plan`), else what the
@@ -44,6 +49,8 @@ export function transferStatus(
         outcome_unknown: plan.unresolved,
         frozen: intent?.id === plan.id && intent.frozen,
         driver: self,
+        ...iso(r.notBefore, 'not_before'),
+        ...iso(r.notAfter, 'not_after'),
       };
     }
     if (!intent) return undefined;
@@ -66,5 +73,6 @@ export function transferStatus(
       outcome_unknown: false,
       frozen: intent.frozen,
       driver: intent.driver,
+      ...iso(intent.notBefore, 'not_before'),
     };
 }

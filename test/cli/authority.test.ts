@@ -109,6 +109,21 @@ test.serial(
   },
 );
 
+test.serial('--not-before schedules the transfer: the command answers at once that it is registered, and a cancel calls it off', async (t) => {
+  const n = await node(t);
+  await establish(n);
+  const start = new Date(Date.now() + 3600_000).toISOString(); // clock-ok: the node runs on the system clock
+  const run = await baton(n, ['transfer', 'proj', ...TRANSFER, '--key', 'tonight', '--not-before', start]);
+  t.is(run.code, ExitCode.Ok, run.stderr);
+  t.is(run.stdout.trim(), `scheduled: transfer tonight of proj from east to west is registered and starts at ${start} ("baton authority cancel proj" calls it off)`);
+  t.like(n.consensus.view().state.transfers.get('proj'), { id: 'tonight', notBefore: Date.parse(start) });
+  const cancelled = await baton(n, ['cancel', 'proj']);
+  t.is(cancelled.code, ExitCode.Ok, cancelled.stderr);
+  const bad = await baton(n, ['transfer', 'proj', ...TRANSFER, '--not-before', 'tonight']);
+  t.is(bad.code, ExitCode.Usage);
+  t.regex(bad.stderr, /--not-before.*"tonight" is not an ISO 8601 time with a zone/);
+});
+
 test.serial('without --key the command chooses one, and the audit carries it', async (t) => {
   const n = await node(t);
   await establish(n);

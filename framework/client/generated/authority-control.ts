@@ -1959,6 +1959,16 @@ export interface operations {
                 "application/json": {
                     authority: string;
                     expected_epoch?: number;
+                    /**
+                     * Format: date-time
+                     * @description Abandon it, with no audit, if it has not committed by this time (RFC 3339)
+                     */
+                    not_after?: string;
+                    /**
+                     * Format: date-time
+                     * @description Schedule it: registered now, started at this time (RFC 3339); answered 202 with its status
+                     */
+                    not_before?: string;
                     reason: string;
                     source: string;
                     target: string;
@@ -2002,6 +2012,63 @@ export interface operations {
                         id: string;
                         reason: string;
                         source: string;
+                        target: string;
+                    };
+                };
+            };
+            /** @description Scheduled (not_before ahead): registered, starting at not_before; its status (GET /transfers/{authority} follows it, DELETE cancels it until it commits) */
+            202: {
+                headers: {
+                    /** @description The operation identity, given or assigned */
+                    "Idempotency-Key"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "drain-east-tonight",
+                     *       "authority": "proj",
+                     *       "source": "east",
+                     *       "target": "west",
+                     *       "actor": "olivia",
+                     *       "reason": "drain east in the maintenance window",
+                     *       "state": "AwaitingCatchUp",
+                     *       "barrier": 2,
+                     *       "frontier": null,
+                     *       "last_reading_age_ms": null,
+                     *       "age_ms": 40,
+                     *       "deadline_in_ms": 7260000,
+                     *       "outcome_unknown": false,
+                     *       "frozen": false,
+                     *       "driver": "east-1",
+                     *       "not_before": "2027-01-05T02:00:00.000Z",
+                     *       "not_after": "2027-01-05T04:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        actor: string;
+                        age_ms: number;
+                        authority: string;
+                        barrier: number;
+                        deadline_in_ms: number;
+                        /** @description The member driving the transfer: probing the target, freezing, committing */
+                        driver: string;
+                        /** @description Highest applied serial the target reported, if any */
+                        frontier: number | null;
+                        /** @description The source acknowledges no write to the authority (503 with Retry-After) until the move commits or the freeze is lifted */
+                        frozen: boolean;
+                        id: string;
+                        last_reading_age_ms: number | null;
+                        /** @description A scheduled transfer: abandoned, with no audit, if it has not committed by then (RFC 3339) */
+                        not_after?: string;
+                        /** @description A scheduled transfer: it reads the target and freezes nothing before this (RFC 3339) */
+                        not_before?: string;
+                        /** @description Claimed, and the commit was sent without a known outcome; being resolved */
+                        outcome_unknown: boolean;
+                        reason: string;
+                        source: string;
+                        /** @enum {string} */
+                        state: "AwaitingCatchUp" | "Ready" | "Committing" | "Committed" | "Abandoned";
                         target: string;
                     };
                 };
@@ -2162,6 +2229,10 @@ export interface operations {
                         frozen: boolean;
                         id: string;
                         last_reading_age_ms: number | null;
+                        /** @description A scheduled transfer: abandoned, with no audit, if it has not committed by then (RFC 3339) */
+                        not_after?: string;
+                        /** @description A scheduled transfer: it reads the target and freezes nothing before this (RFC 3339) */
+                        not_before?: string;
                         /** @description Claimed, and the commit was sent without a known outcome; being resolved */
                         outcome_unknown: boolean;
                         reason: string;
