@@ -5,6 +5,7 @@ import { SeededRng } from '@baton/conformance/internal/seeded-rng.js';
 import { Observer } from './authority-invariants.js';
 import { RaftAuthorityCluster } from './raft-cluster.js';
 import { runSeeds } from './run-seeds.js';
+import { scheduleOf } from './sim-schedules.js';
 import { DATACENTERS, type SimMember } from './sim-cluster.js';
 
 // The planned-transfer simulation over Raft: three datacenters whose ownership consensus is
@@ -56,6 +57,8 @@ async function runSeed(
   for (const authority of AUTHORITIES)
     await must({ type: 'transfer_authority', authority, target: rng.pick(DATACENTERS) });
 
+  // Some requests are scheduled (a start ahead, an end by which to give up), from their own stream.
+  const schedules = rng.fork('schedules');
   const start = (
     member: SimMember,
     id: string,
@@ -67,7 +70,7 @@ async function runSeed(
     const entry = { member, authority, done: false, crashed: false };
     const started = observer.runStarted(authority);
     runs.set(id, entry);
-    member.engine.start({ id, authority, source, target, actor: 'sim', reason: `sim ${id}` }).then(
+    member.engine.start({ id, authority, source, target, actor: 'sim', reason: `sim ${id}`, ...scheduleOf(schedules, clock.now()) }).then(
       () => void (entry.done = true),
       (error) => {
         entry.done = true;

@@ -7,6 +7,7 @@ import { SeededRng } from '@baton/conformance/internal/seeded-rng.js';
 import { VirtualClock } from '@baton/conformance/internal/virtual-clock.js';
 import { Observer } from './authority-invariants.js';
 import { runSeeds } from './run-seeds.js';
+import { scheduleOf } from './sim-schedules.js';
 import { DATACENTERS, MEMBERS, SimCluster, type SimMember } from './sim-cluster.js';
 
 const AUTHORITIES = ['proj', 'lib', 'app', 'tool'];
@@ -67,6 +68,8 @@ async function runSeed(seed: number): Promise<{ commits: number; abandoned: numb
   };
 
   const requests = new Map<string, { authority: string; source: string; target: string }>();
+  // Some requests are scheduled (a start ahead, an end by which to give up), from their own stream.
+  const schedules = rng.fork('schedules');
   const start = (
     member: SimMember,
     id: string,
@@ -80,7 +83,7 @@ async function runSeed(seed: number): Promise<{ commits: number; abandoned: numb
       id,
       member,
       authority,
-      member.engine.start({ id, authority, source, target, actor: 'sim', reason }),
+      member.engine.start({ id, authority, source, target, actor: 'sim', reason, ...scheduleOf(schedules, clock.now()) }),
     );
   };
 
