@@ -158,14 +158,19 @@ async function refusedForAnotherMove(t: ExecutionContext, c: Cluster, key: strin
   }
 }
 
-test('a key called off may be reissued for the same move at any member, never for another one (422)', async (t) => {
-  const c = await withProj();
+/** k1 (east -> north) started at east-1 and cancelled at west-1 before it could commit. */
+async function calledOffK1(t: ExecutionContext, c: Cluster) {
   await writes(c, 1);
   const first = settle(c.members['east-1'].engine.start(toNorth({ id: 'k1' })));
   await c.clock.advanceAsync(100);
   await c.members['west-1'].engine.cancel('proj');
   t.like(await first, { ok: false, error: { code: 'transfer_cancelled' } });
   await c.clock.advanceAsync(100);
+}
+
+test('a key called off may be reissued for the same move at any member, never for another one (422)', async (t) => {
+  const c = await withProj();
+  await calledOffK1(t, c);
   await refusedForAnotherMove(t, c, 'k1', 'after its cancel');
   t.false(c.log.view().state.transfers.has('proj'), 'the refused reuse registered nothing');
   // Another transfer of the authority called off since does not free the key for another move.
@@ -183,12 +188,7 @@ test('a key called off may be reissued for the same move at any member, never fo
 
 test('every member restarted after a cancel (its memory gone) refuses the key for another move and answers a repeated cancel 204, from the replicated state', async (t) => {
   const c = await withProj();
-  await writes(c, 1);
-  const first = settle(c.members['east-1'].engine.start(toNorth({ id: 'k1' })));
-  await c.clock.advanceAsync(100);
-  await c.members['west-1'].engine.cancel('proj');
-  t.like(await first, { ok: false, error: { code: 'transfer_cancelled' } });
-  await c.clock.advanceAsync(100);
+  await calledOffK1(t, c);
   for (const member of Object.values(c.members)) member.restart();
   await refusedForAnotherMove(t, c, 'k1', 'after every member restarted');
   for (const member of Object.values(c.members)) await t.notThrowsAsync(member.engine.cancel('proj'), `a repeated cancel at ${member.id} stays 204`);
