@@ -8,7 +8,7 @@ export const OWNERSHIP_RECORDS_PER_PIECE = 1_000;
 
 /** One piece of a captured ownership state: a run of one kind of record, in key order. */
 type Piece =
-  | { kind: 'head'; format: 1 }
+  | { kind: 'head'; format: 1; abandonedTracked?: boolean }
   | RecordsPiece<'authorities', [string, Ownership]>
   | RecordsPiece<'pending', PendingAudit>
   | RecordsPiece<'transfers', TransferIntent>
@@ -24,9 +24,10 @@ export function captureOwnership(state: OwnershipState): StateCapture {
   const pending = state.pending.clone();
   const transfers = state.transfers.clone();
   const abandoned = state.abandoned.clone();
+  const abandonedTracked = state.abandonedTracked;
   return {
     *pieces(): IterableIterator<Piece> {
-      yield { kind: 'head', format: 1 };
+      yield { kind: 'head', format: 1, abandonedTracked };
       yield* recordPieces('authorities', authorities.entries(), OWNERSHIP_RECORDS_PER_PIECE);
       yield* recordPieces('pending', pending.values(), OWNERSHIP_RECORDS_PER_PIECE);
       yield* recordPieces('transfers', transfers.values(), OWNERSHIP_RECORDS_PER_PIECE);
@@ -45,6 +46,10 @@ export function assembleOwnership(): StateAssembly<OwnershipState> {
   return readPieces<OwnershipState, Extract<Piece, { kind: 'head' }>>({
     what: 'ownership snapshot',
     format: 1,
+    // A capture taken before keys were tracked says nothing of it: not tracked yet.
+    head(head) {
+      state.abandonedTracked = head.abandonedTracked === true;
+    },
     records: {
       authorities(records) {
         for (const entry of records as [string, Ownership][]) {

@@ -17,6 +17,7 @@ export function emptyOwnershipState(): OwnershipState {
     pending: sortedTree(),
     transfers: sortedTree(),
     abandoned: sortedTree(),
+    abandonedTracked: true,
     pendingByAuthority: new Map(),
     transfersBySource: new Map(),
     transfersByTarget: new Map(),
@@ -89,6 +90,7 @@ export function dropIntent(state: OwnershipState, authority: string): TransferIn
  * The same key released again (its move reissued, then called off again) keeps only the newer.
  */
 export function putAbandoned(state: OwnershipState, given: AbandonedTransfer): void {
+  if (!state.abandonedTracked) return;
   const previous = state.abandonedById.get(given.id);
   if (previous !== undefined) dropAbandoned(state, previous);
   // Log indexes only grow, so this is the release's own index; a log that repeated one would
@@ -172,8 +174,9 @@ export interface OwnershipSnapshot {
   authorities: [string, Ownership][];
   pending: [string, PendingAudit][];
   transfers: [string, TransferIntent][];
-  /** Absent from a snapshot taken before abandoned keys were replicated. */
+  /** Absent from a snapshot taken before abandoned keys were replicated (then not tracked yet). */
   abandoned?: [number, AbandonedTransfer][];
+  abandonedTracked?: boolean;
 }
 
 export function snapshotOwnership(state: OwnershipState): OwnershipSnapshot {
@@ -182,6 +185,7 @@ export function snapshotOwnership(state: OwnershipState): OwnershipSnapshot {
     pending: [...state.pending],
     transfers: [...state.transfers],
     abandoned: [...state.abandoned],
+    abandonedTracked: state.abandonedTracked,
   });
 }
 
@@ -201,6 +205,7 @@ export function restoreOwnership(snapshot: unknown): OwnershipState {
   for (const [authority, ownership] of entries<Ownership>(copy.authorities)) putOwnership(state, authority, ownership);
   for (const [, pending] of entries<PendingAudit>(copy.pending)) putPending(state, pending);
   for (const [, intent] of entries<TransferIntent>(copy.transfers)) putIntent(state, intent);
+  state.abandonedTracked = copy.abandonedTracked === true;
   // In release order, so the bounds evict as they did when the releases applied.
   const abandoned = Array.isArray(copy.abandoned) ? (copy.abandoned as [number, AbandonedTransfer][]).map(([, entry]) => entry) : [];
   for (const entry of abandoned.sort((a, b) => a.released - b.released)) putAbandoned(state, entry);

@@ -48,6 +48,9 @@ export class OwnershipStateMachine implements StateMachine<OwnershipState, Owner
     switch (command.type) {
       case 'transfer_authority':
         return this.transferAuthority(state, command, ctx);
+      case 'track_abandoned_keys':
+        state.abandonedTracked = true;
+        return { ok: true, tracked: true };
       case 'set_authority_placement':
         return setAuthorityPlacement(state, command);
       case 'commit_planned_transfer':

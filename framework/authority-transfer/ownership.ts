@@ -129,11 +129,12 @@ export interface AbandonedTransfer {
 
 /**
  * The newest abandoned keys kept per authority (a key reissued for another move of the same
- * authority after four later ones were called off is no longer recognised) and in total (about
- * 250 bytes each: 16 MiB at the bound). Constants, not options: every member must evict alike.
+ * authority after four later ones were called off is no longer recognised) and in total: about
+ * 300 bytes each as usually named (5 MiB at the bound), 4 KiB at most (a 1,024-character reason,
+ * bounded names: 64 MiB). Constants, not options: every member must evict alike.
  */
 export const ABANDONED_PER_AUTHORITY = 4;
-export const ABANDONED_TOTAL = 65_536;
+export const ABANDONED_TOTAL = 16_384;
 
 /**
  * The replicated ownership state. Keyed collections throughout, so any string (`constructor`,
@@ -150,6 +151,14 @@ export interface OwnershipState {
   transfers: SortedTree<string, TransferIntent>;
   /** Transfers released without their commit, by the log index of the release (AbandonedTransfer). */
   abandoned: SortedTree<number, AbandonedTransfer>;
+  /**
+   * Releases are filed in `abandoned` (and a called-off key refused at registration) from a
+   * point of the log every member shares: from the start for a state begun this way, else from
+   * the `track_abandoned_keys` entry a leader appends once. A member restored from a snapshot
+   * taken before keys were tracked would otherwise know only the releases after its own
+   * snapshot, and refuse registrations another member accepts.
+   */
+  abandonedTracked: boolean;
   /** authority -> ids of its pending records. */
   pendingByAuthority: Map<string, Set<string>>;
   /** source datacenter -> authorities with a registered transfer from it. */
@@ -277,6 +286,11 @@ export interface AckAuditCommand {
   member: MemberId;
 }
 
+/** From this entry on, releases are filed as abandoned keys (see OwnershipState.abandonedTracked). */
+export interface TrackAbandonedKeysCommand {
+  type: 'track_abandoned_keys';
+}
+
 export type TransferLifecycleCommand =
   | RegisterTransferCommand
   | FreezeTransferCommand
@@ -297,6 +311,7 @@ export type SetAuthorityPlacementResult =
   | { ok: false; reason: 'unknown_authority' | 'invalid_placement' };
 
 export type OwnershipCommand =
+  | TrackAbandonedKeysCommand
   | SetAuthorityPlacementCommand
   | TransferAuthorityCommand
   | CommitPlannedTransferCommand
@@ -346,6 +361,7 @@ export type OwnershipResult =
   | AckAuditResult
   | SettleCatchUpResult
   | SetAuthorityPlacementResult
+  | { ok: true; tracked: true }
   | { ok: false; reason: 'unknown_command' };
 
 /** The record's barrier: the highest final serial of the source members (their only one, usually). */

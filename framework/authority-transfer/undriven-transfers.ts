@@ -28,6 +28,8 @@ export class UndrivenTransfers {
   private readonly resolutions = new Map<TransferPlan, { timer: Timer; attempt: number }>();
   private sweepTimer: Timer | undefined;
   private stopped = false;
+  /** A track_abandoned_keys proposal is in flight. */
+  private tracking = false;
 
   constructor(private readonly deps: UndrivenTransfersDeps) {}
 
@@ -59,6 +61,7 @@ export class UndrivenTransfers {
    */
   private sweep(): void {
     if (this.stopped) return;
+    this.trackAbandonedKeys();
     const now = this.deps.clock.now();
     const grace = this.deps.options.expiryGraceMs;
     for (const intent of this.deps.consensus.view().state.transfers.values()) {
@@ -79,6 +82,20 @@ export class UndrivenTransfers {
       }
     }
     this.armSweep(this.deps.options.sweepIntervalMs);
+  }
+
+  /**
+   * A state restored from a snapshot older than abandoned-key tracking starts it with one log
+   * entry, appended by the leader, so every member tracks from the same point (ownership.ts).
+   */
+  private trackAbandonedKeys(): void {
+    if (this.tracking || this.deps.consensus.view().state.abandonedTracked || !this.deps.consensus.leadership().isLeader) return;
+    this.tracking = true;
+    void this.deps.consensus
+      .propose({ type: 'track_abandoned_keys' })
+      .then(() => this.deps.log.info('abandoned transfer keys are tracked in the replicated state from here on'))
+      .catch((error: unknown) => this.deps.log.debug({ err: (error as Error).message }, 'abandoned-key tracking not started yet; the next sweep retries'))
+      .finally(() => (this.tracking = false));
   }
 
   private armSweep(delay: number): void {

@@ -434,3 +434,26 @@ test('a new registration without source positions is refused (no barrier), while
   t.like(machine.apply(state, registration(), ctx(3)), { ok: true, existing: false });
   t.like(machine.apply(state, registration({ sources: [], driver: 'north-1' }), ctx(4)), { ok: true, existing: true, intent: { driver: 'west-1', sources: [{ member: 'east-1', barrier: 4800 }] } });
 });
+
+test('a state restored from a snapshot taken before keys were tracked files none until the track_abandoned_keys entry, so every member tracks from one point of the log', (t) => {
+  const old = machine.restore({ authorities: [['proj', { home: 'east', epoch: 1 }]], pending: [], transfers: [] });
+  t.false(old.abandonedTracked);
+  machine.apply(old, registration(), ctx(2));
+  machine.apply(old, { type: 'release_transfer', authority: 'proj', id: 'k1', why: 'cancelled' }, ctx(3));
+  t.is(abandonedKey(old, 'k1'), undefined, 'not tracked yet: nothing filed');
+  t.like(machine.apply(old, registration({ target: 'north' }), ctx(4)), { ok: true }, 'nor refused');
+  machine.apply(old, { type: 'release_transfer', authority: 'proj', id: 'k1', why: 'cancelled' }, ctx(5));
+  t.deepEqual(machine.apply(old, { type: 'track_abandoned_keys' }, ctx(6)), { ok: true, tracked: true });
+  machine.apply(old, registration({ id: 'k2' }), ctx(7));
+  machine.apply(old, { type: 'release_transfer', authority: 'proj', id: 'k2', why: 'timed_out' }, ctx(8));
+  t.like(abandonedKey(old, 'k2'), { why: 'timed_out', released: 8 });
+  const restored = machine.restore(JSON.parse(JSON.stringify(machine.snapshot(old))));
+  t.true(restored.abandonedTracked);
+  const assembly = machine.assemble();
+  for (const piece of machine.capture(old).pieces()) assembly.add(JSON.parse(JSON.stringify(piece)));
+  const assembled = assembly.finish();
+  t.true(assembled.abandonedTracked);
+  t.like(abandonedKey(assembled, 'k2'), { released: 8 });
+  t.true(machine.initial().abandonedTracked, 'a state begun with tracking tracks from its start');
+});
+

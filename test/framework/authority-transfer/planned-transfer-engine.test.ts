@@ -546,3 +546,16 @@ test('a retry admitted on a view that has not seen its commit answers the origin
   t.deepEqual(retry, original);
   t.is(moves(h), 1);
 });
+
+test('the leader starts abandoned-key tracking with one entry when its state was restored from before it, and only once', async (t) => {
+  const h = await engineHarness();
+  // As a state restored from a snapshot taken before keys were tracked reads.
+  h.consensus.view().state.abandonedTracked = false;
+  await h.clock.advanceAsync(2_500);
+  t.true(h.consensus.view().state.abandonedTracked);
+  t.is(h.consensus.log().filter((e) => e.command.type === 'track_abandoned_keys').length, 1);
+  await h.clock.advanceAsync(5_000);
+  t.is(h.consensus.log().filter((e) => e.command.type === 'track_abandoned_keys').length, 1, 'tracked: no further entry');
+  h.engine.stop();
+});
+
