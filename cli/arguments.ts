@@ -64,9 +64,12 @@ export function idempotencyKeyArgument(raw: string): string {
   return raw;
 }
 
-/** A time on the command line: ISO 8601 with its zone (2026-12-03T22:00:00Z), kept as given. */
+/**
+ * A time on the command line: ISO 8601 with seconds and its zone (2026-12-03T22:00:00Z), kept
+ * as given. Seconds are required because the nodes' RFC 3339 fields require them.
+ */
 export function isoTime(raw: string): string {
-  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(raw) || Number.isNaN(Date.parse(raw))) {
+  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.test(raw) || Number.isNaN(Date.parse(raw))) {
     throw new InvalidArgumentError(`${JSON.stringify(raw)} is not an ISO 8601 time with a zone (2026-12-03T22:00:00Z).`);
   }
   return raw;

@@ -69,7 +69,8 @@ export class ClockSkew {
   }
 
   private over(reading: PeerClockReading | undefined): boolean {
-    return reading !== undefined && Math.abs(reading.offsetMs) - reading.uncertaintyMs > this.boundMs;
+    // Clocks read in whole milliseconds: one more of slack, so a bound of 0 is not a coin toss.
+    return reading !== undefined && Math.abs(reading.offsetMs) - reading.uncertaintyMs - 1 > this.boundMs;
   }
 
   private fresh(reading: PeerClockReading): boolean {

@@ -53,8 +53,8 @@ const expectedEpoch = z
 const transferBody = z
   .object({
     authority: z.string().min(1, 'name the authority to move'),
-    source: z.string().min(1, 'name the datacenter the authority lives in'),
-    target: z.string().min(1, 'name the datacenter to move it to'),
+    source: z.string().min(1, 'name the datacenter the authority lives in').max(128, 'a datacenter name is at most 128 characters'),
+    target: z.string().min(1, 'name the datacenter to move it to').max(128, 'a datacenter name is at most 128 characters'),
     reason: z.string().max(1024, 'keep the reason under 1024 characters'),
     expected_epoch: expectedEpoch.optional(),
     not_before: z.iso.datetime({ offset: true }).optional().describe('Schedule it: registered now, started at this time (RFC 3339); answered 202 with its status'),

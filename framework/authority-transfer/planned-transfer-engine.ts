@@ -99,7 +99,7 @@ export class PlannedTransferEngine {
     const abandoned = replicated ?? (local?.request && { authority: local.authority, ...local.request, why: local.why });
     if (abandoned && !sameMove(request, abandoned)) throw new IdempotencyKeyMismatchError(request.id, abandonedMove(abandoned));
     const skewed = this.deps.clocks?.exceeded();
-    if (skewed) throw new ClockSkewError(request.id, skewed.peer, skewed.offsetMs, skewed.boundMs);
+    if (skewed) throw new ClockSkewError(request.id, skewed.peer, skewed.offsetMs, skewed.boundMs, 'before registering');
     const now = this.deps.clock.now();
     validateSchedule(request, now);
     // The plan is registered here before anything is awaited, so a cancel right after the POST
@@ -133,7 +133,10 @@ export class PlannedTransferEngine {
     const registered = plan?.id === request.id ? plan.registeredOnce : new Promise<never>(() => {});
     const first = await Promise.race([run.then((record) => ({ record })), registered.then(() => undefined)]);
     if (first) return first;
-    return { status: this.status(request.authority)! };
+    const status = this.status(request.authority);
+    // Called off as it registered: its run answers for it (409).
+    if (!status || status.id !== request.id || plan!.isAbandoned()) return { record: await run };
+    return { status };
   }
 
   /**
@@ -290,15 +293,25 @@ export class PlannedTransferEngine {
 
   /** A scheduled transfer waits for its start (a cancel meanwhile ends the wait with its answer). */
   private async untilStart(plan: TransferPlan): Promise<void> {
-    const startsIn = (plan.request.notBefore ?? 0) - this.deps.clock.now();
-    if (startsIn <= 0) return;
-    this.deps.log.info({ transfer: plan.id, authority: plan.authority, startsInMs: startsIn }, 'scheduled transfer registered; it starts at not_before');
-    try {
-      await this.deps.clock.sleep(startsIn, plan.signal);
-    } catch {
-      throw endedAnswer(plan);
+    const notBefore = plan.request.notBefore ?? 0;
+    if (notBefore <= this.deps.clock.now()) return;
+    this.deps.log.info({ transfer: plan.id, authority: plan.authority, startsInMs: notBefore - this.deps.clock.now() }, 'scheduled transfer registered; it starts at not_before');
+    // In steps of a day at most (a timer takes 24.8 days at most), until the clock says so.
+    for (let startsIn = notBefore - this.deps.clock.now(); startsIn > 0; startsIn = notBefore - this.deps.clock.now()) {
+      try {
+        await this.deps.clock.sleep(Math.min(startsIn, DAY_MS), plan.signal);
+      } catch {
+        throw endedAnswer(plan);
+      }
+      if (plan.isAbandoned()) throw endedAnswer(plan);
     }
-    if (plan.isAbandoned()) throw endedAnswer(plan);
+    // The clocks were checked when it was registered, maybe days ago: again before it runs.
+    const skewed = this.deps.clocks?.exceeded();
+    if (skewed && plan.abandon(`a peer clock is past the skew bound at its start (${skewed.peer})`)) {
+      this.registry.abandon(plan);
+      this.releases.release(plan, 'abandoned');
+      throw new ClockSkewError(plan.id, skewed.peer, skewed.offsetMs, skewed.boundMs, 'at its start');
+    }
   }
 
   /**
@@ -514,6 +527,8 @@ export class PlannedTransferEngine {
  * When a run gives up: a scheduled transfer's `notAfter`, else the budget from its start (its
  * `notBefore` if later than now).
  */
+const DAY_MS = 24 * 3600_000;
+
 function scheduledDeadline(request: TransferRequest, now: number, budgetMs: number): number {
   return request.notAfter ?? Math.max(now, request.notBefore ?? now) + budgetMs;
 }

@@ -206,13 +206,14 @@ export class SourceUnreadableError extends TransferError {
 /**
  * A peer's clock is further from the driving member's than `transfers.maxClockSkewMs`: the
  * deadline this member would stamp on the registration could be judged passed by that peer
- * early, so it drives no new transfer until the clocks agree (nothing was registered).
+ * early, so it drives no new transfer until the clocks agree (nothing was registered), nor
+ * starts a scheduled one (released unstarted).
  */
 export class ClockSkewError extends TransferError {
-  constructor(readonly id: string, readonly peer: string, readonly offsetMs: number, readonly boundMs: number) {
+  constructor(readonly id: string, readonly peer: string, readonly offsetMs: number, readonly boundMs: number, when: 'before registering' | 'at its start') {
     super(
       'clock_skew',
-      `transfer ${id} was not registered: the clock of ${peer} is ${Math.round(Math.abs(offsetMs))} ms ${offsetMs > 0 ? 'ahead of' : 'behind'} this member's, past transfers.maxClockSkewMs (${boundMs} ms); synchronise the clocks (NTP), then retry with Idempotency-Key ${id}, or send the request to a member whose clock agrees`,
+      `transfer ${id} ${when === 'before registering' ? 'was not registered' : 'was released at its scheduled start, unstarted'}: the clock of ${peer} is ${Math.round(Math.abs(offsetMs))} ms ${offsetMs > 0 ? 'ahead of' : 'behind'} this member's, past transfers.maxClockSkewMs (${boundMs} ms); synchronise the clocks (NTP), then retry with Idempotency-Key ${id}, or send the request to a member whose clock agrees`,
     );
   }
 }

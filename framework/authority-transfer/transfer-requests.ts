@@ -24,8 +24,12 @@ export function validateTransferRequest(request: TransferRequest): void {
   }
 }
 
-/** How far ahead a transfer may be scheduled: past this, a not_before or not_after is a mistake. */
-export const MAX_SCHEDULE_AHEAD_MS = 30 * 24 * 3600_000;
+/**
+ * How far ahead a transfer may be scheduled: past this, a not_before or not_after is a mistake.
+ * A week: a deadline that far keeps every member's timers (24.8 days at most) well in range,
+ * and an undriven registration (its driver restarted) holds the authority no longer than that.
+ */
+export const MAX_SCHEDULE_AHEAD_MS = 7 * 24 * 3600_000;
 
 /** A schedule's times (the driver's clock, `now`): in order, ahead, and within the horizon. */
 export function validateSchedule(request: TransferRequest, now: number): void {
@@ -33,7 +37,7 @@ export function validateSchedule(request: TransferRequest, now: number): void {
   for (const [field, at] of [['not_before', notBefore], ['not_after', notAfter]] as const) {
     if (at === undefined) continue;
     if (!Number.isSafeInteger(at)) throw new InvalidTransferRequestError(`${field} must be a time`);
-    if (at - now > MAX_SCHEDULE_AHEAD_MS) throw new InvalidTransferRequestError(`${field} is more than 30 days ahead`);
+    if (at - now > MAX_SCHEDULE_AHEAD_MS) throw new InvalidTransferRequestError(`${field} is more than 7 days ahead`);
   }
   if (notAfter !== undefined && notAfter <= now) throw new InvalidTransferRequestError('not_after has passed: a transfer scheduled to end by then could not start');
   if (notBefore !== undefined && notAfter !== undefined && notAfter <= notBefore) throw new InvalidTransferRequestError('not_after must be later than not_before');

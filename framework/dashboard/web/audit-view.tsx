@@ -84,7 +84,8 @@ export function AuditView({ token }: { token: string }) {
 function AuditRecords({ token, filter }: { token: string; filter: Filter }) {
   const [older, setOlder] = useState<{ records: AuditRow[]; next: string | null; error?: string }>();
   const newest = usePolling(() => api<AuditPage>(token, 'GET', auditPath(filter)), 2_000, [token]);
-  // The newest page moves on as records are sealed, so it may come to hold some an older page has.
+  // Paging freezes what is shown (the newest page included) and reads on from its last row, so
+  // a record that the polled newest page lets go of is still shown; one both hold shows once.
   const seen = new Set<string>();
   const rows = [...(newest.data?.records ?? []), ...(older?.records ?? [])].filter((r) => !seen.has(r.id) && seen.add(r.id));
   const next = older ? older.next : (newest.data?.next ?? null);
@@ -92,9 +93,9 @@ function AuditRecords({ token, filter }: { token: string; filter: Filter }) {
     if (!next) return;
     try {
       const page = await api<AuditPage>(token, 'GET', auditPath(filter, next));
-      setOlder({ records: [...(older?.records ?? []), ...page.records], next: page.next });
+      setOlder({ records: [...rows, ...page.records], next: page.next });
     } catch (e) {
-      setOlder({ records: older?.records ?? [], next, error: describeError(e) });
+      setOlder({ records: rows, next, error: describeError(e) });
     }
   };
   return (

@@ -68,13 +68,13 @@ test('a scheduled transfer not committed by not_after is abandoned with no audit
   t.is(await c.members['west-1'].audit.byId('k1'), undefined, 'no audit');
 });
 
-test('a schedule out of order, past, or beyond 30 days is refused (400) and registers nothing', async (t) => {
+test('a schedule out of order, past, or beyond 7 days is refused (400) and registers nothing', async (t) => {
   const c = await withProj();
   const now = c.clock.now();
   for (const [schedule, why] of [
     [{ notAfter: now - 1 }, /not_after has passed/],
     [{ notBefore: now + MINUTE, notAfter: now + MINUTE }, /not_after must be later than not_before/],
-    [{ notBefore: now + 31 * 24 * 60 * MINUTE }, /not_before is more than 30 days ahead/],
+    [{ notBefore: now + 8 * 24 * 60 * MINUTE }, /not_before is more than 7 days ahead/],
   ] as const) {
     const refused = await settle(c.members['west-1'].engine.schedule(toNorth({ id: 'k1', ...schedule })));
     t.true(!refused.ok && refused.error instanceof InvalidTransferRequestError && refused.error.status === 400, JSON.stringify(refused));
