@@ -35,6 +35,7 @@ import { TransferCancels } from './transfer-cancels.js';
 import { TransferRegistration } from './transfer-registration.js';
 import { transferStatus, type TransferStatus } from './transfer-status.js';
 import { UndrivenTransfers } from './undriven-transfers.js';
+import { answerAtRegistration, scheduledDeadline, untilScheduledStart } from './scheduled-start.js';
 
 export { DEFAULT_PLANNED_TRANSFER_OPTIONS, type PlannedTransferDeps, type PlannedTransferOptions } from './planned-transfer-options.js';
 export type { TransferStatus } from './transfer-status.js';
@@ -118,25 +119,10 @@ export class PlannedTransferEngine {
     return { record: await this.start(request) };
   }
 
-  /**
-   * A scheduled transfer (`notBefore` ahead): its run starts as `start` does, and this answers as
-   * soon as the registration is replicated (so any member shows and can cancel it) with its
-   * status, or with the run's own answer if it ends first (a committed key: its record).
-   */
-  async schedule(request: TransferRequest): Promise<{ status: TransferStatus } | { record: AuditRecord }> {
+  /** A scheduled transfer (`notBefore` ahead): its run starts as `start` does; answered at its registration (scheduled-start.ts). */
+  schedule(request: TransferRequest): Promise<{ status: TransferStatus } | { record: AuditRecord }> {
     const run = this.start(request);
-    // Its outcome is read later (status, audit); this request answers at registration.
-    run.catch(() => {});
-    // The plan is in the registry once start returned, unless it refused the request (then the
-    // run rejects, and whatever plan is there is another transfer's).
-    const plan = this.registry.get(request.authority);
-    const registered = plan?.id === request.id ? plan.registeredOnce : new Promise<never>(() => {});
-    const first = await Promise.race([run.then((record) => ({ record })), registered.then(() => undefined)]);
-    if (first) return first;
-    const status = this.status(request.authority);
-    // Called off as it registered: its run answers for it (409).
-    if (!status || status.id !== request.id || plan!.isAbandoned()) return { record: await run };
-    return { status };
+    return answerAtRegistration(run, this.registry.get(request.authority), request, () => this.status(request.authority));
   }
 
   /**
@@ -291,22 +277,10 @@ export class PlannedTransferEngine {
     }
   }
 
-  /** A scheduled transfer waits for its start (a cancel meanwhile ends the wait with its answer). */
+  /** A scheduled transfer waits for its start, then has the clocks checked again: they were when it registered, maybe days ago. */
   private async untilStart(plan: TransferPlan): Promise<void> {
-    const notBefore = plan.request.notBefore ?? 0;
-    if (notBefore <= this.deps.clock.now()) return;
-    this.deps.log.info({ transfer: plan.id, authority: plan.authority, startsInMs: notBefore - this.deps.clock.now() }, 'scheduled transfer registered; it starts at not_before');
-    // In steps of a day at most (a timer takes 24.8 days at most), until the clock says so.
-    for (let startsIn = notBefore - this.deps.clock.now(); startsIn > 0; startsIn = notBefore - this.deps.clock.now()) {
-      try {
-        await this.deps.clock.sleep(Math.min(startsIn, DAY_MS), plan.signal);
-      } catch {
-        throw endedAnswer(plan);
-      }
-      if (plan.isAbandoned()) throw endedAnswer(plan);
-    }
-    // The clocks were checked when it was registered, maybe days ago: again before it runs.
-    const skewed = this.deps.clocks?.exceeded();
+    const waited = await untilScheduledStart(plan, this.deps.clock, this.deps.log);
+    const skewed = waited ? this.deps.clocks?.exceeded() : undefined;
     if (skewed && plan.abandon(`a peer clock is past the skew bound at its start (${skewed.peer})`)) {
       this.registry.abandon(plan);
       this.releases.release(plan, 'abandoned');
@@ -521,14 +495,4 @@ export class PlannedTransferEngine {
     if (planned || (command.type === 'transfer_authority' && result.ok)) this.registry.abandoned.forget(authority);
   }
 
-}
-
-/**
- * When a run gives up: a scheduled transfer's `notAfter`, else the budget from its start (its
- * `notBefore` if later than now).
- */
-const DAY_MS = 24 * 3600_000;
-
-function scheduledDeadline(request: TransferRequest, now: number, budgetMs: number): number {
-  return request.notAfter ?? Math.max(now, request.notBefore ?? now) + budgetMs;
 }

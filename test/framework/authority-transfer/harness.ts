@@ -5,6 +5,7 @@ import type { OwnershipCommand, OwnershipResult, OwnershipState } from '@baton/a
 import { OwnershipStateMachine } from '@baton/authority-transfer/internal/ownership-state-machine.js';
 import {
   PlannedTransferEngine,
+  type PlannedTransferDeps,
   type PlannedTransferOptions,
 } from '@baton/authority-transfer/internal/planned-transfer-engine.js';
 import type { TransferRequest } from '@baton/authority-transfer/internal/transfer-plan.js';
@@ -18,7 +19,7 @@ export type OwnershipLocalConsensus = LocalConsensus<OwnershipState, OwnershipCo
 
 /** One member's planned-transfer engine over fakes: single-member consensus, memory audit, scripted probe. */
 export async function engineHarness(
-  options: { self?: string; datacenter?: string; voters?: string[]; engine?: Partial<PlannedTransferOptions> } = {},
+  options: { self?: string; datacenter?: string; voters?: string[]; engine?: Partial<PlannedTransferOptions>; clocks?: PlannedTransferDeps['clocks'] } = {},
 ) {
   const self = options.self ?? 'east-1';
   const clock = new VirtualClock();
@@ -33,7 +34,7 @@ export async function engineHarness(
   const probe = new ScriptedFrontierProbe(clock);
   const feed = new ChangeFeed(self, { mintIncarnation: () => `${self}-inc` });
   await feed.open();
-  const engine = new PlannedTransferEngine({ consensus, audit, projection, probe, feed, clock, log }, options.engine);
+  const engine = new PlannedTransferEngine({ consensus, audit, projection, probe, feed, clock, log, ...(options.clocks ? { clocks: options.clocks } : {}) }, options.engine);
   // This member is the source's only member: it records its final serial when a transfer freezes.
   const freezes = new FreezeAcknowledger(consensus, feed, options.datacenter ?? 'east', clock, log);
   projection.start();

@@ -1,7 +1,8 @@
 import test from 'ava';
-import { CatchUpTimeoutError, InvalidTransferRequestError, TransferCancelledError } from '@baton/authority-transfer/internal/transfer-errors.js';
+import type { ClockSkewExcess } from '@baton/authority-transfer/internal/clock-skew.js';
+import { CatchUpTimeoutError, ClockSkewError, InvalidTransferRequestError, TransferCancelledError } from '@baton/authority-transfer/internal/transfer-errors.js';
 import { clusterHarness } from './cluster-harness.js';
-import { request, settle } from './harness.js';
+import { engineHarness, establish, request, settle } from './harness.js';
 
 // A scheduled planned transfer (not_before, not_after): registered at once, so it holds the
 // authority's one transfer and any member can cancel it; nothing read nor frozen before its
@@ -82,3 +83,23 @@ test('a schedule out of order, past, or beyond 7 days is refused (400) and regis
   }
   t.false(c.log.view().state.transfers.has('proj'));
 });
+
+test('the clocks are checked again at a scheduled start: a peer past the bound by then releases it unstarted (503 clock-skew), nothing moved', async (t) => {
+  let excess: ClockSkewExcess | undefined;
+  const h = await engineHarness({ clocks: { exceeded: () => excess } });
+  await establish(h.consensus, 'proj', 'east');
+  const start = h.clock.now() + MINUTE;
+  const scheduled = request({ id: 'k1', notBefore: start });
+  t.true((await settle(h.engine.schedule(scheduled))).ok, 'registered while the clocks agreed');
+  const run = settle(h.engine.start(scheduled));
+  excess = { peer: 'west-1', offsetMs: 9_000, uncertaintyMs: 2, at: h.clock.now(), boundMs: 5_000 };
+  await h.clock.advanceAsync(MINUTE + 1_000);
+  const ended = await run;
+  t.true(!ended.ok && ended.error instanceof ClockSkewError && ended.error.status === 503, JSON.stringify(ended));
+  t.regex((ended as { error: Error }).error.message, /released at its scheduled start, unstarted: the clock of west-1 is 9000 ms ahead/);
+  await h.clock.advanceAsync(1_000);
+  t.false(h.consensus.view().state.transfers.has('proj'), 'its registration is released');
+  t.is(h.consensus.view().state.authorities.get('proj')!.home, 'east');
+  h.engine.stop();
+});
+
