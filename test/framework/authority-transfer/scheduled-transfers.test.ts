@@ -85,14 +85,14 @@ test('a schedule out of order, past, or beyond 7 days is refused (400) and regis
 });
 
 test('the clocks are checked again at a scheduled start: a peer past the bound by then releases it unstarted (503 clock-skew), nothing moved', async (t) => {
-  let excess: ClockSkewExcess | undefined;
-  const h = await engineHarness({ clocks: { exceeded: () => excess } });
+  const skew: { excess?: ClockSkewExcess } = {};
+  const h = await engineHarness({ clocks: { exceeded: () => skew.excess } });
   await establish(h.consensus, 'proj', 'east');
   const start = h.clock.now() + MINUTE;
   const scheduled = request({ id: 'k1', notBefore: start });
   t.true((await settle(h.engine.schedule(scheduled))).ok, 'registered while the clocks agreed');
   const run = settle(h.engine.start(scheduled));
-  excess = { peer: 'west-1', offsetMs: 9_000, uncertaintyMs: 2, at: h.clock.now(), boundMs: 5_000 };
+  skew.excess = { peer: 'west-1', offsetMs: 9_000, uncertaintyMs: 2, at: h.clock.now(), boundMs: 5_000 };
   await h.clock.advanceAsync(MINUTE + 1_000);
   const ended = await run;
   t.true(!ended.ok && ended.error instanceof ClockSkewError && ended.error.status === 503, JSON.stringify(ended));
