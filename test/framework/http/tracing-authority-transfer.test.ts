@@ -13,7 +13,6 @@ import { call } from '../../hosts/authority-node/http-call.js';
 import { loopbackMembers, waitForLeader } from '../../hosts/authority-node/loopback-members.js';
 import { ADMIN, WRITER, transfer } from '../../hosts/authority-node/node-harness.js';
 import { eventually } from '../../hosts/eventually.js';
-import { testPeerAuth } from '../../support/peer-auth.js';
 
 const TRACE_ID = '0af7651916cd43dd8448eb211c80319c';
 const CALLER_SPAN_ID = 'b7ad6b7169203331';
@@ -21,7 +20,7 @@ const memberOf = (span: ReadableSpan) => String(span.resource.attributes['servic
 
 test('one trace follows a planned authority transfer from the member asked to the members its barrier probes', async (t) => {
   const members = await loopbackMembers(['east', 'west', 'north']);
-  const { ids, peers } = members;
+  const { ids } = members;
   const roster = members.roster();
   const exporter = new InMemorySpanExporter();
   const hosts: Host[] = [];
@@ -32,15 +31,7 @@ test('one trace follows a planned authority transfer from the member asked to th
   for (let i = 0; i < 3; i++) {
     const tracing = new MemberTracing(ids[i], { exporter });
     t.teardown(() => tracing.stop());
-    const host = authorityNodeHostBuilder({
-      node: members.node(i, roster),
-      consensus: { use: 'raft', options: { member: ids[i], voters: ids } },
-      peerTransport: { use: 'raft-http-transport', options: { member: ids[i], peers } },
-      peerAuth: testPeerAuth(ids[i], ids),
-      auditStore: { use: 'memory-audit-store' },
-      dataDir: null,
-      log: { level: 'silent' },
-    })
+    const host = authorityNodeHostBuilder(members.raftHost(i, roster))
       .value(TRACING, tracing)
       .build();
     await host.start();

@@ -7,7 +7,6 @@ import type { AuthorityNode } from '@baton/authority-transfer/internal/authority
 import type { Host } from '@baton/kernel/internal/host.js';
 import { SystemClock } from '@baton/kernel/internal/system-clock.js';
 import { authorityNodeHostBuilder, startAuthorityNode } from '@baton/host-authority-node/internal/host.js';
-import { testPeerAuth } from '../../support/peer-auth.js';
 import { call } from './http-call.js';
 import { loopbackMembers, waitForLeader } from './loopback-members.js';
 import { ADMIN, transfer, waitFor } from './node-harness.js';
@@ -22,7 +21,6 @@ class OffsetClock extends SystemClock implements Clock {
 
 test('a member that reads a peer clock past transfers.maxClockSkewMs drives no new transfer (503 clock-skew, nothing registered) until the clocks agree again', async (t) => {
   const members = await loopbackMembers(['east', 'west', 'north']);
-  const { ids, peers } = members;
   const roster = members.roster();
   const north = new OffsetClock();
   north.offsetMs = 30_000;
@@ -30,13 +28,8 @@ test('a member that reads a peer clock past transfers.maxClockSkewMs drives no n
   try {
     for (let i = 0; i < 3; i++) {
       const builder = authorityNodeHostBuilder({
+        ...members.raftHost(i, roster),
         node: { ...members.node(i, roster), transfers: { expiryGraceMs: 10_000, maxClockSkewMs: 2_000 } },
-        consensus: { use: 'raft', options: { member: ids[i], voters: ids } },
-        peerTransport: { use: 'raft-http-transport', options: { member: ids[i], peers } },
-        peerAuth: testPeerAuth(ids[i], ids),
-        auditStore: { use: 'memory-audit-store' },
-        dataDir: null,
-        log: { level: 'silent' },
       });
       if (i === 2) builder.value(CLOCK, north);
       const host = builder.build();

@@ -1,4 +1,5 @@
 import { freeLoopbackPort } from '@baton/conformance/internal/servers/server-process.js';
+import { testPeerAuth } from '../../support/peer-auth.js';
 import { PEER, tokens, waitFor } from './node-harness.js';
 
 type Roster = Record<string, { members: Record<string, { public: string }> }>;
@@ -19,6 +20,12 @@ export interface LoopbackMembers {
    * control port, the harness tokens, and its peers' feeds pulled every 20 ms.
    */
   node(i: number, roster: Roster): MemberNodeOptions;
+  /**
+   * Member `i`'s host config for a Raft cluster of all the members over their public servers:
+   * its node options, Raft and its HTTP transport, peer credentials, a memory audit store, no
+   * data dir, no log output.
+   */
+  raftHost(i: number, roster: Roster): Record<string, unknown>;
 }
 
 export interface MemberNodeOptions {
@@ -58,6 +65,18 @@ export async function loopbackMembers(datacenters: string[]): Promise<LoopbackMe
       peerToken: PEER,
       feed: { pullIntervalMs: 20 },
     }),
+    raftHost(i: number, roster: Roster) {
+      const self = this as LoopbackMembers;
+      return {
+        node: self.node(i, roster),
+        consensus: { use: 'raft', options: { member: ids[i], voters: ids } },
+        peerTransport: { use: 'raft-http-transport', options: { member: ids[i], peers: self.peers } },
+        peerAuth: testPeerAuth(ids[i], ids),
+        auditStore: { use: 'memory-audit-store' },
+        dataDir: null,
+        log: { level: 'silent' },
+      };
+    },
   };
 }
 

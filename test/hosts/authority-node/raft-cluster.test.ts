@@ -1,4 +1,3 @@
-import { testPeerAuth } from '../../support/peer-auth.js';
 import test from 'ava';
 import { AUDIT_STORE } from '@baton/contracts/internal/audit-store.js';
 import { METADATA_CONSENSUS } from '@baton/contracts/internal/metadata-consensus.js';
@@ -11,21 +10,12 @@ import { ADMIN, WRITER, transfer, waitFor } from './node-harness.js';
 
 test('three nodes on Raft over their public servers: a planned transfer commits and every voter stores its audit', async (t) => {
   const members = await loopbackMembers(['east', 'west', 'north']);
-  const { ids, peers } = members;
   const roster = members.roster();
   const nodes = [];
   try {
     for (let i = 0; i < 3; i++) {
       nodes.push(
-        await startAuthorityNode({
-          node: members.node(i, roster),
-          consensus: { use: 'raft', options: { member: ids[i], voters: ids } },
-          peerTransport: { use: 'raft-http-transport', options: { member: ids[i], peers } },
-          peerAuth: testPeerAuth(ids[i], ids),
-          auditStore: { use: 'memory-audit-store' },
-          dataDir: null,
-          log: { level: 'silent' },
-        }),
+        await startAuthorityNode(members.raftHost(i, roster)),
       );
     }
     const consensus = nodes.map((n) => n.host.get(METADATA_CONSENSUS) as OwnershipConsensus);

@@ -1,4 +1,3 @@
-import { testPeerAuth } from '../../support/peer-auth.js';
 import test from 'ava';
 import { METADATA_CONSENSUS } from '@baton/contracts/internal/metadata-consensus.js';
 import type { OwnershipConsensus } from '@baton/authority-transfer/internal/audit-projection.js';
@@ -18,7 +17,6 @@ async function control(base: string, method: string, path: string, options: { bo
 
 test('three authority nodes on Raft: a guarded planned transfer retried at other members replays its record, a stale guard anywhere is 412, another move under the key 422', async (t) => {
   const members = await loopbackMembers(['east', 'west', 'north']);
-  const { ids, peers } = members;
   const roster = members.roster();
   const nodes: Awaited<ReturnType<typeof startAuthorityNode>>[] = [];
   t.teardown(async () => {
@@ -26,15 +24,7 @@ test('three authority nodes on Raft: a guarded planned transfer retried at other
   });
   for (let i = 0; i < 3; i++) {
     nodes.push(
-      await startAuthorityNode({
-        node: members.node(i, roster),
-        consensus: { use: 'raft', options: { member: ids[i], voters: ids } },
-        peerTransport: { use: 'raft-http-transport', options: { member: ids[i], peers } },
-        peerAuth: testPeerAuth(ids[i], ids),
-        auditStore: { use: 'memory-audit-store' },
-        dataDir: null,
-        log: { level: 'silent' },
-      }),
+      await startAuthorityNode(members.raftHost(i, roster)),
     );
   }
   await waitForLeader(nodes.map((n) => n.host.get(METADATA_CONSENSUS) as OwnershipConsensus));
