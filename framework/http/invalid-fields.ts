@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { HttpProblem } from './problem.js';
 
 /** One invalid input field, as listed in a 400 problem's `invalid_fields` member. */
 export interface InvalidField {
@@ -14,4 +15,12 @@ export function invalidFields(issues: readonly z.core.$ZodIssue[]): InvalidField
 /** "records.0.body: Invalid input; target: Required" — for the human-readable detail. */
 export function describeInvalidFields(fields: readonly InvalidField[]): string {
   return fields.map((f) => (f.path ? `${f.path}: ${f.message}` : f.message)).join('; ');
+}
+
+/**
+ * A 400 for one field of a body that passed its schema but not a rule the schema cannot say
+ * (two fields that go together, a time already past), shaped like a schema refusal.
+ */
+export function invalidBodyField(field: string, message: string): HttpProblem {
+  return new HttpProblem({ status: 400, type: 'invalid-input', detail: `invalid request body: ${field}: ${message}`, extra: { invalid_fields: [{ path: field, message }] } });
 }

@@ -26,6 +26,7 @@ import { labelsSchema, placementSchema } from './labels.js';
 import { nodePage, pageQuery, streamPage, transferPage, transferPageQuery } from './listing.js';
 import { drainProgress, nodeStatus, type DrainProgress, type NodeStatus, type RenewalAge } from './progress.js';
 import { MOVES_SHOWN, planPreview, rebalancePage, rebalancePageQuery } from './rebalance-listing.js';
+import { addPlanRoutes } from './plan-routes.js';
 import type { StreamConsensus } from './stream-node.js';
 
 /** The scope an admin token must carry (401 without a token, 403 without the scope). */
@@ -137,6 +138,7 @@ export function createAdminRouter(consensus: StreamConsensus, options: AdminRout
   if (options.clock) {
     addMaintenanceRoutes(router, { decide, state, clock: options.clock, budget: options.maintenanceBudget ?? DEFAULT_MAINTENANCE_BUDGET, ...(age ? { age } : {}) });
   }
+  addPlanRoutes(router, { decide, state });
   const requireAudit = (): AuditStore => {
     if (options.audit) return options.audit;
     throw new HttpProblem({ status: 503, type: 'audit-unavailable', detail: 'this node has no audit store: configure auditStore in its host config' });

@@ -10,6 +10,8 @@ export const STREAM_AUDIT_KINDS = [
   'node_drain',
   'node_undrain',
   'rebalance_planned',
+  'plan_executed',
+  'plan_cancelled',
   'node_failover',
   'stream_failed_over',
   'zombie_fenced',

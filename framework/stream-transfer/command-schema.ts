@@ -16,6 +16,20 @@ const count = z.number().int().nonnegative();
 const epoch = z.number().int().positive();
 const producerMark = z.object({ seq: count, first: count, count: count });
 
+/** Nodes one drain plan empties at most. */
+export const MAX_PLAN_NODES = 64;
+/** Moves in flight at once a plan may ask for at most. */
+export const MAX_PLAN_CONCURRENT = 10_000;
+const planId = z.string().regex(/^plan-\d{1,16}$/);
+const planLimits = z
+  .object({ maxConcurrent: z.number().int().positive().max(MAX_PLAN_CONCURRENT), movesPerSecond: z.number().positive().max(MAX_MOVES_PER_SECOND).optional() })
+  .strict();
+export const planGoalSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('rebalance') }).strict(),
+  z.object({ type: z.literal('drain'), nodes: z.array(id).min(1).max(MAX_PLAN_NODES) }).strict(),
+  z.object({ type: z.literal('restore-preferences') }).strict(),
+]);
+
 /** Acknowledgements one entry carries at most (the projection sends batches of 512). */
 export const MAX_AUDIT_ACK_BATCH = 1024;
 
@@ -71,6 +85,16 @@ const commandShapes = [
   z.object({ type: z.literal('node-liveness'), node: id, liveness: z.enum(['Alive', 'Suspect', 'Dead']) }),
   z.object({ type: z.literal('failover'), node: id, force: z.boolean().optional(), expectedStreams: count.optional() }),
   z.object({ type: z.literal('fenced'), stream: id, node: id, epoch, tail: count }),
+  z.object({ type: z.literal('create-plan'), goal: planGoalSchema, limits: planLimits }),
+  z.object({ type: z.literal('execute-plan'), plan: planId }),
+  z.object({
+    type: z.literal('set-plan-limits'),
+    plan: planId,
+    maxConcurrent: z.number().int().positive().max(MAX_PLAN_CONCURRENT).optional(),
+    movesPerSecond: z.number().positive().max(MAX_MOVES_PER_SECOND).nullable().optional(),
+  }),
+  z.object({ type: z.literal('cancel-plan'), plan: planId }),
+  z.object({ type: z.literal('allow-plan-moves'), plan: planId, moves: z.number().int().positive().max(MAX_MOVES_PER_SECOND) }),
   z.object({
     type: z.literal('ack-audit'),
     ids: z.array(z.string().min(1).max(64)).max(MAX_AUDIT_ACK_BATCH),

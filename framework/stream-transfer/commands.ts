@@ -4,6 +4,7 @@ import type { MaintenanceBudget } from './maintenance.js';
 import type { NodeId, NodeLiveness, PendingTransfer, ProducerMark, StreamId, TransferReason } from './model.js';
 import type { DrainProgress } from './progress.js';
 import type { PlanPreview, RebalancePage } from './rebalance-preview.js';
+import type { PlanGoal, PlanLimits } from './plan-record.js';
 
 /**
  * The commands of the stream-transfer state machine. Each one is idempotent: applying it again
@@ -63,6 +64,14 @@ export type StreamChangeCommand =
    * ends the lost owner's writes: sealed as the trail's `zombie_fenced` record, once per takeover.
    */
   | { type: 'fenced'; stream: StreamId; node: NodeId; epoch: number; tail: number }
+  /** Plans as objects (plan-commands.ts): planned in apply, executed, throttled and cancelled by id. */
+  | { type: 'create-plan'; goal: PlanGoal; limits: PlanLimits }
+  | { type: 'execute-plan'; plan: string }
+  /** `movesPerSecond: null` takes the pace off. */
+  | { type: 'set-plan-limits'; plan: string; maxConcurrent?: number; movesPerSecond?: number | null }
+  | { type: 'cancel-plan'; plan: string }
+  /** The leader's pacer: a paced plan may start this many more moves. */
+  | { type: 'allow-plan-moves'; plan: string; moves: number }
   /** A member's audit store holds the sealed records `ids` (see audit-trail.ts); a batch per entry. */
   | { type: 'ack-audit'; ids: string[]; member: string };
 
@@ -92,7 +101,14 @@ export type RejectReason =
   | 'maintenance_budget'
   /** The node's window has begun: it is ended (DELETE) before another is scheduled. */
   | 'maintenance_active'
-  | 'no_maintenance';
+  | 'no_maintenance'
+  | 'unknown_plan'
+  /** The metadata changed since the plan was built on it: it is planned again, not executed. */
+  | 'plan_stale'
+  /** Another plan (or a rebalance) is under way: one runs at a time. */
+  | 'plan_running'
+  /** The plan was cancelled or has completed. */
+  | 'plan_ended';
 
 export interface Rejected {
   ok: false;
@@ -105,7 +121,11 @@ export interface Rejected {
 }
 
 /** A stream's owner and epoch, or a node's stream count, as apply found them. */
-export type CurrentVersion = { stream: StreamId; owner: NodeId; epoch: number } | { node: NodeId; streams: number };
+export type CurrentVersion =
+  | { stream: StreamId; owner: NodeId; epoch: number }
+  | { node: NodeId; streams: number }
+  /** A stale plan: the view it was built on, and the metadata's now. */
+  | { plan: string; plan_view: number; current_view: number };
 
 export interface Accepted {
   ok: true;
@@ -141,6 +161,8 @@ export interface Accepted {
   satisfied?: boolean;
   /** Streams a failover left where they were because no live node satisfies their placement (at most 100 named). */
   unplaceable?: StreamId[];
+  /** The plan a plan command created or acted on. */
+  plan?: string;
   /** How many audit records the command sealed (ids `<commit_index>-0`...). */
   sealed?: number;
   /** An audit acknowledgement: records that left the state, and ids that were not pending. */

@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
-import { HttpProblem, problems, readValidBody, validate } from '@baton/http';
+import { invalidBodyField, problems, readValidBody, validate } from '@baton/http';
 import type { Clock } from '@baton/contracts';
 import { MAX_MOVES_PER_SECOND } from './command-schema.js';
 import type { StreamCommand, StreamResult } from './commands.js';
@@ -64,10 +64,10 @@ export function addMaintenanceRoutes(router: Router, deps: MaintenanceRouteDeps)
     const startAt = body.start === undefined ? now : typeof body.start === 'number' ? body.start : Date.parse(body.start);
     const length = durationMs(body.duration);
     if (length === undefined || length < 1_000 || length > MAX_MAINTENANCE_MS) {
-      throw invalid('duration', `duration must be from 1s to ${MAX_MAINTENANCE_MS / 86_400_000}d`);
+      throw invalidBodyField('duration', `duration must be from 1s to ${MAX_MAINTENANCE_MS / 86_400_000}d`);
     }
     const endAt = startAt + length;
-    if (endAt <= now) throw invalid('start', 'the window is over before it would begin: it ends in the past');
+    if (endAt <= now) throw invalidBodyField('start', 'the window is over before it would begin: it ends in the past');
     await deps.decide(ctx, {
       type: 'schedule-maintenance',
       node,
@@ -88,8 +88,4 @@ export function addMaintenanceRoutes(router: Router, deps: MaintenanceRouteDeps)
     await deps.decide(ctx, { type: 'end-maintenance', node });
     ctx.body = { node: nodeStatus(await deps.state(), node, deps.age) };
   });
-}
-
-function invalid(field: string, message: string): HttpProblem {
-  return new HttpProblem({ status: 400, type: 'invalid-input', detail: `invalid request body: ${field}: ${message}`, extra: { invalid_fields: [{ path: field, message }] } });
 }

@@ -22,7 +22,7 @@ export function satisfiesRequired(node: NodeRecord, placement: StreamPlacement |
   return Object.entries(placement.require).every(([key, value]) => labelOf(node.labels, key) === value);
 }
 
-function preferScore(node: NodeRecord, placement: StreamPlacement): number {
+export function preferScore(node: NodeRecord, placement: StreamPlacement): number {
   if (!placement.prefer) return 0;
   let score = 0;
   for (const [key, value] of Object.entries(placement.prefer)) if (labelOf(node.labels, key) === value) score += 1;

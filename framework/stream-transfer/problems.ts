@@ -36,12 +36,20 @@ const REJECT_STATUS: Record<RejectReason, number> = {
   maintenance_budget: 409,
   maintenance_active: 409,
   no_maintenance: 404,
+  unknown_plan: 404,
+  plan_stale: 412,
+  plan_running: 409,
+  plan_ended: 409,
 };
 
 /** Refusals whose problem type is a name of its own rather than `rejected-<reason>`. */
 const REJECT_TYPE: Partial<Record<RejectReason, string>> = {
   placement_unsatisfiable: 'placement-unsatisfiable',
   maintenance_budget: 'maintenance-budget',
+  unknown_plan: 'plan-not-found',
+  plan_stale: 'plan-stale',
+  plan_running: 'plan-running',
+  plan_ended: 'plan-ended',
 };
 
 /** The stream-transfer errors as problem+json answers; put in front of the shared mappers. */

@@ -1,5 +1,6 @@
 import type { StateAssembly, StateCapture } from '@baton/contracts';
 import type { NodeRecord, PendingTransfer, PlannedMove, StreamRecord } from './model.js';
+import type { PlanRecord } from './plan-record.js';
 import { StreamMetadata, type RebalanceRun, type StreamMetadataSnapshot } from './stream-metadata.js';
 import { readPieces, recordPieces, type PendingAudit, type RecordsPiece, type TrailChain } from '@baton/consensus';
 
@@ -47,7 +48,7 @@ function malformed(why: string): Error {
 export const RECORDS_PER_PIECE = 1_000;
 
 /** One piece of a captured state: a run of one kind of record, in id order. */
-type HeadPiece = { kind: 'head'; format: 2; rebalance?: Omit<RebalanceRun, 'queue'>; auditChain?: TrailChain };
+type HeadPiece = { kind: 'head'; format: 2; rebalance?: Omit<RebalanceRun, 'queue'>; auditChain?: TrailChain; plans?: PlanRecord[]; view?: number };
 type Piece =
   | HeadPiece
   | RecordsPiece<'nodes', NodeRecord>
@@ -68,7 +69,16 @@ export function captureMetadata(state: StreamMetadata): StateCapture {
 function* piecesOf(state: StreamMetadata): IterableIterator<Piece> {
   const rebalance = state.rebalanceParts();
   const chain = state.auditChain;
-  yield { kind: 'head', format: 2, ...(rebalance ? { rebalance: rebalance.tallies } : {}), ...(chain.head ? { auditChain: chain } : {}) };
+  const plans = state.plans.records();
+  yield {
+    kind: 'head',
+    format: 2,
+    ...(rebalance ? { rebalance: rebalance.tallies } : {}),
+    ...(chain.head ? { auditChain: chain } : {}),
+    // At most MAX_PLANS plans, of which MAX_WAITING_PLANS hold their moves: the head stays bounded by them.
+    ...(plans.length > 0 ? { plans: [...plans] } : {}),
+    view: state.viewVersion,
+  };
   yield* recordPieces('nodes', state.nodes(), RECORDS_PER_PIECE);
   // A stream's producer marks make its JSON longer: each counts as one more record.
   yield* recordPieces('streams', state.streams(), RECORDS_PER_PIECE, (s) => 1 + Object.keys(s.producers).length);
@@ -81,12 +91,14 @@ function* piecesOf(state: StreamMetadata): IterableIterator<Piece> {
 /** Rebuilds a state piece by piece, indexes included, from the pieces of `captureMetadata`. */
 export function assembleMetadata(): StateAssembly<StreamMetadata> {
   const state = new StreamMetadata();
+  let plans: { records: PlanRecord[]; view: number } = { records: [], view: 0 };
   return readPieces<StreamMetadata, HeadPiece>({
     what: 'stream metadata snapshot',
     format: 2,
     head(head) {
       if (head.rebalance) state.restoreRebalance(head.rebalance);
       if (head.auditChain) state.auditChain = structuredClone(head.auditChain);
+      plans = { records: head.plans ?? [], view: head.view ?? 0 };
     },
     records: {
       nodes(records) {
@@ -105,6 +117,10 @@ export function assembleMetadata(): StateAssembly<StreamMetadata> {
         for (const pending of records as PendingAudit[]) state.putAuditPending(structuredClone(pending));
       },
     },
-    finish: () => state,
+    // The records counted as changes while they were put back: the view is the one the snapshot had.
+    finish: () => {
+      state.restorePlans(plans.records, plans.view);
+      return state;
+    },
   });
 }

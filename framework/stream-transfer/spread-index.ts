@@ -10,19 +10,19 @@ const NONE: ReadonlyMap<NodeId, number> = new Map();
  * copy on write like the metadata's other indexes, however many groups there are.
  */
 export class SpreadIndex {
-  private constructor(private readonly groups: SortedTree<string, ReadonlyMap<NodeId, number>> = sortedTree()) {}
+  private constructor(private readonly byGroup: SortedTree<string, ReadonlyMap<NodeId, number>> = sortedTree()) {}
 
   static empty(): SpreadIndex {
     return new SpreadIndex();
   }
 
   count(group: string, node: NodeId): number {
-    return this.groups.get(group)?.get(node) ?? 0;
+    return this.byGroup.get(group)?.get(node) ?? 0;
   }
 
   /** The nodes that hold (or are receiving) streams of the group, with how many. */
   countsOf(group: string): ReadonlyMap<NodeId, number> {
-    return this.groups.get(group) ?? NONE;
+    return this.byGroup.get(group) ?? NONE;
   }
 
   /** A stream was `before` at `from` and is `after` at `to` (either side may carry no spread group). */
@@ -34,16 +34,21 @@ export class SpreadIndex {
     if (now !== undefined) this.add(now, to, 1);
   }
 
+  /** Every group with streams, by name, with the nodes holding them. */
+  *groups(): IterableIterator<[string, ReadonlyMap<NodeId, number>]> {
+    for (let group = this.byGroup.minKey(); group !== undefined; group = this.byGroup.nextHigherKey(group)) yield [group, this.byGroup.get(group)!];
+  }
+
   clone(): SpreadIndex {
-    return new SpreadIndex(this.groups.clone());
+    return new SpreadIndex(this.byGroup.clone());
   }
 
   private add(group: string, node: NodeId, delta: number): void {
-    const counts = new Map(this.groups.get(group) ?? NONE);
+    const counts = new Map(this.byGroup.get(group) ?? NONE);
     const count = (counts.get(node) ?? 0) + delta;
     if (count > 0) counts.set(node, count);
     else counts.delete(node);
-    if (counts.size > 0) this.groups.set(group, counts);
-    else this.groups.delete(group);
+    if (counts.size > 0) this.byGroup.set(group, counts);
+    else this.byGroup.delete(group);
   }
 }

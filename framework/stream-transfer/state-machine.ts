@@ -7,6 +7,7 @@ import { livenessOf, type NodeId, type PendingTransfer, type StreamId, type Stre
 import { planRebalance } from './placement.js';
 import { chooseNode, placementAllows, setPlacement } from './placement-rules.js';
 import { beginMaintenance, endMaintenance, maintenanceReturned, scheduleMaintenance } from './maintenance.js';
+import { allowPlanMoves, cancelPlan, createPlan, executePlan, setPlanLimits, settlePlan } from './plan-commands.js';
 import { sameLabels, type StreamPlacement } from './labels.js';
 import { nodePrecondition, transferPrecondition } from './preconditions.js';
 import { drainProgress } from './progress.js';
@@ -141,6 +142,19 @@ export class StreamStateMachine implements StateMachine<StreamMetadata, StreamCo
       }
       case 'fenced':
         return this.fenced(state, command, seal);
+      case 'create-plan':
+        return createPlan(state, command, ctx, reject);
+      case 'execute-plan':
+        return executePlan(state, command, ctx, seal, reject, () => this.launchQueued(state, ctx, seal));
+      case 'set-plan-limits':
+        return setPlanLimits(state, command, reject, () => this.launchQueued(state, ctx, seal));
+      case 'cancel-plan': {
+        const result = cancelPlan(state, command, ctx, seal, reject);
+        settlePlan(state, ctx);
+        return result;
+      }
+      case 'allow-plan-moves':
+        return allowPlanMoves(state, command, () => this.launchQueued(state, ctx, seal));
       case 'ack-audit': {
         const { released, unknown } = acknowledgeAudits(auditTable(state), command.ids, command.member);
         return { ok: true, released, unknown };
@@ -447,6 +461,8 @@ export class StreamStateMachine implements StateMachine<StreamMetadata, StreamCo
   }
 
   private rebalance(state: StreamMetadata, c: Extract<StreamCommand, { type: 'rebalance' }>, ctx: ApplyContext, seal: AuditSeal): StreamResult {
+    const plan = state.plans.running();
+    if (plan) return reject('plan_running', `plan ${plan.id} is running: one plan runs at a time (cancel it, or wait for it to end)`);
     const moves = planRebalance(state);
     const maxInFlight = c.maxInFlight ?? DEFAULT_REBALANCE_IN_FLIGHT;
     const cause = seal.seal({
@@ -494,7 +510,7 @@ export class StreamStateMachine implements StateMachine<StreamMetadata, StreamCo
       }
       nodeId = state.nextDrainReady(node.id);
     }
-    while (state.rebalancesInFlight < state.rebalanceMaxInFlight) {
+    while (state.rebalancesInFlight < state.rebalanceMaxInFlight && state.rebalanceQueue?.mayStart) {
       const move = state.takeRebalanceMove();
       if (!move) break;
       const stream = state.stream(move.stream);
@@ -516,6 +532,7 @@ export class StreamStateMachine implements StateMachine<StreamMetadata, StreamCo
       state.countRebalanceMove('started');
       started.push(move.stream);
     }
+    settlePlan(state, ctx);
     return started;
   }
 }

@@ -10,19 +10,10 @@ import {
 } from './model.js';
 import { emptyChain, keysAfter, sortedTree, updateValue, valuesAfter, type PendingAudit, type SortedTree, type TrailChain } from '@baton/consensus';
 import { SpreadIndex } from './spread-index.js';
+import { PlanBook, type PlanRecord } from './plan-record.js';
+import { RebalanceQueue, type RebalanceRun, type RebalanceTallies } from './rebalance-queue.js';
 
-/** A rebalance in progress as operators see it: the moves still waiting, and the tallies. */
-export interface RebalanceRun {
-  /** Moves not started yet, in plan order. */
-  queue: PlannedMove[];
-  maxInFlight: number;
-  planned: number;
-  started: number;
-  /** Moves dropped because they were no longer valid when their turn came. */
-  skipped: number;
-  /** The id of the audit record of the plan: what each move's record names as its cause. */
-  cause?: string;
-}
+export type { RebalanceRun };
 
 /** The plain-JSON form of the metadata, as it crosses disks and the network in snapshots. */
 export interface StreamMetadataSnapshot {
@@ -36,6 +27,9 @@ export interface StreamMetadataSnapshot {
   rebalance?: RebalanceRun;
   /** The audit trail's chain head and anchors, and the sealed records not yet stored everywhere. */
   audit?: { chain: TrailChain; pending: PendingAudit[] };
+  /** The plan objects, oldest first, and the view version plans are checked against. */
+  plans?: PlanRecord[];
+  view?: number;
 }
 
 /** What each node holds, kept current per command so no rule has to count. */
@@ -65,17 +59,6 @@ function comparePlacement(a: PlacementKey, b: PlacementKey): number {
 
 function compareSince(a: PendingTransfer, b: PendingTransfer): number {
   return a.since - b.since || (a.stream < b.stream ? -1 : a.stream > b.stream ? 1 : 0);
-}
-
-interface RebalanceQueue {
-  /** Waiting moves from `next` on; those before it are started or skipped. */
-  moves: PlannedMove[];
-  next: number;
-  planned: number;
-  maxInFlight: number;
-  started: number;
-  skipped: number;
-  cause?: string;
 }
 
 /**
@@ -109,6 +92,15 @@ export class StreamMetadata {
   #auditChain: TrailChain = emptyChain();
   /** Streams of each spread group per node they are on or moving to. */
   #spread = SpreadIndex.empty();
+  /** Streams with a placement, by id: what a plan's violation counts and `restore-preferences` read. */
+  #placed: SortedTree<StreamId, true> = sortedTree();
+  #plans = PlanBook.empty();
+  /**
+   * Counts changes to what a plan is computed from (nodes, owners, placements, pending transfers):
+   * a plan records it, and executing a plan whose view changed since is refused. Every member
+   * counts the same changes, so every member decides the same.
+   */
+  #view = 0;
 
   // ---- reads ------------------------------------------------------------------------------------
 
@@ -247,6 +239,28 @@ export class StreamMetadata {
     return this.#spread.countsOf(group);
   }
 
+  /** Streams that have a placement, by id (O(those streams) to walk). */
+  placedStreams(): IterableIterator<StreamId> {
+    return keysAfter(this.#placed);
+  }
+
+  get placedCount(): number {
+    return this.#placed.size;
+  }
+
+  /** Every spread group with streams, with the nodes holding them. */
+  spreadGroups(): IterableIterator<[string, ReadonlyMap<NodeId, number>]> {
+    return this.#spread.groups();
+  }
+
+  get plans(): PlanBook {
+    return this.#plans;
+  }
+
+  get viewVersion(): number {
+    return this.#view;
+  }
+
   /** Draining nodes that have a transfer to start, by id, strictly after `after`. */
   nextDrainReady(after?: NodeId): NodeId | undefined {
     return after === undefined ? this.#drainReady.minKey() : this.#drainReady.nextHigherKey(after);
@@ -259,20 +273,16 @@ export class StreamMetadata {
 
   /** The rebalance as operators see it (copies the waiting moves: not for `apply`). */
   get rebalance(): RebalanceRun | undefined {
-    const run = this.#rebalance;
-    if (!run) return undefined;
-    return {
-      queue: run.moves.slice(run.next),
-      maxInFlight: run.maxInFlight,
-      planned: run.planned,
-      started: run.started,
-      skipped: run.skipped,
-      ...(run.cause ? { cause: run.cause } : {}),
-    };
+    return this.#rebalance?.run();
+  }
+
+  /** The current rebalance run (or executed plan), for the rules that start, pace and stop its moves. */
+  get rebalanceQueue(): RebalanceQueue | undefined {
+    return this.#rebalance;
   }
 
   get rebalanceWaiting(): number {
-    return this.#rebalance ? this.#rebalance.moves.length - this.#rebalance.next : 0;
+    return this.#rebalance?.waiting ?? 0;
   }
 
   get rebalanceMaxInFlight(): number {
@@ -312,6 +322,7 @@ export class StreamMetadata {
   }
 
   putNode(record: NodeRecord): void {
+    this.#view += 1;
     this.#nodes.set(record.id, record);
     this.#indexOf(record.id);
     this.#refreshNode(record.id);
@@ -327,6 +338,10 @@ export class StreamMetadata {
       return record;
     });
     if (replaced === undefined) this.#streams.set(record.id, record);
+    if (record.placement) {
+      if (!previous?.placement) this.#placed.set(record.id, true);
+    } else if (previous?.placement) this.#placed.delete(record.id);
+    if (!previous || previous.owner !== record.owner || previous.placement !== record.placement) this.#view += 1;
     const movingTo = this.#transfers.get(record.id)?.target;
     this.#spread.move(previous, movingTo ?? previous?.owner, record, movingTo ?? record.owner);
     if (previous && previous.owner === record.owner) return;
@@ -345,6 +360,7 @@ export class StreamMetadata {
   /** Records a pending transfer; `transfer.source` must be the stream's owner. */
   addTransfer(transfer: PendingTransfer): void {
     this.removeTransfer(transfer.stream);
+    this.#view += 1;
     this.#transfers.set(transfer.stream, transfer);
     const moving = this.#streams.get(transfer.stream);
     if (moving) this.#spread.move(moving, moving.owner, moving, transfer.target);
@@ -362,6 +378,7 @@ export class StreamMetadata {
   removeTransfer(stream: StreamId): PendingTransfer | undefined {
     const transfer = this.#transfers.get(stream);
     if (!transfer) return undefined;
+    this.#view += 1;
     this.#transfers.delete(stream);
     this.#bySince.delete(transfer);
     const source = this.#indexOf(transfer.source);
@@ -377,9 +394,9 @@ export class StreamMetadata {
     return transfer;
   }
 
-  /** Replaces the rebalance run with a new plan. */
-  startRebalance(moves: PlannedMove[], maxInFlight: number, cause?: string): void {
-    this.#rebalance = { moves, next: 0, planned: moves.length, maxInFlight, started: 0, skipped: 0, ...(cause ? { cause } : {}) };
+  /** Replaces the rebalance run with a new plan; `plan` names the plan object it executes, `paced` starts it with no allowance. */
+  startRebalance(moves: PlannedMove[], maxInFlight: number, cause?: string, plan?: { id: string; paced: boolean }): void {
+    this.#rebalance = RebalanceQueue.start(moves, maxInFlight, cause, plan);
   }
 
   /** The audit record id of the rebalance whose moves are being started. */
@@ -389,20 +406,11 @@ export class StreamMetadata {
 
   /** Takes the next waiting move of the rebalance, if any. */
   takeRebalanceMove(): PlannedMove | undefined {
-    const run = this.#rebalance;
-    if (!run || run.next >= run.moves.length) return undefined;
-    const move = run.moves[run.next];
-    run.next += 1;
-    // Taken moves are not needed again; drop them once they are the larger part (amortised O(1)).
-    if (run.next > 1024 && run.next * 2 > run.moves.length) {
-      run.moves = run.moves.slice(run.next);
-      run.next = 0;
-    }
-    return move;
+    return this.#rebalance?.take();
   }
 
   countRebalanceMove(outcome: 'started' | 'skipped'): void {
-    if (this.#rebalance) this.#rebalance[outcome] += 1;
+    this.#rebalance?.count(outcome);
   }
 
   // ---- copies -------------------------------------------------------------------------------------
@@ -414,7 +422,7 @@ export class StreamMetadata {
     copy.#streams = this.#streams.clone();
     copy.#transfers = this.#transfers.clone();
     // The moves array is never changed in place (taking a move advances `next`), so it is shared.
-    copy.#rebalance = this.#rebalance ? { ...this.#rebalance } : undefined;
+    copy.#rebalance = this.#rebalance?.clone();
     for (const [id, index] of this.#byNode) {
       copy.#byNode.set(id, { idle: index.idle.clone(), outgoing: index.outgoing.clone(), incoming: index.incoming.clone() });
     }
@@ -426,6 +434,9 @@ export class StreamMetadata {
     copy.#auditPending = this.#auditPending.clone();
     copy.#auditChain = this.#auditChain;
     copy.#spread = this.#spread.clone();
+    copy.#placed = this.#placed.clone();
+    copy.#plans = this.#plans.clone();
+    copy.#view = this.#view;
     return copy;
   }
 
@@ -442,6 +453,8 @@ export class StreamMetadata {
     if (this.#auditChain.head || this.#auditPending.size > 0) {
       snapshot.audit = { chain: this.#auditChain, pending: this.#auditPending.valuesArray() };
     }
+    if (this.#plans.records().length > 0) snapshot.plans = [...this.#plans.records()];
+    snapshot.view = this.#view;
     return snapshot;
   }
 
@@ -464,43 +477,30 @@ export class StreamMetadata {
       state.#auditChain = structuredClone(snapshot.audit.chain);
       for (const pending of snapshot.audit.pending) state.putAuditPending(structuredClone(pending));
     }
+    state.restorePlans(snapshot.plans ?? [], snapshot.view ?? 0);
     return state;
   }
 
+  /** Puts back the plans and the view version a snapshot carries (after its records, which count as changes while restored). */
+  restorePlans(plans: readonly PlanRecord[], view: number): void {
+    this.#plans = PlanBook.of(plans);
+    this.#view = view;
+  }
+
   /** Puts back a rebalance run read from a snapshot: its tallies, then (possibly in parts) its waiting moves. */
-  restoreRebalance(tallies: Omit<RebalanceRun, 'queue'>, waiting: PlannedMove[] = []): void {
-    this.#rebalance = {
-      moves: waiting.map((m) => ({ stream: m.stream, target: m.target })),
-      next: 0,
-      planned: tallies.planned,
-      maxInFlight: tallies.maxInFlight,
-      started: tallies.started,
-      skipped: tallies.skipped,
-      ...(tallies.cause ? { cause: tallies.cause } : {}),
-    };
+  restoreRebalance(tallies: RebalanceTallies, waiting: PlannedMove[] = []): void {
+    this.#rebalance = RebalanceQueue.restore(tallies, waiting);
   }
 
   /** Adds waiting moves while a state is being assembled (no clone shares the array yet). */
   appendRebalanceMoves(waiting: PlannedMove[]): void {
     if (!this.#rebalance) throw new Error('rebalance moves arrived before the rebalance run');
-    for (const m of waiting) this.#rebalance.moves.push({ stream: m.stream, target: m.target });
+    this.#rebalance.append(waiting);
   }
 
   /** The waiting rebalance moves and the run's tallies, without copying the moves. */
-  rebalanceParts(): { tallies: Omit<RebalanceRun, 'queue'>; moves: readonly PlannedMove[]; next: number } | undefined {
-    const run = this.#rebalance;
-    if (!run) return undefined;
-    return {
-      tallies: {
-        maxInFlight: run.maxInFlight,
-        planned: run.planned,
-        started: run.started,
-        skipped: run.skipped,
-        ...(run.cause ? { cause: run.cause } : {}),
-      },
-      moves: run.moves,
-      next: run.next,
-    };
+  rebalanceParts(): { tallies: RebalanceTallies; moves: readonly PlannedMove[]; next: number } | undefined {
+    return this.#rebalance?.parts();
   }
 
   // ---- index upkeep -------------------------------------------------------------------------------

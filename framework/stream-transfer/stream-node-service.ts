@@ -18,6 +18,7 @@ import { HandoffWatcher } from './handoff-watcher.js';
 import { LivenessMetrics } from './liveness-metrics.js';
 import { LivenessObserver } from './liveness-observer.js';
 import { MaintenanceScheduler } from './maintenance-scheduler.js';
+import { PlanPacer } from './plan-pacer.js';
 import { earliestDeadMs } from './node-liveness.js';
 import { NodeLease } from './node-lease.js';
 import { MemoryWalDisk } from './memory-wal-disk.js';
@@ -63,6 +64,7 @@ export class StreamNodeService implements Lifecycle {
   private lease?: NodeLease;
   private observer?: LivenessObserver;
   private maintenance?: MaintenanceScheduler;
+  private pacer?: PlanPacer;
   private projection?: AuditTrailProjection<StreamMetadata, StreamCommand, StreamResult>;
 
   // Built by streamNodePlugin; the engine (node) is for the variant's tests.
@@ -149,6 +151,8 @@ export class StreamNodeService implements Lifecycle {
     this.observer.start();
     this.maintenance = new MaintenanceScheduler({ consensus, clock, logger: log });
     this.maintenance.start();
+    this.pacer = new PlanPacer({ consensus, clock, logger: log });
+    this.pacer.start();
     if (!store.supports.conditionalPut) {
       log.warn('the object store has no conditional puts: failover cannot fence a lost node there, so automatic failover is off');
     }
@@ -207,6 +211,7 @@ export class StreamNodeService implements Lifecycle {
     this.lease?.stop();
     this.observer?.stop();
     this.maintenance?.stop();
+    this.pacer?.stop();
     this.watcher?.stop();
     this.projection?.stop();
     await this.projection?.settled();
