@@ -2,7 +2,7 @@ import { FailedError, HttpRefusal, UnreachableError } from './cli-errors.js';
 import { inCliTerms } from './cli-terms.js';
 
 export interface AdminRequest {
-  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   path: string;
   token?: string;
   body?: unknown;

@@ -74,3 +74,10 @@ export function isoTime(raw: string): string {
   }
   return raw;
 }
+
+/** A number above 0 (a pace, a rate). */
+export function positiveNumber(raw: string): number {
+  const value = Number(raw);
+  if (raw.trim() === '' || !Number.isFinite(value) || value <= 0) throw new InvalidArgumentError(`${JSON.stringify(raw)} is not a positive number.`);
+  return value;
+}

@@ -7,6 +7,7 @@ import { registerRepair } from './commands/repair.js';
 import { registerStatus } from './commands/status.js';
 import { registerNode } from './commands/node.js';
 import { registerStreams } from './commands/streams.js';
+import { registerPlan } from './streams/plan-commands.js';
 import { registerUp } from './commands/up.js';
 import type { CliContext } from './context.js';
 import { EXIT_CODES_HELP } from './exit-codes.js';
@@ -57,6 +58,7 @@ ${EXIT_CODES_HELP}`,
   registerStatus(program, ctx);
   registerNode(program, ctx);
   registerStreams(program, ctx);
+  registerPlan(program, ctx);
   registerAuthority(program, ctx);
   registerAudit(program, ctx);
   registerMember(program, ctx);

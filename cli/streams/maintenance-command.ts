@@ -1,5 +1,5 @@
-import { InvalidArgumentError, type Command } from 'commander';
-import { durationMs, isoTime } from '../arguments.js';
+import type { Command } from 'commander';
+import { durationMs, isoTime, positiveNumber } from '../arguments.js';
 import { UsageError } from '../cli-errors.js';
 import { connectionOf, withConnectionOptions } from '../connection.js';
 import { outputFor, type CliContext } from '../context.js';
@@ -48,10 +48,4 @@ Examples:
         r.node.maintenance ? `${r.node.id}: in maintenance from ${r.node.maintenance.start} to ${r.node.maintenance.end}` : `${r.node.id}: no window`,
       );
     });
-}
-
-function positiveNumber(raw: string): number {
-  const value = Number(raw);
-  if (raw.trim() === '' || !Number.isFinite(value) || value <= 0) throw new InvalidArgumentError(`${JSON.stringify(raw)} is not a positive number.`);
-  return value;
 }

@@ -1,7 +1,5 @@
-import type { z } from 'zod';
-import { ApiDocument, ETAG_HEADER, IDEMPOTENCY_KEY_HEADER, IF_MATCH_HEADER, type HeaderParam, type OperationSpec, type ResponseSpec } from '@baton/http';
+import { ApiDocument, type OperationSpec } from '@baton/http';
 import {
-  ADMIN_SCOPE,
   auditIdParam,
   createStreamBody,
   drainBody,
@@ -10,14 +8,15 @@ import {
   rebalanceBody,
   setPlacementBody,
   registerNodeBody,
-  REPLAYED_HEADER,
   transferBody,
 } from './admin-router.js';
 import { STREAM_APPEND_SCOPE, STREAM_READ_SCOPE } from './data-access.js';
 import { appendBody, readQuery, streamParam } from './data-router.js';
-import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT, pageQuery, transferPageQuery } from './listing.js';
+import { pageQuery, transferPageQuery } from './listing.js';
 import { rebalancePageQuery } from './rebalance-listing.js';
 import { streamExamples as ex } from './api-examples.js';
+import { PAGING, PROBLEMS, KEY_HEADER, admin, epochMatch, keyed, keyedAnswer, malformedMatch, ok, problems, streamsMatch, versionTag } from './api-document-parts.js';
+import { planOps } from './plan-api-document.js';
 import {
   appendResultSchema,
   drainProgressSchema,
@@ -41,70 +40,6 @@ import {
 import { maintenanceBody } from './maintenance-routes.js';
 import { AUDIT_SCAN_BUDGET, DEFAULT_AUDIT_PAGE, MAX_AUDIT_PAGE, auditPageQuery } from './audit-listing.js';
 import { streamAuditChainSchema, streamAuditExamples, streamAuditPageSchema, streamAuditRecordSchema } from './audit-schemas.js';
-
-const PAGING = `Paged: at most \`limit\` items (default ${DEFAULT_PAGE_LIMIT}, at most ${MAX_PAGE_LIMIT}); \`next\` is the \`after\` of the next page, null on the last.`;
-
-/**
- * The problem answers each route can give, by status. Shared causes: 400 for any invalid
- * path, query or body; 503 when the metadata consensus cannot answer (no leader, outcome
- * unknown: retry, with the same Idempotency-Key for a change); 401/403 on the admin API;
- * 413/415 wherever a JSON body is read.
- */
-const PROBLEMS = {
-  400: 'Invalid input: the problem names each field at fault and why',
-  401: 'No valid bearer token',
-  403: `The token lacks the "${ADMIN_SCOPE}" scope`,
-  404: 'The stream or node does not exist',
-  409: 'Refused by the current metadata (e.g. not the owner: the body names the owner-to-be, its address and epoch)',
-  413: 'The body is larger than this route accepts',
-  415: 'The body is not application/json',
-  503: 'Unavailable for now (no consensus leader, a handoff still settling, the node stopping); see Retry-After',
-} as const;
-type ProblemStatus = keyof typeof PROBLEMS;
-
-/**
- * Every admin write may be keyed. The key rides into consensus with the command, so the first
- * decision is kept in the replicated idempotency window (the consensus plugin's
- * `idempotencyWindow`, 10000 keyed commands by default, oldest forgotten first; carried in
- * snapshots, so it outlives restarts and leader changes).
- */
-const KEY_HEADER: HeaderParam = {
-  name: IDEMPOTENCY_KEY_HEADER,
-  description:
-    'Optional: 1 to 128 ASCII letters, digits and . _ : ~ -. The same key with the same request answers the first decision again, ' +
-    'from any member (Idempotent-Replayed: true); the same key with another request answers 422. Echoed in the response.',
-};
-const keyed = {
-  422: 'The Idempotency-Key already names a different request',
-};
-/** Answers of a keyed write carry these headers. */
-const keyedAnswer = (description: string, schema: z.ZodType, example: unknown): ResponseSpec => ({
-  description,
-  schema,
-  example,
-  headers: {
-    [IDEMPOTENCY_KEY_HEADER]: { description: 'The key the request was sent with' },
-    [REPLAYED_HEADER]: { description: '"true" when this answer is the decision an earlier request under the key got' },
-  },
-});
-const epochMatch: HeaderParam = {
-  name: IF_MATCH_HEADER,
-  description: 'Optional: "<epoch>", the ETag of GET /v1/streams/{stream}: move it only while it is still at that epoch (or send expected_epoch)',
-};
-const streamsMatch: HeaderParam = {
-  name: IF_MATCH_HEADER,
-  description: 'Optional: "<streams>", the ETag of GET /v1/admin/nodes/{node}: act only while the node still owns that many streams (or send expected_streams)',
-};
-const malformedMatch = 'Invalid input, or an If-Match that is not one quoted version ("7"), or one that disagrees with the body';
-const versionTag = (what: string) => ({ [ETAG_HEADER]: { description: what } });
-
-function problems(...statuses: ProblemStatus[]): Record<number, string> {
-  return Object.fromEntries(statuses.map((status) => [status, PROBLEMS[status]]));
-}
-
-function ok(description: string, schema: z.ZodType, example: unknown): ResponseSpec {
-  return { description, schema, example };
-}
 
 /** The data API's own auth answers: its scopes are per action, and may name streams by pattern. */
 function dataAuth(scope: string): Record<number, string> {
@@ -186,14 +121,6 @@ const streamOps: OperationSpec[] = [
     },
   },
 ];
-
-const admin = (spec: Omit<OperationSpec, 'scope' | 'tags'>): OperationSpec => ({
-  ...spec,
-  tags: ['admin'],
-  scope: ADMIN_SCOPE,
-  // Every admin route is behind the scope check.
-  responses: { ...spec.responses, ...problems(401, 403) },
-});
 
 const adminOps: OperationSpec[] = [
   admin({
@@ -470,6 +397,6 @@ export function streamApiDocument(): ApiDocument {
     },
   });
   document.problemExtensions(streamProblemExtensions);
-  for (const spec of [...streamOps, ...adminOps]) document.operation(spec);
+  for (const spec of [...streamOps, ...adminOps, ...planOps]) document.operation(spec);
   return document;
 }

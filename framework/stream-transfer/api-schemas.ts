@@ -157,4 +157,7 @@ export const streamProblemExtensions = {
   last_seq: z.number().int().describe('On 409 stale-producer-sequence: the last seq appended for the producer'),
   node: id.describe('The node the problem is about'),
   unplaceable: z.array(id).describe('On 409 placement-unsatisfiable: the streams no node can take as their placement asks'),
+  plan: z.string().describe('The plan the problem is about'),
+  plan_view: count.describe('On 412 plan-stale: the metadata view the plan was built on'),
+  current_view: count.describe('On 412 plan-stale: the view now'),
 };

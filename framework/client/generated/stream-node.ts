@@ -469,6 +469,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/admin/plans": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The plans kept, newest first, with their status and progress */
+        get: operations["listPlans"];
+        put?: never;
+        /**
+         * Plan a goal (rebalance, drain of nodes, restore-preferences) and move nothing: the plan, its moves and its predicted effect
+         * @description Planned by the metadata state machine, so every member holds the same plan (the last 4 waiting plans are kept with their moves). The effect is per node and per label value, before and after, with the placement violations before and after and the streams no node can take. Limits: maxConcurrent (default 16) and movesPerSecond (none: as fast as maxConcurrent allows). Nothing moves until POST /v1/admin/plans/{plan}/execute.
+         */
+        post: operations["createPlan"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/plans/{plan}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A plan: its status, progress, first moves (waiting ones once it runs) and predicted effect */
+        get: operations["getPlan"];
+        put?: never;
+        post?: never;
+        /** Stop a plan: its waiting moves are dropped, those in flight finish (a waiting plan is cancelled unrun) */
+        delete: operations["cancelPlan"];
+        options?: never;
+        head?: never;
+        /** Change a plan's limits, also while it runs: moves in flight above a lowered maxConcurrent finish and none starts until it is below */
+        patch: operations["setPlanLimits"];
+        trace?: never;
+    };
+    "/v1/admin/plans/{plan}/execute": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run a plan: its moves start within its limits, in plan order, each checked again when it starts
+         * @description One plan runs at a time (and none beside a POST /v1/admin/rebalance): 409 plan-running. A plan built on a view of the metadata that has changed since (nodes, owners, placements or transfers) is refused with 412 plan-stale, naming plan_view and current_view: plan again. A drain plan marks its nodes draining (they take no new stream), and moves their streams at its own limits. Progress: GET /v1/admin/plans/{plan}.
+         */
+        post: operations["executePlan"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/admin/rebalance": {
         parameters: {
             query?: never;
@@ -664,6 +724,8 @@ export interface components {
             claimed?: string;
             /** @description On 501: the consensus implementation in use */
             consensus?: string;
+            /** @description On 412 plan-stale: the view now */
+            current_view?: number;
             /** @description What went wrong for this request and what to do about it */
             detail: string;
             /** @description On 409 not-owner: the epoch the request will meet there */
@@ -692,6 +754,10 @@ export interface components {
             node?: string;
             /** @description On 409 not-owner: the owner, or the owner-to-be during a handoff: send the request there */
             owner?: string;
+            /** @description The plan the problem is about */
+            plan?: string;
+            /** @description On 412 plan-stale: the metadata view the plan was built on */
+            plan_view?: number;
             /** @description On 403: the principal the token stands for */
             principal?: string;
             /** @description The producer id at fault */
@@ -1356,7 +1422,7 @@ export interface operations {
         parameters: {
             query?: {
                 before?: string;
-                kind?: "stream_created" | "transfer_proposed" | "transfer_completed" | "transfer_cancelled" | "node_drain" | "node_undrain" | "rebalance_planned" | "node_failover" | "stream_failed_over" | "zombie_fenced" | "node_liveness";
+                kind?: "stream_created" | "transfer_proposed" | "transfer_completed" | "transfer_cancelled" | "node_drain" | "node_undrain" | "rebalance_planned" | "plan_executed" | "plan_cancelled" | "node_failover" | "stream_failed_over" | "zombie_fenced" | "node_liveness";
                 limit?: number;
                 subject?: string;
             };
@@ -1426,7 +1492,7 @@ export interface operations {
                             /** @description <commit_index>-<seq> */
                             id: string;
                             /** @enum {string} */
-                            kind: "stream_created" | "transfer_proposed" | "transfer_completed" | "transfer_cancelled" | "node_drain" | "node_undrain" | "rebalance_planned" | "node_failover" | "stream_failed_over" | "zombie_fenced" | "node_liveness";
+                            kind: "stream_created" | "transfer_proposed" | "transfer_completed" | "transfer_cancelled" | "node_drain" | "node_undrain" | "rebalance_planned" | "plan_executed" | "plan_cancelled" | "node_failover" | "stream_failed_over" | "zombie_fenced" | "node_liveness";
                             prev_hash?: string;
                             reason: string;
                             seq?: number;
@@ -1547,7 +1613,7 @@ export interface operations {
                         /** @description <commit_index>-<seq> */
                         id: string;
                         /** @enum {string} */
-                        kind: "stream_created" | "transfer_proposed" | "transfer_completed" | "transfer_cancelled" | "node_drain" | "node_undrain" | "rebalance_planned" | "node_failover" | "stream_failed_over" | "zombie_fenced" | "node_liveness";
+                        kind: "stream_created" | "transfer_proposed" | "transfer_completed" | "transfer_cancelled" | "node_drain" | "node_undrain" | "rebalance_planned" | "plan_executed" | "plan_cancelled" | "node_failover" | "stream_failed_over" | "zombie_fenced" | "node_liveness";
                         prev_hash?: string;
                         reason: string;
                         seq?: number;
@@ -3869,6 +3935,1533 @@ export interface operations {
             };
             /** @description Refused by the current metadata (e.g. not the owner: the body names the owner-to-be, its address and epoch) */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Idempotency-Key already names a different request */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unavailable for now (no consensus leader, a handoff still settling, the node stopping); see Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listPlans: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The plans */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "plans": [
+                     *         {
+                     *           "id": "plan-812",
+                     *           "goal": {
+                     *             "type": "drain",
+                     *             "nodes": [
+                     *               "n3"
+                     *             ]
+                     *           },
+                     *           "limits": {
+                     *             "maxConcurrent": 4,
+                     *             "movesPerSecond": 10
+                     *           },
+                     *           "status": "planned",
+                     *           "view": 2210,
+                     *           "stale": false,
+                     *           "planned": 2,
+                     *           "actor": "ops",
+                     *           "progress": {
+                     *             "started": 0,
+                     *             "done": 0,
+                     *             "inFlight": 0,
+                     *             "waiting": 2,
+                     *             "skipped": 0,
+                     *             "dropped": 0
+                     *           }
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Newest first: the last 16 plans */
+                        plans: {
+                            /** @description Who created it */
+                            actor: string;
+                            /** @description What the plan is for */
+                            goal: {
+                                /** @constant */
+                                type: "rebalance";
+                            } | {
+                                nodes: string[];
+                                /** @constant */
+                                type: "drain";
+                            } | {
+                                /** @constant */
+                                type: "restore-preferences";
+                            };
+                            /** @description plan-<log index of its creation> */
+                            id: string;
+                            limits: {
+                                maxConcurrent: number;
+                                /** @description null: as fast as maxConcurrent allows */
+                                movesPerSecond: number | null;
+                            };
+                            /** @description Moves in the plan */
+                            planned: number;
+                            progress: {
+                                /** @description Started moves that have settled */
+                                done: number;
+                                /** @description Moves a cancel dropped before they started */
+                                dropped: number;
+                                inFlight: number;
+                                /** @description Moves no longer valid when their turn came */
+                                skipped: number;
+                                started: number;
+                                /** @description Moves not started yet */
+                                waiting: number;
+                            };
+                            /** @description The metadata has changed since (nodes, owners, placements, transfers): execute answers 412 */
+                            stale: boolean;
+                            /** @enum {string} */
+                            status: "planned" | "running" | "completed" | "cancelled";
+                            /** @description The metadata view it was planned on */
+                            view: number;
+                        }[];
+                    };
+                };
+            };
+            /** @description No valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The token lacks the "admin" scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unavailable for now (no consensus leader, a handoff still settling, the node stopping); see Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createPlan: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional: 1 to 128 ASCII letters, digits and . _ : ~ -. The same key with the same request answers the first decision again, from any member (Idempotent-Replayed: true); the same key with another request answers 422. Echoed in the response. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "goal": "drain",
+                 *       "nodes": [
+                 *         "n3"
+                 *       ],
+                 *       "limits": {
+                 *         "maxConcurrent": 4,
+                 *         "movesPerSecond": 10
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @description rebalance (even out streams per node), drain (empty `nodes`) or restore-preferences (streams back on the labels they prefer); a name, or {type, nodes} */
+                    goal: ("rebalance" | "drain" | "restore-preferences") | {
+                        nodes?: string[];
+                        /** @enum {string} */
+                        type: "rebalance" | "drain" | "restore-preferences";
+                    };
+                    /** @description Limits of the run; maxConcurrent 16 and no pace when left out */
+                    limits?: {
+                        /** @description Moves of the plan in flight at once */
+                        maxConcurrent?: number;
+                        /** @description Moves started per second at most */
+                        movesPerSecond?: number;
+                    };
+                    /** @description With goal drain: the nodes to empty */
+                    nodes?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Planned: nothing moved */
+            201: {
+                headers: {
+                    /** @description The key the request was sent with */
+                    "Idempotency-Key"?: string;
+                    /** @description "true" when this answer is the decision an earlier request under the key got */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "plan-812",
+                     *       "goal": {
+                     *         "type": "drain",
+                     *         "nodes": [
+                     *           "n3"
+                     *         ]
+                     *       },
+                     *       "limits": {
+                     *         "maxConcurrent": 4,
+                     *         "movesPerSecond": 10
+                     *       },
+                     *       "status": "planned",
+                     *       "view": 2210,
+                     *       "stale": false,
+                     *       "planned": 2,
+                     *       "actor": "ops",
+                     *       "progress": {
+                     *         "started": 0,
+                     *         "done": 0,
+                     *         "inFlight": 0,
+                     *         "waiting": 2,
+                     *         "skipped": 0,
+                     *         "dropped": 0
+                     *       },
+                     *       "moves": [
+                     *         {
+                     *           "stream": "orders",
+                     *           "target": "n1",
+                     *           "source": "n3"
+                     *         },
+                     *         {
+                     *           "stream": "payments",
+                     *           "target": "n2",
+                     *           "source": "n3"
+                     *         }
+                     *       ],
+                     *       "truncated": false,
+                     *       "effect": {
+                     *         "byNode": [
+                     *           {
+                     *             "node": "n1",
+                     *             "before": 10,
+                     *             "after": 11,
+                     *             "out": 0,
+                     *             "in": 1
+                     *           },
+                     *           {
+                     *             "node": "n2",
+                     *             "before": 10,
+                     *             "after": 11,
+                     *             "out": 0,
+                     *             "in": 1
+                     *           },
+                     *           {
+                     *             "node": "n3",
+                     *             "before": 2,
+                     *             "after": 0,
+                     *             "out": 2,
+                     *             "in": 0
+                     *           }
+                     *         ],
+                     *         "byLabel": [
+                     *           {
+                     *             "label": "zone",
+                     *             "value": "z1",
+                     *             "before": 10,
+                     *             "after": 11
+                     *           },
+                     *           {
+                     *             "label": "zone",
+                     *             "value": "z2",
+                     *             "before": 12,
+                     *             "after": 11
+                     *           }
+                     *         ],
+                     *         "violations": {
+                     *           "required": {
+                     *             "before": 0,
+                     *             "after": 0
+                     *           },
+                     *           "preferences": {
+                     *             "before": 1,
+                     *             "after": 1
+                     *           },
+                     *           "spread": {
+                     *             "before": 0,
+                     *             "after": 0
+                     *           }
+                     *         },
+                     *         "unplaceable": [],
+                     *         "unplaceableCount": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Who created it */
+                        actor: string;
+                        /** @description Predicted when it was planned; each move is checked again when it starts */
+                        effect: {
+                            /** @description Streams per label value (e.g. per zone) before and after */
+                            byLabel: {
+                                after: number;
+                                before: number;
+                                label: string;
+                                value: string;
+                            }[];
+                            /** @description Streams per node before and after (owned and arriving) */
+                            byNode: {
+                                after: number;
+                                before: number;
+                                in: number;
+                                /** @description A stream or node id */
+                                node: string;
+                                out: number;
+                            }[];
+                            /** @description Streams the goal would move that no node can take as their placement asks (at most 100 named) */
+                            unplaceable: string[];
+                            unplaceableCount: number;
+                            /** @description Placement violations before and after */
+                            violations: {
+                                /** @description Streams whose owner lacks one of their preferred labels */
+                                preferences: {
+                                    after: number;
+                                    before: number;
+                                };
+                                /** @description Streams whose owner lacks a label their placement requires */
+                                required: {
+                                    after: number;
+                                    before: number;
+                                };
+                                /** @description Spread groups with one label value more than one stream above another */
+                                spread: {
+                                    after: number;
+                                    before: number;
+                                };
+                            };
+                        };
+                        /** @description What the plan is for */
+                        goal: {
+                            /** @constant */
+                            type: "rebalance";
+                        } | {
+                            nodes: string[];
+                            /** @constant */
+                            type: "drain";
+                        } | {
+                            /** @constant */
+                            type: "restore-preferences";
+                        };
+                        /** @description plan-<log index of its creation> */
+                        id: string;
+                        limits: {
+                            maxConcurrent: number;
+                            /** @description null: as fast as maxConcurrent allows */
+                            movesPerSecond: number | null;
+                        };
+                        /** @description Its first moves: those waiting, once it runs */
+                        moves: {
+                            /** @description The node it leaves; null when the stream is gone */
+                            source: string | null;
+                            /** @description A stream or node id */
+                            stream: string;
+                            /** @description A stream or node id */
+                            target: string;
+                        }[];
+                        /** @description Moves in the plan */
+                        planned: number;
+                        progress: {
+                            /** @description Started moves that have settled */
+                            done: number;
+                            /** @description Moves a cancel dropped before they started */
+                            dropped: number;
+                            inFlight: number;
+                            /** @description Moves no longer valid when their turn came */
+                            skipped: number;
+                            started: number;
+                            /** @description Moves not started yet */
+                            waiting: number;
+                        };
+                        /** @description The metadata has changed since (nodes, owners, placements, transfers): execute answers 412 */
+                        stale: boolean;
+                        /** @enum {string} */
+                        status: "planned" | "running" | "completed" | "cancelled";
+                        /** @description More moves wait than `moves` shows */
+                        truncated: boolean;
+                        /** @description The metadata view it was planned on */
+                        view: number;
+                    };
+                };
+            };
+            /** @description Invalid input: an unknown goal, nodes without goal drain or drain without nodes, limits of 0 or over their bound (the field named) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The token lacks the "admin" scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A node of the drain is not registered */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than this route accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Idempotency-Key already names a different request */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unavailable for now (no consensus leader, a handoff still settling, the node stopping); see Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getPlan: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                plan: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The plan */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "plan-812",
+                     *       "goal": {
+                     *         "type": "drain",
+                     *         "nodes": [
+                     *           "n3"
+                     *         ]
+                     *       },
+                     *       "limits": {
+                     *         "maxConcurrent": 4,
+                     *         "movesPerSecond": 10
+                     *       },
+                     *       "status": "planned",
+                     *       "view": 2210,
+                     *       "stale": false,
+                     *       "planned": 2,
+                     *       "actor": "ops",
+                     *       "progress": {
+                     *         "started": 0,
+                     *         "done": 0,
+                     *         "inFlight": 0,
+                     *         "waiting": 2,
+                     *         "skipped": 0,
+                     *         "dropped": 0
+                     *       },
+                     *       "moves": [
+                     *         {
+                     *           "stream": "orders",
+                     *           "target": "n1",
+                     *           "source": "n3"
+                     *         },
+                     *         {
+                     *           "stream": "payments",
+                     *           "target": "n2",
+                     *           "source": "n3"
+                     *         }
+                     *       ],
+                     *       "truncated": false,
+                     *       "effect": {
+                     *         "byNode": [
+                     *           {
+                     *             "node": "n1",
+                     *             "before": 10,
+                     *             "after": 11,
+                     *             "out": 0,
+                     *             "in": 1
+                     *           },
+                     *           {
+                     *             "node": "n2",
+                     *             "before": 10,
+                     *             "after": 11,
+                     *             "out": 0,
+                     *             "in": 1
+                     *           },
+                     *           {
+                     *             "node": "n3",
+                     *             "before": 2,
+                     *             "after": 0,
+                     *             "out": 2,
+                     *             "in": 0
+                     *           }
+                     *         ],
+                     *         "byLabel": [
+                     *           {
+                     *             "label": "zone",
+                     *             "value": "z1",
+                     *             "before": 10,
+                     *             "after": 11
+                     *           },
+                     *           {
+                     *             "label": "zone",
+                     *             "value": "z2",
+                     *             "before": 12,
+                     *             "after": 11
+                     *           }
+                     *         ],
+                     *         "violations": {
+                     *           "required": {
+                     *             "before": 0,
+                     *             "after": 0
+                     *           },
+                     *           "preferences": {
+                     *             "before": 1,
+                     *             "after": 1
+                     *           },
+                     *           "spread": {
+                     *             "before": 0,
+                     *             "after": 0
+                     *           }
+                     *         },
+                     *         "unplaceable": [],
+                     *         "unplaceableCount": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Who created it */
+                        actor: string;
+                        /** @description Predicted when it was planned; each move is checked again when it starts */
+                        effect: {
+                            /** @description Streams per label value (e.g. per zone) before and after */
+                            byLabel: {
+                                after: number;
+                                before: number;
+                                label: string;
+                                value: string;
+                            }[];
+                            /** @description Streams per node before and after (owned and arriving) */
+                            byNode: {
+                                after: number;
+                                before: number;
+                                in: number;
+                                /** @description A stream or node id */
+                                node: string;
+                                out: number;
+                            }[];
+                            /** @description Streams the goal would move that no node can take as their placement asks (at most 100 named) */
+                            unplaceable: string[];
+                            unplaceableCount: number;
+                            /** @description Placement violations before and after */
+                            violations: {
+                                /** @description Streams whose owner lacks one of their preferred labels */
+                                preferences: {
+                                    after: number;
+                                    before: number;
+                                };
+                                /** @description Streams whose owner lacks a label their placement requires */
+                                required: {
+                                    after: number;
+                                    before: number;
+                                };
+                                /** @description Spread groups with one label value more than one stream above another */
+                                spread: {
+                                    after: number;
+                                    before: number;
+                                };
+                            };
+                        };
+                        /** @description What the plan is for */
+                        goal: {
+                            /** @constant */
+                            type: "rebalance";
+                        } | {
+                            nodes: string[];
+                            /** @constant */
+                            type: "drain";
+                        } | {
+                            /** @constant */
+                            type: "restore-preferences";
+                        };
+                        /** @description plan-<log index of its creation> */
+                        id: string;
+                        limits: {
+                            maxConcurrent: number;
+                            /** @description null: as fast as maxConcurrent allows */
+                            movesPerSecond: number | null;
+                        };
+                        /** @description Its first moves: those waiting, once it runs */
+                        moves: {
+                            /** @description The node it leaves; null when the stream is gone */
+                            source: string | null;
+                            /** @description A stream or node id */
+                            stream: string;
+                            /** @description A stream or node id */
+                            target: string;
+                        }[];
+                        /** @description Moves in the plan */
+                        planned: number;
+                        progress: {
+                            /** @description Started moves that have settled */
+                            done: number;
+                            /** @description Moves a cancel dropped before they started */
+                            dropped: number;
+                            inFlight: number;
+                            /** @description Moves no longer valid when their turn came */
+                            skipped: number;
+                            started: number;
+                            /** @description Moves not started yet */
+                            waiting: number;
+                        };
+                        /** @description The metadata has changed since (nodes, owners, placements, transfers): execute answers 412 */
+                        stale: boolean;
+                        /** @enum {string} */
+                        status: "planned" | "running" | "completed" | "cancelled";
+                        /** @description More moves wait than `moves` shows */
+                        truncated: boolean;
+                        /** @description The metadata view it was planned on */
+                        view: number;
+                    };
+                };
+            };
+            /** @description Invalid input: the problem names each field at fault and why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The token lacks the "admin" scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such plan (or it is no longer kept) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unavailable for now (no consensus leader, a handoff still settling, the node stopping); see Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    cancelPlan: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional: 1 to 128 ASCII letters, digits and . _ : ~ -. The same key with the same request answers the first decision again, from any member (Idempotent-Replayed: true); the same key with another request answers 422. Echoed in the response. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                plan: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Cancelled */
+            200: {
+                headers: {
+                    /** @description The key the request was sent with */
+                    "Idempotency-Key"?: string;
+                    /** @description "true" when this answer is the decision an earlier request under the key got */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "plan-812",
+                     *       "goal": {
+                     *         "type": "drain",
+                     *         "nodes": [
+                     *           "n3"
+                     *         ]
+                     *       },
+                     *       "limits": {
+                     *         "maxConcurrent": 4,
+                     *         "movesPerSecond": 10
+                     *       },
+                     *       "status": "cancelled",
+                     *       "view": 2210,
+                     *       "stale": false,
+                     *       "planned": 2,
+                     *       "actor": "ops",
+                     *       "progress": {
+                     *         "started": 1,
+                     *         "done": 0,
+                     *         "inFlight": 1,
+                     *         "waiting": 1,
+                     *         "skipped": 0,
+                     *         "dropped": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Who created it */
+                        actor: string;
+                        /** @description Predicted when it was planned; each move is checked again when it starts */
+                        effect: {
+                            /** @description Streams per label value (e.g. per zone) before and after */
+                            byLabel: {
+                                after: number;
+                                before: number;
+                                label: string;
+                                value: string;
+                            }[];
+                            /** @description Streams per node before and after (owned and arriving) */
+                            byNode: {
+                                after: number;
+                                before: number;
+                                in: number;
+                                /** @description A stream or node id */
+                                node: string;
+                                out: number;
+                            }[];
+                            /** @description Streams the goal would move that no node can take as their placement asks (at most 100 named) */
+                            unplaceable: string[];
+                            unplaceableCount: number;
+                            /** @description Placement violations before and after */
+                            violations: {
+                                /** @description Streams whose owner lacks one of their preferred labels */
+                                preferences: {
+                                    after: number;
+                                    before: number;
+                                };
+                                /** @description Streams whose owner lacks a label their placement requires */
+                                required: {
+                                    after: number;
+                                    before: number;
+                                };
+                                /** @description Spread groups with one label value more than one stream above another */
+                                spread: {
+                                    after: number;
+                                    before: number;
+                                };
+                            };
+                        };
+                        /** @description What the plan is for */
+                        goal: {
+                            /** @constant */
+                            type: "rebalance";
+                        } | {
+                            nodes: string[];
+                            /** @constant */
+                            type: "drain";
+                        } | {
+                            /** @constant */
+                            type: "restore-preferences";
+                        };
+                        /** @description plan-<log index of its creation> */
+                        id: string;
+                        limits: {
+                            maxConcurrent: number;
+                            /** @description null: as fast as maxConcurrent allows */
+                            movesPerSecond: number | null;
+                        };
+                        /** @description Its first moves: those waiting, once it runs */
+                        moves: {
+                            /** @description The node it leaves; null when the stream is gone */
+                            source: string | null;
+                            /** @description A stream or node id */
+                            stream: string;
+                            /** @description A stream or node id */
+                            target: string;
+                        }[];
+                        /** @description Moves in the plan */
+                        planned: number;
+                        progress: {
+                            /** @description Started moves that have settled */
+                            done: number;
+                            /** @description Moves a cancel dropped before they started */
+                            dropped: number;
+                            inFlight: number;
+                            /** @description Moves no longer valid when their turn came */
+                            skipped: number;
+                            started: number;
+                            /** @description Moves not started yet */
+                            waiting: number;
+                        };
+                        /** @description The metadata has changed since (nodes, owners, placements, transfers): execute answers 412 */
+                        stale: boolean;
+                        /** @enum {string} */
+                        status: "planned" | "running" | "completed" | "cancelled";
+                        /** @description More moves wait than `moves` shows */
+                        truncated: boolean;
+                        /** @description The metadata view it was planned on */
+                        view: number;
+                    };
+                };
+            };
+            /** @description Invalid input: the problem names each field at fault and why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The token lacks the "admin" scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such plan */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The plan has completed (plan-ended) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Idempotency-Key already names a different request */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unavailable for now (no consensus leader, a handoff still settling, the node stopping); see Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    setPlanLimits: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional: 1 to 128 ASCII letters, digits and . _ : ~ -. The same key with the same request answers the first decision again, from any member (Idempotent-Replayed: true); the same key with another request answers 422. Echoed in the response. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                plan: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "maxConcurrent": 8,
+                 *       "movesPerSecond": null
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Moves of the plan in flight at once */
+                    maxConcurrent?: number;
+                    /** @description Moves started per second at most; null takes the pace off */
+                    movesPerSecond?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The plan with its new limits */
+            200: {
+                headers: {
+                    /** @description The key the request was sent with */
+                    "Idempotency-Key"?: string;
+                    /** @description "true" when this answer is the decision an earlier request under the key got */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "plan-812",
+                     *       "goal": {
+                     *         "type": "drain",
+                     *         "nodes": [
+                     *           "n3"
+                     *         ]
+                     *       },
+                     *       "limits": {
+                     *         "maxConcurrent": 4,
+                     *         "movesPerSecond": 10
+                     *       },
+                     *       "status": "running",
+                     *       "view": 2210,
+                     *       "stale": false,
+                     *       "planned": 2,
+                     *       "actor": "ops",
+                     *       "progress": {
+                     *         "started": 1,
+                     *         "done": 0,
+                     *         "inFlight": 1,
+                     *         "waiting": 1,
+                     *         "skipped": 0,
+                     *         "dropped": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Who created it */
+                        actor: string;
+                        /** @description Predicted when it was planned; each move is checked again when it starts */
+                        effect: {
+                            /** @description Streams per label value (e.g. per zone) before and after */
+                            byLabel: {
+                                after: number;
+                                before: number;
+                                label: string;
+                                value: string;
+                            }[];
+                            /** @description Streams per node before and after (owned and arriving) */
+                            byNode: {
+                                after: number;
+                                before: number;
+                                in: number;
+                                /** @description A stream or node id */
+                                node: string;
+                                out: number;
+                            }[];
+                            /** @description Streams the goal would move that no node can take as their placement asks (at most 100 named) */
+                            unplaceable: string[];
+                            unplaceableCount: number;
+                            /** @description Placement violations before and after */
+                            violations: {
+                                /** @description Streams whose owner lacks one of their preferred labels */
+                                preferences: {
+                                    after: number;
+                                    before: number;
+                                };
+                                /** @description Streams whose owner lacks a label their placement requires */
+                                required: {
+                                    after: number;
+                                    before: number;
+                                };
+                                /** @description Spread groups with one label value more than one stream above another */
+                                spread: {
+                                    after: number;
+                                    before: number;
+                                };
+                            };
+                        };
+                        /** @description What the plan is for */
+                        goal: {
+                            /** @constant */
+                            type: "rebalance";
+                        } | {
+                            nodes: string[];
+                            /** @constant */
+                            type: "drain";
+                        } | {
+                            /** @constant */
+                            type: "restore-preferences";
+                        };
+                        /** @description plan-<log index of its creation> */
+                        id: string;
+                        limits: {
+                            maxConcurrent: number;
+                            /** @description null: as fast as maxConcurrent allows */
+                            movesPerSecond: number | null;
+                        };
+                        /** @description Its first moves: those waiting, once it runs */
+                        moves: {
+                            /** @description The node it leaves; null when the stream is gone */
+                            source: string | null;
+                            /** @description A stream or node id */
+                            stream: string;
+                            /** @description A stream or node id */
+                            target: string;
+                        }[];
+                        /** @description Moves in the plan */
+                        planned: number;
+                        progress: {
+                            /** @description Started moves that have settled */
+                            done: number;
+                            /** @description Moves a cancel dropped before they started */
+                            dropped: number;
+                            inFlight: number;
+                            /** @description Moves no longer valid when their turn came */
+                            skipped: number;
+                            started: number;
+                            /** @description Moves not started yet */
+                            waiting: number;
+                        };
+                        /** @description The metadata has changed since (nodes, owners, placements, transfers): execute answers 412 */
+                        stale: boolean;
+                        /** @enum {string} */
+                        status: "planned" | "running" | "completed" | "cancelled";
+                        /** @description More moves wait than `moves` shows */
+                        truncated: boolean;
+                        /** @description The metadata view it was planned on */
+                        view: number;
+                    };
+                };
+            };
+            /** @description Invalid input: the problem names each field at fault and why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The token lacks the "admin" scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such plan */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The plan has ended (plan-ended) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than this route accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Idempotency-Key already names a different request */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unavailable for now (no consensus leader, a handoff still settling, the node stopping); see Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    executePlan: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional: 1 to 128 ASCII letters, digits and . _ : ~ -. The same key with the same request answers the first decision again, from any member (Idempotent-Replayed: true); the same key with another request answers 422. Echoed in the response. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                plan: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Already running or completed */
+            200: {
+                headers: {
+                    /** @description The key the request was sent with */
+                    "Idempotency-Key"?: string;
+                    /** @description "true" when this answer is the decision an earlier request under the key got */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "plan-812",
+                     *       "goal": {
+                     *         "type": "drain",
+                     *         "nodes": [
+                     *           "n3"
+                     *         ]
+                     *       },
+                     *       "limits": {
+                     *         "maxConcurrent": 4,
+                     *         "movesPerSecond": 10
+                     *       },
+                     *       "status": "running",
+                     *       "view": 2210,
+                     *       "stale": false,
+                     *       "planned": 2,
+                     *       "actor": "ops",
+                     *       "progress": {
+                     *         "started": 1,
+                     *         "done": 0,
+                     *         "inFlight": 1,
+                     *         "waiting": 1,
+                     *         "skipped": 0,
+                     *         "dropped": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Who created it */
+                        actor: string;
+                        /** @description Predicted when it was planned; each move is checked again when it starts */
+                        effect: {
+                            /** @description Streams per label value (e.g. per zone) before and after */
+                            byLabel: {
+                                after: number;
+                                before: number;
+                                label: string;
+                                value: string;
+                            }[];
+                            /** @description Streams per node before and after (owned and arriving) */
+                            byNode: {
+                                after: number;
+                                before: number;
+                                in: number;
+                                /** @description A stream or node id */
+                                node: string;
+                                out: number;
+                            }[];
+                            /** @description Streams the goal would move that no node can take as their placement asks (at most 100 named) */
+                            unplaceable: string[];
+                            unplaceableCount: number;
+                            /** @description Placement violations before and after */
+                            violations: {
+                                /** @description Streams whose owner lacks one of their preferred labels */
+                                preferences: {
+                                    after: number;
+                                    before: number;
+                                };
+                                /** @description Streams whose owner lacks a label their placement requires */
+                                required: {
+                                    after: number;
+                                    before: number;
+                                };
+                                /** @description Spread groups with one label value more than one stream above another */
+                                spread: {
+                                    after: number;
+                                    before: number;
+                                };
+                            };
+                        };
+                        /** @description What the plan is for */
+                        goal: {
+                            /** @constant */
+                            type: "rebalance";
+                        } | {
+                            nodes: string[];
+                            /** @constant */
+                            type: "drain";
+                        } | {
+                            /** @constant */
+                            type: "restore-preferences";
+                        };
+                        /** @description plan-<log index of its creation> */
+                        id: string;
+                        limits: {
+                            maxConcurrent: number;
+                            /** @description null: as fast as maxConcurrent allows */
+                            movesPerSecond: number | null;
+                        };
+                        /** @description Its first moves: those waiting, once it runs */
+                        moves: {
+                            /** @description The node it leaves; null when the stream is gone */
+                            source: string | null;
+                            /** @description A stream or node id */
+                            stream: string;
+                            /** @description A stream or node id */
+                            target: string;
+                        }[];
+                        /** @description Moves in the plan */
+                        planned: number;
+                        progress: {
+                            /** @description Started moves that have settled */
+                            done: number;
+                            /** @description Moves a cancel dropped before they started */
+                            dropped: number;
+                            inFlight: number;
+                            /** @description Moves no longer valid when their turn came */
+                            skipped: number;
+                            started: number;
+                            /** @description Moves not started yet */
+                            waiting: number;
+                        };
+                        /** @description The metadata has changed since (nodes, owners, placements, transfers): execute answers 412 */
+                        stale: boolean;
+                        /** @enum {string} */
+                        status: "planned" | "running" | "completed" | "cancelled";
+                        /** @description More moves wait than `moves` shows */
+                        truncated: boolean;
+                        /** @description The metadata view it was planned on */
+                        view: number;
+                    };
+                };
+            };
+            /** @description Running */
+            202: {
+                headers: {
+                    /** @description The key the request was sent with */
+                    "Idempotency-Key"?: string;
+                    /** @description "true" when this answer is the decision an earlier request under the key got */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "plan-812",
+                     *       "goal": {
+                     *         "type": "drain",
+                     *         "nodes": [
+                     *           "n3"
+                     *         ]
+                     *       },
+                     *       "limits": {
+                     *         "maxConcurrent": 4,
+                     *         "movesPerSecond": 10
+                     *       },
+                     *       "status": "running",
+                     *       "view": 2210,
+                     *       "stale": false,
+                     *       "planned": 2,
+                     *       "actor": "ops",
+                     *       "progress": {
+                     *         "started": 1,
+                     *         "done": 0,
+                     *         "inFlight": 1,
+                     *         "waiting": 1,
+                     *         "skipped": 0,
+                     *         "dropped": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Who created it */
+                        actor: string;
+                        /** @description Predicted when it was planned; each move is checked again when it starts */
+                        effect: {
+                            /** @description Streams per label value (e.g. per zone) before and after */
+                            byLabel: {
+                                after: number;
+                                before: number;
+                                label: string;
+                                value: string;
+                            }[];
+                            /** @description Streams per node before and after (owned and arriving) */
+                            byNode: {
+                                after: number;
+                                before: number;
+                                in: number;
+                                /** @description A stream or node id */
+                                node: string;
+                                out: number;
+                            }[];
+                            /** @description Streams the goal would move that no node can take as their placement asks (at most 100 named) */
+                            unplaceable: string[];
+                            unplaceableCount: number;
+                            /** @description Placement violations before and after */
+                            violations: {
+                                /** @description Streams whose owner lacks one of their preferred labels */
+                                preferences: {
+                                    after: number;
+                                    before: number;
+                                };
+                                /** @description Streams whose owner lacks a label their placement requires */
+                                required: {
+                                    after: number;
+                                    before: number;
+                                };
+                                /** @description Spread groups with one label value more than one stream above another */
+                                spread: {
+                                    after: number;
+                                    before: number;
+                                };
+                            };
+                        };
+                        /** @description What the plan is for */
+                        goal: {
+                            /** @constant */
+                            type: "rebalance";
+                        } | {
+                            nodes: string[];
+                            /** @constant */
+                            type: "drain";
+                        } | {
+                            /** @constant */
+                            type: "restore-preferences";
+                        };
+                        /** @description plan-<log index of its creation> */
+                        id: string;
+                        limits: {
+                            maxConcurrent: number;
+                            /** @description null: as fast as maxConcurrent allows */
+                            movesPerSecond: number | null;
+                        };
+                        /** @description Its first moves: those waiting, once it runs */
+                        moves: {
+                            /** @description The node it leaves; null when the stream is gone */
+                            source: string | null;
+                            /** @description A stream or node id */
+                            stream: string;
+                            /** @description A stream or node id */
+                            target: string;
+                        }[];
+                        /** @description Moves in the plan */
+                        planned: number;
+                        progress: {
+                            /** @description Started moves that have settled */
+                            done: number;
+                            /** @description Moves a cancel dropped before they started */
+                            dropped: number;
+                            inFlight: number;
+                            /** @description Moves no longer valid when their turn came */
+                            skipped: number;
+                            started: number;
+                            /** @description Moves not started yet */
+                            waiting: number;
+                        };
+                        /** @description The metadata has changed since (nodes, owners, placements, transfers): execute answers 412 */
+                        stale: boolean;
+                        /** @enum {string} */
+                        status: "planned" | "running" | "completed" | "cancelled";
+                        /** @description More moves wait than `moves` shows */
+                        truncated: boolean;
+                        /** @description The metadata view it was planned on */
+                        view: number;
+                    };
+                };
+            };
+            /** @description Invalid input: the problem names each field at fault and why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The token lacks the "admin" scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such plan */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Another plan or a rebalance is running (plan-running), or this plan was cancelled (plan-ended) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The metadata changed since the plan was built (plan-stale): nothing moved */
+            412: {
                 headers: {
                     [name: string]: unknown;
                 };

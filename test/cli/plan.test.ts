@@ -1,0 +1,74 @@
+import test from 'ava';
+import { ExitCode } from '@baton/cli/internal/exit-codes.js';
+import { runBaton } from './run-baton.js';
+import { eventually, startStreamCluster } from './stream-cluster.js';
+
+const cwd = process.cwd();
+
+test('baton plan create shows the moves and effect and moves nothing; execute runs it to the end; show and list follow it', async (t) => {
+  const cluster = await startStreamCluster(t, ['n1', 'n2', 'n3'], { labels: { n1: { zone: 'z1' }, n2: { zone: 'z2' }, n3: { zone: 'z2' } } });
+  const state = () => cluster.consensus.view().state;
+  for (let i = 0; i < 9; i++) t.is((await runBaton(['streams', 'create', `c${i}`, '--owner', 'n1'], { cwd, env: cluster.env })).code, ExitCode.Ok);
+
+  const created = await runBaton(['plan', 'create', '--goal', 'rebalance', '--max-concurrent', '2', '-o', 'json'], { cwd, env: cluster.env });
+  t.is(created.code, ExitCode.Ok, created.stderr);
+  const plan = JSON.parse(created.stdout) as { id: string; planned: number; status: string; effect: { byLabel: { value: string; before: number; after: number }[] } };
+  t.like(plan, { planned: 6, status: 'planned' });
+  t.deepEqual(plan.effect.byLabel.map((l) => [l.value, l.before, l.after]), [['z1', 9, 3], ['z2', 0, 6]]);
+  t.is(state().transferCount, 0);
+
+  const human = await runBaton(['plan', 'show', plan.id], { cwd, env: cluster.env });
+  t.is(human.code, ExitCode.Ok);
+  t.regex(human.stdout, new RegExp(`${plan.id}: rebalance, planned`));
+  t.regex(human.stdout, /NODE\s+BEFORE\s+AFTER\s+OUT\s+IN/);
+  t.regex(human.stdout, /n1\s+9\s+3\s+6\s+0/);
+
+  const refused = await runBaton(['plan', 'execute', plan.id], { cwd, env: cluster.env });
+  t.is(refused.code, ExitCode.Usage, 'no terminal and no --yes: nothing moves');
+  const executed = await runBaton(['plan', 'execute', plan.id, '--yes', '--interval', '20ms'], { cwd, env: cluster.env });
+  t.is(executed.code, ExitCode.Ok, executed.stderr);
+  t.regex(executed.stdout, new RegExp(`${plan.id}: completed; 6 of 6 moved`));
+  t.deepEqual([...state().nodes()].map((n) => state().ownedCount(n.id)), [3, 3, 3]);
+
+  const listed = await runBaton(['plan', 'list'], { cwd, env: cluster.env });
+  t.regex(listed.stdout, new RegExp(`${plan.id}\\s+rebalance\\s+completed\\s+6`));
+});
+
+test('baton plan set changes the limits and cancel stops a plan; a stale plan and bad input are refused with the reason', async (t) => {
+  const cluster = await startStreamCluster(t, ['n1', 'n2']);
+  for (let i = 0; i < 4; i++) t.is((await runBaton(['streams', 'create', `d${i}`, '--owner', 'n1'], { cwd, env: cluster.env })).code, ExitCode.Ok);
+  const id = async (args: string[]) => {
+    const run = await runBaton(['plan', 'create', ...args, '-o', 'name'], { cwd, env: cluster.env });
+    t.is(run.code, ExitCode.Ok, run.stderr);
+    return run.stdout.trim();
+  };
+  const drain = await id(['--goal', 'drain', '--nodes', 'n1', '--moves-per-second', '2']);
+  const set = await runBaton(['plan', 'set', drain, '--max-concurrent', '3', '--no-pace'], { cwd, env: cluster.env });
+  t.is(set.code, ExitCode.Ok, set.stderr);
+  t.regex(set.stdout, new RegExp(`${drain}: 3 at once \\(planned\\)`));
+  const cancelled = await runBaton(['plan', 'cancel', drain], { cwd, env: cluster.env });
+  t.is(cancelled.code, ExitCode.Ok);
+  t.regex(cancelled.stdout, /cancelled/);
+  const again = await runBaton(['plan', 'execute', drain, '--yes'], { cwd, env: cluster.env });
+  t.is(again.code, ExitCode.Failed);
+  t.regex(again.stderr, /cancelled/);
+
+  const stale = await id(['--goal', 'rebalance']);
+  t.is((await runBaton(['streams', 'create', 'late', '--owner', 'n1'], { cwd, env: cluster.env })).code, ExitCode.Ok);
+  const refused = await runBaton(['plan', 'execute', stale, '--yes'], { cwd, env: cluster.env });
+  t.is(refused.code, ExitCode.Failed);
+  t.regex(refused.stderr, /412.*view/);
+  t.is(cluster.consensus.view().state.transferCount, 0);
+
+  const badGoal = await runBaton(['plan', 'create', '--goal', 'shuffle'], { cwd, env: cluster.env });
+  t.is(badGoal.code, ExitCode.Usage);
+  const noNodes = await runBaton(['plan', 'create', '--goal', 'drain'], { cwd, env: cluster.env });
+  t.is(noNodes.code, ExitCode.Failed);
+  t.regex(noNodes.stderr, /400.*nodes/);
+  const zero = await runBaton(['plan', 'set', stale, '--max-concurrent', '0'], { cwd, env: cluster.env });
+  t.is(zero.code, ExitCode.Usage);
+  const unknown = await runBaton(['plan', 'show', 'plan-99999'], { cwd, env: cluster.env });
+  t.is(unknown.code, ExitCode.Failed);
+  t.regex(unknown.stderr, /404/);
+  await eventually(() => cluster.consensus.view().state.transferCount === 0, 'nothing in flight');
+});
