@@ -79,6 +79,11 @@ Examples:
 
   withConnectionOptions(plan.command('create'), STREAM_API)
     .description('plan a goal and show it: its moves and its predicted effect (nothing moves)')
+    .addHelpText('after', `
+Examples:
+  baton plan create --goal rebalance
+  baton plan create --goal drain --nodes n3,n4 --max-concurrent 4 --moves-per-second 10
+  baton plan create --goal restore-preferences -o json`)
     .requiredOption('--goal <goal>', `what for: ${GOALS.join(', ')}`)
     .option('--nodes <nodes>', 'with --goal drain: the nodes to empty, comma-separated')
     .option('--max-concurrent <n>', 'moves in flight at once (default 16)', integerAtLeast(1, 10_000))
@@ -100,6 +105,10 @@ Examples:
 
   withConnectionOptions(plan.command('list'), STREAM_API)
     .description('the plans the cluster keeps, newest first')
+    .addHelpText('after', `
+Examples:
+  baton plan list
+  baton plan list -o json`)
     .action(async (_options: unknown, command: Command) => {
       const { plans } = await planCall<{ plans: PlanSummary[] }>(connectionOf(ctx, command, STREAM_API), 'GET', '');
       outputFor(ctx, command).result({ plans }, (r, view) =>
@@ -109,6 +118,9 @@ Examples:
 
   withConnectionOptions(plan.command('show'), STREAM_API)
     .description('a plan: status, progress, first moves and predicted effect')
+    .addHelpText('after', `
+Examples:
+  baton plan show plan-812`)
     .argument('<plan>', 'the plan id (plan-<n>)')
     .action(async (id: string, _options: unknown, command: Command) => {
       const shown = await planCall<PlanView>(connectionOf(ctx, command, STREAM_API), 'GET', `/${encodeURIComponent(id)}`);
@@ -117,6 +129,13 @@ Examples:
 
   withConnectionOptions(plan.command('execute'), STREAM_API)
     .description('run a plan, showing progress until every move settled')
+    .addHelpText('after', `
+A plan made before the cluster changed (nodes, owners, placements, transfers) is refused: exit
+1 (412), nothing moved; create it again. One plan runs at a time (exit 1, 409).
+
+Examples:
+  baton plan execute plan-812 --yes
+  baton plan execute plan-812 --yes --no-wait --json`)
     .argument('<plan>', 'the plan id')
     .option('-y, --yes', 'run it without asking first (needed when stdin is not a terminal)')
     .option('--no-wait', 'return once it runs; the cluster carries it out')
@@ -152,6 +171,13 @@ Examples:
 
   withConnectionOptions(plan.command('set'), STREAM_API)
     .description("change a plan's limits, also while it runs")
+    .addHelpText('after', `
+Moves in flight above a lowered --max-concurrent finish; none starts until the plan is below it.
+
+Examples:
+  baton plan set plan-812 --max-concurrent 1
+  baton plan set plan-812 --moves-per-second 2
+  baton plan set plan-812 --no-pace`)
     .argument('<plan>', 'the plan id')
     .option('--max-concurrent <n>', 'moves in flight at once', integerAtLeast(1, 10_000))
     .option('--moves-per-second <n>', 'moves started per second at most', positiveNumber)
@@ -170,6 +196,9 @@ Examples:
 
   withConnectionOptions(plan.command('cancel'), STREAM_API)
     .description('stop a plan: moves not started are dropped, those in flight finish')
+    .addHelpText('after', `
+Examples:
+  baton plan cancel plan-812`)
     .argument('<plan>', 'the plan id')
     .action(async (id: string, _options: unknown, command: Command) => {
       const cancelled = await planCall<PlanView>(connectionOf(ctx, command, STREAM_API), 'DELETE', `/${encodeURIComponent(id)}`);

@@ -64,6 +64,13 @@ test('the program has the command groups the CLI documents', (t) => {
       'streams rebalance',
       'streams nodes',
       'streams nodes add',
+      'plan',
+      'plan create',
+      'plan list',
+      'plan show',
+      'plan execute',
+      'plan set',
+      'plan cancel',
       'authority',
       'authority create',
       'authority write',
@@ -115,7 +122,7 @@ for (const path of commandPaths()) {
       t.regex(line, /^\s{2}-.*\S\s{2,}\S/, `option without a description: ${line}`);
     }
     t.regex(run.stdout, /--json/, 'the global options are shown too');
-    if (path[0] === 'streams' || path[0] === 'authority' || path[0] === 'status') {
+    if (path[0] === 'streams' || path[0] === 'authority' || path[0] === 'status' || path[0] === 'plan') {
       t.regex(
         run.stdout,
         new RegExp(`\\nExamples:\\n(  .*\\n)*  baton ${path.join(' ')}\\b`),

@@ -2,6 +2,7 @@ import { useRef, useState } from 'preact/hooks';
 import type { ClusterStatus } from '../../cluster/schemas.js';
 import { api, ApiError, describeError } from './api.js';
 import { AuditView } from './audit-view.js';
+import { PlansView } from './plans-view.js';
 import type { ConfirmRequest } from './confirm.js';
 import { NoticeBanner, useNotice } from './notice.js';
 import { usePolling } from './poll.js';
@@ -81,6 +82,7 @@ export function StreamView({ token, picture, ask }: Props) {
       {/* From the same answer as the summary line above, so the two always agree. */}
       <Transfers transfers={picture.transfersInFlight.shown as unknown as PendingTransfer[]} count={picture.transfersInFlight.count} />
       <RebalancePanel run={rebalance.data} ask={ask} act={act} token={token} />
+      <PlansView token={token} />
       <Streams token={token} nodes={list} ask={ask} act={act} say={setNotice} />
       <AuditView token={token} />
     </>
