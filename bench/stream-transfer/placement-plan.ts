@@ -48,6 +48,19 @@ export function planPlacement() {
   const moves = planRebalance(state);
   const planMs = performance.now() - plannedAt;
 
+  // The same goal as a plan object: planned inside apply with its predicted effect (per node,
+  // per zone, the violations over every stream with a placement), as POST /v1/admin/plans does.
+  const timedPlan = (goal: Extract<StreamCommand, { type: 'create-plan' }>['goal']) => {
+    const at = performance.now();
+    const result = machine.apply(state, { type: 'create-plan', goal, limits: { maxConcurrent: 16 } }, { position: { term: 1, index: ++index }, voters: ['m1'] });
+    const ms = performance.now() - at;
+    if (!result.ok || !result.plan) throw new Error('create-plan refused');
+    return { ms, moves: state.plans.get(result.plan)!.planned };
+  };
+  const planObject = timedPlan({ type: 'rebalance' });
+  const drainObject = timedPlan({ type: 'drain', nodes: ['n0'] });
+  const preferObject = timedPlan({ type: 'restore-preferences' });
+
   // The least a rebalance must move: what the empty nodes need to reach the floor of the average.
   const floor = Math.floor(STREAMS / (FIRST_NODES + JOINING));
   const minimum = JOINING * floor;
@@ -68,6 +81,11 @@ export function planPlacement() {
     minimumMoves: minimum,
     movesOverMinimum: Math.round((moves.length / minimum) * 100) / 100,
     movesBreakingPlacement: breaking.length + pinnedOutside.length,
+    planObjectMs: Math.round(planObject.ms),
+    planObjectMoves: planObject.moves,
+    drainPlanMs: Math.round(drainObject.ms),
+    drainPlanMoves: drainObject.moves,
+    restorePreferencesPlanMs: Math.round(preferObject.ms),
   };
 }
 
@@ -76,6 +94,7 @@ export function describePlacementPlan(r: ReturnType<typeof planPlacement>): stri
     `placement: ${r.streams} streams on ${r.nodes - JOINING} nodes in ${r.zones} zones (half spread by zone in groups of ${GROUP_SIZE}, a tenth pinned), then ${JOINING} empty nodes join`,
     `  create with placement: ${r.createUsPerStream} µs per stream`,
     `  rebalance plan: ${r.planMs} ms for ${r.plannedMoves} moves (minimum ${r.minimumMoves}: ${r.movesOverMinimum}x); moves breaking a placement: ${r.movesBreakingPlacement}`,
+    `  as a plan object (in apply, with its predicted effect): rebalance ${r.planObjectMs} ms (${r.planObjectMoves} moves), drain of one node ${r.drainPlanMs} ms (${r.drainPlanMoves} moves), restore-preferences ${r.restorePreferencesPlanMs} ms`,
   ].join('\n');
 }
 

@@ -1,5 +1,5 @@
 import { labelOf, type StreamPlacement } from './labels.js';
-import type { NodeId, PlannedMove, StreamId } from './model.js';
+import type { NodeId, PlannedMove } from './model.js';
 import { preferScore, satisfiesRequired, spreadCounts } from './placement-rules.js';
 import type { LabelEffect, NodeEffect, PlanEffect, ViolationCount } from './plan-record.js';
 import type { GoalPlan } from './plan-goals.js';
@@ -8,16 +8,16 @@ import type { StreamMetadata } from './stream-metadata.js';
 /**
  * What a plan is predicted to do, from the metadata it was planned on: streams per node and per
  * label value before and after, and the placement violations before and after (required labels
- * missing, preferences unmet, spread groups uneven). Costs O(nodes · labels + moves + streams
- * with a placement); a prediction, since moves are checked again when they start.
+ * missing, preferences unmet, spread groups uneven). Costs O(nodes · labels + moves + groups
+ * moved · nodes), never a walk of the streams; a prediction, since moves are checked again when
+ * they start.
  */
 export function planEffect(state: StreamMetadata, plan: GoalPlan): PlanEffect {
-  const targetOf = new Map<StreamId, NodeId>(plan.moves.map((move) => [move.stream, move.target]));
   const byNode = nodeEffects(state, plan.moves);
   return {
     byNode,
     byLabel: labelEffects(state, byNode),
-    violations: violations(state, targetOf),
+    violations: violations(state, plan.moves),
     unplaceable: plan.unplaceable,
     unplaceableCount: plan.unplaceableCount,
   };
@@ -61,28 +61,31 @@ function labelEffects(state: StreamMetadata, byNode: readonly NodeEffect[]): Lab
   return [...effects.values()].sort((a, b) => (a.label < b.label ? -1 : a.label > b.label ? 1 : a.value < b.value ? -1 : a.value > b.value ? 1 : 0));
 }
 
-function violations(state: StreamMetadata, targetOf: ReadonlyMap<StreamId, NodeId>): PlanEffect['violations'] {
-  const required: ViolationCount = { before: 0, after: 0 };
-  const preferences: ViolationCount = { before: 0, after: 0 };
-  // A group's placement as its first stream gives it (the spread label, the requirement).
+/**
+ * Violations before and after, in O(moves): the counts the metadata keeps, adjusted by the
+ * streams the plan moves; the spread is judged over the groups the plan moves streams of.
+ */
+function violations(state: StreamMetadata, moves: readonly PlannedMove[]): PlanEffect['violations'] {
+  const required: ViolationCount = { before: state.violations.required, after: state.violations.required };
+  const preferences: ViolationCount = { before: state.violations.preferences, after: state.violations.preferences };
+  // A group's placement as its first moved stream gives it (the spread label, the requirement).
   const groups = new Map<string, { placement: StreamPlacement; moved: [NodeId, NodeId][] }>();
-  for (const id of state.placedStreams()) {
-    const stream = state.stream(id)!;
-    const placement = stream.placement!;
-    const target = targetOf.get(id);
-    const before = state.node(state.transfer(id)?.target ?? stream.owner);
-    const after = target === undefined ? before : state.node(target);
-    if (before && !satisfiesRequired(before, placement)) required.before += 1;
-    if (after && !satisfiesRequired(after, placement)) required.after += 1;
+  for (const move of moves) {
+    const stream = state.stream(move.stream);
+    const placement = stream?.placement;
+    if (!stream || !placement) continue;
+    const before = state.node(stream.owner);
+    const after = state.node(move.target);
+    if (!before || !after) continue;
+    if (placement.require) required.after += Number(!satisfiesRequired(after, placement)) - Number(!satisfiesRequired(before, placement));
     if (placement.prefer) {
       const wanted = Object.keys(placement.prefer).length;
-      if (before && preferScore(before, placement) < wanted) preferences.before += 1;
-      if (after && preferScore(after, placement) < wanted) preferences.after += 1;
+      preferences.after += Number(preferScore(after, placement) < wanted) - Number(preferScore(before, placement) < wanted);
     }
     if (placement.spread) {
       let group = groups.get(placement.spread.group);
       if (!group) groups.set(placement.spread.group, (group = { placement, moved: [] }));
-      if (target !== undefined && before) group.moved.push([before.id, target]);
+      group.moved.push([before.id, after.id]);
     }
   }
   const spread: ViolationCount = { before: 0, after: 0 };

@@ -110,7 +110,7 @@ function bestTaker(state: StreamMetadata, tree: ReturnType<typeof sortedTree<Tak
 /**
  * Streams whose owner lacks one of their preferred labels, each to the least filled node that
  * matches more of them (and satisfies the requirement and the spread). Nodes are ranked once per
- * distinct placement, so the cost is O(streams with a placement · a few nodes).
+ * distinct placement, so the cost is O(streams with unmet preferences · a few nodes).
  */
 function planRestorePreferences(state: StreamMetadata): GoalPlan {
   const takers = takersOf(state, new Set());
@@ -119,7 +119,7 @@ function planRestorePreferences(state: StreamMetadata): GoalPlan {
   const views: SpreadViews = new Map();
   const moves: PlannedMove[] = [];
   const unplaceable = new Unplaceable();
-  for (const id of state.placedStreams()) {
+  for (const id of state.violations.unmetPreferences()) {
     if (moves.length >= MAX_PLAN_MOVES) break;
     const stream = state.stream(id)!;
     const placement = stream.placement!;

@@ -47,7 +47,7 @@ export interface PlanEffect {
     required: ViolationCount;
     /** Streams with preferred labels whose owner lacks one of them. */
     preferences: ViolationCount;
-    /** Spread groups with one label value more than one stream above another. */
+    /** Of the spread groups the plan moves streams of, those with one label value more than one stream above another. */
     spread: ViolationCount;
   };
   /** Streams the goal wanted to move that no node can take as their placement asks (at most 100 named). */

@@ -48,7 +48,7 @@ export const planSchema = planSummarySchema.extend({
         .object({
           required: beforeAfter.describe('Streams whose owner lacks a label their placement requires'),
           preferences: beforeAfter.describe('Streams whose owner lacks one of their preferred labels'),
-          spread: beforeAfter.describe('Spread groups with one label value more than one stream above another'),
+          spread: beforeAfter.describe('Of the spread groups the plan moves streams of: those with one label value more than one stream above another'),
         })
         .describe('Placement violations before and after'),
       unplaceable: z.array(id).describe('Streams the goal would move that no node can take as their placement asks (at most 100 named)'),

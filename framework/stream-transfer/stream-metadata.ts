@@ -11,6 +11,8 @@ import {
 import { emptyChain, keysAfter, sortedTree, updateValue, valuesAfter, type PendingAudit, type SortedTree, type TrailChain } from '@baton/consensus';
 import { SpreadIndex } from './spread-index.js';
 import { PlanBook, type PlanRecord } from './plan-record.js';
+import { PlacementViolations } from './placement-violations.js';
+import { sameLabels } from './labels.js';
 import { RebalanceQueue, type RebalanceRun, type RebalanceTallies } from './rebalance-queue.js';
 
 export type { RebalanceRun };
@@ -92,8 +94,8 @@ export class StreamMetadata {
   #auditChain: TrailChain = emptyChain();
   /** Streams of each spread group per node they are on or moving to. */
   #spread = SpreadIndex.empty();
-  /** Streams with a placement, by id: what a plan's violation counts and `restore-preferences` read. */
-  #placed: SortedTree<StreamId, true> = sortedTree();
+  /** Streams whose owner breaks their placement's requirement or preferences. */
+  #violations = PlacementViolations.empty();
   #plans = PlanBook.empty();
   /**
    * Counts changes to what a plan is computed from (nodes, owners, placements, pending transfers):
@@ -239,13 +241,9 @@ export class StreamMetadata {
     return this.#spread.countsOf(group);
   }
 
-  /** Streams that have a placement, by id (O(those streams) to walk). */
-  placedStreams(): IterableIterator<StreamId> {
-    return keysAfter(this.#placed);
-  }
-
-  get placedCount(): number {
-    return this.#placed.size;
+  /** Streams whose owner breaks their placement (counts, and those whose preferences are unmet). */
+  get violations(): PlacementViolations {
+    return this.#violations;
   }
 
   /** Every spread group with streams, with the nodes holding them. */
@@ -323,7 +321,12 @@ export class StreamMetadata {
 
   putNode(record: NodeRecord): void {
     this.#view += 1;
+    const previous = this.#nodes.get(record.id);
     this.#nodes.set(record.id, record);
+    // Relabelled: its streams are judged against the new labels (O(streams it owns), on a relabelling only).
+    if (previous && !sameLabels(previous.labels, record.labels)) {
+      for (const stream of this.streamsOwnedBy(record.id)) if (stream.placement) this.#violations.check(stream, record);
+    }
     this.#indexOf(record.id);
     this.#refreshNode(record.id);
   }
@@ -338,10 +341,10 @@ export class StreamMetadata {
       return record;
     });
     if (replaced === undefined) this.#streams.set(record.id, record);
-    if (record.placement) {
-      if (!previous?.placement) this.#placed.set(record.id, true);
-    } else if (previous?.placement) this.#placed.delete(record.id);
-    if (!previous || previous.owner !== record.owner || previous.placement !== record.placement) this.#view += 1;
+    if (!previous || previous.owner !== record.owner || previous.placement !== record.placement) {
+      this.#view += 1;
+      if (record.placement || previous?.placement) this.#violations.check(record, this.#nodes.get(record.owner));
+    }
     const movingTo = this.#transfers.get(record.id)?.target;
     this.#spread.move(previous, movingTo ?? previous?.owner, record, movingTo ?? record.owner);
     if (previous && previous.owner === record.owner) return;
@@ -434,7 +437,7 @@ export class StreamMetadata {
     copy.#auditPending = this.#auditPending.clone();
     copy.#auditChain = this.#auditChain;
     copy.#spread = this.#spread.clone();
-    copy.#placed = this.#placed.clone();
+    copy.#violations = this.#violations.clone();
     copy.#plans = this.#plans.clone();
     copy.#view = this.#view;
     return copy;

@@ -182,6 +182,32 @@ test('restore-preferences moves streams back to the labels they prefer, and only
   t.is(log.state.stream('indifferent')!.owner, 'a');
 });
 
+test('the metadata keeps the streams whose owner breaks their placement current through relabelling, placement changes, moves and snapshots', (t) => {
+  const log = new AppliedLog();
+  log.must({ type: 'register-node', node: 'a', address: 'http://a', slots: 10, labels: { disk: 'hdd', zone: 'z1' } });
+  log.must({ type: 'register-node', node: 'b', address: 'http://b', slots: 10, labels: { disk: 'ssd', zone: 'z1' } });
+  log.must({ type: 'create-stream', stream: 'x', node: 'a', placement: { prefer: { disk: 'ssd' } } });
+  log.must({ type: 'create-stream', stream: 'y', node: 'a', placement: { require: { zone: 'z1' } } });
+  const counts = (state: StreamMetadata) => [state.violations.required, state.violations.preferences];
+  t.deepEqual(counts(log.state), [0, 1]);
+  t.deepEqual([...log.state.violations.unmetPreferences()], ['x']);
+  // Relabelled: a's streams are judged anew.
+  log.must({ type: 'register-node', node: 'a', address: 'http://a', slots: 10, labels: { disk: 'ssd', zone: 'z2' } });
+  t.deepEqual(counts(log.state), [1, 0]);
+  log.must({ type: 'set-placement', stream: 'y', placement: {} });
+  t.deepEqual(counts(log.state), [0, 0]);
+  log.must({ type: 'register-node', node: 'a', address: 'http://a', slots: 10, labels: { disk: 'hdd' } });
+  t.deepEqual(counts(log.state), [0, 1]);
+  log.must({ type: 'transfer', stream: 'x', target: 'b' });
+  log.settle('x');
+  t.deepEqual(counts(log.state), [0, 0], 'moved to a node it prefers');
+  log.must({ type: 'set-placement', stream: 'x', placement: { prefer: { disk: 'nvme' } } });
+  const machine = new StreamStateMachine();
+  const restored = machine.restore(JSON.parse(JSON.stringify(machine.snapshot(log.state)))) as StreamMetadata;
+  t.deepEqual(counts(restored), counts(log.state));
+  t.deepEqual(counts(log.state), [0, 1]);
+});
+
 test('plans and their runs are carried by snapshots and captures, so a restored member decides the same', (t) => {
   const log = unevenLog(3, 12);
   const waiting = created(log, { type: 'create-plan', goal: { type: 'rebalance' }, limits: { maxConcurrent: 2 } });
