@@ -79,7 +79,7 @@ export class MaintenanceScheduler {
       const move = pace.moves.shift()!;
       // Each move uses up one interval of the pace; time not used for more than a second is not saved up.
       pace.lastAt = Math.max(pace.lastAt, now - 1000) + 1000 / movesPerSecond;
-      await this.propose({ type: 'transfer', stream: move.stream, target: node, reason: 'rebalance', actor: SYSTEM_ACTORS.maintenance }, 'stream handed back');
+      await this.propose({ type: 'transfer', stream: move.stream, target: node, reason: 'rebalance', actor: SYSTEM_ACTORS.maintenance, at: Math.floor(now) }, 'stream handed back');
     }
   }
 

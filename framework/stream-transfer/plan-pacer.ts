@@ -54,7 +54,8 @@ export class PlanPacer {
     const moves = Math.floor(((now - since) * pace) / 1000);
     if (moves < 1) return;
     this.paced.until = since + (moves * 1000) / pace;
-    const receipt = await consensus.propose({ type: 'allow-plan-moves', plan: plan.id, moves: Math.min(moves, 1000) });
+    // Stamped with the leader's time: the audit records of the moves it starts carry it.
+    const receipt = await consensus.propose({ type: 'allow-plan-moves', plan: plan.id, moves: Math.min(moves, 1000), at: Math.floor(now) });
     if (!receipt.result.ok) this.deps.logger.debug({ plan: plan.id, result: receipt.result }, 'plan pacing refused');
   }
 }

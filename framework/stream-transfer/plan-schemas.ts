@@ -32,6 +32,7 @@ export const planSummarySchema = z.object({
   stale: z.boolean().describe('The metadata has changed since (nodes, owners, placements, transfers): execute answers 412'),
   planned: count.describe('Moves in the plan'),
   actor: z.string().describe('Who created it'),
+  cause: z.string().nullable().describe("The audit record of its execution, which its moves' records name as their cause; null until executed"),
   progress: planProgressSchema,
 });
 
@@ -68,6 +69,7 @@ const summary = {
   stale: false,
   planned: 2,
   actor: 'ops',
+  cause: null,
   progress: { started: 0, done: 0, inFlight: 0, waiting: 2, skipped: 0, dropped: 0 },
 } as const;
 
@@ -103,6 +105,7 @@ export const planExamples = {
 export const runningPlanExample = {
   ...planExamples.plan,
   status: 'running',
+  cause: '2231-0',
   moves: [planExamples.plan.moves[1]],
   progress: { started: 1, done: 0, inFlight: 1, waiting: 1, skipped: 0, dropped: 0 },
 } as const;

@@ -27,6 +27,8 @@ export interface PlanSummary {
   stale: boolean;
   planned: number;
   actor: string;
+  /** The audit record of its execution, which its moves' records name as their cause; null until executed. */
+  cause: string | null;
   progress: PlanProgress;
 }
 
@@ -69,6 +71,7 @@ export function planSummary(state: StreamMetadata, plan: PlanRecord): PlanSummar
     stale: plan.status === 'planned' && plan.view !== state.viewVersion,
     planned: plan.planned,
     actor: plan.actor,
+    cause: plan.cause ?? null,
     progress: progressOf(state, plan),
   };
 }

@@ -3999,6 +3999,7 @@ export interface operations {
                      *           "stale": false,
                      *           "planned": 2,
                      *           "actor": "ops",
+                     *           "cause": null,
                      *           "progress": {
                      *             "started": 0,
                      *             "done": 0,
@@ -4016,6 +4017,8 @@ export interface operations {
                         plans: {
                             /** @description Who created it */
                             actor: string;
+                            /** @description The audit record of its execution, which its moves' records name as their cause; null until executed */
+                            cause: string | null;
                             /** @description What the plan is for */
                             goal: {
                                 /** @constant */
@@ -4162,6 +4165,7 @@ export interface operations {
                      *       "stale": false,
                      *       "planned": 2,
                      *       "actor": "ops",
+                     *       "cause": null,
                      *       "progress": {
                      *         "started": 0,
                      *         "done": 0,
@@ -4243,6 +4247,8 @@ export interface operations {
                     "application/json": {
                         /** @description Who created it */
                         actor: string;
+                        /** @description The audit record of its execution, which its moves' records name as their cause; null until executed */
+                        cause: string | null;
                         /** @description Predicted when it was planned; each move is checked again when it starts */
                         effect: {
                             /** @description Streams per label value (e.g. per zone) before and after */
@@ -4276,7 +4282,7 @@ export interface operations {
                                     after: number;
                                     before: number;
                                 };
-                                /** @description Spread groups with one label value more than one stream above another */
+                                /** @description Of the spread groups the plan moves streams of: those with one label value more than one stream above another */
                                 spread: {
                                     after: number;
                                     before: number;
@@ -4447,6 +4453,7 @@ export interface operations {
                      *       "stale": false,
                      *       "planned": 2,
                      *       "actor": "ops",
+                     *       "cause": null,
                      *       "progress": {
                      *         "started": 0,
                      *         "done": 0,
@@ -4528,6 +4535,8 @@ export interface operations {
                     "application/json": {
                         /** @description Who created it */
                         actor: string;
+                        /** @description The audit record of its execution, which its moves' records name as their cause; null until executed */
+                        cause: string | null;
                         /** @description Predicted when it was planned; each move is checked again when it starts */
                         effect: {
                             /** @description Streams per label value (e.g. per zone) before and after */
@@ -4561,7 +4570,7 @@ export interface operations {
                                     after: number;
                                     before: number;
                                 };
-                                /** @description Spread groups with one label value more than one stream above another */
+                                /** @description Of the spread groups the plan moves streams of: those with one label value more than one stream above another */
                                 spread: {
                                     after: number;
                                     before: number;
@@ -4712,6 +4721,7 @@ export interface operations {
                      *       "stale": false,
                      *       "planned": 2,
                      *       "actor": "ops",
+                     *       "cause": "2231-0",
                      *       "progress": {
                      *         "started": 1,
                      *         "done": 0,
@@ -4719,12 +4729,77 @@ export interface operations {
                      *         "waiting": 1,
                      *         "skipped": 0,
                      *         "dropped": 0
+                     *       },
+                     *       "moves": [
+                     *         {
+                     *           "stream": "payments",
+                     *           "target": "n2",
+                     *           "source": "n3"
+                     *         }
+                     *       ],
+                     *       "truncated": false,
+                     *       "effect": {
+                     *         "byNode": [
+                     *           {
+                     *             "node": "n1",
+                     *             "before": 10,
+                     *             "after": 11,
+                     *             "out": 0,
+                     *             "in": 1
+                     *           },
+                     *           {
+                     *             "node": "n2",
+                     *             "before": 10,
+                     *             "after": 11,
+                     *             "out": 0,
+                     *             "in": 1
+                     *           },
+                     *           {
+                     *             "node": "n3",
+                     *             "before": 2,
+                     *             "after": 0,
+                     *             "out": 2,
+                     *             "in": 0
+                     *           }
+                     *         ],
+                     *         "byLabel": [
+                     *           {
+                     *             "label": "zone",
+                     *             "value": "z1",
+                     *             "before": 10,
+                     *             "after": 11
+                     *           },
+                     *           {
+                     *             "label": "zone",
+                     *             "value": "z2",
+                     *             "before": 12,
+                     *             "after": 11
+                     *           }
+                     *         ],
+                     *         "violations": {
+                     *           "required": {
+                     *             "before": 0,
+                     *             "after": 0
+                     *           },
+                     *           "preferences": {
+                     *             "before": 1,
+                     *             "after": 1
+                     *           },
+                     *           "spread": {
+                     *             "before": 0,
+                     *             "after": 0
+                     *           }
+                     *         },
+                     *         "unplaceable": [],
+                     *         "unplaceableCount": 0
                      *       }
                      *     }
                      */
                     "application/json": {
                         /** @description Who created it */
                         actor: string;
+                        /** @description The audit record of its execution, which its moves' records name as their cause; null until executed */
+                        cause: string | null;
                         /** @description Predicted when it was planned; each move is checked again when it starts */
                         effect: {
                             /** @description Streams per label value (e.g. per zone) before and after */
@@ -4758,7 +4833,7 @@ export interface operations {
                                     after: number;
                                     before: number;
                                 };
-                                /** @description Spread groups with one label value more than one stream above another */
+                                /** @description Of the spread groups the plan moves streams of: those with one label value more than one stream above another */
                                 spread: {
                                     after: number;
                                     before: number;
@@ -4942,6 +5017,7 @@ export interface operations {
                      *       "stale": false,
                      *       "planned": 2,
                      *       "actor": "ops",
+                     *       "cause": "2231-0",
                      *       "progress": {
                      *         "started": 1,
                      *         "done": 0,
@@ -4949,12 +5025,77 @@ export interface operations {
                      *         "waiting": 1,
                      *         "skipped": 0,
                      *         "dropped": 0
+                     *       },
+                     *       "moves": [
+                     *         {
+                     *           "stream": "payments",
+                     *           "target": "n2",
+                     *           "source": "n3"
+                     *         }
+                     *       ],
+                     *       "truncated": false,
+                     *       "effect": {
+                     *         "byNode": [
+                     *           {
+                     *             "node": "n1",
+                     *             "before": 10,
+                     *             "after": 11,
+                     *             "out": 0,
+                     *             "in": 1
+                     *           },
+                     *           {
+                     *             "node": "n2",
+                     *             "before": 10,
+                     *             "after": 11,
+                     *             "out": 0,
+                     *             "in": 1
+                     *           },
+                     *           {
+                     *             "node": "n3",
+                     *             "before": 2,
+                     *             "after": 0,
+                     *             "out": 2,
+                     *             "in": 0
+                     *           }
+                     *         ],
+                     *         "byLabel": [
+                     *           {
+                     *             "label": "zone",
+                     *             "value": "z1",
+                     *             "before": 10,
+                     *             "after": 11
+                     *           },
+                     *           {
+                     *             "label": "zone",
+                     *             "value": "z2",
+                     *             "before": 12,
+                     *             "after": 11
+                     *           }
+                     *         ],
+                     *         "violations": {
+                     *           "required": {
+                     *             "before": 0,
+                     *             "after": 0
+                     *           },
+                     *           "preferences": {
+                     *             "before": 1,
+                     *             "after": 1
+                     *           },
+                     *           "spread": {
+                     *             "before": 0,
+                     *             "after": 0
+                     *           }
+                     *         },
+                     *         "unplaceable": [],
+                     *         "unplaceableCount": 0
                      *       }
                      *     }
                      */
                     "application/json": {
                         /** @description Who created it */
                         actor: string;
+                        /** @description The audit record of its execution, which its moves' records name as their cause; null until executed */
+                        cause: string | null;
                         /** @description Predicted when it was planned; each move is checked again when it starts */
                         effect: {
                             /** @description Streams per label value (e.g. per zone) before and after */
@@ -4988,7 +5129,7 @@ export interface operations {
                                     after: number;
                                     before: number;
                                 };
-                                /** @description Spread groups with one label value more than one stream above another */
+                                /** @description Of the spread groups the plan moves streams of: those with one label value more than one stream above another */
                                 spread: {
                                     after: number;
                                     before: number;
@@ -5175,6 +5316,7 @@ export interface operations {
                      *       "stale": false,
                      *       "planned": 2,
                      *       "actor": "ops",
+                     *       "cause": "2231-0",
                      *       "progress": {
                      *         "started": 1,
                      *         "done": 0,
@@ -5182,12 +5324,77 @@ export interface operations {
                      *         "waiting": 1,
                      *         "skipped": 0,
                      *         "dropped": 0
+                     *       },
+                     *       "moves": [
+                     *         {
+                     *           "stream": "payments",
+                     *           "target": "n2",
+                     *           "source": "n3"
+                     *         }
+                     *       ],
+                     *       "truncated": false,
+                     *       "effect": {
+                     *         "byNode": [
+                     *           {
+                     *             "node": "n1",
+                     *             "before": 10,
+                     *             "after": 11,
+                     *             "out": 0,
+                     *             "in": 1
+                     *           },
+                     *           {
+                     *             "node": "n2",
+                     *             "before": 10,
+                     *             "after": 11,
+                     *             "out": 0,
+                     *             "in": 1
+                     *           },
+                     *           {
+                     *             "node": "n3",
+                     *             "before": 2,
+                     *             "after": 0,
+                     *             "out": 2,
+                     *             "in": 0
+                     *           }
+                     *         ],
+                     *         "byLabel": [
+                     *           {
+                     *             "label": "zone",
+                     *             "value": "z1",
+                     *             "before": 10,
+                     *             "after": 11
+                     *           },
+                     *           {
+                     *             "label": "zone",
+                     *             "value": "z2",
+                     *             "before": 12,
+                     *             "after": 11
+                     *           }
+                     *         ],
+                     *         "violations": {
+                     *           "required": {
+                     *             "before": 0,
+                     *             "after": 0
+                     *           },
+                     *           "preferences": {
+                     *             "before": 1,
+                     *             "after": 1
+                     *           },
+                     *           "spread": {
+                     *             "before": 0,
+                     *             "after": 0
+                     *           }
+                     *         },
+                     *         "unplaceable": [],
+                     *         "unplaceableCount": 0
                      *       }
                      *     }
                      */
                     "application/json": {
                         /** @description Who created it */
                         actor: string;
+                        /** @description The audit record of its execution, which its moves' records name as their cause; null until executed */
+                        cause: string | null;
                         /** @description Predicted when it was planned; each move is checked again when it starts */
                         effect: {
                             /** @description Streams per label value (e.g. per zone) before and after */
@@ -5221,7 +5428,7 @@ export interface operations {
                                     after: number;
                                     before: number;
                                 };
-                                /** @description Spread groups with one label value more than one stream above another */
+                                /** @description Of the spread groups the plan moves streams of: those with one label value more than one stream above another */
                                 spread: {
                                     after: number;
                                     before: number;
@@ -5309,6 +5516,7 @@ export interface operations {
                      *       "stale": false,
                      *       "planned": 2,
                      *       "actor": "ops",
+                     *       "cause": "2231-0",
                      *       "progress": {
                      *         "started": 1,
                      *         "done": 0,
@@ -5316,12 +5524,77 @@ export interface operations {
                      *         "waiting": 1,
                      *         "skipped": 0,
                      *         "dropped": 0
+                     *       },
+                     *       "moves": [
+                     *         {
+                     *           "stream": "payments",
+                     *           "target": "n2",
+                     *           "source": "n3"
+                     *         }
+                     *       ],
+                     *       "truncated": false,
+                     *       "effect": {
+                     *         "byNode": [
+                     *           {
+                     *             "node": "n1",
+                     *             "before": 10,
+                     *             "after": 11,
+                     *             "out": 0,
+                     *             "in": 1
+                     *           },
+                     *           {
+                     *             "node": "n2",
+                     *             "before": 10,
+                     *             "after": 11,
+                     *             "out": 0,
+                     *             "in": 1
+                     *           },
+                     *           {
+                     *             "node": "n3",
+                     *             "before": 2,
+                     *             "after": 0,
+                     *             "out": 2,
+                     *             "in": 0
+                     *           }
+                     *         ],
+                     *         "byLabel": [
+                     *           {
+                     *             "label": "zone",
+                     *             "value": "z1",
+                     *             "before": 10,
+                     *             "after": 11
+                     *           },
+                     *           {
+                     *             "label": "zone",
+                     *             "value": "z2",
+                     *             "before": 12,
+                     *             "after": 11
+                     *           }
+                     *         ],
+                     *         "violations": {
+                     *           "required": {
+                     *             "before": 0,
+                     *             "after": 0
+                     *           },
+                     *           "preferences": {
+                     *             "before": 1,
+                     *             "after": 1
+                     *           },
+                     *           "spread": {
+                     *             "before": 0,
+                     *             "after": 0
+                     *           }
+                     *         },
+                     *         "unplaceable": [],
+                     *         "unplaceableCount": 0
                      *       }
                      *     }
                      */
                     "application/json": {
                         /** @description Who created it */
                         actor: string;
+                        /** @description The audit record of its execution, which its moves' records name as their cause; null until executed */
+                        cause: string | null;
                         /** @description Predicted when it was planned; each move is checked again when it starts */
                         effect: {
                             /** @description Streams per label value (e.g. per zone) before and after */
@@ -5355,7 +5628,7 @@ export interface operations {
                                     after: number;
                                     before: number;
                                 };
-                                /** @description Spread groups with one label value more than one stream above another */
+                                /** @description Of the spread groups the plan moves streams of: those with one label value more than one stream above another */
                                 spread: {
                                     after: number;
                                     before: number;

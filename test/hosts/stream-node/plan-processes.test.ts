@@ -10,7 +10,7 @@ import { streamClusterForTest } from '../../nemesis/stream/cluster-for-test.js';
 const DEADLINE_MS = 90_000;
 const STREAMS = 30;
 
-test.serial('a throttle change mid-run is obeyed: moves in flight never above the limit in force, seen from the transfer list', async (t) => {
+test.serial('a throttle change mid-run is obeyed (moves in flight never above the limit in force, seen from the transfer list), and a paced plan starts its moves at its pace', async (t) => {
   t.timeout(4 * DEADLINE_MS);
   const c = await streamClusterForTest(t, { name: 'plan-throttle', seed: 72_901, members: 3 });
   const url = Object.values(c.urls)[0]!;
@@ -65,4 +65,25 @@ test.serial('a throttle change mid-run is obeyed: moves in flight never above th
     const shown = await fetch(`${member}/v1/admin/plans/${id}`, { headers: { authorization: `Bearer ${c.token}` } });
     t.like(await shown.json(), { id, status: 'completed' });
   }
+
+  // A paced plan: its moves start at most `movesPerSecond` apart, as their audit records stamp
+  // them with the leader's time (a second's worth may start at once after a late round).
+  t.is((await admin('POST', '/v1/admin/nodes/n1/undrain')).status, 200);
+  const PACE = 4;
+  const paced = await admin('POST', '/v1/admin/plans', { goal: 'rebalance', limits: { maxConcurrent: 10, movesPerSecond: PACE } });
+  t.is(paced.status, 201);
+  const moves = paced.body.planned as number;
+  t.true(moves >= 8, `a rebalance back onto n1: ${moves} moves`);
+  t.is((await admin('POST', `/v1/admin/plans/${paced.body.id}/execute`)).status, 202);
+  await eventually(async () => (await admin('GET', `/v1/admin/plans/${paced.body.id}`)).body.status === 'completed', 'the paced plan to complete', DEADLINE_MS);
+  const cause = (await admin('GET', `/v1/admin/plans/${paced.body.id}`)).body.cause as string;
+  let times: number[] = [];
+  await eventually(async () => {
+    const page = (await admin('GET', '/v1/admin/audit?kind=transfer_proposed&limit=200')).body as { records: { cause?: string; time?: number; actor: string }[] };
+    const ours = page.records.filter((r) => r.cause === cause);
+    times = ours.map((r) => r.time!).sort((a, b) => a - b);
+    return ours.length === moves && ours.every((r) => r.time !== undefined && r.actor === 'system:rebalance');
+  }, "every paced move's record in the audit store", DEADLINE_MS);
+  const early = times.map((at, i) => ({ i, after: at - times[0]!, least: (i - 1 - PACE) * (1000 / PACE) })).filter((m) => m.after < m.least);
+  t.deepEqual(early, [], `move start times (ms after the first): ${times.map((at) => at - times[0]!).join(', ')}`);
 });
