@@ -14,7 +14,7 @@ export { STREAM_NODE, STREAM_PEER_ROUTES, streamNodePlugin, streamStateMachinePl
 export type { DrainProgress, NodeStatus } from './progress.js';
 export type { PlanNodeEffect, PlanPreview, QueuedMove, RebalancePage } from './rebalance-listing.js';
 export type { PlanProgress, PlanSummary, PlanView } from './plan-view.js';
-export type { PlanEffect, PlanGoal, PlanStatus } from './plan-record.js';
+export type { LabelEffect, NodeEffect, PlanEffect, PlanGoal, PlanStatus, ViolationCount } from './plan-record.js';
 export type { StreamNodeService } from './stream-node-service.js';
 export { repairWal } from './wal-repair.js';
 export type { WalRepairReport } from './wal-repair.js';
