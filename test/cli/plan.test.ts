@@ -1,7 +1,8 @@
 import test from 'ava';
 import { ExitCode } from '@baton/cli/internal/exit-codes.js';
 import { runBaton } from './run-baton.js';
-import { eventually, startStreamCluster } from './stream-cluster.js';
+import { eventually, startStreamCluster, STREAM_TOKEN } from './stream-cluster.js';
+import { contractFetch } from '../support/api-contract.js';
 
 const cwd = process.cwd();
 
@@ -71,4 +72,45 @@ test('baton plan set changes the limits and cancel stops a plan; a stale plan an
   t.is(unknown.code, ExitCode.Failed);
   t.regex(unknown.stderr, /404/);
   await eventually(() => cluster.consensus.view().state.transferCount === 0, 'nothing in flight');
+});
+
+test('POST and PATCH /v1/admin/plans answer 400 naming the field for an unknown goal, nodes that do not go with the goal, and limits of 0 or absurd', async (t) => {
+  const cluster = await startStreamCluster(t, ['n1', 'n2']);
+  const send = async (method: string, path: string, body: unknown) => {
+    const response = await contractFetch()(`${cluster.url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${STREAM_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    return { status: response.status, body: (await response.json()) as { invalid_fields?: { path: string }[]; id?: string } };
+  };
+  const cases: [unknown, string][] = [
+    [{ goal: 'shuffle' }, 'goal'],
+    [{}, 'goal'],
+    [{ goal: 'drain' }, 'nodes'],
+    [{ goal: 'drain', nodes: [] }, 'nodes'],
+    [{ goal: 'rebalance', nodes: ['n1'] }, 'nodes'],
+    [{ goal: { type: 'drain', nodes: ['bad id!'] } }, 'goal'],
+    [{ goal: 'rebalance', limits: { maxConcurrent: 0 } }, 'limits.maxConcurrent'],
+    [{ goal: 'rebalance', limits: { maxConcurrent: 1e9 } }, 'limits.maxConcurrent'],
+    [{ goal: 'rebalance', limits: { movesPerSecond: 0 } }, 'limits.movesPerSecond'],
+    [{ goal: 'rebalance', limits: { movesPerSecond: 5_000 } }, 'limits.movesPerSecond'],
+    [{ goal: 'rebalance', limits: { pace: 1 } }, 'limits'],
+  ];
+  for (const [body, field] of cases) {
+    const answer = await send('POST', '/v1/admin/plans', body);
+    t.is(answer.status, 400, JSON.stringify(body));
+    t.true(answer.body.invalid_fields?.some((f) => f.path === field || f.path.startsWith(`${field}.`)), `${JSON.stringify(body)} names ${field}: ${JSON.stringify(answer.body.invalid_fields)}`);
+  }
+  const { body: plan } = await send('POST', '/v1/admin/plans', { goal: 'rebalance' });
+  for (const [body, field] of [
+    [{}, ''],
+    [{ maxConcurrent: 0 }, 'maxConcurrent'],
+    [{ movesPerSecond: -1 }, 'movesPerSecond'],
+  ] as [unknown, string][]) {
+    const answer = await send('PATCH', `/v1/admin/plans/${plan.id}`, body);
+    t.is(answer.status, 400, JSON.stringify(body));
+    t.true(answer.body.invalid_fields?.some((f) => f.path === field), `${JSON.stringify(body)} names ${JSON.stringify(field)}: ${JSON.stringify(answer.body.invalid_fields)}`);
+  }
+  t.is(cluster.consensus.view().state.plans.list().length, 1, 'no refused request made a plan');
 });
