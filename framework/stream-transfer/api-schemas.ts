@@ -16,7 +16,7 @@ export const pendingTransferSchema = z.object({
   source: id,
   target: id,
   epoch: epoch.describe('The epoch when the transfer was accepted; the target opens at a later one'),
-  reason: z.enum(['admin', 'drain', 'rebalance']),
+  reason: z.enum(['admin', 'drain', 'rebalance', 'maintenance']).describe('Why it was proposed: an operator (admin), a drain, a rebalance or plan, or a maintenance window handing streams back'),
   since: z.number().int().min(0).describe('Log index of the command that created it'),
   proposal: z.string().optional().describe('The id of the audit record of its proposal'),
   cause: z.string().optional().describe('The id of the audit record of the drain or rebalance it belongs to'),
@@ -158,6 +158,6 @@ export const streamProblemExtensions = {
   node: id.describe('The node the problem is about'),
   unplaceable: z.array(id).describe('On 409 placement-unsatisfiable: the streams no node can take as their placement asks'),
   plan: z.string().describe('The plan the problem is about'),
-  plan_view: count.describe('On 412 plan-stale: the metadata view the plan was built on'),
-  current_view: count.describe('On 412 plan-stale: the view now'),
+  plan_view: count.describe('On 412 plan-stale: the log index the plan was built at'),
+  current_view: count.describe('On 412 plan-stale: the log index of the last change to nodes, owners, placements or transfers'),
 };

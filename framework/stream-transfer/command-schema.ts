@@ -65,7 +65,7 @@ const commandShapes = [
     type: z.literal('transfer'),
     stream: id,
     target: id,
-    reason: z.enum(['admin', 'drain', 'rebalance']).optional(),
+    reason: z.enum(['admin', 'drain', 'rebalance', 'maintenance']).optional(),
     expectedOwner: id.optional(),
     expectedEpoch: count.optional(),
   }),

@@ -5,6 +5,7 @@ import type { NodeId, NodeLiveness, PendingTransfer, ProducerMark, StreamId, Tra
 import type { DrainProgress } from './progress.js';
 import type { PlanPreview, RebalancePage } from './rebalance-preview.js';
 import type { PlanGoal, PlanLimits } from './plan-record.js';
+import type { PlanView } from './plan-view.js';
 
 /**
  * The commands of the stream-transfer state machine. Each one is idempotent: applying it again
@@ -161,8 +162,9 @@ export interface Accepted {
   satisfied?: boolean;
   /** Streams a failover left where they were because no live node satisfies their placement (at most 100 named). */
   unplaceable?: StreamId[];
-  /** The plan a plan command created or acted on. */
+  /** The plan a plan command created or acted on, and how it stood once decided (bounded: its first moves, its effect per node and label value), which a replay under the same Idempotency-Key answers. */
   plan?: string;
+  planView?: PlanView;
   /** How many audit records the command sealed (ids `<commit_index>-0`...). */
   sealed?: number;
   /** An audit acknowledgement: records that left the state, and ids that were not pending. */

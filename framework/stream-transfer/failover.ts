@@ -116,7 +116,8 @@ export function applyFailover(
     moved += 1;
   }
   const details = { node: c.node, moved, remaining, ...(changed.length > 0 ? { changed } : {}), ...(unplaceable.length > 0 ? { unplaceable } : {}) };
-  return moved === 0 && remaining === 0 ? { ok: true, duplicate: true, ...details } : { ok: true, ...details };
+  // Transfers towards it cancelled are a change too: the queues they held a place in move on.
+  return moved === 0 && remaining === 0 && changed.length === 0 ? { ok: true, duplicate: true, ...details } : { ok: true, ...details };
 }
 
 /** Streams a failover names as left behind for their placement (the count is in `remaining`). */

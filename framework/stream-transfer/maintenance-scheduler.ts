@@ -1,4 +1,5 @@
-import type { Clock, Logger, Timer } from '@baton/contracts';
+import type { Clock, Logger } from '@baton/contracts';
+import { PeriodicRound } from './periodic-round.js';
 import { SYSTEM_ACTORS } from './audit-trail.js';
 import type { StreamCommand } from './commands.js';
 import { nodesInMaintenance } from './maintenance.js';
@@ -19,30 +20,20 @@ const MAX_MOVES_PER_ROUND = 256;
  * per batch of moves (planned once, consumed at the pace, planned again when used up).
  */
 export class MaintenanceScheduler {
-  private timer?: Timer;
-  private stopped = true;
+  private readonly rounds: PeriodicRound;
   /** Per returning node: moves planned towards it, and when the last one was proposed. */
   private readonly returning = new Map<NodeId, { moves: PlannedMove[]; lastAt: number }>();
 
-  constructor(private readonly deps: { consensus: StreamConsensus; clock: Clock; logger: Logger }) {}
+  constructor(private readonly deps: { consensus: StreamConsensus; clock: Clock; logger: Logger }) {
+    this.rounds = new PeriodicRound({ clock: deps.clock, logger: deps.logger, everyMs: ROUND_MS, what: 'maintenance round' }, () => this.round());
+  }
 
   start(): void {
-    this.stopped = false;
-    this.tick();
+    this.rounds.start();
   }
 
   stop(): void {
-    this.stopped = true;
-    this.timer?.cancel();
-  }
-
-  private tick(): void {
-    if (this.stopped) return;
-    void this.round()
-      .catch((error) => this.deps.logger.warn({ err: error }, 'maintenance round failed'))
-      .finally(() => {
-        if (!this.stopped) this.timer = this.deps.clock.setTimer(ROUND_MS, () => this.tick());
-      });
+    this.rounds.stop();
   }
 
   private async round(): Promise<void> {
@@ -79,7 +70,7 @@ export class MaintenanceScheduler {
       const move = pace.moves.shift()!;
       // Each move uses up one interval of the pace; time not used for more than a second is not saved up.
       pace.lastAt = Math.max(pace.lastAt, now - 1000) + 1000 / movesPerSecond;
-      await this.propose({ type: 'transfer', stream: move.stream, target: node, reason: 'rebalance', actor: SYSTEM_ACTORS.maintenance, at: Math.floor(now) }, 'stream handed back');
+      await this.propose({ type: 'transfer', stream: move.stream, target: node, reason: 'maintenance', actor: SYSTEM_ACTORS.maintenance, at: Math.floor(now) }, 'stream handed back');
     }
   }
 

@@ -80,7 +80,8 @@ export function beginMaintenance(state: StreamMetadata, c: Command<'begin-mainte
   state.putNode({
     ...node,
     draining: true,
-    drainInFlight: node.draining ? node.drainInFlight : DEFAULT_DRAIN_IN_FLIGHT,
+    // A drain plan's nodes drain at none of their own (0): the window drains them at the default.
+    drainInFlight: node.draining && node.drainInFlight > 0 ? node.drainInFlight : DEFAULT_DRAIN_IN_FLIGHT,
     ...(drainCause ? { drainCause } : {}),
     maintenance: { ...window, active: true },
   });

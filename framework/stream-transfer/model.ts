@@ -87,7 +87,8 @@ export interface StreamRecord {
   placement?: StreamPlacement;
 }
 
-export type TransferReason = 'admin' | 'drain' | 'rebalance';
+/** Why a transfer was proposed; `maintenance` is a stream handed back to a node whose window ended. */
+export type TransferReason = 'admin' | 'drain' | 'rebalance' | 'maintenance';
 
 /** A transfer in progress: the stream's source and target, keyed by stream id. */
 export interface PendingTransfer {

@@ -18,7 +18,10 @@ export const planOps: OperationSpec[] = [
     requestBody: createPlanBody,
     requestExample: ex.create,
     responses: {
-      201: keyedAnswer('Planned: nothing moved', planSchema, ex.plan),
+      201: (() => {
+        const answer = keyedAnswer('Planned: nothing moved', planSchema, ex.plan);
+        return { ...answer, headers: { ...answer.headers, Location: { description: 'The plan: /v1/admin/plans/{plan}' } } };
+      })(),
       ...problems(400, 404, 413, 415, 503),
       400: 'Invalid input: an unknown goal, nodes without goal drain or drain without nodes, limits of 0 or over their bound (the field named)',
       404: 'A node of the drain is not registered',

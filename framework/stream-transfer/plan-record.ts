@@ -68,9 +68,7 @@ export interface PlanRecord {
   goal: PlanGoal;
   limits: PlanLimits;
   status: PlanStatus;
-  /** The metadata's view version it was planned on: executing it after the view changed is refused (412). */
-  view: number;
-  /** Log index of its creation, and of its execution and end when they happened. */
+  /** Log index of its creation (the view it was planned on: executing it once a later command changed the view is refused, 412), and of its execution and end when they happened. */
   createdAt: number;
   executedAt?: number;
   endedAt?: number;
@@ -145,4 +143,9 @@ export class PlanBook {
     this.plans.splice(at, 1);
     return true;
   }
+}
+
+/** Moves a paced plan may hold unused: a second's worth, and at least one (so a pace below one a second still moves). */
+export function allowanceCap(movesPerSecond: number): number {
+  return Math.max(1, Math.ceil(movesPerSecond));
 }

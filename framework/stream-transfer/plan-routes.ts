@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
-import { invalidBodyField, problems, readValidBody, validate } from '@baton/http';
+import { HttpProblem, invalidBodyField, readValidBody, validate } from '@baton/http';
 import { MAX_MOVES_PER_SECOND, MAX_PLAN_CONCURRENT, MAX_PLAN_NODES } from './command-schema.js';
 import type { StreamCommand, StreamResult } from './commands.js';
 import { DEFAULT_REBALANCE_IN_FLIGHT } from './drain-defaults.js';
@@ -55,6 +55,7 @@ export interface PlanRouteDeps {
 /** The goal a create asks for, with the field at fault named when the body does not say it whole. */
 function goalOf(body: z.infer<typeof createPlanBody>): PlanGoal {
   const type = typeof body.goal === 'string' ? body.goal : body.goal.type;
+  if (typeof body.goal !== 'string' && body.goal.nodes !== undefined && body.nodes !== undefined) throw invalidBodyField('nodes', 'give the nodes once: in goal.nodes or in nodes');
   const nodes = typeof body.goal === 'string' ? body.nodes : (body.goal.nodes ?? body.nodes);
   if (type !== 'drain') {
     if (nodes !== undefined) throw invalidBodyField('nodes', `nodes goes with goal drain only, not ${type}`);
@@ -71,15 +72,16 @@ function goalOf(body: z.infer<typeof createPlanBody>): PlanGoal {
  * flight. Every member answers alike: plans are part of the replicated metadata.
  */
 export function addPlanRoutes(router: Router, deps: PlanRouteDeps): void {
-  const found = async (id: string) => {
+  const answer = async (ctx: Context, id: string) => {
     const state = await deps.state();
     const plan = state.plans.get(id);
-    if (!plan) throw problems.notFound(`no plan ${id} (plans are kept while they are among the last few)`, { plan: id });
-    return { state, plan };
-  };
-  const answer = async (ctx: Context, id: string) => {
-    const { state, plan } = await found(id);
+    if (!plan) throw new HttpProblem({ status: 404, type: 'plan-not-found', detail: `no plan ${id} (plans are kept while they are among the last few)`, extra: { plan: id } });
     ctx.body = planView(state, plan);
+  };
+  /** A change answers the plan as the command left it (a replay under its Idempotency-Key: as the first request left it). */
+  const decided = async (ctx: Context, result: Extract<StreamResult, { ok: true }>, id: string) => {
+    if (result.planView) ctx.body = result.planView;
+    else await answer(ctx, id);
   };
 
   router.post('/plans', async (ctx) => {
@@ -87,7 +89,8 @@ export function addPlanRoutes(router: Router, deps: PlanRouteDeps): void {
     const limits = { maxConcurrent: body.limits?.maxConcurrent ?? DEFAULT_REBALANCE_IN_FLIGHT, ...(body.limits?.movesPerSecond !== undefined ? { movesPerSecond: body.limits.movesPerSecond } : {}) };
     const result = await deps.decide(ctx, { type: 'create-plan', goal: goalOf(body), limits });
     ctx.status = 201;
-    await answer(ctx, result.plan!);
+    ctx.set('Location', `/v1/admin/plans/${result.plan!}`);
+    await decided(ctx, result, result.plan!);
   });
 
   router.get('/plans', async (ctx) => {
@@ -104,19 +107,17 @@ export function addPlanRoutes(router: Router, deps: PlanRouteDeps): void {
     const { plan } = validate(planParam, ctx.params, 'path');
     const result = await deps.decide(ctx, { type: 'execute-plan', plan });
     ctx.status = result.duplicate ? 200 : 202;
-    await answer(ctx, plan);
+    await decided(ctx, result, plan);
   });
 
   router.patch('/plans/:plan', async (ctx) => {
     const { plan } = validate(planParam, ctx.params, 'path');
     const body = await readValidBody(ctx, setPlanLimitsBody);
-    await deps.decide(ctx, { type: 'set-plan-limits', plan, ...body });
-    await answer(ctx, plan);
+    await decided(ctx, await deps.decide(ctx, { type: 'set-plan-limits', plan, ...body }), plan);
   });
 
   router.delete('/plans/:plan', async (ctx) => {
     const { plan } = validate(planParam, ctx.params, 'path');
-    await deps.decide(ctx, { type: 'cancel-plan', plan });
-    await answer(ctx, plan);
+    await decided(ctx, await deps.decide(ctx, { type: 'cancel-plan', plan }), plan);
   });
 }

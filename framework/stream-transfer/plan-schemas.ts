@@ -28,7 +28,7 @@ export const planSummarySchema = z.object({
   goal: planGoalSchema,
   limits: z.object({ maxConcurrent: count, movesPerSecond: z.number().nullable().describe('null: as fast as maxConcurrent allows') }),
   status: z.enum(['planned', 'running', 'completed', 'cancelled']),
-  view: count.describe('The metadata view it was planned on'),
+  view: count.describe('The log index it was planned at: its view of the metadata'),
   stale: z.boolean().describe('The metadata has changed since (nodes, owners, placements, transfers): execute answers 412'),
   planned: count.describe('Moves in the plan'),
   actor: z.string().describe('Who created it'),

@@ -22,7 +22,7 @@ export interface PlanSummary {
   goal: PlanGoal;
   limits: { maxConcurrent: number; movesPerSecond: number | null };
   status: PlanStatus;
-  /** The metadata view it was planned on, and whether the metadata has moved on since (execute would answer 412). */
+  /** The log index it was planned at (its view of the metadata), and whether a later command changed that view (execute would answer 412). */
   view: number;
   stale: boolean;
   planned: number;
@@ -67,8 +67,8 @@ export function planSummary(state: StreamMetadata, plan: PlanRecord): PlanSummar
     goal: plan.goal,
     limits: limitsOf(plan.limits),
     status: plan.status,
-    view: plan.view,
-    stale: plan.status === 'planned' && plan.view !== state.viewVersion,
+    view: plan.createdAt,
+    stale: plan.status === 'planned' && state.viewAt > plan.createdAt,
     planned: plan.planned,
     actor: plan.actor,
     cause: plan.cause ?? null,

@@ -55,7 +55,15 @@ type Piece =
   | RecordsPiece<'streams', StreamRecord>
   | RecordsPiece<'transfers', PendingTransfer>
   | RecordsPiece<'moves', PlannedMove>
-  | RecordsPiece<'audit', PendingAudit>;
+  | RecordsPiece<'audit', PendingAudit>
+  | RecordsPiece<'planMoves', PlanMove>;
+
+/** A waiting plan's move, in pieces of their own: a plan can hold a move per stream, so its moves never ride in the head. */
+type PlanMove = PlannedMove & { plan: string };
+
+function* planMoves(plans: readonly PlanRecord[]): IterableIterator<PlanMove> {
+  for (const plan of plans) for (const move of plan.moves ?? []) yield { plan: plan.id, stream: move.stream, target: move.target };
+}
 
 /**
  * A frozen copy of the state (a copy-on-write clone: O(nodes) now), read later as pieces of about
@@ -75,9 +83,9 @@ function* piecesOf(state: StreamMetadata): IterableIterator<Piece> {
     format: 2,
     ...(rebalance ? { rebalance: rebalance.tallies } : {}),
     ...(chain.head ? { auditChain: chain } : {}),
-    // At most MAX_PLANS plans, of which MAX_WAITING_PLANS hold their moves: the head stays bounded by them.
-    ...(plans.length > 0 ? { plans: [...plans] } : {}),
-    view: state.viewVersion,
+    // At most MAX_PLANS plans, without their moves (pieces of their own follow): the head stays small.
+    ...(plans.length > 0 ? { plans: plans.map(({ moves: _moves, ...plan }) => ({ ...plan, ...(_moves ? { moves: [] } : {}) })) } : {}),
+    view: state.viewAt,
   };
   yield* recordPieces('nodes', state.nodes(), RECORDS_PER_PIECE);
   // A stream's producer marks make its JSON longer: each counts as one more record.
@@ -86,6 +94,7 @@ function* piecesOf(state: StreamMetadata): IterableIterator<Piece> {
   if (rebalance) yield* recordPieces('moves', rebalance.moves.slice(rebalance.next).values(), RECORDS_PER_PIECE);
   // A sealed record is several hundred bytes of JSON: each counts as four.
   yield* recordPieces('audit', state.auditPendingRecords(), RECORDS_PER_PIECE, () => 4);
+  yield* recordPieces('planMoves', planMoves(plans), RECORDS_PER_PIECE);
 }
 
 /** Rebuilds a state piece by piece, indexes included, from the pieces of `captureMetadata`. */
@@ -115,6 +124,13 @@ export function assembleMetadata(): StateAssembly<StreamMetadata> {
       },
       audit(records) {
         for (const pending of records as PendingAudit[]) state.putAuditPending(structuredClone(pending));
+      },
+      planMoves(records) {
+        for (const move of records as PlanMove[]) {
+          const plan = plans.records.find((p) => p.id === move.plan);
+          if (!plan?.moves) throw new Error(`stream metadata snapshot is malformed: a move of plan ${move.plan}, which holds no moves`);
+          plan.moves.push({ stream: move.stream, target: move.target });
+        }
       },
     },
     // The records counted as changes while they were put back: the view is the one the snapshot had.

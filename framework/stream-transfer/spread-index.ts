@@ -34,11 +34,6 @@ export class SpreadIndex {
     if (now !== undefined) this.add(now, to, 1);
   }
 
-  /** Every group with streams, by name, with the nodes holding them. */
-  *groups(): IterableIterator<[string, ReadonlyMap<NodeId, number>]> {
-    for (let group = this.byGroup.minKey(); group !== undefined; group = this.byGroup.nextHigherKey(group)) yield [group, this.byGroup.get(group)!];
-  }
-
   clone(): SpreadIndex {
     return new SpreadIndex(this.byGroup.clone());
   }

@@ -92,7 +92,10 @@ export class StreamStateMachine implements StateMachine<StreamMetadata, StreamCo
     if (!parsed.ok) return reject('invalid_command', parsed.message);
     const command = parsed.command;
     const seal = new AuditSeal(state, ctx, command);
+    const changes = state.viewChanges;
     const result = this.decide(state, command, ctx, seal);
+    // What plans are checked against: the position of the last command that changed the view.
+    if (state.viewChanges !== changes) state.viewAt = ctx.position.index;
     // Only a change seals records, so a refusal or a duplicate leaves the trail as it was.
     return result.ok && seal.sealed > 0 ? { ...result, sealed: seal.sealed } : result;
   }
@@ -424,7 +427,8 @@ export class StreamStateMachine implements StateMachine<StreamMetadata, StreamCo
     if (!node) return reject('unknown_node', `node ${c.node} is not registered`);
     const refused = nodePrecondition(state, node.id, c);
     if (refused) return refused;
-    const inFlight = c.maxInFlight ?? node.drainInFlight;
+    // 0 is a drain plan's mark (its nodes move at the plan's limits): a drain asked for now moves at the default.
+    const inFlight = c.maxInFlight ?? (node.drainInFlight > 0 ? node.drainInFlight : DEFAULT_DRAIN_IN_FLIGHT);
     const unchanged = node.draining && node.drainInFlight === inFlight;
     let drainCause = node.drainCause;
     if (!unchanged) {
@@ -532,7 +536,8 @@ export class StreamStateMachine implements StateMachine<StreamMetadata, StreamCo
       state.countRebalanceMove('started');
       started.push(move.stream);
     }
-    settlePlan(state, ctx);
+    // A drain plan that completed hands its nodes' leftovers (streams it could not place, or that came back) to their drain.
+    if (settlePlan(state, ctx)) started.push(...this.launchQueued(state, ctx, seal));
     return started;
   }
 }

@@ -29,7 +29,7 @@ export interface StreamMetadataSnapshot {
   rebalance?: RebalanceRun;
   /** The audit trail's chain head and anchors, and the sealed records not yet stored everywhere. */
   audit?: { chain: TrailChain; pending: PendingAudit[] };
-  /** The plan objects, oldest first, and the view version plans are checked against. */
+  /** The plan objects, oldest first, and the log index of the last change to the view they are checked against. */
   plans?: PlanRecord[];
   view?: number;
 }
@@ -98,11 +98,17 @@ export class StreamMetadata {
   #violations = PlacementViolations.empty();
   #plans = PlanBook.empty();
   /**
-   * Counts changes to what a plan is computed from (nodes, owners, placements, pending transfers):
-   * a plan records it, and executing a plan whose view changed since is refused. Every member
-   * counts the same changes, so every member decides the same.
+   * Counts changes to what a plan is computed from (nodes, owners, placements, pending
+   * transfers), for the state machine to tell whether a command changed the view. Local to this
+   * copy, never replicated: `#viewAt` is.
    */
-  #view = 0;
+  #changes = 0;
+  /**
+   * The log index of the last command that changed the view: replicated (snapshots carry it), so
+   * every member holds the same value once that command is applied. A plan made at a later index
+   * is still current; one made before it is stale.
+   */
+  #viewAt = 0;
 
   // ---- reads ------------------------------------------------------------------------------------
 
@@ -246,17 +252,22 @@ export class StreamMetadata {
     return this.#violations;
   }
 
-  /** Every spread group with streams, with the nodes holding them. */
-  spreadGroups(): IterableIterator<[string, ReadonlyMap<NodeId, number>]> {
-    return this.#spread.groups();
-  }
-
   get plans(): PlanBook {
     return this.#plans;
   }
 
-  get viewVersion(): number {
-    return this.#view;
+  /** Changes made to this copy so far (a local count: the state machine compares it around a command). */
+  get viewChanges(): number {
+    return this.#changes;
+  }
+
+  /** The log index of the last command that changed nodes, owners, placements or pending transfers. */
+  get viewAt(): number {
+    return this.#viewAt;
+  }
+
+  set viewAt(index: number) {
+    this.#viewAt = index;
   }
 
   /** Draining nodes that have a transfer to start, by id, strictly after `after`. */
@@ -320,7 +331,7 @@ export class StreamMetadata {
   }
 
   putNode(record: NodeRecord): void {
-    this.#view += 1;
+    this.#changes += 1;
     const previous = this.#nodes.get(record.id);
     this.#nodes.set(record.id, record);
     // Relabelled: its streams are judged against the new labels (O(streams it owns), on a relabelling only).
@@ -342,7 +353,7 @@ export class StreamMetadata {
     });
     if (replaced === undefined) this.#streams.set(record.id, record);
     if (!previous || previous.owner !== record.owner || previous.placement !== record.placement) {
-      this.#view += 1;
+      this.#changes += 1;
       if (record.placement || previous?.placement) this.#violations.check(record, this.#nodes.get(record.owner));
     }
     const movingTo = this.#transfers.get(record.id)?.target;
@@ -363,7 +374,7 @@ export class StreamMetadata {
   /** Records a pending transfer; `transfer.source` must be the stream's owner. */
   addTransfer(transfer: PendingTransfer): void {
     this.removeTransfer(transfer.stream);
-    this.#view += 1;
+    this.#changes += 1;
     this.#transfers.set(transfer.stream, transfer);
     const moving = this.#streams.get(transfer.stream);
     if (moving) this.#spread.move(moving, moving.owner, moving, transfer.target);
@@ -381,7 +392,7 @@ export class StreamMetadata {
   removeTransfer(stream: StreamId): PendingTransfer | undefined {
     const transfer = this.#transfers.get(stream);
     if (!transfer) return undefined;
-    this.#view += 1;
+    this.#changes += 1;
     this.#transfers.delete(stream);
     this.#bySince.delete(transfer);
     const source = this.#indexOf(transfer.source);
@@ -439,7 +450,8 @@ export class StreamMetadata {
     copy.#spread = this.#spread.clone();
     copy.#violations = this.#violations.clone();
     copy.#plans = this.#plans.clone();
-    copy.#view = this.#view;
+    copy.#changes = this.#changes;
+    copy.#viewAt = this.#viewAt;
     return copy;
   }
 
@@ -457,7 +469,7 @@ export class StreamMetadata {
       snapshot.audit = { chain: this.#auditChain, pending: this.#auditPending.valuesArray() };
     }
     if (this.#plans.records().length > 0) snapshot.plans = [...this.#plans.records()];
-    snapshot.view = this.#view;
+    snapshot.view = this.#viewAt;
     return snapshot;
   }
 
@@ -484,10 +496,10 @@ export class StreamMetadata {
     return state;
   }
 
-  /** Puts back the plans and the view version a snapshot carries (after its records, which count as changes while restored). */
-  restorePlans(plans: readonly PlanRecord[], view: number): void {
+  /** Puts back the plans and the view's log index a snapshot carries (0 from a snapshot older than plans: no plan predates it). */
+  restorePlans(plans: readonly PlanRecord[], viewAt: number): void {
     this.#plans = PlanBook.of(plans);
-    this.#view = view;
+    this.#viewAt = viewAt;
   }
 
   /** Puts back a rebalance run read from a snapshot: its tallies, then (possibly in parts) its waiting moves. */

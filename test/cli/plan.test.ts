@@ -26,6 +26,8 @@ test('baton plan create shows the moves and effect and moves nothing; execute ru
 
   const refused = await runBaton(['plan', 'execute', plan.id], { cwd, env: cluster.env });
   t.is(refused.code, ExitCode.Usage, 'no terminal and no --yes: nothing moves');
+  t.is(state().transferCount, 0);
+  t.is(state().plans.get(plan.id)!.status, 'planned');
   const executed = await runBaton(['plan', 'execute', plan.id, '--yes', '--interval', '20ms'], { cwd, env: cluster.env });
   t.is(executed.code, ExitCode.Ok, executed.stderr);
   t.regex(executed.stdout, new RegExp(`${plan.id}: completed; 6 of 6 moved`));
@@ -58,7 +60,7 @@ test('baton plan set changes the limits and cancel stops a plan; a stale plan an
   t.is((await runBaton(['streams', 'create', 'late', '--owner', 'n1'], { cwd, env: cluster.env })).code, ExitCode.Ok);
   const refused = await runBaton(['plan', 'execute', stale, '--yes'], { cwd, env: cluster.env });
   t.is(refused.code, ExitCode.Failed);
-  t.regex(refused.stderr, /412.*view/);
+  t.regex(refused.stderr, /412.*create the plan again/);
   t.is(cluster.consensus.view().state.transferCount, 0);
 
   const badGoal = await runBaton(['plan', 'create', '--goal', 'shuffle'], { cwd, env: cluster.env });

@@ -1,8 +1,6 @@
 import { stat } from 'node:fs/promises';
 import test from 'ava';
-import { streamClusterVariant } from '@baton/cli/internal/local-cluster/local-stream-cluster.js';
-import { startNodeProcesses } from '../framework/cluster/node-processes.js';
-import { eventually } from '../hosts/eventually.js';
+import { registeredStreamProcesses } from './stream-processes.js';
 import { openBrowser, screenshot } from './browser.js';
 
 // The page's own globals, inside the functions Playwright runs there.
@@ -12,13 +10,7 @@ declare const sessionStorage: { length: number; getItem(key: string): string | n
 declare const location: { href: string };
 
 test('the stream dashboard: a wrong token is refused in words; the right one shows the members and leader; a transfer lands; a drain reaches 100%; the audit trail shows both, by kind, and a bad filter in words', async (t) => {
-  const cluster = await startNodeProcesses(t, streamClusterVariant);
-  const [n1] = cluster.nodes;
-  const admin = { authorization: `Bearer ${cluster.token}`, 'content-type': 'application/json' };
-  await eventually(async () => {
-    const response = await fetch(`${n1.url}/v1/admin/nodes`, { headers: admin });
-    return response.ok && ((await response.json()) as { nodes: unknown[] }).nodes.length === 3;
-  }, 'three registered nodes', 60_000);
+  const { cluster, n1, admin } = await registeredStreamProcesses(t);
   for (const stream of ['orders', 'payments']) {
     const created = await fetch(`${n1.url}/v1/admin/streams`, { method: 'POST', headers: admin, body: JSON.stringify({ stream, node: 'n2' }) });
     t.true(created.ok, `create ${stream}`);

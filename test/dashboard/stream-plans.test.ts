@@ -1,7 +1,5 @@
 import test from 'ava';
-import { streamClusterVariant } from '@baton/cli/internal/local-cluster/local-stream-cluster.js';
-import { startNodeProcesses } from '../framework/cluster/node-processes.js';
-import { eventually } from '../hosts/eventually.js';
+import { registeredStreamProcesses } from './stream-processes.js';
 import { openBrowser } from './browser.js';
 
 // The page's own globals, inside the functions Playwright runs there.
@@ -9,13 +7,7 @@ type PageElement = { textContent: string | null; getAttribute(name: string): str
 declare const document: { querySelector(selector: string): PageElement | null };
 
 test("the stream dashboard shows a plan's preview (moves, streams per node before and after) and, once executed from the page, its progress to the end", async (t) => {
-  const cluster = await startNodeProcesses(t, streamClusterVariant);
-  const [n1] = cluster.nodes;
-  const admin = { authorization: `Bearer ${cluster.token}`, 'content-type': 'application/json' };
-  await eventually(async () => {
-    const response = await fetch(`${n1.url}/v1/admin/nodes`, { headers: admin });
-    return response.ok && ((await response.json()) as { nodes: unknown[] }).nodes.length === 3;
-  }, 'three registered nodes', 60_000);
+  const { cluster, n1, admin } = await registeredStreamProcesses(t);
   for (let i = 0; i < 6; i++) {
     const created = await fetch(`${n1.url}/v1/admin/streams`, { method: 'POST', headers: admin, body: JSON.stringify({ stream: `s${i}`, node: 'n1' }) });
     t.true(created.ok, `create s${i}`);

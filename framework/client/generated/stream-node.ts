@@ -724,7 +724,7 @@ export interface components {
             claimed?: string;
             /** @description On 501: the consensus implementation in use */
             consensus?: string;
-            /** @description On 412 plan-stale: the view now */
+            /** @description On 412 plan-stale: the log index of the last change to nodes, owners, placements or transfers */
             current_view?: number;
             /** @description What went wrong for this request and what to do about it */
             detail: string;
@@ -756,7 +756,7 @@ export interface components {
             owner?: string;
             /** @description The plan the problem is about */
             plan?: string;
-            /** @description On 412 plan-stale: the metadata view the plan was built on */
+            /** @description On 412 plan-stale: the log index the plan was built at */
             plan_view?: number;
             /** @description On 403: the principal the token stands for */
             principal?: string;
@@ -4056,7 +4056,7 @@ export interface operations {
                             stale: boolean;
                             /** @enum {string} */
                             status: "planned" | "running" | "completed" | "cancelled";
-                            /** @description The metadata view it was planned on */
+                            /** @description The log index it was planned at: its view of the metadata */
                             view: number;
                         }[];
                     };
@@ -4144,6 +4144,8 @@ export interface operations {
                     "Idempotency-Key"?: string;
                     /** @description "true" when this answer is the decision an earlier request under the key got */
                     "Idempotent-Replayed"?: string;
+                    /** @description The plan: /v1/admin/plans/{plan} */
+                    Location?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4337,7 +4339,7 @@ export interface operations {
                         status: "planned" | "running" | "completed" | "cancelled";
                         /** @description More moves wait than `moves` shows */
                         truncated: boolean;
-                        /** @description The metadata view it was planned on */
+                        /** @description The log index it was planned at: its view of the metadata */
                         view: number;
                     };
                 };
@@ -4625,7 +4627,7 @@ export interface operations {
                         status: "planned" | "running" | "completed" | "cancelled";
                         /** @description More moves wait than `moves` shows */
                         truncated: boolean;
-                        /** @description The metadata view it was planned on */
+                        /** @description The log index it was planned at: its view of the metadata */
                         view: number;
                     };
                 };
@@ -4888,7 +4890,7 @@ export interface operations {
                         status: "planned" | "running" | "completed" | "cancelled";
                         /** @description More moves wait than `moves` shows */
                         truncated: boolean;
-                        /** @description The metadata view it was planned on */
+                        /** @description The log index it was planned at: its view of the metadata */
                         view: number;
                     };
                 };
@@ -5184,7 +5186,7 @@ export interface operations {
                         status: "planned" | "running" | "completed" | "cancelled";
                         /** @description More moves wait than `moves` shows */
                         truncated: boolean;
-                        /** @description The metadata view it was planned on */
+                        /** @description The log index it was planned at: its view of the metadata */
                         view: number;
                     };
                 };
@@ -5483,7 +5485,7 @@ export interface operations {
                         status: "planned" | "running" | "completed" | "cancelled";
                         /** @description More moves wait than `moves` shows */
                         truncated: boolean;
-                        /** @description The metadata view it was planned on */
+                        /** @description The log index it was planned at: its view of the metadata */
                         view: number;
                     };
                 };
@@ -5683,7 +5685,7 @@ export interface operations {
                         status: "planned" | "running" | "completed" | "cancelled";
                         /** @description More moves wait than `moves` shows */
                         truncated: boolean;
-                        /** @description The metadata view it was planned on */
+                        /** @description The log index it was planned at: its view of the metadata */
                         view: number;
                     };
                 };
@@ -6150,8 +6152,11 @@ export interface operations {
                             stream: string;
                             tail: number;
                             transfer: {
-                                /** @enum {string} */
-                                reason: "admin" | "drain" | "rebalance";
+                                /**
+                                 * @description Why it was proposed: an operator (admin), a drain, a rebalance or plan, or a maintenance window handing streams back
+                                 * @enum {string}
+                                 */
+                                reason: "admin" | "drain" | "rebalance" | "maintenance";
                                 /** @description A stream or node id */
                                 source: string;
                                 /** @description A stream or node id */
@@ -6611,8 +6616,11 @@ export interface operations {
                             epoch: number;
                             /** @description The id of the audit record of its proposal */
                             proposal?: string;
-                            /** @enum {string} */
-                            reason: "admin" | "drain" | "rebalance";
+                            /**
+                             * @description Why it was proposed: an operator (admin), a drain, a rebalance or plan, or a maintenance window handing streams back
+                             * @enum {string}
+                             */
+                            reason: "admin" | "drain" | "rebalance" | "maintenance";
                             /** @description Log index of the command that created it */
                             since: number;
                             /** @description A stream or node id */
@@ -6724,8 +6732,11 @@ export interface operations {
                         epoch: number;
                         /** @description The id of the audit record of its proposal */
                         proposal?: string;
-                        /** @enum {string} */
-                        reason: "admin" | "drain" | "rebalance";
+                        /**
+                         * @description Why it was proposed: an operator (admin), a drain, a rebalance or plan, or a maintenance window handing streams back
+                         * @enum {string}
+                         */
+                        reason: "admin" | "drain" | "rebalance" | "maintenance";
                         /** @description Log index of the command that created it */
                         since: number;
                         /** @description A stream or node id */
@@ -6778,8 +6789,11 @@ export interface operations {
                         epoch: number;
                         /** @description The id of the audit record of its proposal */
                         proposal?: string;
-                        /** @enum {string} */
-                        reason: "admin" | "drain" | "rebalance";
+                        /**
+                         * @description Why it was proposed: an operator (admin), a drain, a rebalance or plan, or a maintenance window handing streams back
+                         * @enum {string}
+                         */
+                        reason: "admin" | "drain" | "rebalance" | "maintenance";
                         /** @description Log index of the command that created it */
                         since: number;
                         /** @description A stream or node id */
@@ -6930,8 +6944,11 @@ export interface operations {
                         epoch: number;
                         /** @description The id of the audit record of its proposal */
                         proposal?: string;
-                        /** @enum {string} */
-                        reason: "admin" | "drain" | "rebalance";
+                        /**
+                         * @description Why it was proposed: an operator (admin), a drain, a rebalance or plan, or a maintenance window handing streams back
+                         * @enum {string}
+                         */
+                        reason: "admin" | "drain" | "rebalance" | "maintenance";
                         /** @description Log index of the command that created it */
                         since: number;
                         /** @description A stream or node id */
@@ -7078,8 +7095,11 @@ export interface operations {
                             epoch: number;
                             /** @description The id of the audit record of its proposal */
                             proposal?: string;
-                            /** @enum {string} */
-                            reason: "admin" | "drain" | "rebalance";
+                            /**
+                             * @description Why it was proposed: an operator (admin), a drain, a rebalance or plan, or a maintenance window handing streams back
+                             * @enum {string}
+                             */
+                            reason: "admin" | "drain" | "rebalance" | "maintenance";
                             /** @description Log index of the command that created it */
                             since: number;
                             /** @description A stream or node id */

@@ -1,6 +1,7 @@
 import test from 'ava';
 import { StreamClient } from '@baton/stream-transfer/internal/client.js';
 import { eventually } from '../eventually.js';
+import { adminJson, startedEarly } from './admin-json.js';
 import { streamClusterForTest } from '../../nemesis/stream/cluster-for-test.js';
 
 // Maintenance windows on real stream node processes as `baton up` runs them (Raft voters, WAL
@@ -17,14 +18,7 @@ test.serial('a second window past the budget is refused; a window drains its nod
   const url = Object.values(c.urls)[0]!;
   const ops = new StreamClient({ nodes: Object.values(c.urls), token: c.token });
   for (let i = 0; i < STREAMS; i++) await ops.createStream(`m-${i}`);
-  const admin = async (method: string, path: string, body?: unknown) => {
-    const response = await fetch(`${url}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${c.token}`, 'content-type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    return { status: response.status, body: (await response.json()) as any };
-  };
+  const admin = adminJson(url, c.token);
   const owned = async () => Object.fromEntries((await ops.nodes()).nodes.map((n) => [n.id, n.owned]));
   t.deepEqual(await owned(), { n1: 10, n2: 10, n3: 10 });
 
@@ -50,6 +44,6 @@ test.serial('a second window past the budget is refused; a window drains its nod
     times = back.map((r) => r.time!).sort((a, b) => a - b);
     return back.length === 10 && back.every((r) => r.to === 'n1' && r.time !== undefined);
   }, "every hand-back move's record in the audit store", DEADLINE_MS);
-  const early = times.map((at, i) => ({ i, after: at - times[0]!, least: (i - 1 - PACE) * (1000 / PACE) })).filter((m) => m.after < m.least);
+  const early = startedEarly(times, PACE);
   t.deepEqual(early, [], `hand-back times (ms after the first): ${times.map((at) => at - times[0]!).join(', ')}`);
 });
