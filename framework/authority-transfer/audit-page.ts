@@ -1,7 +1,11 @@
 import { z } from 'zod';
 import { decimalQuery } from '@baton/http';
-import type { AuditStore } from '@baton/contracts';
-import { auditRecordSchema } from './api-schemas.js';
+import type { AuditRecord, AuditStore } from '@baton/contracts';
+import { auditRecordViewSchema } from './api-schemas.js';
+import { AUTHORITY_AUDIT_KINDS, type AuthorityAuditKind } from './authority-audit-kinds.js';
+import { lossOf } from './failover-loss.js';
+
+export { AUTHORITY_AUDIT_KINDS, type AuthorityAuditKind } from './authority-audit-kinds.js';
 
 /** A page of an authority's audit holds this many records unless asked, and never more than the maximum. */
 export const DEFAULT_AUDIT_PAGE = 100;
@@ -26,13 +30,10 @@ export const auditPageQuery = z
 
 export const auditPageSchema = z.object({
   authority: z.string(),
-  records: z.array(auditRecordSchema),
+  records: z.array(auditRecordViewSchema),
   /** The `before` of the next (older) page: the last record's commit_index, or null on the last page. */
   next: z.number().int().nullable(),
 });
-
-/** What an authority's trail records: its planned transfers (the raw moves are not sealed yet). */
-export const AUTHORITY_AUDIT_KINDS = ['planned_transfer'] as const;
 
 /**
  * `GET /availability/v1/audit`: the query the stream nodes' `/v1/admin/audit` takes, on an
@@ -54,12 +55,35 @@ export const auditQuery = z
 export async function authorityAuditPage(
   audit: AuditStore,
   authority: string,
-  query: { limit: number; before?: number; kind?: (typeof AUTHORITY_AUDIT_KINDS)[number] },
+  query: { limit: number; before?: number; kind?: AuthorityAuditKind },
 ): Promise<z.output<typeof auditPageSchema>> {
   // One record more than asked tells whether an older page exists without a second call.
   const records = await audit.list(authority, { limit: query.limit + 1, ...(query.before === undefined ? {} : { before: query.before }) });
   const listed = records.slice(0, query.limit);
   // Records sealed before kinds existed are planned transfers.
   const page = listed.filter((r) => query.kind === undefined || (r.kind ?? 'planned_transfer') === query.kind);
-  return { authority, records: page, next: records.length > query.limit ? listed[listed.length - 1].commit_index : null };
+  return { authority, records: page.map(auditRecordView), next: records.length > query.limit ? listed[listed.length - 1].commit_index : null };
 }
+
+/** A record as the listings answer it: from/to/epoch_after named as on the stream nodes, a failover's loss parsed. */
+export function auditRecordView(record: AuditRecord): z.output<typeof auditRecordViewSchema> {
+  const loss = record.kind === 'failover_transfer' ? lossOf(record.evidence) : undefined;
+  return {
+    ...(record as z.output<typeof auditRecordViewSchema>),
+    from: record.source || null,
+    to: record.target,
+    epoch_after: record.epoch,
+    ...(loss ? { loss } : {}),
+  };
+}
+
+const trailHead = z.object({ records: z.number().int().min(0), hash: z.string(), commit_index: z.number().int().min(0), seq: z.number().int().min(0) });
+
+/** `GET /availability/v1/audit/chain?subject=`: what a verify checks an authority's stored trail against. */
+export const auditChainQuery = z.object({ subject: auditQuery.shape.subject }).strict();
+
+export const auditChainSchema = z.object({
+  authority: z.string(),
+  head: trailHead.nullable().describe("The newest record sealed on the authority's trail, as the replicated state holds it"),
+  anchors: z.array(trailHead).describe('Every 64th head, the most recent kept'),
+});

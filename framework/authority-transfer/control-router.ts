@@ -32,7 +32,16 @@ import { authorityExamples as ex, authorityProblemExtensions } from './api-examp
 import type { OwnershipConsensus } from './audit-projection.js';
 import { placementOf, type SetAuthorityPlacementResult } from './ownership.js';
 import type { CatchUpViews } from './catch-up-view.js';
-import { auditPageQuery, auditPageSchema, auditQuery, authorityAuditPage, DEFAULT_AUDIT_PAGE, MAX_AUDIT_PAGE } from './audit-page.js';
+import {
+  auditChainQuery,
+  auditChainSchema,
+  auditPageQuery,
+  auditPageSchema,
+  auditQuery,
+  authorityAuditPage,
+  DEFAULT_AUDIT_PAGE,
+  MAX_AUDIT_PAGE,
+} from './audit-page.js';
 import { DEFAULT_AUTHORITY_PAGE, MAX_AUTHORITY_PAGE, authorityPage, authorityPageQuery, authorityPageSchema } from './authority-listing.js';
 import type { FailoverCommands } from './failover-command.js';
 import type { MemberTracker } from './member-tracker.js';
@@ -69,6 +78,7 @@ const commandBody = z
     target: z.string().min(1),
     source: z.string().min(1).optional(),
     expected_epoch: expectedEpoch.optional(),
+    reason: z.string().max(1024, 'keep the reason under 1024 characters').optional().describe('Why it moves: sealed into the move\'s audit record'),
   })
   .strict();
 
@@ -266,7 +276,7 @@ export function createControlRouter(deps: ControlRouterDeps, document: ApiDocume
       method: 'post',
       path: '/commands',
       summary:
-        'The raw transfer_authority command: the unconditional move a failover commits (source must be Dead)',
+        'The raw transfer_authority command: the unconditional move a failover commits (source must be Dead), or the first home of an authority (no source); each seals an audit record (authority_established, failover_transfer with its loss report)',
       operationId: 'runCommand',
       tags: ['commands'],
       scope: ADMIN_WRITE_SCOPE,
@@ -298,6 +308,8 @@ export function createControlRouter(deps: ControlRouterDeps, document: ApiDocume
         target: body.target,
         source: body.source,
         ...(epoch === undefined ? {} : { expectedEpoch: epoch }),
+        actor: principalOf(ctx).name,
+        ...(body.reason === undefined ? {} : { reason: body.reason }),
       });
     },
   );
@@ -443,6 +455,36 @@ export function createControlRouter(deps: ControlRouterDeps, document: ApiDocume
         throw problems.badRequest(`subject ${authority} is no authority with a home`, { subject: authority });
       }
       ctx.body = await authorityAuditPage(audit, authority, query);
+    },
+  );
+
+  scopedRoute(
+    {
+      method: 'get',
+      path: '/audit/chain',
+      operationId: 'getAuditChain',
+      summary:
+        "The head and anchors of one authority's (`subject`) audit hash chain, as the replicated state holds them: what `baton audit verify` checks a member's stored trail against",
+      tags: ['authorities'],
+      scope: ADMIN_READ_SCOPE,
+      params: { query: auditChainQuery },
+      responses: {
+        200: { description: 'The chain head (null before the first sealed record) and anchors', schema: auditChainSchema, example: ex.chain },
+        400: 'Invalid or unknown subject',
+        503: UNAVAILABLE,
+      },
+    },
+    async (ctx) => {
+      const { consensus } = ha();
+      const query = validate(auditChainQuery, ctx.query, 'query');
+      const authority = deps.identity.authority(query.subject);
+      // Linearizable: the head is at least as new as any record this member's store can hold.
+      const { state } = await consensus.read();
+      if (!state.authorities.get(authority)) {
+        throw problems.badRequest(`subject ${authority} is no authority with a home`, { subject: authority });
+      }
+      const chain = state.chains.get(authority);
+      ctx.body = { authority, head: chain?.head ?? null, anchors: [...(chain?.anchors ?? [])] };
     },
   );
 
