@@ -101,7 +101,8 @@ export const authorityExamples = {
   commandCommitted: { id: 'failover-1', authority: 'proj', source: 'east', home: 'west', epoch: 3, commit_term: 1, commit_index: 12, audit_id: '12-0', replayed: false },
   authorities: { authorities: [ownership], next: null, total: 1 },
   ownership,
-  audit: {
+  audit: { authority: 'proj', records: [failover, audit], next: null },
+  listing: {
     authority: 'proj',
     records: [
       { ...view(failover), loss: { lost: [{ member: 'west-1', serial: 41 }], lost_count: 1, feeds: [{ member: 'west-1', incarnation: 'a1b2c3d4', pulled: 41, applied: 40 }], unknown: [], read_by: 'east-1' } },

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { decimalQuery } from '@baton/http';
 import type { AuditRecord, AuditStore } from '@baton/contracts';
-import { auditRecordViewSchema } from './api-schemas.js';
+import { auditRecordSchema, auditRecordViewSchema } from './api-schemas.js';
 import { AUTHORITY_AUDIT_KINDS, type AuthorityAuditKind } from './authority-audit-kinds.js';
 import { lossOf } from './failover-loss.js';
 
@@ -28,12 +28,16 @@ export const auditPageQuery = z
   })
   .strict();
 
+/** `GET /availability/v1/authorities/{authority}/audit`: the records as stored, as a transfer's POST answers them. */
 export const auditPageSchema = z.object({
   authority: z.string(),
-  records: z.array(auditRecordViewSchema),
+  records: z.array(auditRecordSchema),
   /** The `before` of the next (older) page: the last record's commit_index, or null on the last page. */
   next: z.number().int().nullable(),
 });
+
+/** `GET /availability/v1/audit`: the records as the stream nodes' listing shows them (auditRecordView). */
+export const auditListingSchema = auditPageSchema.extend({ records: z.array(auditRecordViewSchema) });
 
 /**
  * `GET /availability/v1/audit`: the query the stream nodes' `/v1/admin/audit` takes, on an
@@ -50,19 +54,29 @@ export const auditQuery = z
 
 /**
  * One page of an authority's trail, newest first: at most `limit` records below `before`, of
- * `kind` when given. Both audit routes answer with it, so they page the same way.
+ * `kind` when given. Both audit routes page with it, so they page the same way.
  */
 export async function authorityAuditPage(
   audit: AuditStore,
   authority: string,
   query: { limit: number; before?: number; kind?: AuthorityAuditKind },
-): Promise<z.output<typeof auditPageSchema>> {
+): Promise<{ authority: string; records: AuditRecord[]; next: number | null }> {
   // One record more than asked tells whether an older page exists without a second call.
   const records = await audit.list(authority, { limit: query.limit + 1, ...(query.before === undefined ? {} : { before: query.before }) });
   const listed = records.slice(0, query.limit);
   // Records sealed before kinds existed are planned transfers.
   const page = listed.filter((r) => query.kind === undefined || (r.kind ?? 'planned_transfer') === query.kind);
-  return { authority, records: page.map(auditRecordView), next: records.length > query.limit ? listed[listed.length - 1].commit_index : null };
+  return { authority, records: page, next: records.length > query.limit ? listed[listed.length - 1].commit_index : null };
+}
+
+/** The page of `GET /availability/v1/audit`: each record with its view fields. */
+export async function authorityAuditListing(
+  audit: AuditStore,
+  authority: string,
+  query: { limit: number; before?: number; kind?: AuthorityAuditKind },
+): Promise<z.output<typeof auditListingSchema>> {
+  const page = await authorityAuditPage(audit, authority, query);
+  return { ...page, records: page.records.map(auditRecordView) };
 }
 
 /** A record as the listings answer it: from/to/epoch_after named as on the stream nodes, a failover's loss parsed. */

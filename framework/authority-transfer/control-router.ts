@@ -36,8 +36,10 @@ import {
   auditChainQuery,
   auditChainSchema,
   auditPageQuery,
+  auditListingSchema,
   auditPageSchema,
   auditQuery,
+  authorityAuditListing,
   authorityAuditPage,
   DEFAULT_AUDIT_PAGE,
   MAX_AUDIT_PAGE,
@@ -415,7 +417,7 @@ export function createControlRouter(deps: ControlRouterDeps, document: ApiDocume
     {
       method: 'get',
       path: '/authorities/{authority}/audit',
-      summary: `This member's durable audit of an authority's committed transfers, newest first, in pages: at most \`limit\` (default ${DEFAULT_AUDIT_PAGE}, at most ${MAX_AUDIT_PAGE}) records whose commit_index is below \`before\`; \`next\` is the \`before\` of the next page, null on the last`,
+      summary: `This member's durable audit of an authority's moves (planned transfers and raw moves), newest first, in pages: at most \`limit\` (default ${DEFAULT_AUDIT_PAGE}, at most ${MAX_AUDIT_PAGE}) records whose commit_index is below \`before\`; \`next\` is the \`before\` of the next page, null on the last`,
       operationId: 'listAuthorityAudit',
       tags: ['authorities'],
       scope: ADMIN_READ_SCOPE,
@@ -440,7 +442,7 @@ export function createControlRouter(deps: ControlRouterDeps, document: ApiDocume
       scope: ADMIN_READ_SCOPE,
       params: { query: auditQuery },
       responses: {
-        200: { description: 'The sealed records this member has stored', schema: auditPageSchema, example: ex.audit },
+        200: { description: 'The sealed records this member has stored, each with from/to/epoch_after (and a failover\'s loss) named', schema: auditListingSchema, example: ex.listing },
         400: 'Invalid or unknown subject, kind, limit or before',
         503: UNAVAILABLE,
       },
@@ -454,7 +456,7 @@ export function createControlRouter(deps: ControlRouterDeps, document: ApiDocume
       if (!consensus.view().state.authorities.get(authority)) {
         throw problems.badRequest(`subject ${authority} is no authority with a home`, { subject: authority });
       }
-      ctx.body = await authorityAuditPage(audit, authority, query);
+      ctx.body = await authorityAuditListing(audit, authority, query);
     },
   );
 

@@ -77,7 +77,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** This member's durable audit of an authority's committed transfers, newest first, in pages: at most `limit` (default 100, at most 1000) records whose commit_index is below `before`; `next` is the `before` of the next page, null on the last */
+        /** This member's durable audit of an authority's moves (planned transfers and raw moves), newest first, in pages: at most `limit` (default 100, at most 1000) records whose commit_index is below `before`; `next` is the `before` of the next page, null on the last */
         get: operations["listAuthorityAudit"];
         put?: never;
         post?: never;
@@ -505,7 +505,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The sealed records this member has stored */
+            /** @description The sealed records this member has stored, each with from/to/epoch_after (and a failover's loss) named */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1030,29 +1030,7 @@ export interface operations {
                      *           "time": 1796220520114,
                      *           "evidence": "{\"lost\":[{\"member\":\"west-1\",\"serial\":41}],\"lost_count\":1,\"feeds\":[{\"member\":\"west-1\",\"incarnation\":\"a1b2c3d4\",\"pulled\":41,\"applied\":40}],\"unknown\":[],\"read_by\":\"east-1\"}",
                      *           "prev_hash": "4a71…",
-                     *           "hash": "c03e…",
-                     *           "from": "west",
-                     *           "to": "east",
-                     *           "epoch_after": 3,
-                     *           "loss": {
-                     *             "lost": [
-                     *               {
-                     *                 "member": "west-1",
-                     *                 "serial": 41
-                     *               }
-                     *             ],
-                     *             "lost_count": 1,
-                     *             "feeds": [
-                     *               {
-                     *                 "member": "west-1",
-                     *                 "incarnation": "a1b2c3d4",
-                     *                 "pulled": 41,
-                     *                 "applied": 40
-                     *               }
-                     *             ],
-                     *             "unknown": [],
-                     *             "read_by": "east-1"
-                     *           }
+                     *           "hash": "c03e…"
                      *         },
                      *         {
                      *           "id": "drain-east",
@@ -1071,10 +1049,7 @@ export interface operations {
                      *           "epoch_before": 1,
                      *           "time": 1796220460838,
                      *           "prev_hash": "9f2c…",
-                     *           "hash": "4a71…",
-                     *           "from": "east",
-                     *           "to": "west",
-                     *           "epoch_after": 2
+                     *           "hash": "4a71…"
                      *         }
                      *       ],
                      *       "next": null
@@ -1093,12 +1068,10 @@ export interface operations {
                             commit_term: number;
                             /** @description The fencing epoch the move minted */
                             epoch: number;
-                            epoch_after: number;
                             /** @description The epoch before the move (0: it had no home) */
                             epoch_before?: number;
                             /** @description A failover_transfer: its loss report, as JSON (see `loss`) */
                             evidence?: string;
-                            from: string | null;
                             /** @description This record's hash: what the next record's prev_hash names */
                             hash?: string;
                             /** @description A planned transfer's identity (its Idempotency-Key); <commit_index>-0 for a raw move */
@@ -1108,29 +1081,6 @@ export interface operations {
                              * @enum {string}
                              */
                             kind?: "planned_transfer" | "authority_established" | "failover_transfer" | "raw_transfer";
-                            /** @description What the proposing member's change feeds showed the failover losing: only what it had pulled from the old home */
-                            loss?: {
-                                feeds: {
-                                    applied: number;
-                                    incarnation: string;
-                                    member: string;
-                                    pulled: number;
-                                }[];
-                                /** @description Serials of the authority the old home acknowledged that the new home had not applied, at most 100 */
-                                lost: {
-                                    member: string;
-                                    serial: number;
-                                }[];
-                                /** @description How many were found (lost may list fewer) */
-                                lost_count: number;
-                                /** @description The member that proposed the failover and read the feeds */
-                                read_by: string;
-                                /** @description Old-home members whose loss could not be read */
-                                unknown: {
-                                    member: string;
-                                    why: string;
-                                }[];
-                            };
                             /** @description The hash of the authority trail's previous record ('' for the first) */
                             prev_hash?: string;
                             reason: string;
@@ -1142,7 +1092,6 @@ export interface operations {
                             target: string;
                             /** @description Wall-clock milliseconds as the proposing member read its clock */
                             time?: number;
-                            to: string;
                         }[];
                     };
                 };
