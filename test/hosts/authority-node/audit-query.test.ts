@@ -108,3 +108,32 @@ test('a failover seals failover_transfer with its actor, reason and loss report,
   t.is((await n.call('GET', '/availability/v1/audit/chain?subject=nobody', { token: READER })).status, 400, 'an authority without a home');
   t.is((await n.call('GET', '/availability/v1/audit/chain?subject=proj&x=1', { token: READER })).status, 400, 'an unknown parameter');
 });
+
+test("a failover's loss report lists the authority's serials the proposer holds from the old home that the new home had not applied", async (t) => {
+  const clock = new VirtualClock();
+  const n = await startNode({ clock });
+  t.teardown(() => n.host.stop());
+  t.is((await n.call('POST', '/availability/v1/commands', { token: ADMIN, body: { type: 'transfer_authority', authority: 'proj', target: 'west' } })).status, 200);
+  // What east-1 pulled of west-1's feed before west went down: three writes of proj, one of lib.
+  await n.node.replicas.reset('west-1', 'w1');
+  const write = (serial: number, authority: string) => ({ serial, authority, operation: `op-${serial}`, epoch: 1 });
+  await n.node.replicas.apply('west-1', 'w1', [write(1, 'proj'), write(2, 'lib'), write(3, 'proj'), write(4, 'proj')]);
+  // The new home (as the probe reads it) applied west-1's feed through serial 1 only.
+  n.probe.answer('east', 1);
+  clock.advance(30_000);
+  const moved = await n.call('POST', '/availability/v1/commands', { token: ADMIN, body: { type: 'transfer_authority', authority: 'proj', source: 'west', target: 'east' } });
+  t.is(moved.status, 200, JSON.stringify(moved.body));
+  t.deepEqual(n.probe.calls.at(-1)?.origin, { member: 'west-1', incarnation: 'w1' });
+  await waitFor(() => n.consensus.view().state.pending.size === 0, 'the failover record stored');
+  const page = await n.call('GET', '/availability/v1/audit?subject=proj&kind=failover_transfer', { token: READER });
+  t.deepEqual(page.body.records[0].loss, {
+    lost: [
+      { member: 'west-1', serial: 3 },
+      { member: 'west-1', serial: 4 },
+    ],
+    lost_count: 2,
+    feeds: [{ member: 'west-1', incarnation: 'w1', pulled: 4, applied: 1 }],
+    unknown: [],
+    read_by: 'east-1',
+  });
+});
