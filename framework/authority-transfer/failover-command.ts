@@ -43,8 +43,9 @@ export interface FailoverObservation {
 /**
  * The raw transfer_authority command (POST /availability/v1/commands): the unconditional move a
  * failover commits, with no catch-up gate. Its record is sealed by the state machine like a
- * planned transfer's, and a failover's carries the loss report this member reads first. Guarded so it is not a back door around
- * the planned path: the source must be the current home and the tracker must call it Dead.
+ * planned transfer's, and a failover's carries the loss report this member reads first. Guarded
+ * so it is not a back door around the planned path: the source must be the current home and the
+ * tracker must call it Dead.
  * An authority without a home is established by it (no source). The target must be a
  * datacenter of the roster: a home no member serves would take no write and hold no feed.
  */
@@ -84,8 +85,9 @@ export class FailoverCommands {
       const state = this.tracker.datacenterState(request.source);
       if (state !== 'Dead') throw new SourceNotDeadError(request.source, state);
     }
-    // A failover names its source; read what the move loses before proposing it. A retry of a
-    // committed one reads again, but replays the first decision and its record.
+    // A failover names its source: read what the move loses before proposing it. A retry of one
+    // already committed reads nothing (it replays the first decision and that record's report);
+    // the report and the time are left out of the fingerprint, so a retry elsewhere replays too.
     const failover = request.source !== undefined;
     const loss =
       failover && !maybeRetry && this.observation?.loss
