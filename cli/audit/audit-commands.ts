@@ -13,6 +13,8 @@ import {
   type AuditRecordView,
 } from '@baton/stream-transfer';
 import { STREAM_API, streamCall, streamClient } from '../streams/stream-api.js';
+import { AUTHORITY_CONTROL } from '../authority/control-api.js';
+import { verifyAuthorityTrail } from './authority-trail-verify.js';
 
 const DEFAULT_LIMIT = 50;
 
@@ -51,7 +53,8 @@ Examples:
   baton audit list
   baton audit list --subject orders --kind transfer_completed
   baton audit show 1207-0 -o yaml
-  baton audit verify --url http://127.0.0.1:7701`,
+  baton audit verify --url http://127.0.0.1:7701
+  baton audit verify --authority proj --url http://127.0.0.1:7601`,
     );
 
   withConnectionOptions(audit.command('list'), STREAM_API)
@@ -87,26 +90,19 @@ Examples:
 
   withConnectionOptions(audit.command('verify'), STREAM_API)
     .description("recompute the trail's hash chain from the node's audit store and check it against the replicated anchors")
+    .option('--authority <name>', "verify this authority's trail on an authority node's control listener (--url), instead of a stream node's trail")
     .addHelpText(
       'after',
       `
 Reads the whole trail from the node given (its own store), oldest first, recomputes every
 record's hash and its link to the one before, and compares the chain head and anchors the
-replicated state keeps. Exit 0 when it matches; exit 1 naming the first record that does not.`,
+replicated state keeps. Exit 0 when it matches; exit 1 naming the first record that does not.
+An authority node keeps one trail per authority: name it with --authority, and give --url the
+control listener "baton up --variant authority" printed.`,
     )
-    .action(async (_options: unknown, command: Command) => {
+    .action(async (options: { authority?: string }, command: Command) => {
       const output = outputFor(ctx, command);
-      const client = streamClient(connectionOf(ctx, command, STREAM_API));
-      const chain = await streamCall(() => client.auditChain());
-      const newestFirst: AuditRecordView[] = [];
-      let before: string | undefined;
-      for (;;) {
-        const page = await streamCall(() => client.audit({ limit: MAX_AUDIT_PAGE, ...(before ? { before } : {}) }));
-        newestFirst.push(...page.records);
-        if (page.next === null) break;
-        before = page.next;
-      }
-      const verdict = verifyAuditTrail(newestFirst.reverse(), { anchors: chain.anchors, ...(chain.head ? { head: chain.head } : {}) });
+      const { chain, verdict } = options.authority === undefined ? await streamTrail(ctx, command) : await authorityTrail(ctx, command, options.authority);
       if (verdict.ok) {
         const report = { trail: chain.trail, ...verdict };
         output.result(report, (r) =>
@@ -122,6 +118,27 @@ replicated state keeps. Exit 0 when it matches; exit 1 naming the first record t
         `trail ${chain.trail}: record ${verdict.id} (commit ${verdict.commit_index}, seq ${verdict.seq}) does not match: ${verdict.why}; ${verdict.checked} records before it verified`,
       );
     });
+}
+
+/** The stream cluster's one trail, from a stream node. */
+async function streamTrail(ctx: CliContext, command: Command) {
+  const client = streamClient(connectionOf(ctx, command, STREAM_API));
+  const chain = await streamCall(() => client.auditChain());
+  const newestFirst: AuditRecordView[] = [];
+  let before: string | undefined;
+  for (;;) {
+    const page = await streamCall(() => client.audit({ limit: MAX_AUDIT_PAGE, ...(before ? { before } : {}) }));
+    newestFirst.push(...page.records);
+    if (page.next === null) break;
+    before = page.next;
+  }
+  return { chain, verdict: verifyAuditTrail(newestFirst.reverse(), { anchors: chain.anchors, ...(chain.head ? { head: chain.head } : {}) }) };
+}
+
+/** One authority's trail, from an authority node's control listener. */
+async function authorityTrail(ctx: CliContext, command: Command, authority: string) {
+  const { trail, head, verdict } = await verifyAuthorityTrail(connectionOf(ctx, command, AUTHORITY_CONTROL), authority);
+  return { chain: { trail, head }, verdict };
 }
 
 function pageLines(page: AuditPage, asked: { subject?: string; kind?: string; limit: number }, headers: boolean): string | string[] {

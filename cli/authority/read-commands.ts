@@ -73,17 +73,18 @@ Examples:
 
   withConnectionOptions(authority.command('audit'), AUTHORITY_CONTROL)
     .description(
-      "list the sealed audit records of an authority's committed transfers, newest first",
+      "list the sealed audit records of an authority's moves (planned transfers, establish, failovers), newest first",
     )
-    .argument('<authority>', 'the authority whose transfers to list')
+    .argument('<authority>', 'the authority whose moves to list')
     .option('--limit <n>', `most records to show (at most ${MAX_AUDIT_PAGE})`, integerAtLeast(1, MAX_AUDIT_PAGE), 20)
     .option('--before <commit-index>', 'only records older than this commit index (the "next" of the previous page)', integerAtLeast(0))
     .addHelpText(
       'after',
       `
-Each record is the durable audit a committed transfer sealed: id, source and target, actor,
-reason, barrier, epoch, and the commit's term and index. Cancelled or timed-out transfers moved
-nothing and have none.
+Each record is the durable audit a move sealed: its kind (planned_transfer, authority_established,
+failover_transfer, raw_transfer), id, source and target, actor, reason, barrier, epoch, and the
+commit's term and index. Cancelled or timed-out transfers moved nothing and have none. "baton
+audit verify --authority NAME" checks the trail's hash chain.
 
 A history longer than one page is read a page at a time: the last line names the --before of
 the next (older) page when there is one.
@@ -122,14 +123,15 @@ Examples:
       output.result({ authority: name, records, next }, (r) => {
         if (r.records.length === 0) {
           return options.before === undefined
-            ? `${r.authority} has no committed transfers`
-            : `${r.authority} has no committed transfers before commit index ${options.before}`;
+            ? `${r.authority} has no audit records`
+            : `${r.authority} has no audit records before commit index ${options.before}`;
         }
         const limit = options.limit === 20 ? '' : ` --limit ${options.limit}`;
         return [
           ...r.records.flatMap((record, i) => [
             ...(i > 0 ? [''] : []),
-            `${record.source} -> ${record.target} at epoch ${record.epoch}`,
+            // A record sealed before kinds existed is a planned transfer's; an establish has no source.
+            `${record.kind ?? 'planned_transfer'}: ${record.source || '(no home)'} -> ${record.target} at epoch ${record.epoch}`,
             ...auditLines(record),
           ]),
           ...(r.next === null ? [] : ['', `older records: baton authority audit ${shellWord(r.authority)}${limit} --before ${r.next}`]),

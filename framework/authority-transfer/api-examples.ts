@@ -15,7 +15,35 @@ const audit = {
   epoch: 2,
   commit_term: 1,
   commit_index: 9,
+  kind: 'planned_transfer',
+  subject_type: 'authority',
+  subject: 'proj',
+  epoch_before: 1,
+  time: 1796220460838,
+  prev_hash: '9f2c…',
+  hash: '4a71…',
 };
+const failover = {
+  id: '12-0',
+  authority: 'proj',
+  source: 'west',
+  target: 'east',
+  actor: 'olivia',
+  reason: 'west is down',
+  barrier: 0,
+  epoch: 3,
+  commit_term: 2,
+  commit_index: 12,
+  kind: 'failover_transfer',
+  subject_type: 'authority',
+  subject: 'proj',
+  epoch_before: 2,
+  time: 1796220520114,
+  evidence: '{"lost":[{"member":"west-1","serial":41}],"lost_count":1,"feeds":[{"member":"west-1","incarnation":"a1b2c3d4","pulled":41,"applied":40}],"unknown":[],"read_by":"east-1"}',
+  prev_hash: '4a71…',
+  hash: 'c03e…',
+};
+const view = (record: typeof audit | typeof failover) => ({ ...record, from: record.source || null, to: record.target, epoch_after: record.epoch });
 const ownership = { authority: 'proj', home: 'west', epoch: 2, catch_up: null };
 
 export const authorityExamples = {
@@ -70,10 +98,19 @@ export const authorityExamples = {
     not_after: '2027-01-05T04:00:00.000Z',
   },
   command: { type: 'transfer_authority', authority: 'proj', source: 'east', target: 'west' },
-  commandCommitted: { id: 'failover-1', authority: 'proj', source: 'east', home: 'west', epoch: 3, commit_term: 1, commit_index: 12, replayed: false },
+  commandCommitted: { id: 'failover-1', authority: 'proj', source: 'east', home: 'west', epoch: 3, commit_term: 1, commit_index: 12, audit_id: '12-0', replayed: false },
   authorities: { authorities: [ownership], next: null, total: 1 },
   ownership,
-  audit: { authority: 'proj', records: [audit], next: null },
+  audit: { authority: 'proj', records: [failover, audit], next: null },
+  listing: {
+    authority: 'proj',
+    records: [
+      { ...view(failover), loss: { lost: [{ member: 'west-1', serial: 41 }], lost_count: 1, feeds: [{ member: 'west-1', incarnation: 'a1b2c3d4', pulled: 41, applied: 40 }], unknown: [], read_by: 'east-1' } },
+      view(audit),
+    ],
+    next: null,
+  },
+  chain: { authority: 'proj', head: { records: 2, hash: 'c03e…', commit_index: 12, seq: 0 }, anchors: [] },
   members: {
     members: [
       { member: 'east-1', datacenter: 'east', state: 'Alive', last_heard_ms_ago: 0 },

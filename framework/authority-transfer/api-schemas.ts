@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { AUTHORITY_AUDIT_KINDS } from './authority-audit-kinds.js';
 
 // The answers of the authority node's two listeners, as published in their OpenAPI documents.
 // The handlers build these bodies from typed values; the schemas are what a client reads.
@@ -6,16 +7,42 @@ import { z } from 'zod';
 const serial = z.number().int().min(0);
 
 export const auditRecordSchema = z.object({
-  id: z.string().describe('The transfer identity (its Idempotency-Key)'),
+  id: z.string().describe("A planned transfer's identity (its Idempotency-Key); <commit_index>-0 for a raw move"),
   authority: z.string(),
-  source: z.string(),
+  source: z.string().describe("The home it moved from ('' when the move established it)"),
   target: z.string(),
-  actor: z.string().describe('The authenticated principal who ordered the move'),
+  actor: z.string().describe('The authenticated principal who ordered the move, or system:<component>'),
   reason: z.string(),
-  barrier: serial.describe("The source member's final serial (taken once the authority was frozen there) the target applied before the commit"),
+  barrier: serial.describe("The source member's final serial (taken once the authority was frozen there) the target applied before the commit; 0 for a raw move"),
   epoch: z.number().int().min(1).describe('The fencing epoch the move minted'),
   commit_term: z.number().int().min(0),
   commit_index: z.number().int().min(1),
+  kind: z.enum(AUTHORITY_AUDIT_KINDS).optional().describe('What moved it (absent on records sealed before kinds: planned_transfer)'),
+  subject_type: z.literal('authority').optional(),
+  subject: z.string().optional(),
+  epoch_before: serial.optional().describe('The epoch before the move (0: it had no home)'),
+  time: serial.optional().describe('Wall-clock milliseconds as the proposing member read its clock'),
+  evidence: z.string().optional().describe('A failover_transfer: its loss report, as JSON (see `loss`)'),
+  prev_hash: z.string().optional().describe("The hash of the authority trail's previous record ('' for the first)"),
+  hash: z.string().optional().describe("This record's hash: what the next record's prev_hash names"),
+});
+
+const lossSchema = z
+  .object({
+    lost: z.array(z.object({ member: z.string(), serial })).describe('Serials of the authority the old home acknowledged that the new home had not applied, at most 100'),
+    lost_count: serial.describe('How many were found (lost may list fewer)'),
+    feeds: z.array(z.object({ member: z.string(), incarnation: z.string(), pulled: serial, applied: serial })),
+    unknown: z.array(z.object({ member: z.string(), why: z.string() })).describe('Old-home members whose loss could not be read'),
+    read_by: z.string().describe('The member that proposed the failover and read the feeds'),
+  })
+  .describe("What the proposing member's change feeds showed the failover losing: only what it had pulled from the old home");
+
+/** A record as the audit listings answer it: the stored record, with from/to/epoch_after (and a failover's loss) named so. */
+export const auditRecordViewSchema = auditRecordSchema.extend({
+  from: z.string().nullable(),
+  to: z.string(),
+  epoch_after: z.number().int().min(1),
+  loss: lossSchema.optional(),
 });
 
 export const transferStatusSchema = z.object({
@@ -46,6 +73,7 @@ export const rawTransferOutcomeSchema = z.object({
   epoch: z.number().int().min(1),
   commit_term: z.number().int().min(0),
   commit_index: z.number().int().min(1),
+  audit_id: z.string().describe('The id of the record the move sealed (<commit_index>-0)'),
   replayed: z.boolean(),
 });
 

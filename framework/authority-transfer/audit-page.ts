@@ -1,7 +1,11 @@
 import { z } from 'zod';
 import { decimalQuery } from '@baton/http';
-import type { AuditStore } from '@baton/contracts';
-import { auditRecordSchema } from './api-schemas.js';
+import type { AuditRecord, AuditStore } from '@baton/contracts';
+import { auditRecordSchema, auditRecordViewSchema } from './api-schemas.js';
+import { AUTHORITY_AUDIT_KINDS, type AuthorityAuditKind } from './authority-audit-kinds.js';
+import { lossOf } from './failover-loss.js';
+
+export { AUTHORITY_AUDIT_KINDS, type AuthorityAuditKind } from './authority-audit-kinds.js';
 
 /** A page of an authority's audit holds this many records unless asked, and never more than the maximum. */
 export const DEFAULT_AUDIT_PAGE = 100;
@@ -24,6 +28,7 @@ export const auditPageQuery = z
   })
   .strict();
 
+/** `GET /availability/v1/authorities/{authority}/audit`: the records as stored, as a transfer's POST answers them. */
 export const auditPageSchema = z.object({
   authority: z.string(),
   records: z.array(auditRecordSchema),
@@ -31,8 +36,8 @@ export const auditPageSchema = z.object({
   next: z.number().int().nullable(),
 });
 
-/** What an authority's trail records: its planned transfers (the raw moves are not sealed yet). */
-export const AUTHORITY_AUDIT_KINDS = ['planned_transfer'] as const;
+/** `GET /availability/v1/audit`: the records as the stream nodes' listing shows them (auditRecordView). */
+export const auditListingSchema = auditPageSchema.extend({ records: z.array(auditRecordViewSchema) });
 
 /**
  * `GET /availability/v1/audit`: the query the stream nodes' `/v1/admin/audit` takes, on an
@@ -49,13 +54,13 @@ export const auditQuery = z
 
 /**
  * One page of an authority's trail, newest first: at most `limit` records below `before`, of
- * `kind` when given. Both audit routes answer with it, so they page the same way.
+ * `kind` when given. Both audit routes page with it, so they page the same way.
  */
 export async function authorityAuditPage(
   audit: AuditStore,
   authority: string,
-  query: { limit: number; before?: number; kind?: (typeof AUTHORITY_AUDIT_KINDS)[number] },
-): Promise<z.output<typeof auditPageSchema>> {
+  query: { limit: number; before?: number; kind?: AuthorityAuditKind },
+): Promise<{ authority: string; records: AuditRecord[]; next: number | null }> {
   // One record more than asked tells whether an older page exists without a second call.
   const records = await audit.list(authority, { limit: query.limit + 1, ...(query.before === undefined ? {} : { before: query.before }) });
   const listed = records.slice(0, query.limit);
@@ -63,3 +68,36 @@ export async function authorityAuditPage(
   const page = listed.filter((r) => query.kind === undefined || (r.kind ?? 'planned_transfer') === query.kind);
   return { authority, records: page, next: records.length > query.limit ? listed[listed.length - 1].commit_index : null };
 }
+
+/** The page of `GET /availability/v1/audit`: each record with its view fields. */
+export async function authorityAuditListing(
+  audit: AuditStore,
+  authority: string,
+  query: { limit: number; before?: number; kind?: AuthorityAuditKind },
+): Promise<z.output<typeof auditListingSchema>> {
+  const page = await authorityAuditPage(audit, authority, query);
+  return { ...page, records: page.records.map(auditRecordView) };
+}
+
+/** A record as the listings answer it: from/to/epoch_after named as on the stream nodes, a failover's loss parsed. */
+export function auditRecordView(record: AuditRecord): z.output<typeof auditRecordViewSchema> {
+  const loss = record.kind === 'failover_transfer' ? lossOf(record.evidence) : undefined;
+  return {
+    ...(record as z.output<typeof auditRecordViewSchema>),
+    from: record.source || null,
+    to: record.target,
+    epoch_after: record.epoch,
+    ...(loss ? { loss } : {}),
+  };
+}
+
+const trailHead = z.object({ records: z.number().int().min(0), hash: z.string(), commit_index: z.number().int().min(0), seq: z.number().int().min(0) });
+
+/** `GET /availability/v1/audit/chain?subject=`: what a verify checks an authority's stored trail against. */
+export const auditChainQuery = z.object({ subject: auditQuery.shape.subject }).strict();
+
+export const auditChainSchema = z.object({
+  authority: z.string(),
+  head: trailHead.nullable().describe("The newest record sealed on the authority's trail, as the replicated state holds it"),
+  anchors: z.array(trailHead).describe('Every 64th head, the most recent kept'),
+});

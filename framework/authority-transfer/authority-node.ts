@@ -237,7 +237,10 @@ export class AuthorityNode implements Lifecycle {
       this.fence = new WriteFence(consensus, this.feed, this.datacenter, catchUp, publicUrlsOf);
       this.freezes = new FreezeAcknowledger(consensus, this.feed, this.datacenter, clock, log, () => this.replicator.pullSoon());
       const catchUps = new CatchUpViews(options.self, this.feed, this.replicas, (datacenter) => this.roster.membersOf(datacenter).map((m) => m.id));
-      ha = { engine: this.engine, failover: new FailoverCommands(consensus, this.tracker, this.roster), consensus, audit, catchUps };
+      ha = { engine: this.engine, failover: new FailoverCommands(consensus, this.tracker, this.roster, {
+          clock,
+          loss: { self: options.self, replicas: this.replicas, probe, timeoutMs: options.transfers.probeTimeoutMs },
+        }), consensus, audit, catchUps };
       const engine = this.engine;
       this.metrics.observeTransfersInFlight(() => engine.registry.size);
       this.metrics.observeConsensus(consensusReadingOf(consensus));

@@ -32,7 +32,7 @@ import { authorityExamples as ex, authorityProblemExtensions } from './api-examp
 import type { OwnershipConsensus } from './audit-projection.js';
 import { placementOf, type SetAuthorityPlacementResult } from './ownership.js';
 import type { CatchUpViews } from './catch-up-view.js';
-import { auditPageQuery, auditPageSchema, auditQuery, authorityAuditPage, DEFAULT_AUDIT_PAGE, MAX_AUDIT_PAGE } from './audit-page.js';
+import { routeAudit } from './audit-routes.js';
 import { DEFAULT_AUTHORITY_PAGE, MAX_AUTHORITY_PAGE, authorityPage, authorityPageQuery, authorityPageSchema } from './authority-listing.js';
 import type { FailoverCommands } from './failover-command.js';
 import type { MemberTracker } from './member-tracker.js';
@@ -69,6 +69,7 @@ const commandBody = z
     target: z.string().min(1),
     source: z.string().min(1).optional(),
     expected_epoch: expectedEpoch.optional(),
+    reason: z.string().max(1024, 'keep the reason under 1024 characters').optional().describe('Why it moves: sealed into the move\'s audit record'),
   })
   .strict();
 
@@ -94,7 +95,7 @@ const UNAVAILABLE =
   'Mode dc (no ownership consensus), or the metadata store or consensus cannot answer now';
 
 /** What the control listener needs in mode ha only. */
-interface HaPieces {
+export interface HaPieces {
   engine: PlannedTransferEngine;
   failover: FailoverCommands;
   consensus: OwnershipConsensus;
@@ -266,7 +267,7 @@ export function createControlRouter(deps: ControlRouterDeps, document: ApiDocume
       method: 'post',
       path: '/commands',
       summary:
-        'The raw transfer_authority command: the unconditional move a failover commits (source must be Dead)',
+        'The raw transfer_authority command: the unconditional move a failover commits (source must be Dead), or the first home of an authority (no source); each seals an audit record (authority_established, failover_transfer with its loss report)',
       operationId: 'runCommand',
       tags: ['commands'],
       scope: ADMIN_WRITE_SCOPE,
@@ -298,6 +299,8 @@ export function createControlRouter(deps: ControlRouterDeps, document: ApiDocume
         target: body.target,
         source: body.source,
         ...(epoch === undefined ? {} : { expectedEpoch: epoch }),
+        actor: principalOf(ctx).name,
+        ...(body.reason === undefined ? {} : { reason: body.reason }),
       });
     },
   );
@@ -399,52 +402,7 @@ export function createControlRouter(deps: ControlRouterDeps, document: ApiDocume
     },
   );
 
-  authorityRoute(
-    {
-      method: 'get',
-      path: '/authorities/{authority}/audit',
-      summary: `This member's durable audit of an authority's committed transfers, newest first, in pages: at most \`limit\` (default ${DEFAULT_AUDIT_PAGE}, at most ${MAX_AUDIT_PAGE}) records whose commit_index is below \`before\`; \`next\` is the \`before\` of the next page, null on the last`,
-      operationId: 'listAuthorityAudit',
-      tags: ['authorities'],
-      scope: ADMIN_READ_SCOPE,
-      params: { query: auditPageQuery },
-      responses: {
-        200: { description: 'The sealed records this member has stored', schema: auditPageSchema, example: ex.audit },
-        400: 'Invalid authority identity, limit or before',
-      },
-    },
-    async (ctx, authority, { audit }) => {
-      ctx.body = await authorityAuditPage(audit, authority, validate(auditPageQuery, ctx.query, 'query'));
-    },
-  );
-
-  scopedRoute(
-    {
-      method: 'get',
-      path: '/audit',
-      operationId: 'listAudit',
-      summary: `This member's durable audit trail of one authority (\`subject\`), newest first, as the stream nodes' /v1/admin/audit pages: \`kind\` filters (unknown: 400), an authority without a home answers 400, at most \`limit\` (default ${DEFAULT_AUDIT_PAGE}, at most ${MAX_AUDIT_PAGE}) records below \`before\`; a page past the end is empty`,
-      tags: ['authorities'],
-      scope: ADMIN_READ_SCOPE,
-      params: { query: auditQuery },
-      responses: {
-        200: { description: 'The sealed records this member has stored', schema: auditPageSchema, example: ex.audit },
-        400: 'Invalid or unknown subject, kind, limit or before',
-        503: UNAVAILABLE,
-      },
-    },
-    async (ctx) => {
-      const { audit, consensus } = ha();
-      const query = validate(auditQuery, ctx.query, 'query');
-      const authority = deps.identity.authority(query.subject);
-      await caughtUp();
-      // A misspelt authority answers 400, not an empty history that reads as "never moved".
-      if (!consensus.view().state.authorities.get(authority)) {
-        throw problems.badRequest(`subject ${authority} is no authority with a home`, { subject: authority });
-      }
-      ctx.body = await authorityAuditPage(audit, authority, query);
-    },
-  );
+  routeAudit({ scopedRoute, authorityRoute, ha, caughtUp, identity: deps.identity, unavailable: UNAVAILABLE, readScope: ADMIN_READ_SCOPE });
 
   scopedRoute(
     {

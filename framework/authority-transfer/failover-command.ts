@@ -1,10 +1,11 @@
-import type { LogPosition } from '@baton/contracts';
+import type { Clock, LogPosition } from '@baton/contracts';
 import type { OwnershipConsensus } from './audit-projection.js';
 import type { MemberTracker } from './member-tracker.js';
 import type { TransferAuthorityResult } from './ownership.js';
 import type { Roster } from './roster.js';
 import { EpochPreconditionFailedError, epochRefusal } from './epoch-precondition.js';
 import { InvalidTransferRequestError, MoveRefusedError, SourceNotDeadError } from './transfer-errors.js';
+import { readFailoverLoss, type LossReading } from './failover-loss.js';
 
 export interface RawTransferRequest {
   id: string;
@@ -14,6 +15,9 @@ export interface RawTransferRequest {
   source?: string;
   /** Move only while the authority is at this epoch (If-Match); decided by the state machine. */
   expectedEpoch?: number;
+  /** The authenticated principal that asked, and why: sealed into the move's record. */
+  actor?: string;
+  reason?: string;
 }
 
 export interface RawTransferOutcome {
@@ -24,13 +28,24 @@ export interface RawTransferOutcome {
   epoch: number;
   commit_term: number;
   commit_index: number;
+  /** The id of the record the move sealed (`<commit_index>-0`). */
+  audit_id: string;
   replayed: boolean;
+}
+
+/** What a failover reads its loss report from, and the clock that dates its record. */
+export interface FailoverObservation {
+  clock: Clock;
+  /** Absent: a failover seals no loss report (its record says so by carrying none). */
+  loss?: LossReading;
 }
 
 /**
  * The raw transfer_authority command (POST /availability/v1/commands): the unconditional move a
- * failover commits, with no catch-up gate and no audit. Guarded so it is not a back door around
- * the planned path: the source must be the current home and the tracker must call it Dead.
+ * failover commits, with no catch-up gate. Its record is sealed by the state machine like a
+ * planned transfer's, and a failover's carries the loss report this member reads first. Guarded
+ * so it is not a back door around the planned path: the source must be the current home and the
+ * tracker must call it Dead.
  * An authority without a home is established by it (no source). The target must be a
  * datacenter of the roster: a home no member serves would take no write and hold no feed.
  */
@@ -39,6 +54,7 @@ export class FailoverCommands {
     private readonly consensus: OwnershipConsensus,
     private readonly tracker: MemberTracker,
     private readonly roster: Roster,
+    private readonly observation?: FailoverObservation,
   ) {}
 
   async transfer(request: RawTransferRequest): Promise<RawTransferOutcome> {
@@ -69,6 +85,15 @@ export class FailoverCommands {
       const state = this.tracker.datacenterState(request.source);
       if (state !== 'Dead') throw new SourceNotDeadError(request.source, state);
     }
+    // A failover names its source: read what the move loses before proposing it. A retry of one
+    // already committed reads nothing (it replays the first decision and that record's report);
+    // the report and the time are left out of the fingerprint, so a retry elsewhere replays too.
+    const failover = request.source !== undefined;
+    const loss =
+      failover && !maybeRetry && this.observation?.loss
+        ? await readFailoverLoss(request.authority, this.roster.membersOf(request.source!).map((m) => m.id), request.target, this.observation.loss)
+        : undefined;
+    const at = this.observation ? Math.max(0, Math.floor(this.observation.clock.now())) : undefined;
     const receipt = await this.consensus.propose(
       {
         type: 'transfer_authority',
@@ -76,6 +101,10 @@ export class FailoverCommands {
         target: request.target,
         expectedSource: request.source,
         ...(request.expectedEpoch === undefined ? {} : { expectedEpoch: request.expectedEpoch }),
+        ...(request.actor === undefined ? {} : { actor: request.actor }),
+        ...(request.reason === undefined ? {} : { reason: request.reason }),
+        ...(failover ? { failover: true as const } : {}),
+        ...(at === undefined && loss === undefined ? {} : { observed: { ...(at === undefined ? {} : { at }), ...(loss ? { loss } : {}) } }),
       },
       { idempotencyKey: request.id },
     );
@@ -104,6 +133,7 @@ function outcome(
     epoch: result.epoch,
     commit_term: position.term,
     commit_index: position.index,
+    audit_id: result.record.id,
     replayed,
   };
 }

@@ -65,6 +65,11 @@ export class FeedReplicas {
     return position.incarnation === origin.incarnation ? position.serial : 0;
   }
 
+  /** Retained entries of `origin`'s feed after `after`, at most `limit` (a failover's loss report reads them). */
+  entries(origin: MemberId, after: number, limit: number): FeedEntry[] {
+    return this.logs.get(origin)?.read(after, limit) ?? [];
+  }
+
   /**
    * Writes `entries` of `origin`'s feed (incarnation `incarnation`) durably, then the applied
    * serial moves past them. Only the contiguous run after the current serial is taken; a

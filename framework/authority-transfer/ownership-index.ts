@@ -1,4 +1,4 @@
-import { sortedTree } from '@baton/consensus';
+import { sortedTree, type TrailChain } from '@baton/consensus';
 import {
   ABANDONED_PER_AUTHORITY,
   ABANDONED_TOTAL,
@@ -15,6 +15,7 @@ export function emptyOwnershipState(): OwnershipState {
   return {
     authorities: sortedTree(),
     pending: sortedTree(),
+    chains: sortedTree(),
     transfers: sortedTree(),
     abandoned: sortedTree(),
     abandonedTracked: true,
@@ -173,6 +174,8 @@ export function intentsOf(state: OwnershipState, index: Map<string, Set<string>>
 export interface OwnershipSnapshot {
   authorities: [string, Ownership][];
   pending: [string, PendingAudit][];
+  /** Absent from a snapshot taken before raw moves were sealed (no trail chained then). */
+  chains?: [string, TrailChain][];
   transfers: [string, TransferIntent][];
   /** Absent from a snapshot taken before abandoned keys were replicated (then not tracked yet). */
   abandoned?: [number, AbandonedTransfer][];
@@ -183,6 +186,7 @@ export function snapshotOwnership(state: OwnershipState): OwnershipSnapshot {
   return structuredClone({
     authorities: [...state.authorities],
     pending: [...state.pending],
+    chains: [...state.chains],
     transfers: [...state.transfers],
     abandoned: [...state.abandoned],
     abandonedTracked: state.abandonedTracked,
@@ -205,6 +209,7 @@ export function restoreOwnership(snapshot: unknown): OwnershipState {
   for (const [authority, ownership] of entries<Ownership>(copy.authorities)) putOwnership(state, authority, ownership);
   for (const [, pending] of entries<PendingAudit>(copy.pending)) putPending(state, pending);
   for (const [, intent] of entries<TransferIntent>(copy.transfers)) putIntent(state, intent);
+  for (const [authority, chain] of entries<TrailChain>(copy.chains)) state.chains.set(authority, chain);
   state.abandonedTracked = copy.abandonedTracked === true;
   // In release order, so the bounds evict as they did when the releases applied.
   const abandoned = Array.isArray(copy.abandoned) ? (copy.abandoned as [number, AbandonedTransfer][]).map(([, entry]) => entry) : [];

@@ -31,6 +31,8 @@ import { applyTransferLifecycle } from './transfer-lifecycle.js';
 import { epochRefusal } from './epoch-precondition.js';
 import { assembleOwnership, captureOwnership } from './ownership-capture.js';
 import { updateValue } from '@baton/consensus';
+import { rawMoveRecord, sealAuthorityMove } from './authority-trail.js';
+import { pendingPlanned } from './planned-record.js';
 
 /**
  * The replicated ownership state machine: authority -> home datacenter + fencing epoch, the
@@ -115,6 +117,7 @@ export class OwnershipStateMachine implements StateMachine<OwnershipState, Owner
     let epoch: number;
     if (moved) {
       epoch = moved.epoch;
+      // Sealed before the release below: the record is the move, the release its consequence.
       // A failover leaves no requirement: the move it replaces is no longer waited on.
       indexOwnership(state, c.authority, previous, moved);
     } else {
@@ -123,6 +126,7 @@ export class OwnershipStateMachine implements StateMachine<OwnershipState, Owner
       epoch = 1;
       state.authorities.set(c.authority, { home: c.target, epoch });
     }
+    const record = sealAuthorityMove(state, ctx, rawMoveRecord(c, ctx, source, previous?.epoch ?? 0, epoch));
     // A failover moves the home under a registered planned transfer: that transfer can no
     // longer commit (its source is not the home), and its freeze must not outlive the move. Its
     // key stays refused for another move; being older than this move, it is superseded already.
@@ -132,7 +136,7 @@ export class OwnershipStateMachine implements StateMachine<OwnershipState, Owner
       const { id, authority, source: from, target, reason } = dropped;
       putAbandoned(state, { id, authority, source: from, target, reason, why: 'failover', released: ctx.position.index, superseded: true });
     }
-    return { ok: true, authority: c.authority, source, home: c.target, epoch };
+    return { ok: true, authority: c.authority, source, home: c.target, epoch, record: { ...record } };
   }
 
   private commitPlannedTransfer(
@@ -142,8 +146,9 @@ export class OwnershipStateMachine implements StateMachine<OwnershipState, Owner
   ): CommitPlannedTransferResult {
     // The same transfer applied twice (a retry that slipped past the idempotency window while
     // its record is still pending) answers with the record it sealed, never a second move.
-    const sealed = state.pending.get(c.id);
-    if (sealed && sealed.record.authority === c.authority) return { ok: true, record: sealed.record };
+    // A raw move's record id (`<commit_index>-0`) is no transfer key, even when a key is spelt so.
+    const sealed = pendingPlanned(state, c.id);
+    if (sealed && sealed.authority === c.authority) return { ok: true, record: sealed };
     const current = state.authorities.get(c.authority);
     if (!current) return { ok: false, reason: 'unknown_authority' };
     const intent = state.transfers.get(c.authority);
@@ -163,8 +168,10 @@ export class OwnershipStateMachine implements StateMachine<OwnershipState, Owner
     putOwnership(state, c.authority, { home: intent.target, epoch, ...(catchUp ? { catchUp } : {}), ...placementOf(current) });
     dropIntent(state, c.authority);
     supersedeAbandoned(state, c.authority);
-    const record = {
+    const at = c.observed?.at;
+    const record = sealAuthorityMove(state, ctx, {
       id: intent.id,
+      kind: 'planned_transfer',
       authority: intent.authority,
       source: intent.source,
       target: intent.target,
@@ -172,10 +179,9 @@ export class OwnershipStateMachine implements StateMachine<OwnershipState, Owner
       reason: intent.reason,
       barrier: finalBarrier(intent),
       epoch,
-      commit_term: ctx.position.term,
-      commit_index: ctx.position.index,
-    };
-    if (ctx.voters.length > 0) putPending(state, { record, awaiting: [...ctx.voters] });
+      epoch_before: current.epoch,
+      ...(Number.isSafeInteger(at) && at! >= 0 ? { time: at } : {}),
+    });
     return { ok: true, record: { ...record } };
   }
 

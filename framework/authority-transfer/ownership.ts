@@ -1,6 +1,7 @@
 import type { AuditRecord, MemberId } from '@baton/contracts';
-import type { SortedTree } from '@baton/consensus';
+import type { SortedTree, TrailChain } from '@baton/consensus';
 import type { TransferRequest } from './transfer-plan.js';
+import type { FailoverLoss } from './failover-loss.js';
 
 /**
  * Where an authority lives: its home datacenter and the fencing epoch minted by its last move.
@@ -145,8 +146,14 @@ export const ABANDONED_TOTAL = 16_384;
  */
 export interface OwnershipState {
   authorities: SortedTree<string, Ownership>;
-  /** Sealed records pending projection, by transfer id. */
+  /** Sealed records pending projection, by record id (a planned transfer's key, or `<commit_index>-0`). */
   pending: SortedTree<string, PendingAudit>;
+  /**
+   * authority -> the head and anchors of its trail's hash chain: every record sealed for the
+   * authority links to the one before, and the replicated state remembers where the chain ends,
+   * so a store's copy rewritten from an edit onwards still disagrees with it.
+   */
+  chains: SortedTree<string, TrailChain>;
   /** Registered transfers, by authority. */
   transfers: SortedTree<string, TransferIntent>;
   /** Transfers released without their commit, by the log index of the release (AbandonedTransfer). */
@@ -185,7 +192,9 @@ export interface OwnershipState {
  * The unconditional move a failover commits (seed 003, "the raw transfer_authority command").
  * It also establishes an authority the state has never seen, at epoch 1. `expectedSource`, when
  * given, makes the move refuse if the authority's home changed meanwhile. A registered planned
- * transfer of the authority is released by it (the move it was waiting to make is moot).
+ * transfer of the authority is released by it (the move it was waiting to make is moot). Every
+ * move it makes seals a record (authority-audit-kinds.ts): who asked, why, and for a failover
+ * what the proposing member saw the move lose.
  */
 export interface TransferAuthorityCommand {
   type: 'transfer_authority';
@@ -194,6 +203,13 @@ export interface TransferAuthorityCommand {
   expectedSource?: string;
   /** Move only while the authority is at this epoch (an operator's If-Match). */
   expectedEpoch?: number;
+  /** The authenticated principal that asked (absent: UNATTRIBUTED_RAW_ACTOR). */
+  actor?: string;
+  reason?: string;
+  /** A failover away from a Dead home (FailoverCommands): sealed as `failover_transfer`. */
+  failover?: true;
+  /** Left out of the idempotency fingerprint (commandFingerprint): what the proposer saw. */
+  observed?: { at?: number; loss?: FailoverLoss };
 }
 
 /** Registers a planned transfer: refused while another one of the authority is registered. */
@@ -259,6 +275,8 @@ export interface CommitPlannedTransferCommand {
   actor: string;
   reason: string;
   barrier: number;
+  /** Left out of the idempotency fingerprint: the driver's clock at the commit, for the record's time. */
+  observed?: { at?: number };
 }
 
 /** A member of the authority's home holds every final serial of the move that made it home. */
@@ -323,7 +341,7 @@ export type OwnershipCommand =
 export type MoveRefusal = 'source_not_home' | 'unknown_authority' | 'already_home' | 'precondition_failed' | 'target_not_allowed';
 
 export type TransferAuthorityResult =
-  | { ok: true; authority: string; source?: string; home: string; epoch: number }
+  | { ok: true; authority: string; source?: string; home: string; epoch: number; record: AuditRecord }
   | { ok: false; reason: MoveRefusal; home?: string; epoch?: number };
 
 export type CommitPlannedTransferResult =

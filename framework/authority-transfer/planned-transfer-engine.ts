@@ -373,7 +373,9 @@ export class PlannedTransferEngine {
   private async commit(plan: TransferPlan): Promise<AuditRecord> {
     let result: CommitPlannedTransferResult;
     try {
-      const receipt = await this.deps.consensus.propose(plan.command(), { idempotencyKey: plan.id });
+      // The driver's clock dates the record; it is no part of the fingerprint, so a retry still replays.
+      const at = Math.max(0, Math.floor(this.deps.clock.now()));
+      const receipt = await this.deps.consensus.propose({ ...plan.command(), observed: { at } }, { idempotencyKey: plan.id });
       result = receipt.result as CommitPlannedTransferResult;
     } catch (error) {
       if (error instanceof NotAppendedError) {

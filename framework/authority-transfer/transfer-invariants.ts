@@ -1,3 +1,4 @@
+import { pendingPlanned } from './planned-record.js';
 import { ABANDONED_TOTAL, type OwnershipState } from './ownership.js';
 import { abandonedKey } from './ownership-index.js';
 import { sameMove } from './transfer-requests.js';
@@ -54,7 +55,7 @@ export function registrationInvariants(state: OwnershipState): string[] {
     if (other !== undefined) violations.push(`transfer ${intent.id} is registered for both ${other} and ${authority}`);
     ids.set(intent.id, authority);
     // A committed key registers nothing again (the state machine answers it with its record).
-    const sealed = state.pending.get(intent.id)?.record;
+    const sealed = pendingPlanned(state, intent.id);
     if (sealed) violations.push(`transfer ${intent.id} committed ${sealed.authority} at epoch ${sealed.epoch} and is still registered`);
     // A key called off registers only the move it named again.
     const abandoned = abandonedKey(state, intent.id);

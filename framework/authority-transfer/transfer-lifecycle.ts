@@ -1,3 +1,4 @@
+import { pendingPlanned } from './planned-record.js';
 import type { ApplyContext } from '@baton/contracts';
 import type {
   OwnershipState,
@@ -78,8 +79,8 @@ export function applyTransferLifecycle(
 }
 
 function register(state: OwnershipState, c: RegisterTransferCommand, ctx: ApplyContext): RegisterTransferResult {
-  const sealed = state.pending.get(c.id);
-  if (sealed) return { ok: false, reason: 'committed', record: { ...sealed.record } };
+  const sealed = pendingPlanned(state, c.id);
+  if (sealed) return { ok: false, reason: 'committed', record: { ...sealed } };
   // One key names one transfer: registered for another authority, it is that transfer's key.
   const elsewhere = state.transfersById.get(c.id);
   if (elsewhere !== undefined && elsewhere !== c.authority) return { ok: false, reason: 'key_names_another_transfer', running: copy(state.transfers.get(elsewhere)!) };

@@ -1,3 +1,4 @@
+import { pendingPlanned, plannedOnly } from './planned-record.js';
 import { type AuditRecord, type AuditStore, type Clock, type Logger, NotAppendedError } from '@baton/contracts';
 import type { OwnershipConsensus } from './audit-projection.js';
 import type { BackgroundReleases } from './background-releases.js';
@@ -84,7 +85,7 @@ export class TransferRegistration {
       if (refused && !state.pending.has(request.id)) {
         ({ state } = await this.deps.consensus.read());
       }
-      sealed = state.pending.get(request.id)?.record ?? (await this.deps.audit.byId(request.id));
+      sealed = pendingPlanned(state, request.id) ?? plannedOnly(await this.deps.audit.byId(request.id));
       home = state.authorities.get(request.authority);
     } catch (error) {
       if (plan.abandon('the metadata store could not be read')) this.deps.registry.resolve(plan);

@@ -22,7 +22,17 @@ export function validateTransferRequest(request: TransferRequest): void {
   if (request.source === request.target) {
     throw new InvalidTransferRequestError(`source and target are both ${request.source}: a transfer moves between two datacenters`);
   }
+  // A planned record is stored under its key, a raw move's under `<commit_index>-0`: a key spelt
+  // so could name both, and the audit stores keep one record per id.
+  if (RAW_RECORD_ID.test(request.id)) {
+    throw new InvalidTransferRequestError(
+      `Idempotency-Key ${request.id} is spelt as a raw move's audit record id (<commit_index>-<seq>): choose another key, or omit it to have one assigned`,
+    );
+  }
 }
+
+/** The id a raw move's record gets (authority-trail.ts), which no planned transfer's key may take. */
+const RAW_RECORD_ID = /^\d+-\d+$/;
 
 /**
  * How far ahead a transfer may be scheduled: past this, a not_before or not_after is a mistake.

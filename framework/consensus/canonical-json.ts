@@ -23,3 +23,24 @@ function sortKeys(value: unknown): unknown {
   }
   return value;
 }
+
+/**
+ * The member of a command that carries what its proposing member observed when it proposed (its
+ * clock, what its change feeds showed): sealed into the command's audit record, but no part of
+ * what the caller asked. A retry through another member observes otherwise and is still the
+ * same request.
+ */
+export const OBSERVED_MEMBER = 'observed';
+
+/**
+ * The fingerprint that tells "the same command retried" from "a different command under a
+ * reused idempotency key": the command's canonical JSON without its top-level `observed` member.
+ * A retry then replays the first decision, whose record keeps the first attempt's observations.
+ */
+export function commandFingerprint(command: unknown): string {
+  if (command === null || typeof command !== 'object' || Array.isArray(command) || !Object.hasOwn(command, OBSERVED_MEMBER)) {
+    return canonicalJson(command);
+  }
+  const { [OBSERVED_MEMBER]: _observed, ...asked } = command as Record<string, unknown>;
+  return canonicalJson(asked);
+}

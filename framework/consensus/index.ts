@@ -1,5 +1,5 @@
 // The public entry point of @baton/consensus.
-export { canonicalJson } from './canonical-json.js';
+export { canonicalJson, commandFingerprint, OBSERVED_MEMBER } from './canonical-json.js';
 export { IdempotencyWindow } from './idempotency-window.js';
 export type { IdempotencyWindowSnapshot, RememberedDecision } from './idempotency-window.js';
 export { readPieces, recordPieces } from './record-pieces.js';

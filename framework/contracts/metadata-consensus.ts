@@ -86,7 +86,9 @@ export interface ProposeOptions {
    * Makes the proposal idempotent: the first commit under a key is the decision, and every
    * later proposal with the same key and the same command returns that decision (even through
    * another leader, even after a snapshot). The same key with a different command is refused
-   * with NotAppendedError('key_reused').
+   * with NotAppendedError('key_reused'). "The same command" leaves out a top-level `observed`
+   * member (what the proposing member saw when it proposed: its clock, its feeds): a retry
+   * through another member is the same request, and replays the first decision.
    */
   idempotencyKey?: string;
   signal?: AbortSignal;

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { canonicalJson } from '@baton/consensus';
+import { commandFingerprint } from '@baton/consensus';
 
 /**
  * What one log key holds. Every entry written by a member carries a proposal id (unique per
@@ -92,7 +92,7 @@ export function decodeEntry(bytes: Buffer | string): LogEntry | MalformedEntry {
  * stored in etcd stays small whatever the command's size.
  */
 export function fingerprintOf(command: unknown): string {
-  return createHash('sha256').update(canonicalJson(command)).digest('base64url');
+  return createHash('sha256').update(commandFingerprint(command)).digest('base64url');
 }
 
 /** The value stored under `idem/<key>`: which entry claimed the key, and for what command. */

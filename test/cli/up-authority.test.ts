@@ -71,12 +71,12 @@ test('baton up --variant authority: the printed commands move proj with a reason
 
   const env = { BATON_URL: members[0].control, BATON_TOKEN: token };
   const audit = await runBaton(['authority', 'audit', 'proj', '--json'], { cwd, env });
-  const records = (JSON.parse(audit.stdout) as { records: { target: string; reason: string }[] })
+  const records = (JSON.parse(audit.stdout) as { records: { kind: string; target: string; reason: string }[] })
     .records;
   t.deepEqual(
-    records.map((r) => `${r.target}: ${r.reason}`),
-    ['west: rebalance'],
-    'the cancelled transfer left no audit',
+    records.map((r) => `${r.kind}: ${r.target}: ${r.reason}`),
+    ['planned_transfer: west: rebalance', 'authority_established: east: '],
+    'the cancelled transfer left no audit: the planned move and the placement baton up made are all',
   );
 
   first.child.kill('SIGINT');

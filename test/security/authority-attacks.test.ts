@@ -67,14 +67,16 @@ test.serial('an authority cluster refuses forged commits, moves, voter removals 
   // Nothing changed: proj at home in east at epoch 1 on every member, no audit sealed, terms kept, all voters.
   await eventually(async () => {
     const homes = await Promise.all(cluster.nodes.map((n) => call(`${n.url}/availability/v1/authorities/proj`, { headers: admin })));
-    return homes.every((h) => h.status === 200);
-  }, 'every member to know proj', 30_000);
+    const audits = await Promise.all(cluster.nodes.map((n) => call(`${n.url}/availability/v1/authorities/proj/audit`, { headers: admin })));
+    return homes.every((h) => h.status === 200) && audits.every((a) => ((a.body as { records?: unknown[] }).records ?? []).length > 0);
+  }, 'every member to know proj and store the record of its establish', 30_000);
   for (const member of cluster.nodes) {
     const home = await call(`${member.url}/availability/v1/authorities/proj`, { headers: admin });
     t.deepEqual(home.body, { authority: 'proj', home: 'east', epoch: 1, catch_up: null }, member.id);
     const audit = await call(`${member.url}/availability/v1/authorities/proj/audit`, { headers: admin });
     t.is(audit.status, 200);
-    t.deepEqual((audit.body as { records: unknown[] }).records, [], `${member.id} sealed no audit`);
+    // The establish that gave proj its home is the one record: no attack sealed another.
+    t.deepEqual((audit.body as { records: { kind: string }[] }).records.map((r) => r.kind), ['authority_established'], `${member.id} sealed no audit of an attack`);
   }
   for (const r of await reports()) t.true(r.term < 100_001, `term kept (${r.term})`);
   t.true(cluster.nodes.every((n) => cluster.running(n.id)));
@@ -92,10 +94,16 @@ test.serial('an authority cluster refuses forged commits, moves, voter removals 
   t.like(moved.body, { authority: 'proj', source: 'east', target: 'west', actor: 'operator', epoch: 2 });
   await eventually(async () => {
     const audits = await Promise.all(cluster.nodes.map((n) => call(`${n.url}/availability/v1/authorities/proj/audit`, { headers: admin })));
-    return audits.every((a) => (a.body as { records?: { actor: string }[] }).records?.length === 1);
-  }, 'every member (north-1 included) to store the one sealed record', 30_000);
+    return audits.every((a) => (a.body as { records?: { actor: string }[] }).records?.length === 2);
+  }, "every member (north-1 included) to store the move's record beside the establish's", 30_000);
   for (const member of [east, west, north]) {
     const audit = await call(`${member.url}/availability/v1/authorities/proj/audit`, { headers: admin });
-    t.deepEqual((audit.body as { records: { actor: string }[] }).records.map((r) => r.actor), ['operator']);
+    t.deepEqual(
+      (audit.body as { records: { kind: string; actor: string }[] }).records.map((r) => [r.kind, r.actor]),
+      [
+        ['planned_transfer', 'operator'],
+        ['authority_established', 'operator'],
+      ],
+    );
   }
 });

@@ -19,6 +19,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/availability/v1/audit/chain": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The head and anchors of one authority's (`subject`) audit hash chain, as the replicated state holds them: what `baton audit verify` checks a member's stored trail against */
+        get: operations["getAuditChain"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/availability/v1/authorities": {
         parameters: {
             query?: never;
@@ -60,7 +77,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** This member's durable audit of an authority's committed transfers, newest first, in pages: at most `limit` (default 100, at most 1000) records whose commit_index is below `before`; `next` is the `before` of the next page, null on the last */
+        /** This member's durable audit of an authority's moves (planned transfers and raw moves), newest first, in pages: at most `limit` (default 100, at most 1000) records whose commit_index is below `before`; `next` is the `before` of the next page, null on the last */
         get: operations["listAuthorityAudit"];
         put?: never;
         post?: never;
@@ -119,7 +136,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** The raw transfer_authority command: the unconditional move a failover commits (source must be Dead) */
+        /** The raw transfer_authority command: the unconditional move a failover commits (source must be Dead), or the first home of an authority (no source); each seals an audit record (authority_established, failover_transfer with its loss report) */
         post: operations["runCommand"];
         delete?: never;
         options?: never;
@@ -478,7 +495,7 @@ export interface operations {
         parameters: {
             query: {
                 before?: number;
-                kind?: "planned_transfer";
+                kind?: "planned_transfer" | "authority_established" | "failover_transfer" | "raw_transfer";
                 limit?: number;
                 subject: string;
             };
@@ -488,7 +505,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The sealed records this member has stored */
+            /** @description The sealed records this member has stored, each with from/to/epoch_after (and a failover's loss) named */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -499,6 +516,48 @@ export interface operations {
                      *       "authority": "proj",
                      *       "records": [
                      *         {
+                     *           "id": "12-0",
+                     *           "authority": "proj",
+                     *           "source": "west",
+                     *           "target": "east",
+                     *           "actor": "olivia",
+                     *           "reason": "west is down",
+                     *           "barrier": 0,
+                     *           "epoch": 3,
+                     *           "commit_term": 2,
+                     *           "commit_index": 12,
+                     *           "kind": "failover_transfer",
+                     *           "subject_type": "authority",
+                     *           "subject": "proj",
+                     *           "epoch_before": 2,
+                     *           "time": 1796220520114,
+                     *           "evidence": "{\"lost\":[{\"member\":\"west-1\",\"serial\":41}],\"lost_count\":1,\"feeds\":[{\"member\":\"west-1\",\"incarnation\":\"a1b2c3d4\",\"pulled\":41,\"applied\":40}],\"unknown\":[],\"read_by\":\"east-1\"}",
+                     *           "prev_hash": "4a71…",
+                     *           "hash": "c03e…",
+                     *           "from": "west",
+                     *           "to": "east",
+                     *           "epoch_after": 3,
+                     *           "loss": {
+                     *             "lost": [
+                     *               {
+                     *                 "member": "west-1",
+                     *                 "serial": 41
+                     *               }
+                     *             ],
+                     *             "lost_count": 1,
+                     *             "feeds": [
+                     *               {
+                     *                 "member": "west-1",
+                     *                 "incarnation": "a1b2c3d4",
+                     *                 "pulled": 41,
+                     *                 "applied": 40
+                     *               }
+                     *             ],
+                     *             "unknown": [],
+                     *             "read_by": "east-1"
+                     *           }
+                     *         },
+                     *         {
                      *           "id": "drain-east",
                      *           "authority": "proj",
                      *           "source": "east",
@@ -508,7 +567,17 @@ export interface operations {
                      *           "barrier": 2,
                      *           "epoch": 2,
                      *           "commit_term": 1,
-                     *           "commit_index": 9
+                     *           "commit_index": 9,
+                     *           "kind": "planned_transfer",
+                     *           "subject_type": "authority",
+                     *           "subject": "proj",
+                     *           "epoch_before": 1,
+                     *           "time": 1796220460838,
+                     *           "prev_hash": "9f2c…",
+                     *           "hash": "4a71…",
+                     *           "from": "east",
+                     *           "to": "west",
+                     *           "epoch_after": 2
                      *         }
                      *       ],
                      *       "next": null
@@ -518,25 +587,158 @@ export interface operations {
                         authority: string;
                         next: number | null;
                         records: {
-                            /** @description The authenticated principal who ordered the move */
+                            /** @description The authenticated principal who ordered the move, or system:<component> */
                             actor: string;
                             authority: string;
-                            /** @description The source member's final serial (taken once the authority was frozen there) the target applied before the commit */
+                            /** @description The source member's final serial (taken once the authority was frozen there) the target applied before the commit; 0 for a raw move */
                             barrier: number;
                             commit_index: number;
                             commit_term: number;
                             /** @description The fencing epoch the move minted */
                             epoch: number;
-                            /** @description The transfer identity (its Idempotency-Key) */
+                            epoch_after: number;
+                            /** @description The epoch before the move (0: it had no home) */
+                            epoch_before?: number;
+                            /** @description A failover_transfer: its loss report, as JSON (see `loss`) */
+                            evidence?: string;
+                            from: string | null;
+                            /** @description This record's hash: what the next record's prev_hash names */
+                            hash?: string;
+                            /** @description A planned transfer's identity (its Idempotency-Key); <commit_index>-0 for a raw move */
                             id: string;
+                            /**
+                             * @description What moved it (absent on records sealed before kinds: planned_transfer)
+                             * @enum {string}
+                             */
+                            kind?: "planned_transfer" | "authority_established" | "failover_transfer" | "raw_transfer";
+                            /** @description What the proposing member's change feeds showed the failover losing: only what it had pulled from the old home */
+                            loss?: {
+                                feeds: {
+                                    applied: number;
+                                    incarnation: string;
+                                    member: string;
+                                    pulled: number;
+                                }[];
+                                /** @description Serials of the authority the old home acknowledged that the new home had not applied, at most 100 */
+                                lost: {
+                                    member: string;
+                                    serial: number;
+                                }[];
+                                /** @description How many were found (lost may list fewer) */
+                                lost_count: number;
+                                /** @description The member that proposed the failover and read the feeds */
+                                read_by: string;
+                                /** @description Old-home members whose loss could not be read */
+                                unknown: {
+                                    member: string;
+                                    why: string;
+                                }[];
+                            };
+                            /** @description The hash of the authority trail's previous record ('' for the first) */
+                            prev_hash?: string;
                             reason: string;
+                            /** @description The home it moved from ('' when the move established it) */
                             source: string;
+                            subject?: string;
+                            /** @constant */
+                            subject_type?: "authority";
                             target: string;
+                            /** @description Wall-clock milliseconds as the proposing member read its clock */
+                            time?: number;
+                            to: string;
                         }[];
                     };
                 };
             };
             /** @description Invalid or unknown subject, kind, limit or before */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or unknown bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The token lacks the required scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Mode dc (no ownership consensus), or the metadata store or consensus cannot answer now */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getAuditChain: {
+        parameters: {
+            query: {
+                subject: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The chain head (null before the first sealed record) and anchors */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "authority": "proj",
+                     *       "head": {
+                     *         "records": 2,
+                     *         "hash": "c03e…",
+                     *         "commit_index": 12,
+                     *         "seq": 0
+                     *       },
+                     *       "anchors": []
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Every 64th head, the most recent kept */
+                        anchors: {
+                            commit_index: number;
+                            hash: string;
+                            records: number;
+                            seq: number;
+                        }[];
+                        authority: string;
+                        /** @description The newest record sealed on the authority's trail, as the replicated state holds it */
+                        head: {
+                            commit_index: number;
+                            hash: string;
+                            records: number;
+                            seq: number;
+                        } | null;
+                    };
+                };
+            };
+            /** @description Invalid or unknown subject */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -811,6 +1013,26 @@ export interface operations {
                      *       "authority": "proj",
                      *       "records": [
                      *         {
+                     *           "id": "12-0",
+                     *           "authority": "proj",
+                     *           "source": "west",
+                     *           "target": "east",
+                     *           "actor": "olivia",
+                     *           "reason": "west is down",
+                     *           "barrier": 0,
+                     *           "epoch": 3,
+                     *           "commit_term": 2,
+                     *           "commit_index": 12,
+                     *           "kind": "failover_transfer",
+                     *           "subject_type": "authority",
+                     *           "subject": "proj",
+                     *           "epoch_before": 2,
+                     *           "time": 1796220520114,
+                     *           "evidence": "{\"lost\":[{\"member\":\"west-1\",\"serial\":41}],\"lost_count\":1,\"feeds\":[{\"member\":\"west-1\",\"incarnation\":\"a1b2c3d4\",\"pulled\":41,\"applied\":40}],\"unknown\":[],\"read_by\":\"east-1\"}",
+                     *           "prev_hash": "4a71…",
+                     *           "hash": "c03e…"
+                     *         },
+                     *         {
                      *           "id": "drain-east",
                      *           "authority": "proj",
                      *           "source": "east",
@@ -820,7 +1042,14 @@ export interface operations {
                      *           "barrier": 2,
                      *           "epoch": 2,
                      *           "commit_term": 1,
-                     *           "commit_index": 9
+                     *           "commit_index": 9,
+                     *           "kind": "planned_transfer",
+                     *           "subject_type": "authority",
+                     *           "subject": "proj",
+                     *           "epoch_before": 1,
+                     *           "time": 1796220460838,
+                     *           "prev_hash": "9f2c…",
+                     *           "hash": "4a71…"
                      *         }
                      *       ],
                      *       "next": null
@@ -830,20 +1059,39 @@ export interface operations {
                         authority: string;
                         next: number | null;
                         records: {
-                            /** @description The authenticated principal who ordered the move */
+                            /** @description The authenticated principal who ordered the move, or system:<component> */
                             actor: string;
                             authority: string;
-                            /** @description The source member's final serial (taken once the authority was frozen there) the target applied before the commit */
+                            /** @description The source member's final serial (taken once the authority was frozen there) the target applied before the commit; 0 for a raw move */
                             barrier: number;
                             commit_index: number;
                             commit_term: number;
                             /** @description The fencing epoch the move minted */
                             epoch: number;
-                            /** @description The transfer identity (its Idempotency-Key) */
+                            /** @description The epoch before the move (0: it had no home) */
+                            epoch_before?: number;
+                            /** @description A failover_transfer: its loss report, as JSON (see `loss`) */
+                            evidence?: string;
+                            /** @description This record's hash: what the next record's prev_hash names */
+                            hash?: string;
+                            /** @description A planned transfer's identity (its Idempotency-Key); <commit_index>-0 for a raw move */
                             id: string;
+                            /**
+                             * @description What moved it (absent on records sealed before kinds: planned_transfer)
+                             * @enum {string}
+                             */
+                            kind?: "planned_transfer" | "authority_established" | "failover_transfer" | "raw_transfer";
+                            /** @description The hash of the authority trail's previous record ('' for the first) */
+                            prev_hash?: string;
                             reason: string;
+                            /** @description The home it moved from ('' when the move established it) */
                             source: string;
+                            subject?: string;
+                            /** @constant */
+                            subject_type?: "authority";
                             target: string;
+                            /** @description Wall-clock milliseconds as the proposing member read its clock */
+                            time?: number;
                         }[];
                     };
                 };
@@ -1239,6 +1487,8 @@ export interface operations {
                 "application/json": {
                     authority: string;
                     expected_epoch?: number;
+                    /** @description Why it moves: sealed into the move's audit record */
+                    reason?: string;
                     source?: string;
                     target: string;
                     /** @constant */
@@ -1264,10 +1514,13 @@ export interface operations {
                      *       "epoch": 3,
                      *       "commit_term": 1,
                      *       "commit_index": 12,
+                     *       "audit_id": "12-0",
                      *       "replayed": false
                      *     }
                      */
                     "application/json": {
+                        /** @description The id of the record the move sealed (<commit_index>-0) */
+                        audit_id: string;
                         authority: string;
                         commit_index: number;
                         commit_term: number;
@@ -1995,24 +2248,50 @@ export interface operations {
                      *       "barrier": 2,
                      *       "epoch": 2,
                      *       "commit_term": 1,
-                     *       "commit_index": 9
+                     *       "commit_index": 9,
+                     *       "kind": "planned_transfer",
+                     *       "subject_type": "authority",
+                     *       "subject": "proj",
+                     *       "epoch_before": 1,
+                     *       "time": 1796220460838,
+                     *       "prev_hash": "9f2c…",
+                     *       "hash": "4a71…"
                      *     }
                      */
                     "application/json": {
-                        /** @description The authenticated principal who ordered the move */
+                        /** @description The authenticated principal who ordered the move, or system:<component> */
                         actor: string;
                         authority: string;
-                        /** @description The source member's final serial (taken once the authority was frozen there) the target applied before the commit */
+                        /** @description The source member's final serial (taken once the authority was frozen there) the target applied before the commit; 0 for a raw move */
                         barrier: number;
                         commit_index: number;
                         commit_term: number;
                         /** @description The fencing epoch the move minted */
                         epoch: number;
-                        /** @description The transfer identity (its Idempotency-Key) */
+                        /** @description The epoch before the move (0: it had no home) */
+                        epoch_before?: number;
+                        /** @description A failover_transfer: its loss report, as JSON (see `loss`) */
+                        evidence?: string;
+                        /** @description This record's hash: what the next record's prev_hash names */
+                        hash?: string;
+                        /** @description A planned transfer's identity (its Idempotency-Key); <commit_index>-0 for a raw move */
                         id: string;
+                        /**
+                         * @description What moved it (absent on records sealed before kinds: planned_transfer)
+                         * @enum {string}
+                         */
+                        kind?: "planned_transfer" | "authority_established" | "failover_transfer" | "raw_transfer";
+                        /** @description The hash of the authority trail's previous record ('' for the first) */
+                        prev_hash?: string;
                         reason: string;
+                        /** @description The home it moved from ('' when the move established it) */
                         source: string;
+                        subject?: string;
+                        /** @constant */
+                        subject_type?: "authority";
                         target: string;
+                        /** @description Wall-clock milliseconds as the proposing member read its clock */
+                        time?: number;
                     };
                 };
             };

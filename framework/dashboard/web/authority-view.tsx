@@ -140,7 +140,7 @@ export function AuthorityView({ token, picture, ask }: Props) {
               <span data-field="home">{a.error ? a.error : a.home === null ? 'no home' : `home ${a.home}, epoch ${a.epoch}`}</span>
             </h3>
             {a.records.length === 0 ? (
-              <p class="subtle">No committed transfers in this member's audit.</p>
+              <p class="subtle">No moves in this member's audit.</p>
             ) : (
               <table data-testid={`audit-${a.authority}`}>
                 <caption>Audit trail, newest first</caption>
@@ -153,13 +153,14 @@ export function AuthorityView({ token, picture, ask }: Props) {
                     <th scope="col">Barrier</th>
                     <th scope="col">Raft term/index</th>
                     <th scope="col">Id</th>
+                    <th scope="col">Kind</th>
                   </tr>
                 </thead>
                 <tbody>
                   {a.records.map((r) => (
                     <tr key={r.commit_index}>
                       <td>
-                        {r.source} → {r.target}
+                        {r.source || 'no home'} → {r.target}
                       </td>
                       <td>{r.epoch}</td>
                       <td>{r.actor}</td>
@@ -169,6 +170,8 @@ export function AuthorityView({ token, picture, ask }: Props) {
                         {r.commit_term}/{r.commit_index}
                       </td>
                       <td>{r.id}</td>
+                      {/* Records sealed before kinds existed are planned transfers'. */}
+                      <td>{r.kind ?? 'planned_transfer'}</td>
                     </tr>
                   ))}
                 </tbody>

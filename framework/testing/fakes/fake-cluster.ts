@@ -15,7 +15,7 @@ import {
   type StateMachine,
   type MemberId,
 } from '@baton/contracts';
-import { canonicalJson, IdempotencyWindow } from '@baton/consensus';
+import { commandFingerprint, IdempotencyWindow } from '@baton/consensus';
 
 export interface FakeClusterOptions {
   /** The members, all voters at the start. The first (sorted) leads in term 1. */
@@ -154,7 +154,7 @@ export class FakeCluster<S, C, R> {
     command: C,
     key: string | undefined,
   ): { receipt: Receipt<R> } | { index: number } | { refused: NotAppendedError } {
-    const fingerprint = key === undefined ? undefined : canonicalJson(command);
+    const fingerprint = key === undefined ? undefined : commandFingerprint(command);
     if (key !== undefined) {
       const known = this.window.lookup(key);
       if (known && known.fingerprint !== fingerprint) {

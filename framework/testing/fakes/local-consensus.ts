@@ -17,7 +17,7 @@ import {
   type StateMachine,
   type MemberId,
 } from '@baton/contracts';
-import { canonicalJson, IdempotencyWindow, type IdempotencyWindowSnapshot } from '@baton/consensus';
+import { commandFingerprint, IdempotencyWindow, type IdempotencyWindowSnapshot } from '@baton/consensus';
 
 export interface LocalConsensusOptions {
   /** This member's id (default "local"). */
@@ -147,7 +147,7 @@ export class LocalConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
         );
       }
       const key = options.idempotencyKey;
-      const fingerprint = key === undefined ? undefined : canonicalJson(command);
+      const fingerprint = key === undefined ? undefined : commandFingerprint(command);
       if (key !== undefined) {
         const known = this.idempotency.lookup(key);
         if (known && known.fingerprint !== fingerprint) return reject(keyReused(key));

@@ -13,7 +13,7 @@ import {
 } from '@baton/contracts';
 import { valueDepthExceeds, childSpan } from '@baton/http';
 import { SpanKind } from '@opentelemetry/api';
-import { canonicalJson } from '@baton/consensus';
+import { commandFingerprint } from '@baton/consensus';
 import {
   MAX_COMMAND_DEPTH,
   PROPOSE_CHANNEL,
@@ -177,7 +177,7 @@ export class ForwardedProposals {
           replayed: false,
         });
       }
-      const fingerprint = req.key === undefined ? undefined : canonicalJson(req.command);
+      const fingerprint = req.key === undefined ? undefined : commandFingerprint(req.command);
       const outcome = await host.proposeHere(
         { command: req.command, key: req.key, fingerprint },
         host.clock.now(),

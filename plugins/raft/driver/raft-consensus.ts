@@ -33,7 +33,7 @@ import {
 } from '../core/types.js';
 import type { RaftStorage } from '../storage/raft-storage.js';
 import { valueDepthExceeds } from '@baton/http';
-import { canonicalJson } from '@baton/consensus';
+import { commandFingerprint } from '@baton/consensus';
 import { Deadlines } from './deadlines.js';
 import { PendingProposal, Waiters, type Waiter } from './waiter.js';
 import { DEFAULT_TUNING, type RaftConsensusOptions, type RaftTuning } from './options.js';
@@ -372,7 +372,7 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
       let fingerprint: string | undefined;
       if (key !== undefined) {
         try {
-          fingerprint = canonicalJson(command);
+          fingerprint = commandFingerprint(command);
         } catch {
           return this.proposeAnywhere(command, options ?? {});
         }
@@ -424,7 +424,7 @@ export class RaftConsensus<S, C, R> implements MetadataConsensus<S, C, R> {
     let now = this.clock.now();
     const deadline = now + timeoutMs;
     const key = options.idempotencyKey;
-    const fingerprint = key === undefined ? undefined : canonicalJson(command);
+    const fingerprint = key === undefined ? undefined : commandFingerprint(command);
     if (key !== undefined) {
       const known = this.rs.window.lookup(key);
       if (known && known.fingerprint !== fingerprint) throw keyReused(key);

@@ -5,6 +5,8 @@ import type { ApplyContext, StateCapture } from '@baton/contracts/internal/metad
 import { ABANDONED_PER_AUTHORITY, type OwnershipCommand, type OwnershipState } from '@baton/authority-transfer/internal/ownership.js';
 import { snapshotOwnership } from '@baton/authority-transfer/internal/ownership-index.js';
 import { OwnershipStateMachine } from '@baton/authority-transfer/internal/ownership-state-machine.js';
+import { verifyTrail } from '@baton/consensus';
+import type { AuditRecord } from '@baton/contracts';
 
 const machine = new OwnershipStateMachine();
 
@@ -61,6 +63,7 @@ const step: fc.Arbitrary<Step> = fc.oneof(
 );
 
 /** How much of the interesting ground the runs covered, so the property cannot pass vacuously. */
+const chained = { records: 0, kinds: new Set<string>() };
 const reached = { commits: 0, acksReleasing: 0, restoresMidTransfer: 0, frozenCapturesChecked: 0, settledByEveryMember: 0, unsettledRestored: 0, abandonedRestored: 0, abandonedAtBound: 0 };
 
 class Log {
@@ -70,9 +73,19 @@ class Log {
   /** Captures taken earlier, with what the state was then: checked at the end of the run. */
   captures: { capture: StateCapture; then: unknown }[] = [];
 
+  /** authority -> every record sealed for it, oldest first: what its audit store would hold. */
+  sealed = new Map<string, AuditRecord[]>();
+
   apply(command: OwnershipCommand) {
     this.index += 1;
-    return machine.apply(this.state, command, this.ctx());
+    const result = machine.apply(this.state, command, this.ctx());
+    // A new seal is the record this entry made (a replayed commit answers an older one).
+    const record = result.ok && 'record' in result ? result.record : undefined;
+    if (record && record.commit_index === this.index) {
+      if (!this.sealed.has(record.authority)) this.sealed.set(record.authority, []);
+      this.sealed.get(record.authority)!.push(record);
+    }
+    return result;
   }
 
   ctx(): ApplyContext {
@@ -97,7 +110,8 @@ function run(log: Log, s: Step): void {
         type: 'transfer_authority',
         authority: authorityOf(s.authority),
         target: DATACENTERS[s.target],
-        ...(s.expect && current ? { expectedSource: current.home } : {}),
+        // Guarded by the home it saw, as a failover is (FailoverCommands): sealed as one.
+        ...(s.expect && current ? { expectedSource: current.home, failover: true as const } : {}),
       });
       return;
     }
@@ -377,4 +391,33 @@ test('a capture of many authorities travels in bounded pieces and assembles into
   const bad = machine.assemble();
   bad.add({ kind: 'head', format: 1 });
   t.throws(() => bad.add({ kind: 'authorities', records: [['x', null]] }), { message: /malformed/ });
+});
+
+test("any sequence of ownership commands seals, per authority, a trail whose chain verifies against the head the state keeps, through snapshots and captures", (t) => {
+  fc.assert(
+    fc.property(fc.array(step, { minLength: 30, maxLength: 120 }), (steps) => {
+      const log = new Log();
+      for (const s of steps) run(log, s);
+      for (const [authority, records] of log.sealed) {
+        const verdict = verifyTrail(records, log.state.chains.get(authority));
+        deepStrictEqual(verdict, { ok: true, checked: records.length, unchained: 0, behind: false }, `the trail of ${authority}`);
+        deepStrictEqual(log.state.chains.get(authority)!.head!.records, records.length);
+        chained.records += records.length;
+        for (const r of records) chained.kinds.add(r.kind!);
+      }
+      for (const authority of log.state.chains.keys()) ok(log.sealed.has(authority), `a chain for ${authority} that sealed nothing`);
+    }),
+    { numRuns: 200 },
+  );
+  // A trail long enough to be anchored: an edit before the anchor is caught even with the head rewritten.
+  const log = new Log();
+  for (let i = 0; i < 130; i += 1) log.apply({ type: 'transfer_authority', authority: 'proj', target: DATACENTERS[i % 3] });
+  const records = log.sealed.get('proj')!;
+  const chain = log.state.chains.get('proj')!;
+  t.is(chain.anchors.length, 2, 'an anchor every 64 records');
+  const forged = records.map((r, i) => (i === 10 ? { ...r, actor: 'mallory' } : r));
+  t.like(verifyTrail(forged, chain), { ok: false, id: records[10]!.id });
+  t.log({ records: chained.records, kinds: [...chained.kinds].sort() });
+  t.true(chained.records > 300, `records chained: ${chained.records}`);
+  t.deepEqual([...chained.kinds].sort(), ['authority_established', 'failover_transfer', 'planned_transfer', 'raw_transfer'], 'every kind was sealed');
 });

@@ -2,6 +2,8 @@ import test from 'ava';
 import { ABANDONED_PER_AUTHORITY, ABANDONED_TOTAL, type OwnershipState, type RegisterTransferCommand } from '@baton/authority-transfer/internal/ownership.js';
 import { abandonedKey, latestAbandoned, snapshotOwnership } from '@baton/authority-transfer/internal/ownership-index.js';
 import { OwnershipStateMachine } from '@baton/authority-transfer/internal/ownership-state-machine.js';
+import { auditRecordHash, verifyTrail } from '@baton/consensus';
+import type { AuditRecord } from '@baton/contracts';
 import { applyContext, commit, registration } from './ownership-commands.js';
 
 const machine = new OwnershipStateMachine();
@@ -27,17 +29,91 @@ function readyToCommit(state: OwnershipState, overrides: Partial<RegisterTransfe
   }
 }
 
-test('the raw transfer_authority command establishes an unknown authority at epoch 1', (t) => {
+/** `record` with the links a chain after `previous` gives it (prev_hash, then its own hash). */
+function linked(record: Omit<AuditRecord, 'prev_hash' | 'hash'>, previous = ''): AuditRecord {
+  const withPrevious = { ...record, prev_hash: previous } as AuditRecord;
+  return { ...withPrevious, hash: auditRecordHash(withPrevious) };
+}
+
+test('the raw transfer_authority command establishes an unknown authority at epoch 1 and seals the first record of its trail', (t) => {
   const state = machine.initial();
-  const result = machine.apply(state, { type: 'transfer_authority', authority: 'proj', target: 'east' }, ctx(1));
-  t.deepEqual(result, { ok: true, authority: 'proj', source: undefined, home: 'east', epoch: 1 });
+  const result = machine.apply(state, { type: 'transfer_authority', authority: 'proj', target: 'east', actor: 'olivia', reason: 'new project', observed: { at: 1_700 } }, ctx(1));
+  const record = linked({
+    id: '1-0',
+    authority: 'proj',
+    source: '',
+    target: 'east',
+    actor: 'olivia',
+    reason: 'new project',
+    barrier: 0,
+    epoch: 1,
+    commit_term: 3,
+    commit_index: 1,
+    kind: 'authority_established',
+    subject_type: 'authority',
+    subject: 'proj',
+    epoch_before: 0,
+    time: 1_700,
+  });
+  t.deepEqual(result, { ok: true, authority: 'proj', source: undefined, home: 'east', epoch: 1, record });
   t.deepEqual(state.authorities.get('proj'), { home: 'east', epoch: 1 });
+  t.deepEqual(state.pending.get('1-0'), { record, awaiting: ['a', 'b', 'c'] }, 'pending until every voter at commit stored it');
+  t.deepEqual(state.chains.get('proj')!.head, { records: 1, hash: record.hash, commit_index: 1, seq: 0 });
 });
 
-test('the raw command moves unconditionally and mints the next epoch', (t) => {
+test('the raw command moves unconditionally, mints the next epoch and seals a raw_transfer chained after the establish', (t) => {
   const state = established();
+  const first = state.pending.get('1-0')!.record;
   const result = machine.apply(state, { type: 'transfer_authority', authority: 'proj', target: 'west' }, ctx(2));
-  t.deepEqual(result, { ok: true, authority: 'proj', source: 'east', home: 'west', epoch: 2 });
+  const record = linked(
+    {
+      id: '2-0',
+      authority: 'proj',
+      source: 'east',
+      target: 'west',
+      actor: 'system:transfer_authority',
+      reason: '',
+      barrier: 0,
+      epoch: 2,
+      commit_term: 3,
+      commit_index: 2,
+      kind: 'raw_transfer',
+      subject_type: 'authority',
+      subject: 'proj',
+      epoch_before: 1,
+    },
+    first.hash,
+  );
+  t.deepEqual(result, { ok: true, authority: 'proj', source: 'east', home: 'west', epoch: 2, record });
+  t.like(verifyTrail([first, record], state.chains.get('proj')), { ok: true, checked: 2, behind: false });
+});
+
+test('a failover seals failover_transfer with its loss report as evidence, bounded whatever the proposer sent', (t) => {
+  const state = established();
+  const loss = {
+    lost: Array.from({ length: 150 }, (_, i) => ({ member: 'east-1', serial: 10 + i })),
+    lost_count: 150,
+    feeds: [{ member: 'east-1', incarnation: 'i1', pulled: 159, applied: 9 }],
+    unknown: [{ member: 'east-2', why: 'x'.repeat(1_000) }],
+    read_by: 'west-1',
+    extra: 'dropped',
+  };
+  const result = machine.apply(state, { type: 'transfer_authority', authority: 'proj', target: 'west', expectedSource: 'east', failover: true, actor: 'olivia', observed: { at: 5, loss } }, ctx(2));
+  t.like(result, { ok: true, record: { id: '2-0', kind: 'failover_transfer', source: 'east', target: 'west', epoch_before: 1, epoch: 2, actor: 'olivia', time: 5 } });
+  const evidence = JSON.parse((result as { record: AuditRecord }).record.evidence!);
+  t.is(evidence.lost.length, 100, 'the list is bounded');
+  t.is(evidence.lost_count, 150, 'the count is not');
+  t.deepEqual(evidence.lost[0], { member: 'east-1', serial: 10 });
+  t.is(evidence.unknown[0].why.length, 256);
+  t.false('extra' in evidence);
+  t.is(evidence.read_by, 'west-1');
+});
+
+test('a raw move that is refused seals nothing', (t) => {
+  const state = established();
+  machine.apply(state, { type: 'transfer_authority', authority: 'proj', target: 'east' }, ctx(2));
+  t.deepEqual([...state.pending.keys()], ['1-0']);
+  t.is(state.chains.get('proj')!.head!.records, 1);
 });
 
 test('the raw command with expectedSource refuses when the home changed', (t) => {
@@ -61,22 +137,30 @@ test('a move to the current home is refused and mints no epoch', (t) => {
 test('a planned commit seals the registered request with the post-mutation epoch, the deciding position and the final serial as barrier', (t) => {
   const state = established();
   readyToCommit(state);
-  const result = machine.apply(state, commit({ barrier: 1 }), ctx(9043, ['a', 'b', 'c'], 12));
+  const result = machine.apply(state, { ...commit({ barrier: 1 }), observed: { at: 77 } }, ctx(9043, ['a', 'b', 'c'], 12));
   t.deepEqual(result, {
     ok: true,
-    record: {
-      id: 'k1',
-      authority: 'proj',
-      source: 'east',
-      target: 'west',
-      actor: 'olivia',
-      reason: 'drain east',
-      barrier: 4821,
-      epoch: 2,
-      commit_term: 12,
-      commit_index: 9043,
-    },
-  });
+    record: linked(
+      {
+        id: 'k1',
+        authority: 'proj',
+        source: 'east',
+        target: 'west',
+        actor: 'olivia',
+        reason: 'drain east',
+        barrier: 4821,
+        epoch: 2,
+        commit_term: 12,
+        commit_index: 9043,
+        kind: 'planned_transfer',
+        subject_type: 'authority',
+        subject: 'proj',
+        epoch_before: 1,
+        time: 77,
+      },
+      state.pending.get('1-0')!.record.hash,
+    ),
+  }, "chained after the establish's record on the authority's trail");
   t.deepEqual(
     state.authorities.get('proj'),
     { home: 'west', epoch: 2, catchUp: { finals: [{ member: 'east-1', incarnation: 'i1', serial: 4821 }], settled: [] } },
@@ -115,7 +199,7 @@ test('a planned commit from a datacenter that is not the home is refused and cha
   t.like(machine.apply(state, registration({ source: 'north' }), ctx(2)), { ok: false, reason: 'source_not_home', home: 'east' });
   const result = machine.apply(state, commit({ source: 'north' }), ctx(5));
   t.like(result, { ok: false, reason: 'not_registered' });
-  t.is(state.pending.size, 0);
+  t.deepEqual([...state.pending.keys()], ['1-0'], "only the establish's record is pending");
   t.deepEqual(state.authorities.get('proj'), { home: 'east', epoch: 1 });
 });
 
@@ -234,6 +318,10 @@ test('an ack releases one voter; the record leaves once every voter acked', (t) 
   t.deepEqual(state.pending.get('k1')!.awaiting, ['b']);
   t.deepEqual(machine.apply(state, { type: 'ack_audit', ids: ['k1'], member: 'b' }, ctx(7)), { ok: true, released: ['k1'], unknown: [] });
   t.false(state.pending.has('k1'));
+  t.deepEqual([...state.pendingByAuthority.get('proj')!], ['1-0'], "the establish's record still waits for its own acks");
+  machine.apply(state, { type: 'ack_audit', ids: ['1-0'], member: 'a' }, ctx(8));
+  machine.apply(state, { type: 'ack_audit', ids: ['1-0'], member: 'b' }, ctx(9));
+  machine.apply(state, { type: 'ack_audit', ids: ['1-0'], member: 'c' }, ctx(10));
   t.false(state.pendingByAuthority.has('proj'));
 });
 
@@ -300,7 +388,8 @@ for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'v
     const restored = machine.restore(JSON.parse(JSON.stringify(machine.snapshot(state))));
     t.deepEqual(restored.authorities.get(name), state.authorities.get(name));
     t.like(restored.authorities.get(name), { home: 'west', epoch: 2, catchUp: { settled: [] } });
-    t.deepEqual([...restored.pendingByAuthority.get(name)!], ['k1']);
+    t.deepEqual([...restored.pendingByAuthority.get(name)!].sort(), ['1-0', 'k1'], 'the establish and the planned commit');
+    t.deepEqual(restored.chains.get(name), state.chains.get(name), 'the chain head is carried by snapshots');
   });
 }
 

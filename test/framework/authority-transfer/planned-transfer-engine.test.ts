@@ -388,6 +388,16 @@ test('a transfer to its own source datacenter is a 400', async (t) => {
   t.true(!outcome.ok && outcome.error instanceof InvalidTransferRequestError && outcome.error.status === 400);
 });
 
+test("a key spelt as a raw move's record id (<commit_index>-<seq>) is a 400: the audit stores keep one record per id", async (t) => {
+  const h = await ready();
+  const outcome = await settle(h.engine.start(request({ id: '12-0' })));
+  t.true(!outcome.ok && outcome.error instanceof InvalidTransferRequestError && outcome.error.status === 400);
+  t.regex((outcome as { error: Error }).error.message, /12-0 is spelt as a raw move's audit record id/);
+  t.is(h.consensus.view().state.transfers.size, 0, 'nothing registered');
+  h.probe.answer('west', 5);
+  t.like(await h.engine.start(request({ id: '12-0-drain' })), { id: '12-0-drain', epoch: 2 }, 'a key that only starts so is a key like any other');
+});
+
 test('status shows the state, barrier, latest frontier reading and age of a transfer in flight', async (t) => {
   const h = await ready();
   h.probe.answer('west', 3);

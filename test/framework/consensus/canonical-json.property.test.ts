@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import test from 'ava';
 import fc from 'fast-check';
-import { canonicalJson } from '@baton/consensus/internal/canonical-json.js';
+import { canonicalJson, commandFingerprint } from '@baton/consensus/internal/canonical-json.js';
 
 /** A value as it arrives over the wire: what JSON.parse makes of its text. */
 const asReceived = (value: unknown): unknown => JSON.parse(JSON.stringify(value));
@@ -63,4 +63,13 @@ test('distinct JSON values give distinct fingerprints, and equal ones the same',
       { numRuns: 1_000 },
     ),
   );
+});
+
+test("a command's fingerprint leaves out what its proposer observed, and only that", (t) => {
+  const asked = { type: 'transfer_authority', authority: 'proj', target: 'west', reason: 'west is up' };
+  t.is(commandFingerprint({ ...asked, observed: { at: 1 } }), commandFingerprint({ ...asked, observed: { at: 2, loss: { lost: [] } } }));
+  t.is(commandFingerprint({ ...asked, observed: { at: 1 } }), canonicalJson(asked), 'a retry without observations is the same command');
+  t.not(commandFingerprint({ ...asked, observed: { at: 1 } }), commandFingerprint({ ...asked, reason: 'other', observed: { at: 1 } }));
+  t.not(commandFingerprint({ ...asked, nested: { observed: 1 } }), commandFingerprint({ ...asked, nested: { observed: 2 } }), 'only the top-level member is left out');
+  t.is(commandFingerprint([1, 2]), canonicalJson([1, 2]));
 });

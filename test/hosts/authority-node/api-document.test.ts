@@ -69,6 +69,8 @@ async function exerciseControl(n: Node): Promise<void> {
   await n.call('GET', '/availability/v1/authorities/bad%07name/audit', { token: READER }); // 400
   await n.call('GET', '/availability/v1/audit?subject=proj', { token: READER }); // 200
   await n.call('GET', '/availability/v1/audit?subject=proj&kind=exploded', { token: READER }); // 400
+  await n.call('GET', '/availability/v1/audit/chain?subject=proj', { token: READER }); // 200
+  await n.call('GET', '/availability/v1/audit/chain?subject=nobody', { token: READER }); // 400
   n.audit.failWith(new StoreUnavailableError('audit', 'disk gone'));
   await n.call('DELETE', '/availability/v1/transfers/gone', { token: ADMIN }); // 503
   n.audit.failWith(undefined);

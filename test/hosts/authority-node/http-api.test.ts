@@ -21,6 +21,7 @@ async function establish(n: Node, authority = 'proj', home = 'east') {
     body: { type: 'transfer_authority', authority, target: home },
   });
   if (res.status !== 200) throw new Error(`establish answered ${res.status}: ${JSON.stringify(res.body)}`);
+  return res.body as { commit_index: number; audit_id: string };
 }
 
 test('POST /availability/v1/transfers answers 200 with the sealed audit record; the actor is the principal', (t) =>
@@ -30,8 +31,11 @@ test('POST /availability/v1/transfers answers 200 with the sealed audit record; 
     n.probe.answer('west', 1);
     const res = await n.call('POST', '/availability/v1/transfers', { token: ADMIN, key: '5f0c-drain-proj', body: transfer });
     t.is(res.status, 200);
-    t.deepEqual(Object.keys(res.body).sort(), ['actor', 'authority', 'barrier', 'commit_index', 'commit_term', 'epoch', 'id', 'reason', 'source', 'target']);
-    t.like(res.body, { id: '5f0c-drain-proj', authority: 'proj', source: 'east', target: 'west', actor: 'olivia', reason: 'drain east', barrier: 1, epoch: 2 });
+    // The seed's fields, and the trail's: kind, subject, epoch before, the driver's time and the hash-chain links.
+    t.deepEqual(Object.keys(res.body).sort(), [
+      'actor', 'authority', 'barrier', 'commit_index', 'commit_term', 'epoch', 'epoch_before', 'hash', 'id', 'kind', 'prev_hash', 'reason', 'source', 'subject', 'subject_type', 'target', 'time',
+    ]);
+    t.like(res.body, { id: '5f0c-drain-proj', authority: 'proj', source: 'east', target: 'west', actor: 'olivia', reason: 'drain east', barrier: 1, epoch: 2, kind: 'planned_transfer', epoch_before: 1 });
     t.is(res.headers.get('idempotency-key'), '5f0c-drain-proj');
     t.deepEqual(await n.audit.byId('5f0c-drain-proj'), res.body);
   }));
@@ -299,7 +303,7 @@ test('the public server serves the change feed and applied serials to authentica
 
 test("GET /availability/v1/authorities/{authority}/audit lists this member's sealed records, newest first", (t) =>
   withNode(async (n) => {
-    await establish(n);
+    const established = await establish(n);
     n.probe.answer('west', 0);
     n.probe.answer('east', 0);
     const first = await n.call('POST', '/availability/v1/transfers', { token: ADMIN, key: 'move-1', body: transfer });
@@ -313,15 +317,31 @@ test("GET /availability/v1/authorities/{authority}/audit lists this member's sea
     const second = await n.call('POST', '/availability/v1/transfers', { token: ADMIN, key: 'move-2', body: { ...transfer, reason: 'again' } });
     t.is(second.status, 200);
     t.like(second.body, { epoch: 4 });
+    await waitFor(() => n.consensus.view().state.pending.size === 0, 'every record stored');
     const listed = await n.call('GET', '/availability/v1/authorities/proj/audit', { token: READER });
     t.is(listed.status, 200);
-    t.deepEqual(listed.body, { authority: 'proj', records: [second.body, first.body], next: null });
+    // Every move of proj, newest first: the two planned transfers as their POSTs answered them,
+    // the failover between them and the establish before all.
+    t.deepEqual(
+      listed.body.records.map((r: { id: string; kind: string }) => [r.id, r.kind]),
+      [
+        ['move-2', 'planned_transfer'],
+        [back.body.audit_id, 'failover_transfer'],
+        ['move-1', 'planned_transfer'],
+        [`${established.commit_index}-0`, 'authority_established'],
+      ],
+    );
+    t.deepEqual(listed.body.records[0], second.body);
+    t.deepEqual(listed.body.records[2], first.body);
+    t.is(listed.body.next, null);
     // Pages of one: `next` is the `before` of the older page, null once nothing older is left.
     const limited = await n.call('GET', '/availability/v1/authorities/proj/audit?limit=1', { token: READER });
     t.deepEqual(limited.body, { authority: 'proj', records: [second.body], next: second.body.commit_index });
     const older = await n.call('GET', `/availability/v1/authorities/proj/audit?limit=1&before=${limited.body.next}`, { token: READER });
-    t.deepEqual(older.body, { authority: 'proj', records: [first.body], next: null });
-    const none = await n.call('GET', `/availability/v1/authorities/proj/audit?before=${first.body.commit_index}`, { token: READER });
+    t.deepEqual(older.body, { authority: 'proj', records: [listed.body.records[1]], next: back.body.commit_index });
+    const oldest = await n.call('GET', `/availability/v1/authorities/proj/audit?limit=1&before=${first.body.commit_index}`, { token: READER });
+    t.deepEqual(oldest.body, { authority: 'proj', records: [listed.body.records[3]], next: null });
+    const none = await n.call('GET', `/availability/v1/authorities/proj/audit?before=${established.commit_index}`, { token: READER });
     t.deepEqual(none.body, { authority: 'proj', records: [], next: null });
     t.is((await n.call('GET', '/availability/v1/authorities/proj/audit?limit=0', { token: READER })).status, 400);
     for (const query of ['limit=5000', 'limit=two', 'page=2', 'after=x', 'before=-1', 'before=1e3', 'before=']) {

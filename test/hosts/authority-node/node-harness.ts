@@ -46,6 +46,8 @@ export interface NodeOverrides {
   defaultAuditStore?: boolean;
   /** Peers unauthenticated (insecure: true) instead of the test credentials of every roster member. */
   insecure?: boolean;
+  /** An audit store choice (`{use, options}`) other than the memory one. */
+  auditStore?: { use: string; options?: Record<string, unknown> };
   /** A consensus choice other than the default one-voter Raft. */
   consensus?: { use: string; options?: Record<string, unknown> };
 }
@@ -80,7 +82,7 @@ export async function startNode(overrides: NodeOverrides = {}) {
     },
     dataDir: overrides.dataDir ?? null,
     ...(overrides.consensus ? { consensus: overrides.consensus } : {}),
-    ...(overrides.defaultAuditStore ? {} : { auditStore: { use: 'memory-audit-store' } }),
+    ...(overrides.defaultAuditStore ? {} : { auditStore: overrides.auditStore ?? { use: 'memory-audit-store' } }),
     log: { level: 'silent' },
   };
   const builder = authorityNodeHostBuilder(config);

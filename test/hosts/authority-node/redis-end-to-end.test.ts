@@ -22,6 +22,12 @@ const SEED_FIELDS = [
   'target',
 ];
 
+/**
+ * What every record of an authority's trail adds to the seed's fields: what moved it, its
+ * subject, the epoch before, the driver's time, and its links in the trail's hash chain.
+ */
+const TRAIL_FIELDS = ['epoch_before', 'hash', 'kind', 'prev_hash', 'subject', 'subject_type', 'time'];
+
 /** What a member's audit store holds in Redis, read through a store of its own. */
 async function storedInRedis(redis: RedisServer, member: RedisAuthorityMember, id: string) {
   const { store, cleanup } = await openStore(redis, { keyPrefix: member.keyPrefix });
@@ -165,8 +171,8 @@ test('authority nodes on Raft with the Redis audit store: a planned transfer aud
       t.deepEqual(stored, expected as unknown as AuditRecord, `${member.id}: ${id}`);
       t.deepEqual(
         Object.keys(stored ?? {}).sort(),
-        SEED_FIELDS,
-        `${member.id}: ${id} has exactly the seed's fields`,
+        [...SEED_FIELDS, ...TRAIL_FIELDS].sort(),
+        `${member.id}: ${id} has exactly the seed's fields and the trail's`,
       );
     }
     const audit = await call(member.control, 'GET', '/availability/v1/authorities/proj/audit', {
@@ -174,8 +180,8 @@ test('authority nodes on Raft with the Redis audit store: a planned transfer aud
     });
     t.deepEqual(
       (audit.body.records as AuditRecord[]).map((r) => r.id),
-      ['e2e-second', 'e2e-first'],
-      `${member.id}: its audit, newest first`,
+      ['e2e-second', 'e2e-first', `${established.body.commit_index}-0`],
+      `${member.id}: its audit, newest first, down to the establish`,
     );
     t.like(
       (await call(member.control, 'GET', '/availability/v1/authorities/proj', { token: ADMIN }))

@@ -1,6 +1,7 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import test from 'ava';
+import { verifyTrail } from '@baton/consensus';
 import { makeTempDir } from '@baton/testing/internal/temp-dir.js';
 import { freeLoopbackPorts } from '@baton/cli/internal/local-cluster/free-ports.js';
 import { ADMIN, READER, WRITER, startNode, transfer, waitFor } from './node-harness.js';
@@ -99,7 +100,7 @@ test('a member whose feed lost its storage restarts under a new incarnation: the
   }
 });
 
-test('ownership, epochs, receipts and the audit survive a host restart on the default durable consensus', async (t) => {
+test('ownership, epochs, receipts and the audit (its chain head included) survive a host restart on the default durable consensus', async (t) => {
   const dir = await makeTempDir('authority-durable');
   t.teardown(() => dir.remove());
   const start = () => startNode({ dataDir: dir.path, defaultAuditStore: true, tracker: { suspectAfterMs: 1, deadAfterMs: 2 } });
@@ -130,6 +131,15 @@ test('ownership, epochs, receipts and the audit survive a host restart on the de
     });
     t.is(back.status, 200, JSON.stringify(back.body));
     t.like(back.body, { epoch: 3 }, 'epochs keep growing from where they were');
+    // The trail goes on from its chain head as it was before the restart: the failover links to
+    // the planned transfer's record, and the whole trail verifies against the replicated head.
+    await waitFor(() => n.consensus.view().state.pending.size === 0, 'the failover record stored');
+    const trail = await n.call('GET', '/availability/v1/audit?subject=proj', { token: READER });
+    t.deepEqual(trail.body.records.map((r: { kind: string }) => r.kind), ['failover_transfer', 'planned_transfer', 'authority_established']);
+    t.is(trail.body.records[0].prev_hash, trail.body.records[1].hash);
+    const chain = await n.call('GET', '/availability/v1/audit/chain?subject=proj', { token: READER });
+    const stored = (trail.body.records as Record<string, unknown>[]).map(({ from: _f, to: _t, epoch_after: _e, loss: _l, ...r }) => r).reverse();
+    t.like(verifyTrail(stored as never, { anchors: chain.body.anchors, head: chain.body.head }), { ok: true, checked: 3, behind: false });
   } finally {
     await n.host.stop();
   }
