@@ -28,7 +28,8 @@ if (unknown.length > 0) {
 let failed = 0;
 for (const name of asked.length > 0 ? asked : available) {
   console.log(`\n=== bench/${name}`);
-  const result = spawnSync(process.execPath, ['--expose-gc', join(here, name, 'run.js')], { stdio: 'inherit' });
+  // The runner's own flags (--conditions=baton-internal) too: the benches import the packages' internals.
+  const result = spawnSync(process.execPath, [...process.execArgv, '--expose-gc', join(here, name, 'run.js')], { stdio: 'inherit' });
   if (result.status !== 0) {
     failed++;
     console.error(`bench/${name} failed with exit code ${result.status ?? result.signal}`);

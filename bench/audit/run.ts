@@ -18,6 +18,7 @@ import type { StreamCommand, StreamResult } from '@baton/stream-transfer/interna
 import { StreamStateMachine } from '@baton/stream-transfer/internal/state-machine.js';
 import type { StreamMetadata } from '@baton/stream-transfer/internal/stream-metadata.js';
 import { LocalConsensus } from '@baton/testing/internal/fakes/local-consensus.js';
+import { OwnershipStateMachine } from '@baton/authority-transfer/internal/ownership-state-machine.js';
 import { makeTempDir } from '@baton/testing/internal/temp-dir.js';
 
 const HANDOFFS = Number(process.env.BENCH_AUDIT_HANDOFFS ?? 20_000);
@@ -75,6 +76,41 @@ async function project(name: string, store: AuditStore): Promise<{ store: string
   return { store: name, records: PROJECTED, ms };
 }
 
+/**
+ * The authority trail: raw transfer_authority moves of 1,000 authorities back and forth between
+ * two datacenters (each seals a chained record on its authority's trail), commands/s; and the
+ * sealing alone for as many records, so the trail's share of a raw move is read off.
+ */
+function authorityMoves(): { commands: number; ms: number; sealMs: number } {
+  const machine = new OwnershipStateMachine();
+  const state = machine.initial();
+  const authorities = 1_000;
+  const moves = HANDOFFS;
+  let index = 0;
+  const start = performance.now();
+  for (let i = 0; i < moves; i++) {
+    index += 1;
+    const result = machine.apply(
+      state,
+      { type: 'transfer_authority', authority: `a${i % authorities}`, target: i % (2 * authorities) < authorities ? 'east' : 'west', actor: 'bench', reason: 'bench', observed: { at: i } },
+      { position: { term: 1, index }, voters: ['m1'] },
+    );
+    if (!result.ok) throw new Error(`refused: ${JSON.stringify(result)}`);
+  }
+  const ms = performance.now() - start;
+  const chains = new Map<string, ReturnType<typeof emptyChain>>();
+  const sealStart = performance.now();
+  for (let i = 0; i < moves; i++) {
+    const authority = `a${i % authorities}`;
+    const sealed = chainRecord(chains.get(authority) ?? emptyChain(), {
+      id: `${i}-0`, authority, source: 'east', target: 'west', actor: 'bench', reason: 'bench', barrier: 0, epoch: 2,
+      commit_term: 1, commit_index: i, seq: 0, kind: 'raw_transfer', subject_type: 'authority', subject: authority, epoch_before: 1, time: i,
+    });
+    chains.set(authority, sealed.chain);
+  }
+  return { commands: moves, ms, sealMs: performance.now() - sealStart };
+}
+
 const mix = applyMix();
 const seal = sealOnly();
 const perCommandUs = (mix.ms * 1000) / mix.commands;
@@ -85,6 +121,14 @@ console.log(`  handoff commands with the trail   ${(mix.commands / (mix.ms / 100
 console.log(`  sealing alone                     ${(seal.records / (seal.ms / 1000)).toFixed(0)} records/s (${sealUs.toFixed(1)} µs each)`);
 console.log(`  the trail's share of apply        ${(trailShare * 100).toFixed(0)} %; without it about ${(mix.commands / ((mix.ms - sealUs * mix.records / 1000) / 1000)).toFixed(0)} commands/s`);
 console.log(JSON.stringify({ bench: 'audit', part: 'apply', commandsPerSecond: Math.round(mix.commands / (mix.ms / 1000)), sealUs: Number(sealUs.toFixed(2)), trailShare: Number(trailShare.toFixed(3)) }));
+
+const raw = authorityMoves();
+const rawShare = raw.sealMs / raw.ms;
+console.log('authority trail: raw moves');
+console.log(`  transfer_authority with the trail ${(raw.commands / (raw.ms / 1000)).toFixed(0)} commands/s (${((raw.ms * 1000) / raw.commands).toFixed(1)} µs each)`);
+console.log(`  sealing alone                     ${(raw.commands / (raw.sealMs / 1000)).toFixed(0)} records/s`);
+console.log(`  the trail's share of apply        ${(rawShare * 100).toFixed(0)} %; without it about ${(raw.commands / ((raw.ms - raw.sealMs) / 1000)).toFixed(0)} commands/s`);
+console.log(JSON.stringify({ bench: 'audit', part: 'authority-apply', commandsPerSecond: Math.round(raw.commands / (raw.ms / 1000)), trailShare: Number(rawShare.toFixed(3)) }));
 
 const dir = await makeTempDir('bench-audit');
 try {

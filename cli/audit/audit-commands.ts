@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { integerAtLeast } from '../arguments.js';
-import { FailedError } from '../cli-errors.js';
-import { connectionOf, withConnectionOptions } from '../connection.js';
+import { adminRequest } from '../admin-client.js';
+import { FailedError, UsageError } from '../cli-errors.js';
+import { connectionOf, withConnectionOptions, type Connection } from '../connection.js';
 import { outputFor, type CliContext } from '../context.js';
 import { shellWord } from '../shell-word.js';
 import { table } from '../table.js';
@@ -14,6 +15,7 @@ import {
 } from '@baton/stream-transfer';
 import { STREAM_API, streamCall, streamClient } from '../streams/stream-api.js';
 import { AUTHORITY_CONTROL } from '../authority/control-api.js';
+import { AUTHORITY_AUDIT_KINDS } from '@baton/authority-transfer';
 import { verifyAuthorityTrail } from './authority-trail-verify.js';
 
 const DEFAULT_LIMIT = 50;
@@ -60,13 +62,15 @@ Examples:
   withConnectionOptions(audit.command('list'), STREAM_API)
     .description('one page of the trail, newest first')
     .option('--subject <id>', 'only records about this stream, node, or "cluster"')
-    .option('--kind <kind>', `only records of this kind (${STREAM_AUDIT_KINDS.join(', ')})`)
+    .option('--kind <kind>', `only records of this kind (${STREAM_AUDIT_KINDS.join(', ')}; on an authority node: ${AUTHORITY_AUDIT_KINDS.join(', ')})`)
     .option('--before <id>', 'only records older than this one (the "next" of the previous page)')
     .option('--limit <n>', `records per page (at most ${MAX_AUDIT_PAGE})`, integerAtLeast(1, MAX_AUDIT_PAGE), DEFAULT_LIMIT)
-    .action(async (options: { subject?: string; kind?: string; before?: string; limit: number }, command: Command) => {
+    .option('--authority <name>', "list this authority's trail from an authority node's control listener (--url) instead")
+    .action(async (options: { subject?: string; kind?: string; before?: string; limit: number; authority?: string }, command: Command) => {
       const output = outputFor(ctx, command);
-      const client = streamClient(connectionOf(ctx, command, STREAM_API));
-      const page = await streamCall(() => client.audit(options));
+      if (options.subject !== undefined && options.authority !== undefined) throw new UsageError('--authority names the trail on an authority node: give it without --subject');
+      const { authority, ...asked } = options;
+      const page = authority === undefined ? await streamCall(() => streamClient(connectionOf(ctx, command, STREAM_API)).audit(asked)) : await authorityPage(connectionOf(ctx, command, AUTHORITY_CONTROL), authority, asked);
       output.result(
         page,
         (p, view) => pageLines(p, options, view.headers),
@@ -76,11 +80,11 @@ Examples:
 
   withConnectionOptions(audit.command('show'), STREAM_API)
     .description('one record, every field')
-    .argument('<id>', 'the record id (<commit_index>-<seq>)')
-    .action(async (id: string, _options: unknown, command: Command) => {
+    .argument('<id>', "the record id (<commit_index>-<seq>; on an authority node also a planned transfer's key)")
+    .option('--authority', "read it from an authority node's control listener (--url) instead")
+    .action(async (id: string, options: { authority?: boolean }, command: Command) => {
       const output = outputFor(ctx, command);
-      const client = streamClient(connectionOf(ctx, command, STREAM_API));
-      const record = await streamCall(() => client.auditRecord(id));
+      const record = options.authority ? await authorityRecord(connectionOf(ctx, command, AUTHORITY_CONTROL), id) : await streamCall(() => streamClient(connectionOf(ctx, command, STREAM_API)).auditRecord(id));
       output.result(
         record,
         (r) => Object.entries(r).map(([field, value]) => `${field.padEnd(13)} ${value === null ? '-' : String(value)}`),
@@ -133,6 +137,28 @@ async function streamTrail(ctx: CliContext, command: Command) {
     before = page.next;
   }
   return { chain, verdict: verifyAuditTrail(newestFirst.reverse(), { anchors: chain.anchors, ...(chain.head ? { head: chain.head } : {}) }) };
+}
+
+/** One page of an authority's trail from an authority node's control listener, in the stream listing's shape. */
+async function authorityPage(connection: Connection, authority: string, asked: { kind?: string; before?: string; limit: number }): Promise<AuditPage> {
+  const query = new URLSearchParams({ subject: authority, limit: String(asked.limit) });
+  if (asked.kind) query.set('kind', asked.kind);
+  if (asked.before) query.set('before', asked.before);
+  const { body } = await adminRequest<{ authority: string; records: AuditRecordView[]; next: number | null }>(
+    connection.url,
+    { method: 'GET', path: `/availability/v1/audit?${query}`, ...tokenOf(connection) },
+    connection.fetch,
+  );
+  return { trail: body.authority, records: body.records, next: body.next === null ? null : String(body.next) };
+}
+
+async function authorityRecord(connection: Connection, id: string): Promise<AuditRecordView> {
+  const request = { method: 'GET' as const, path: `/availability/v1/audit/${encodeURIComponent(id)}`, ...tokenOf(connection) };
+  return (await adminRequest<AuditRecordView>(connection.url, request, connection.fetch)).body;
+}
+
+function tokenOf(connection: Connection): { token?: string } {
+  return connection.token ? { token: connection.token } : {};
 }
 
 /** One authority's trail, from an authority node's control listener. */

@@ -11,10 +11,16 @@ import {
   auditQuery,
   authorityAuditListing,
   authorityAuditPage,
+  auditRecordView,
   DEFAULT_AUDIT_PAGE,
   MAX_AUDIT_PAGE,
 } from './audit-page.js';
 import type { HaPieces } from './control-router.js';
+import { auditRecordViewSchema } from './api-schemas.js';
+import { z } from 'zod';
+
+/** A record id: a raw move's `<commit_index>-<seq>`, or a planned transfer's key (an Idempotency-Key). */
+const auditIdParam = z.object({ id: z.string().regex(/^[A-Za-z0-9._:~-]{1,128}$/, 'a record id is <commit_index>-<seq>, or a planned transfer\'s key') });
 
 /** What the audit routes take of the control router: its route helpers and mode ha pieces. */
 export interface AuditRouteDeps {
@@ -115,6 +121,32 @@ export function routeAudit(deps: AuditRouteDeps): void {
       }
       const chain = state.chains.get(authority);
       ctx.body = { authority, head: chain?.head ?? null, anchors: [...(chain?.anchors ?? [])] };
+    },
+  );
+
+  // After /audit/chain, which the router matches first.
+  scopedRoute(
+    {
+      method: 'get',
+      path: '/audit/{id}',
+      operationId: 'getAuditRecord',
+      summary: "One record of this member's audit store by id (a raw move's <commit_index>-<seq>, or a planned transfer's key), as the listing shows it",
+      tags: ['authorities'],
+      scope: ADMIN_READ_SCOPE,
+      params: { path: auditIdParam },
+      responses: {
+        200: { description: 'The record, with from/to/epoch_after (and a failover\'s loss) named', schema: auditRecordViewSchema, example: ex.listing.records[1] },
+        400: 'Not a record id',
+        404: "No record with this id in this member's audit store",
+        503: UNAVAILABLE,
+      },
+    },
+    async (ctx) => {
+      const { audit } = ha();
+      const { id } = validate(auditIdParam, ctx.params, 'path');
+      const record = await audit.byId(id);
+      if (!record) throw problems.notFound(`no audit record ${id} in this member's audit store`, { id });
+      ctx.body = auditRecordView(record);
     },
   );
 }

@@ -74,3 +74,29 @@ test('baton audit verify --authority names a record edited in the Redis audit st
   t.true(broken.stderr.includes('record move-1'), broken.stderr);
   t.regex(broken.stderr, /hashes to/);
 });
+
+test('baton audit list and show --authority read an authority trail from the control listener, newest first, by kind and by id', async (t) => {
+  const { n, establishedAt } = await nodeWithTrail({});
+  t.teardown(() => n.host.stop());
+  const baton = (...args: string[]) => runBaton(['audit', ...args, '--url', n.control, '--token', ADMIN], { cwd });
+
+  const listed = await baton('list', '--authority', 'proj', '-o', 'json');
+  t.is(listed.code, ExitCode.Ok, listed.stderr);
+  const page = JSON.parse(listed.stdout) as { trail: string; records: { id: string; kind: string }[] };
+  t.is(page.trail, 'proj');
+  t.deepEqual(page.records.map((r) => [r.id, r.kind]), [['move-1', 'planned_transfer'], [`${establishedAt}-0`, 'authority_established']]);
+  const human = await baton('list', '--authority', 'proj');
+  t.regex(human.stdout, /^ID\s+TIME\s+KIND/);
+  t.regex(human.stdout, /authority_established\s+authority\/proj/);
+  const byKind = JSON.parse((await baton('list', '--authority', 'proj', '--kind', 'authority_established', '-o', 'json')).stdout) as typeof page;
+  t.deepEqual(byKind.records.map((r) => r.kind), ['authority_established']);
+
+  const shown = await baton('show', `${establishedAt}-0`, '--authority', '-o', 'json');
+  t.is(shown.code, ExitCode.Ok, shown.stderr);
+  t.like(JSON.parse(shown.stdout), { id: `${establishedAt}-0`, kind: 'authority_established', subject: 'proj', to: 'east' });
+  const missing = await baton('show', '999999-0', '--authority');
+  t.is(missing.code, ExitCode.Failed);
+  t.regex(missing.stderr, /404/);
+  t.is((await baton('list', '--authority', 'nobody')).code, ExitCode.Failed, 'an authority without a home answers 400');
+  t.is((await baton('list', '--authority', 'proj', '--subject', 'x')).code, ExitCode.Usage);
+});

@@ -71,6 +71,10 @@ async function exerciseControl(n: Node): Promise<void> {
   await n.call('GET', '/availability/v1/audit?subject=proj&kind=exploded', { token: READER }); // 400
   await n.call('GET', '/availability/v1/audit/chain?subject=proj', { token: READER }); // 200
   await n.call('GET', '/availability/v1/audit/chain?subject=nobody', { token: READER }); // 400
+  const [newest] = (await n.call('GET', '/availability/v1/audit?subject=proj&limit=1', { token: READER })).body.records as { id: string }[];
+  await n.call('GET', `/availability/v1/audit/${newest!.id}`, { token: READER }); // 200
+  await n.call('GET', '/availability/v1/audit/999999-0', { token: READER }); // 404
+  await n.call('GET', '/availability/v1/audit/bad%07id', { token: READER }); // 400
   n.audit.failWith(new StoreUnavailableError('audit', 'disk gone'));
   await n.call('DELETE', '/availability/v1/transfers/gone', { token: ADMIN }); // 503
   n.audit.failWith(undefined);

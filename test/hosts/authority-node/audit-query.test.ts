@@ -105,6 +105,10 @@ test('a failover seals failover_transfer with its actor, reason and loss report,
   t.deepEqual(chain.body, { authority: 'proj', head: { records: 2, hash: record.hash, commit_index: record.commit_index, seq: 0 }, anchors: [] });
   const strip = ({ from: _a, to: _b, epoch_after: _c, loss: _d, ...r }: Record<string, unknown>) => r;
   t.like(verifyTrail([strip(establish), strip(record)] as never, { anchors: [], head: chain.body.head }), { ok: true, checked: 2, behind: false });
+  const byId = await n.call('GET', `/availability/v1/audit/${record.id}`, { token: READER });
+  t.is(byId.status, 200);
+  t.deepEqual(byId.body, record, 'a record by id is the one the listing shows');
+  t.is((await n.call('GET', '/availability/v1/audit/999999-0', { token: READER })).status, 404);
   t.is((await n.call('GET', '/availability/v1/audit/chain?subject=nobody', { token: READER })).status, 400, 'an authority without a home');
   t.is((await n.call('GET', '/availability/v1/audit/chain?subject=proj&x=1', { token: READER })).status, 400, 'an unknown parameter');
 });
