@@ -19,6 +19,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/availability/v1/audit/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One record of this member's audit store by id (a raw move's <commit_index>-<seq>, or a planned transfer's key), as the listing shows it */
+        get: operations["getAuditRecord"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/availability/v1/audit/chain": {
         parameters: {
             query?: never;
@@ -670,6 +687,159 @@ export interface operations {
             };
             /** @description The token lacks the required scope */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Mode dc (no ownership consensus), or the metadata store or consensus cannot answer now */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getAuditRecord: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The record, with from/to/epoch_after (and a failover's loss) named */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "drain-east",
+                     *       "authority": "proj",
+                     *       "source": "east",
+                     *       "target": "west",
+                     *       "actor": "olivia",
+                     *       "reason": "drain east",
+                     *       "barrier": 2,
+                     *       "epoch": 2,
+                     *       "commit_term": 1,
+                     *       "commit_index": 9,
+                     *       "kind": "planned_transfer",
+                     *       "subject_type": "authority",
+                     *       "subject": "proj",
+                     *       "epoch_before": 1,
+                     *       "time": 1796220460838,
+                     *       "prev_hash": "9f2c…",
+                     *       "hash": "4a71…",
+                     *       "from": "east",
+                     *       "to": "west",
+                     *       "epoch_after": 2
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The authenticated principal who ordered the move, or system:<component> */
+                        actor: string;
+                        authority: string;
+                        /** @description The source member's final serial (taken once the authority was frozen there) the target applied before the commit; 0 for a raw move */
+                        barrier: number;
+                        commit_index: number;
+                        commit_term: number;
+                        /** @description The fencing epoch the move minted */
+                        epoch: number;
+                        epoch_after: number;
+                        /** @description The epoch before the move (0: it had no home) */
+                        epoch_before?: number;
+                        /** @description A failover_transfer: its loss report, as JSON (see `loss`) */
+                        evidence?: string;
+                        from: string | null;
+                        /** @description This record's hash: what the next record's prev_hash names */
+                        hash?: string;
+                        /** @description A planned transfer's identity (its Idempotency-Key); <commit_index>-0 for a raw move */
+                        id: string;
+                        /**
+                         * @description What moved it (absent on records sealed before kinds: planned_transfer)
+                         * @enum {string}
+                         */
+                        kind?: "planned_transfer" | "authority_established" | "failover_transfer" | "raw_transfer";
+                        /** @description What the proposing member's change feeds showed the failover losing: only what it had pulled from the old home */
+                        loss?: {
+                            feeds: {
+                                applied: number;
+                                incarnation: string;
+                                member: string;
+                                pulled: number;
+                            }[];
+                            /** @description Serials of the authority the old home acknowledged that the new home had not applied, at most 100 */
+                            lost: {
+                                member: string;
+                                serial: number;
+                            }[];
+                            /** @description How many were found (lost may list fewer) */
+                            lost_count: number;
+                            /** @description The member that proposed the failover and read the feeds */
+                            read_by: string;
+                            /** @description Old-home members whose loss could not be read */
+                            unknown: {
+                                member: string;
+                                why: string;
+                            }[];
+                        };
+                        /** @description The hash of the authority trail's previous record ('' for the first) */
+                        prev_hash?: string;
+                        reason: string;
+                        /** @description The home it moved from ('' when the move established it) */
+                        source: string;
+                        subject?: string;
+                        /** @constant */
+                        subject_type?: "authority";
+                        target: string;
+                        /** @description Wall-clock milliseconds as the proposing member read its clock */
+                        time?: number;
+                        to: string;
+                    };
+                };
+            };
+            /** @description Not a record id */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or unknown bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The token lacks the required scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No record with this id in this member's audit store */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
