@@ -10,9 +10,15 @@ import {
   MAX_AUDIT_PAGE,
   STREAM_AUDIT_KINDS,
   verifyAuditTrail,
-  type AuditPage,
   type AuditRecordView,
 } from '@baton/stream-transfer';
+
+/** One page of a trail as the listing prints it, whichever variant's listener answered it. */
+interface AuditPage {
+  trail: string;
+  records: AuditRecordView[];
+  next: string | null;
+}
 import { STREAM_API, streamCall, streamClient } from '../streams/stream-api.js';
 import { AUTHORITY_CONTROL } from '../authority/control-api.js';
 import { AUTHORITY_AUDIT_KINDS } from '@baton/authority-transfer';

@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { StreamClient } from '@baton/stream-transfer';
+import { StreamClient } from '@baton/client';
 import { LOCAL_NODE_IDS } from './cluster-record.js';
 import {
   startLocalCluster,

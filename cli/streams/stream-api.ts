@@ -2,7 +2,7 @@ import { authHint, connectionFailure, problemCode } from '../admin-client.js';
 import { HttpRefusal, UnreachableError } from '../cli-errors.js';
 import { inCliTerms } from '../cli-terms.js';
 import type { Connection, ConnectionTarget } from '../connection.js';
-import { StreamApiError, StreamClient } from '@baton/stream-transfer';
+import { StreamApiError, StreamClient } from '@baton/client';
 
 /** The stream commands talk to any node's data and admin API (a node of the default config). */
 export const STREAM_API: ConnectionTarget = {

@@ -7,10 +7,9 @@ import { outputFor, type CliContext } from '../context.js';
 import {
   MAX_READ_LIMIT,
   MAX_RECORDS_PER_APPEND,
-  type AppendAnswer,
-  type ReadAnswer,
   type StreamPlacement,
 } from '@baton/stream-transfer';
+import type { AppendAnswer, ReadAnswer } from '@baton/client';
 import { STREAM_API, streamCall, streamClient } from './stream-api.js';
 
 /** Body bytes per append request: half the API's body limit, leaving room for JSON escaping. */

@@ -13,6 +13,11 @@ export interface BatonClientOptions extends RetryOptions {
   token?: string;
   /** Replaces the global fetch (a test's contract check, a TLS-configured dispatcher). */
   fetch?: (request: Request) => Promise<Response>;
+  /**
+   * false: a change carries an Idempotency-Key only when the caller gives one. Such a client
+   * should not resend changes (maxAttempts: 1), since an unkeyed resend may be applied twice.
+   */
+  mintKeys?: boolean;
 }
 
 function batonClient<Paths extends object>(options: BatonClientOptions): Client<Paths> {
@@ -22,7 +27,8 @@ function batonClient<Paths extends object>(options: BatonClientOptions): Client<
     headers: options.token ? { authorization: `Bearer ${options.token}` } : {},
   });
   // The key first: the retry middleware keeps the keyed request to send it again as it is.
-  client.use(idempotencyKeyMiddleware(options.mintKey), retryMiddleware(options));
+  if (options.mintKeys !== false) client.use(idempotencyKeyMiddleware(options.mintKey));
+  client.use(retryMiddleware(options));
   return client;
 }
 

@@ -8,3 +8,6 @@ export type { components as AuthorityPublicComponents, operations as AuthorityPu
 export { OwnerRoutes } from './owner-routes.js';
 export { OwnershipWatch, WatchRefusedError, watchAuthorityOwnership, watchStreamOwnership } from './ownership-watch.js';
 export type { AuthorityOwnership, StreamOwnership, WatchOptions } from './ownership-watch.js';
+export { StreamClient } from './stream-client.js';
+export type { AppendAnswer, AuditPage, FailoverAnswer, KeyedWrite, NodeGuard, ReadAnswer, RebalanceAnswer, StreamAnswer, StreamClientOptions, StreamRequestBody, StreamPage, TransferGuard } from './stream-client.js';
+export { StreamApiError } from './stream-api-error.js';

@@ -1,6 +1,4 @@
 // The public entry point of @baton/stream-transfer.
-export { StreamApiError, StreamClient } from './client.js';
-export type { AppendAnswer, AuditPage, FailoverAnswer, KeyedWrite, NodeGuard, ReadAnswer, RebalanceAnswer, StreamClientOptions, StreamPage, TransferGuard } from './client.js';
 export { AUDIT_SCAN_BUDGET, MAX_AUDIT_PAGE } from './audit-listing.js';
 export type { AuditRecordView } from './audit-listing.js';
 export { STREAM_AUDIT_KINDS, STREAM_AUDIT_TRAIL } from './audit-trail.js';

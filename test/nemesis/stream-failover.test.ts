@@ -1,6 +1,6 @@
 import test from 'ava';
 import { SystemClock } from '@baton/kernel/internal/system-clock.js';
-import { StreamClient, type AppendAnswer } from '@baton/stream-transfer/internal/client.js';
+import { StreamClient, type AppendAnswer } from '@baton/client';
 import { eventually } from '../hosts/eventually.js';
 import type { StreamCluster } from './stream/stream-cluster.js';
 import { streamClusterForTest } from './stream/cluster-for-test.js';
@@ -40,9 +40,10 @@ class Appenders {
 
   constructor(urls: string[], token: string) {
     const recording: typeof fetch = async (input, init) => {
-      const url = new URL(String(input));
+      const url = new URL(input instanceof Request ? input.url : String(input));
+      const method = init?.method ?? (input instanceof Request ? input.method : 'GET');
       const call: Call | undefined =
-        init?.method === 'POST' && url.pathname.endsWith('/records')
+        method === 'POST' && url.pathname.endsWith('/records')
           ? { origin: url.origin, sentIn: this.phase }
           : undefined;
       if (call) this.calls.push(call);

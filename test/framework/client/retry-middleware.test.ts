@@ -92,3 +92,41 @@ test("a 421 not-home refusal is followed to the first member of the home it name
   t.is(refused.response.status, 421);
   t.is(homeless.sent.length, 1);
 });
+
+test('given several nodes, one that cannot be reached is left for the next, after a pause, with the same write; given one, the failure is the caller\'s', async (t) => {
+  const sent: string[] = [];
+  const fetch = async (request: Request) => {
+    sent.push(`${new URL(request.url).origin} ${request.headers.get('idempotency-key')} ${await request.text()}`);
+    if (request.url.startsWith('http://n1.invalid')) throw new TypeError('fetch failed');
+    return json(200, appended);
+  };
+  const waits: number[] = [];
+  const client = streamNodeClient({ baseUrl: 'http://n1.invalid', nodes: ['http://n1.invalid', 'http://n2.invalid'], fetch, sleep: async (ms) => void waits.push(ms), mintKey: () => 'k' });
+  t.is((await client.POST('/v1/streams/{stream}/records', append)).response.status, 200);
+  const body = JSON.stringify(append.body);
+  t.deepEqual(sent, [`http://n1.invalid k ${body}`, `http://n2.invalid k ${body}`]);
+  t.deepEqual(waits, [200]);
+  // The stream's next call goes to the node that answered.
+  await client.POST('/v1/streams/{stream}/records', append);
+  t.is(sent.at(-1)!.split(' ')[0], 'http://n2.invalid');
+  const alone = streamNodeClient({ baseUrl: 'http://n1.invalid', fetch, sleep: async () => {} });
+  await t.throwsAsync(alone.POST('/v1/streams/{stream}/records', append), { instanceOf: TypeError, message: 'fetch failed' });
+});
+
+test('given several nodes, a 503 stream-fenced (the node lost the stream) is asked of the next node after its Retry-After', async (t) => {
+  const fenced = () => json(503, { type: 'urn:baton:problem:stream-fenced', title: 'Service Unavailable', status: 503, detail: 'd' }, { 'retry-after': '1' });
+  const { fetch, sent } = scripted([fenced, () => json(200, appended)]);
+  const waits: number[] = [];
+  const client = streamNodeClient({ baseUrl: 'http://n1.invalid', nodes: ['http://n1.invalid', 'http://n2.invalid', 'http://n3.invalid'], fetch, sleep: async (ms) => void waits.push(ms) });
+  t.is((await client.POST('/v1/streams/{stream}/records', append)).response.status, 200);
+  t.deepEqual(sent.map((s) => new URL(s.url).origin), ['http://n1.invalid', 'http://n2.invalid']);
+  t.deepEqual(waits, [1000]);
+});
+
+test('a client that mints no keys sends a change without one unless the caller gives it', async (t) => {
+  const { fetch, sent } = scripted([() => json(200, appended), () => json(200, appended)]);
+  const client = streamNodeClient({ baseUrl: 'http://n1.invalid', fetch, mintKeys: false });
+  await client.POST('/v1/streams/{stream}/records', append);
+  await client.POST('/v1/streams/{stream}/records', { ...append, headers: { 'Idempotency-Key': 'given' } });
+  t.deepEqual(sent.map((s) => s.key), [null, 'given']);
+});

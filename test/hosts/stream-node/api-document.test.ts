@@ -5,7 +5,7 @@ import { METRICS, type BatonMetrics } from '@baton/http/internal/metrics.js';
 import { assertRoutesDocumented, routedOperations, undocumentedResponses, type AnsweredRequest } from '@baton/http/internal/openapi-coverage.js';
 import { SystemClock } from '@baton/kernel/internal/system-clock.js';
 import { streamApiRouters } from '@baton/stream-transfer/internal/api.js';
-import { StreamClient } from '@baton/stream-transfer/internal/client.js';
+import { StreamClient } from '@baton/client';
 import type { StreamCommand, StreamResult } from '@baton/stream-transfer/internal/commands.js';
 import type { StreamMetadata } from '@baton/stream-transfer/internal/model.js';
 import { STREAM_NODE } from '@baton/stream-transfer/internal/plugins.js';

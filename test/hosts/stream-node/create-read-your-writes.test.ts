@@ -1,6 +1,6 @@
 import test from 'ava';
 import { contractFetch } from '../../support/api-contract.js';
-import { StreamClient } from '@baton/stream-transfer/internal/client.js';
+import { StreamClient } from '@baton/client';
 import { S3Server } from '@baton/testing/internal/s3-server.js';
 import { makeTempDir } from '@baton/testing/internal/temp-dir.js';
 import { eventually } from '../eventually.js';

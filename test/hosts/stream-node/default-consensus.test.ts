@@ -2,7 +2,7 @@ import test from 'ava';
 import { contractFetch } from '../../support/api-contract.js';
 import { existsSync } from 'node:fs';
 import { METADATA_CONSENSUS } from '@baton/contracts/internal/metadata-consensus.js';
-import { StreamClient } from '@baton/stream-transfer/internal/client.js';
+import { StreamClient } from '@baton/client';
 import { makeTempDir } from '@baton/testing/internal/temp-dir.js';
 import { RaftConsensus } from '@baton/plugin-raft/internal/driver/raft-consensus.js';
 import { STREAM_NODE } from '@baton/stream-transfer/internal/plugins.js';

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { METADATA_CONSENSUS } from '@baton/contracts/internal/metadata-consensus.js';
-import { StreamClient } from '@baton/stream-transfer/internal/client.js';
+import { StreamClient } from '@baton/client';
 import { EtcdCluster } from '@baton/conformance/internal/servers/etcd-server.js';
 import { makeTempDir } from '@baton/testing/internal/temp-dir.js';
 import {

@@ -1,6 +1,6 @@
 import test, { type ExecutionContext } from 'ava';
 import { EtcdCluster } from '@baton/conformance/internal/servers/etcd-server.js';
-import { StreamApiError } from '@baton/stream-transfer/internal/client.js';
+import { StreamApiError } from '@baton/client';
 import { etcdClustersForFile } from '../etcd-clusters.js';
 import { etcdLeaderIndex } from '../etcd-leader.js';
 import { eventually } from '../eventually.js';

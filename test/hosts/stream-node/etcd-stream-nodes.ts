@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { METADATA_CONSENSUS } from '@baton/contracts/internal/metadata-consensus.js';
-import { StreamClient } from '@baton/stream-transfer/internal/client.js';
+import { StreamClient } from '@baton/client';
 import type { StreamCommand, StreamResult } from '@baton/stream-transfer/internal/commands.js';
 import type { StreamMetadata } from '@baton/stream-transfer/internal/model.js';
 import type { StreamNodeService } from '@baton/stream-transfer/internal/stream-node-service.js';

@@ -4,7 +4,7 @@ import { contractFetch } from '../../support/api-contract.js';
 import { METADATA_CONSENSUS } from '@baton/contracts/internal/metadata-consensus.js';
 import { OBJECT_STORE } from '@baton/contracts/internal/object-store.js';
 import { SystemClock } from '@baton/kernel/internal/system-clock.js';
-import { StreamClient } from '@baton/stream-transfer/internal/client.js';
+import { StreamClient } from '@baton/client';
 import type { StreamCommand, StreamResult } from '@baton/stream-transfer/internal/commands.js';
 import type { StreamMetadata } from '@baton/stream-transfer/internal/model.js';
 import { STREAM_NODE } from '@baton/stream-transfer/internal/plugins.js';

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { connect, type Socket } from 'node:net';
 import test from 'ava';
 import { watchStreamOwnership, type OwnershipWatch, type StreamOwnership } from '@baton/client/internal/ownership-watch.js';
-import { StreamClient } from '@baton/stream-transfer/internal/client.js';
+import { StreamClient } from '@baton/client';
 import { eventually } from '../eventually.js';
 import { streamClusterForTest } from '../../nemesis/stream/cluster-for-test.js';
 

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { StreamClient } from '@baton/stream-transfer/internal/client.js';
+import { StreamClient } from '@baton/client';
 import { eventually } from '../eventually.js';
 import { adminJson, startedEarly } from './admin-json.js';
 import { streamClusterForTest } from '../../nemesis/stream/cluster-for-test.js';

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { contractFetch } from '../../support/api-contract.js';
-import { StreamClient } from '@baton/stream-transfer/internal/client.js';
+import { StreamClient } from '@baton/client';
 import { makeTempDir } from '@baton/testing/internal/temp-dir.js';
 import { startStreamNode } from '@baton/host-stream-node/internal/host.js';
 import { eventually } from '../eventually.js';

@@ -9,7 +9,7 @@ import { encodeEntries } from '@baton/stream-transfer/internal/wal-codec.js';
 import type { WalEntry } from '@baton/stream-transfer/internal/wal.js';
 import { makeTempDir } from '@baton/testing/internal/temp-dir.js';
 import { streamNodeHostBuilder } from '@baton/host-stream-node/internal/host.js';
-import { StreamClient } from '@baton/stream-transfer/internal/client.js';
+import { StreamClient } from '@baton/client';
 import { STREAM_NODE } from '@baton/stream-transfer/internal/plugins.js';
 import { eventually } from '../eventually.js';
 

@@ -3,7 +3,7 @@ import { contractFetch } from '../../support/api-contract.js';
 import { StoreUnavailableError } from '@baton/contracts/internal/errors.js';
 import { OBJECT_STORE } from '@baton/contracts/internal/object-store.js';
 import { SystemClock } from '@baton/kernel/internal/system-clock.js';
-import { StreamClient } from '@baton/stream-transfer/internal/client.js';
+import { StreamClient } from '@baton/client';
 import { STREAM_NODE } from '@baton/stream-transfer/internal/plugins.js';
 import { streamNodeHostBuilder } from '@baton/host-stream-node/internal/host.js';
 import { MemoryObjectStore } from '@baton/plugin-memory/internal/memory-object-store.js';

@@ -1,6 +1,6 @@
 import test from 'ava';
-import { StreamApiError, StreamClient } from '@baton/stream-transfer/internal/client.js';
-import { ADMIN_TOKEN, ApiCluster, DATA_TOKEN } from './api-fixture.js';
+import { StreamApiError, StreamClient } from '@baton/client';
+import { ADMIN_TOKEN, ApiCluster, DATA_TOKEN } from '../stream-transfer/api-fixture.js';
 
 test('the client follows the 409 hint to the owner, and to the owner-to-be after a transfer', async (t) => {
   const api = new ApiCluster();
@@ -55,7 +55,7 @@ test('a believed owner that cannot be reached is left for another node, which kn
   for (const id of ['a', 'b']) await api.addNode(id);
   let aReachable = true;
   const unreachableA: typeof fetch = (input, init) =>
-    !aReachable && String(input).startsWith(api.url('a')) ? Promise.reject(new TypeError('fetch failed')) : fetch(input, init);
+    !aReachable && (input instanceof Request ? input.url : String(input)).startsWith(api.url('a')) ? Promise.reject(new TypeError('fetch failed')) : fetch(input, init);
   const client = new StreamClient({ nodes: [api.url('a'), api.url('b')], token: ADMIN_TOKEN, fetch: unreachableA });
   await client.createStream('s', 'a');
   await api.cluster.until(() => api.cluster.serving('s'), 's open on a');
