@@ -1,5 +1,6 @@
-// The page's one way to call the node that served it: same origin, the token as a bearer
-// header, every error answer turned into a message in the server's own words.
+// How the page reads the node's answers: every refusal, and every call that got no answer,
+// becomes an ApiError in the server's own words, which the views show as they are.
+import type { FetchResponse } from 'openapi-fetch';
 
 /** An answer the server refused (problem+json), or a request that got no answer. */
 export class ApiError extends Error {
@@ -16,6 +17,19 @@ export class ApiError extends Error {
   }
 }
 
+/** The answer of a call made with one of the node clients (node-clients.ts), or its refusal thrown. */
+export async function answer<Answer extends FetchResponse<any, any, any>>(call: Promise<Answer>): Promise<NonNullable<Answer['data']>> {
+  const { data, error, response } = await call;
+  if (!response.ok) {
+    const problem = error && typeof error === 'object' ? (error as Record<string, unknown>) : {};
+    const detail = typeof problem.detail === 'string' ? problem.detail : `HTTP ${response.status}`;
+    throw new ApiError(detail, response.status, problem);
+  }
+  // An answer without a body (204) has no data: the caller of such a route uses none.
+  return data as NonNullable<Answer['data']>;
+}
+
+/** The hand-written caller, until every view calls through node-clients.ts. */
 const TIMEOUT_MS = 15_000;
 
 export async function api<T>(token: string, method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown, timeoutMs = TIMEOUT_MS): Promise<T> {
