@@ -29,40 +29,6 @@ export async function answer<Answer extends FetchResponse<any, any, any>>(call: 
   return data as NonNullable<Answer['data']>;
 }
 
-/** The hand-written caller, until every view calls through node-clients.ts. */
-const TIMEOUT_MS = 15_000;
-
-export async function api<T>(token: string, method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown, timeoutMs = TIMEOUT_MS): Promise<T> {
-  const headers: Record<string, string> = { accept: 'application/json, application/problem+json', authorization: `Bearer ${token}` };
-  if (body !== undefined) headers['content-type'] = 'application/json';
-  let response: Response;
-  try {
-    response = await fetch(path, {
-      method,
-      headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(timeoutMs),
-      cache: 'no-store',
-    });
-  } catch (error) {
-    const timedOut = error instanceof DOMException && error.name === 'TimeoutError';
-    throw new ApiError(timedOut ? `no answer within ${timeoutMs / 1000} s` : 'the node cannot be reached', 0);
-  }
-  const text = await response.text();
-  let parsed: unknown = undefined;
-  try {
-    parsed = text === '' ? undefined : JSON.parse(text);
-  } catch {
-    parsed = text;
-  }
-  if (!response.ok) {
-    const problem = parsed && typeof parsed === 'object' ? (parsed as Record<string, unknown>) : {};
-    const detail = typeof problem.detail === 'string' ? problem.detail : `HTTP ${response.status}`;
-    throw new ApiError(detail, response.status, problem);
-  }
-  return parsed as T;
-}
-
 export function describeError(error: unknown): string {
   if (error instanceof ApiError) return error.status === 0 ? error.message : `${error.status}: ${error.message}`;
   return error instanceof Error ? error.message : String(error);
