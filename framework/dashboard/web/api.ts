@@ -1,5 +1,6 @@
-// The page's one way to call the node that served it: same origin, the token as a bearer
-// header, every error answer turned into a message in the server's own words.
+// How the page reads the node's answers: every refusal, and every call that got no answer,
+// becomes an ApiError in the server's own words, which the views show as they are.
+import type { FetchResponse } from 'openapi-fetch';
 
 /** An answer the server refused (problem+json), or a request that got no answer. */
 export class ApiError extends Error {
@@ -16,37 +17,16 @@ export class ApiError extends Error {
   }
 }
 
-const TIMEOUT_MS = 15_000;
-
-export async function api<T>(token: string, method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown, timeoutMs = TIMEOUT_MS): Promise<T> {
-  const headers: Record<string, string> = { accept: 'application/json, application/problem+json', authorization: `Bearer ${token}` };
-  if (body !== undefined) headers['content-type'] = 'application/json';
-  let response: Response;
-  try {
-    response = await fetch(path, {
-      method,
-      headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(timeoutMs),
-      cache: 'no-store',
-    });
-  } catch (error) {
-    const timedOut = error instanceof DOMException && error.name === 'TimeoutError';
-    throw new ApiError(timedOut ? `no answer within ${timeoutMs / 1000} s` : 'the node cannot be reached', 0);
-  }
-  const text = await response.text();
-  let parsed: unknown = undefined;
-  try {
-    parsed = text === '' ? undefined : JSON.parse(text);
-  } catch {
-    parsed = text;
-  }
+/** The answer of a call made with one of the node clients (node-clients.ts), or its refusal thrown. */
+export async function answer<Answer extends FetchResponse<any, any, any>>(call: Promise<Answer>): Promise<NonNullable<Answer['data']>> {
+  const { data, error, response } = await call;
   if (!response.ok) {
-    const problem = parsed && typeof parsed === 'object' ? (parsed as Record<string, unknown>) : {};
+    const problem = error && typeof error === 'object' ? (error as Record<string, unknown>) : {};
     const detail = typeof problem.detail === 'string' ? problem.detail : `HTTP ${response.status}`;
     throw new ApiError(detail, response.status, problem);
   }
-  return parsed as T;
+  // An answer without a body (204) has no data: the caller of such a route uses none.
+  return data as NonNullable<Answer['data']>;
 }
 
 export function describeError(error: unknown): string {

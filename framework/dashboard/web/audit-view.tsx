@@ -1,45 +1,31 @@
 import { useState } from 'preact/hooks';
-import { STREAM_AUDIT_KINDS } from '../../stream-transfer/audit-kinds.js';
-import { api, describeError } from './api.js';
+import type { MethodResponse } from 'openapi-fetch';
+import { STREAM_AUDIT_KINDS, type StreamAuditKind } from '../../stream-transfer/audit-kinds.js';
+import { answer, describeError } from './api.js';
+import { streamNode, type StreamNode } from './node-clients.js';
 import { usePolling } from './poll.js';
 import { clockTime, plural } from './words.js';
 
-/** One sealed record as GET /v1/admin/audit answers it (what the table shows of it). */
-interface AuditRow {
-  id: string;
-  kind: string;
-  subject_type: string;
-  subject: string;
-  from: string | null;
-  to: string | null;
-  epoch_before?: number;
-  epoch_after: number;
-  actor: string;
-  reason: string;
-  cause?: string;
-  commit_index: number;
-  time?: number;
-}
-
-interface AuditPage {
-  records: AuditRow[];
-  next: string | null;
-}
+/** A page of the trail as GET /v1/admin/audit answers it, newest first. */
+type AuditPage = MethodResponse<StreamNode, 'get', '/v1/admin/audit'>;
+type AuditRow = AuditPage['records'][number];
 
 const PAGE = 20;
 
-/** The filters as the operator set them: what the route's `subject` and `kind` take. */
+/** The filters as the operator set them: what the route's `subject` and `kind` take ('' for any). */
 interface Filter {
   subject: string;
-  kind: string;
+  kind: StreamAuditKind | '';
 }
 
-function auditPath(filter: Filter, before?: string): string {
-  const query = new URLSearchParams({ limit: String(PAGE) });
-  if (filter.subject) query.set('subject', filter.subject);
-  if (filter.kind) query.set('kind', filter.kind);
-  if (before) query.set('before', before);
-  return `/v1/admin/audit?${query}`;
+function auditPage(token: string, filter: Filter, before?: string): Promise<AuditPage> {
+  const query = { limit: PAGE, subject: filter.subject || undefined, kind: filter.kind || undefined, before };
+  return answer(streamNode(token).GET('/v1/admin/audit', { params: { query } }));
+}
+
+/** The kind the select names, or any: its options are the kinds themselves. */
+function auditKind(value: string): StreamAuditKind | '' {
+  return STREAM_AUDIT_KINDS.find((kind) => kind === value) ?? '';
 }
 
 /**
@@ -59,7 +45,7 @@ export function AuditView({ token }: { token: string }) {
           e.preventDefault();
           const form = e.currentTarget as HTMLFormElement;
           const value = (name: string) => (form.elements.namedItem(name) as HTMLInputElement | HTMLSelectElement).value.trim();
-          setFilter({ subject: value('audit-subject'), kind: value('audit-kind') });
+          setFilter({ subject: value('audit-subject'), kind: auditKind(value('audit-kind')) });
         }}
       >
         <label for="audit-subject">Subject</label>
@@ -83,7 +69,7 @@ export function AuditView({ token }: { token: string }) {
 
 function AuditRecords({ token, filter }: { token: string; filter: Filter }) {
   const [older, setOlder] = useState<{ records: AuditRow[]; next: string | null; error?: string }>();
-  const newest = usePolling(() => api<AuditPage>(token, 'GET', auditPath(filter)), 2_000, [token]);
+  const newest = usePolling(() => auditPage(token, filter), 2_000, [token]);
   // Paging freezes what is shown (the newest page included) and reads on from its last row, so
   // a record that the polled newest page lets go of is still shown; one both hold shows once.
   const seen = new Set<string>();
@@ -92,7 +78,7 @@ function AuditRecords({ token, filter }: { token: string; filter: Filter }) {
   const readOlder = async () => {
     if (!next) return;
     try {
-      const page = await api<AuditPage>(token, 'GET', auditPath(filter, next));
+      const page = await auditPage(token, filter, next);
       setOlder({ records: [...rows, ...page.records], next: page.next });
     } catch (e) {
       setOlder({ records: rows, next, error: describeError(e) });

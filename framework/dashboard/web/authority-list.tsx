@@ -1,17 +1,12 @@
 import { useState } from 'preact/hooks';
-import type { CatchUpView } from '../../authority-transfer/api-schemas.js';
-import { api } from './api.js';
+import type { MethodResponse } from 'openapi-fetch';
+import { answer } from './api.js';
+import { authorityControl, type AuthorityControl } from './node-clients.js';
 import { usePolling } from './poll.js';
 
-/**
- * One page of GET /availability/v1/authorities (authority-listing.ts on the server; declared here
- * because that module pulls server code the browser bundle cannot compile).
- */
-interface AuthorityPage {
-  authorities: { authority: string; home: string; epoch: number; catch_up: CatchUpView }[];
-  next: string | null;
-  total: number;
-}
+/** One page of GET /availability/v1/authorities, as the control listener's document gives it. */
+type AuthorityPage = MethodResponse<AuthorityControl, 'get', '/availability/v1/authorities'>;
+type CatchUpView = AuthorityPage['authorities'][number]['catch_up'];
 
 /** Rows per page: a screenful; the listing itself bounds a page at 1,000. */
 const PAGE = 25;
@@ -27,7 +22,7 @@ export function AuthorityList({ token, onPick }: { token: string; onPick: (autho
   const [cursors, setCursors] = useState<string[]>([]);
   const after = cursors[cursors.length - 1];
   const page = usePolling(
-    () => api<AuthorityPage>(token, 'GET', `/availability/v1/authorities?limit=${PAGE}${after === undefined ? '' : `&after=${encodeURIComponent(after)}`}`),
+    () => answer(authorityControl(token).GET('/availability/v1/authorities', { params: { query: { limit: PAGE, after } } })),
     5_000,
     [token, after ?? ''],
   );

@@ -1,22 +1,22 @@
 import { useState } from 'preact/hooks';
 import type { ClusterStatus } from '../../cluster/schemas.js';
-import type { z } from 'zod';
-import type { transferStatusSchema } from '../../authority-transfer/api-schemas.js';
-import type { AuditRecord } from '../../contracts/audit-store.js';
-import { api, describeError } from './api.js';
+import type { MethodResponse } from 'openapi-fetch';
+import { answer, ApiError, describeError } from './api.js';
 import { AuthorityList } from './authority-list.js';
 import type { ConfirmRequest } from './confirm.js';
-import { NoticeBanner, useNotice } from './notice.js';
+import { authorityControl, type AuthorityControl } from './node-clients.js';
+import { NoticeBanner, useNotice, type Notice } from './notice.js';
 import { usePolling } from './poll.js';
 import { ProgressBar } from './progress-bar.js';
 
-interface TrackedMember {
-  member: string;
-  datacenter: string;
-  state: string;
-}
-/** A transfer in flight as the control listener publishes it (GET /availability/v1/transfers/{authority}). */
-type TransferStatus = z.infer<typeof transferStatusSchema>;
+/**
+ * A transfer in flight as the control listener publishes it (GET /availability/v1/transfers/{authority}):
+ * the cluster picture's document gives its shown transfers as plain objects, and on an authority
+ * member they are these.
+ */
+type TransferStatus = MethodResponse<AuthorityControl, 'get', '/availability/v1/transfers/{authority}'>;
+/** A sealed move of the authority's trail (GET /availability/v1/authorities/{authority}/audit). */
+type AuditRecord = MethodResponse<AuthorityControl, 'get', '/availability/v1/authorities/{authority}/audit'>['records'][number];
 interface Watched {
   authority: string;
   home: string | null;
@@ -33,24 +33,24 @@ interface Props {
 
 /** A planned transfer waits for the target's catch-up: up to its budget (five minutes by default). */
 const TRANSFER_WAIT_MS = 6 * 60_000;
-const BASE = '/availability/v1';
 
 export function AuthorityView({ token, picture, ask }: Props) {
   const [notice, setNotice] = useNotice();
   const [watched, setWatched] = useState<string[]>([]);
-  const members = usePolling(() => api<{ members: TrackedMember[] }>(token, 'GET', `${BASE}/members`), 5_000, [token]);
+  const members = usePolling(() => answer(authorityControl(token).GET('/availability/v1/members')), 5_000, [token]);
   const authorities = usePolling(
     () =>
       Promise.all(
         watched.map(async (authority): Promise<Watched> => {
-          const path = encodeURIComponent(authority);
+          const node = authorityControl(token);
+          const params = { path: { authority } };
           try {
             const [home, audit] = await Promise.all([
-              api<{ home: string; epoch: number }>(token, 'GET', `${BASE}/authorities/${path}`).catch((e) => {
-                if ((e as { status?: number }).status === 404) return { home: null, epoch: null };
+              answer(node.GET('/availability/v1/authorities/{authority}', { params })).catch((e) => {
+                if (e instanceof ApiError && e.status === 404) return { home: null, epoch: null };
                 throw e;
               }),
-              api<{ records: AuditRecord[] }>(token, 'GET', `${BASE}/authorities/${path}/audit?limit=20`),
+              answer(node.GET('/availability/v1/authorities/{authority}/audit', { params: { ...params, query: { limit: 20 } } })),
             ]);
             return { authority, home: home.home, epoch: home.epoch, records: audit.records };
           } catch (e) {
@@ -70,8 +70,8 @@ export function AuthorityView({ token, picture, ask }: Props) {
   const start = (request: { authority: string; source: string; target: string; reason: string }) => {
     watch(request.authority);
     setNotice({ text: `transfer of ${request.authority} from ${request.source} to ${request.target}: waiting for ${request.target} to catch up…`, kind: 'pending' });
-    api<AuditRecord>(token, 'POST', `${BASE}/transfers`, request, TRANSFER_WAIT_MS)
-      .then((record) => setNotice({ text: `committed: ${record.authority} moved from ${record.source} to ${record.target} at epoch ${record.epoch}`, kind: 'done' }))
+    answer(authorityControl(token, TRANSFER_WAIT_MS).POST('/availability/v1/transfers', { body: request }))
+      .then((outcome) => setNotice(committedNotice(outcome)))
       .catch((e) => setNotice({ text: `transfer of ${request.authority} did not commit: ${describeError(e)}`, kind: 'error' }))
       .finally(() => authorities.refresh());
   };
@@ -81,7 +81,7 @@ export function AuthorityView({ token, picture, ask }: Props) {
       body: <p>It is {t.state}: a cancel before the commit moves nothing and writes no audit.</p>,
       confirmLabel: 'Cancel the transfer',
       onConfirm: () =>
-        void api(token, 'DELETE', `${BASE}/transfers/${encodeURIComponent(t.authority)}`)
+        void answer(authorityControl(token).DELETE('/availability/v1/transfers/{authority}', { params: { path: { authority: t.authority } } }))
           .then(() => setNotice({ text: `cancelled: the transfer of ${t.authority} was called off before it committed`, kind: 'done' }))
           .catch((e) => setNotice({ text: `cancel of ${t.authority} refused: ${describeError(e)}`, kind: 'error' })),
     });
@@ -182,6 +182,15 @@ export function AuthorityView({ token, picture, ask }: Props) {
       </section>
     </>
   );
+}
+
+/**
+ * What a planned transfer's answer says: its sealed record once it committed. A scheduled
+ * transfer (one with not_before, which this form does not send) is answered with its status.
+ */
+function committedNotice(outcome: MethodResponse<AuthorityControl, 'post', '/availability/v1/transfers'>): Notice {
+  if ('state' in outcome) return { text: `registered: ${outcome.authority} moves from ${outcome.source} to ${outcome.target} when its window opens`, kind: 'pending' };
+  return { text: `committed: ${outcome.authority} moved from ${outcome.source} to ${outcome.target} at epoch ${outcome.epoch}`, kind: 'done' };
 }
 
 function TransferForm({

@@ -1,30 +1,15 @@
 import { useState } from 'preact/hooks';
-import { api, describeError } from './api.js';
+import type { MethodResponse } from 'openapi-fetch';
+import { answer, describeError } from './api.js';
+import { streamNode, type StreamNode } from './node-clients.js';
 import { usePolling } from './poll.js';
 import { ProgressBar } from './progress-bar.js';
 import { plural } from './words.js';
 
-/** A plan as GET /v1/admin/plans/{plan} answers it (what the view shows of it). */
-interface Plan {
-  id: string;
-  goal: { type: string; nodes?: string[] };
-  limits: { maxConcurrent: number; movesPerSecond: number | null };
-  status: 'planned' | 'running' | 'completed' | 'cancelled';
-  stale: boolean;
-  planned: number;
-  progress: { started: number; done: number; inFlight: number; waiting: number; skipped: number; dropped: number };
-  moves: { stream: string; source: string | null; target: string }[];
-  truncated: boolean;
-  effect: {
-    byNode: { node: string; before: number; after: number; out: number; in: number }[];
-    byLabel: { label: string; value: string; before: number; after: number }[];
-    violations: Record<'required' | 'preferences' | 'spread', { before: number; after: number }>;
-    unplaceableCount: number;
-  };
-}
-type PlanSummary = Omit<Plan, 'moves' | 'truncated' | 'effect'>;
+/** A kept plan as GET /v1/admin/plans lists it: without the moves and effect its own GET answers. */
+type PlanSummary = MethodResponse<StreamNode, 'get', '/v1/admin/plans'>['plans'][number];
 
-const goalText = (p: PlanSummary) => (p.goal.type === 'drain' ? `drain ${p.goal.nodes?.join(', ')}` : p.goal.type);
+const goalText = (p: PlanSummary) => (p.goal.type === 'drain' ? `drain ${p.goal.nodes.join(', ')}` : p.goal.type);
 
 /**
  * Plans as objects (POST /v1/admin/plans): the kept plans, and one plan's preview (its moves,
@@ -35,7 +20,7 @@ const goalText = (p: PlanSummary) => (p.goal.type === 'drain' ? `drain ${p.goal.
 export function PlansView({ token }: { token: string }) {
   const [chosen, setChosen] = useState<string>();
   const [error, setError] = useState<string>();
-  const plans = usePolling(() => api<{ plans: PlanSummary[] }>(token, 'GET', '/v1/admin/plans'), 1_000, [token]);
+  const plans = usePolling(() => answer(streamNode(token).GET('/v1/admin/plans')), 1_000, [token]);
   const list = plans.data?.plans ?? [];
   const shown = chosen ?? list[0]?.id;
   const act = async (run: () => Promise<{ id: string }>) => {
@@ -53,7 +38,7 @@ export function PlansView({ token }: { token: string }) {
       <p class="subtle">A plan moves nothing until it is executed; one runs at a time.</p>
       <div class="plan-actions">
         {(['rebalance', 'restore-preferences'] as const).map((goal) => (
-          <button key={goal} type="button" onClick={() => void act(() => api<Plan>(token, 'POST', '/v1/admin/plans', { goal }))}>
+          <button key={goal} type="button" onClick={() => void act(() => answer(streamNode(token).POST('/v1/admin/plans', { body: { goal } })))}>
             Plan {goal === 'rebalance' ? 'a rebalance' : 'a return to preferred labels'}
           </button>
         ))}
@@ -95,7 +80,7 @@ export function PlansView({ token }: { token: string }) {
 }
 
 function PlanDetail({ token, id, act }: { token: string; id: string; act: (run: () => Promise<{ id: string }>) => Promise<void> }) {
-  const plan = usePolling(() => api<Plan>(token, 'GET', `/v1/admin/plans/${encodeURIComponent(id)}`), 1_000, [token, id]);
+  const plan = usePolling(() => answer(streamNode(token).GET('/v1/admin/plans/{plan}', { params: { path: { plan: id } } })), 1_000, [token, id]);
   const p = plan.data;
   if (!p) return <p class="subtle">{plan.error ? `Plan ${id}: ${plan.error}` : 'Reading the plan…'}</p>;
   const v = p.effect.violations;
@@ -119,12 +104,12 @@ function PlanDetail({ token, id, act }: { token: string; id: string; act: (run: 
       )}
       <div class="plan-actions">
         {p.status === 'planned' && (
-          <button type="button" disabled={p.stale} onClick={() => void act(() => api<Plan>(token, 'POST', `/v1/admin/plans/${encodeURIComponent(p.id)}/execute`))}>
+          <button type="button" disabled={p.stale} onClick={() => void act(() => answer(streamNode(token).POST('/v1/admin/plans/{plan}/execute', { params: { path: { plan: p.id } } })))}>
             Execute
           </button>
         )}
         {(p.status === 'planned' || p.status === 'running') && (
-          <button type="button" onClick={() => void act(() => api<Plan>(token, 'DELETE', `/v1/admin/plans/${encodeURIComponent(p.id)}`))}>
+          <button type="button" onClick={() => void act(() => answer(streamNode(token).DELETE('/v1/admin/plans/{plan}', { params: { path: { plan: p.id } } })))}>
             {p.status === 'running' ? 'Stop' : 'Discard'}
           </button>
         )}

@@ -1,58 +1,29 @@
 import { useRef, useState } from 'preact/hooks';
 import type { ClusterStatus } from '../../cluster/schemas.js';
-import { api, ApiError, describeError } from './api.js';
+import type { MethodResponse } from 'openapi-fetch';
+import { answer, ApiError, describeError } from './api.js';
 import { AuditView } from './audit-view.js';
 import { PlansView } from './plans-view.js';
 import type { ConfirmRequest } from './confirm.js';
+import { streamNode, type StreamNode } from './node-clients.js';
 import { NoticeBanner, useNotice } from './notice.js';
 import { usePolling } from './poll.js';
 import { ProgressBar } from './progress-bar.js';
 import { plural } from './words.js';
 
-interface NodeStatus {
-  id: string;
-  address: string;
-  slots: number;
-  draining: boolean;
-  owned: number;
-  incoming: number;
-  outgoing: number;
-  drained: boolean;
-  /** As the metadata leader last published it. */
-  liveness: 'Alive' | 'Suspect' | 'Dead';
-}
-interface PendingTransfer {
-  stream: string;
-  source: string;
-  target: string;
-  epoch: number;
-  reason: string;
-  since: number;
-}
-interface StreamRow {
-  stream: string;
-  owner: string;
-  epoch: number;
-  state: string;
-  tail: number;
-  transfer?: PendingTransfer;
-}
-interface Rebalance {
-  queue: unknown[];
-  planned: number;
-  started: number;
-  skipped: number;
-}
-interface Move {
-  stream: string;
-  target: string;
-  source?: string;
-}
+type NodeStatus = MethodResponse<StreamNode, 'get', '/v1/admin/nodes'>['nodes'][number];
+/**
+ * A transfer in flight, as GET /v1/admin/transfers lists it: the cluster picture's document gives
+ * its shown transfers as plain objects, and on a stream node they are these.
+ */
+type PendingTransfer = MethodResponse<StreamNode, 'get', '/v1/admin/transfers'>['transfers'][number];
+/** A stream as the listing shows it, or as GET /v1/streams/{stream} describes one looked up by name. */
+type StreamRow = MethodResponse<StreamNode, 'get', '/v1/admin/streams'>['streams'][number] | MethodResponse<StreamNode, 'get', '/v1/streams/{stream}'>;
+type Rebalance = MethodResponse<StreamNode, 'get', '/v1/admin/rebalance'>;
+/** GET /v1/admin/transfers/{stream}: a linearizable read of where the stream is now. */
+type CurrentOwner = MethodResponse<StreamNode, 'get', '/v1/admin/transfers/{stream}'>;
 
 const PAGE = 25;
-
-/** GET /v1/admin/transfers/{stream}: a linearizable read of where the stream is now. */
-type CurrentOwner = { status: 'settled'; stream: string; owner: string; epoch: number } | ({ status: 'pending' } & PendingTransfer);
 
 interface Props {
   token: string;
@@ -62,8 +33,8 @@ interface Props {
 
 export function StreamView({ token, picture, ask }: Props) {
   const [notice, setNotice] = useNotice();
-  const nodes = usePolling(() => api<{ nodes: NodeStatus[] }>(token, 'GET', '/v1/admin/nodes'), 1_000, [token]);
-  const rebalance = usePolling(() => api<Rebalance>(token, 'GET', '/v1/admin/rebalance'), 2_000, [token]);
+  const nodes = usePolling(() => answer(streamNode(token).GET('/v1/admin/nodes')), 1_000, [token]);
+  const rebalance = usePolling(() => answer(streamNode(token).GET('/v1/admin/rebalance')), 2_000, [token]);
   const act = async (what: string, run: () => Promise<unknown>) => {
     try {
       await run();
@@ -102,7 +73,7 @@ function failoverRequest(n: NodeStatus, act: Act, token: string): ConfirmRequest
       </p>
     ),
     confirmLabel: `Fail over ${n.id}`,
-    onConfirm: () => void act(`failing over ${n.id}`, () => api(token, 'POST', `/v1/admin/nodes/${encodeURIComponent(n.id)}/failover`)),
+    onConfirm: () => void act(`failing over ${n.id}`, () => answer(streamNode(token).POST('/v1/admin/nodes/{node}/failover', { params: { path: { node: n.id } } }))),
   };
 }
 
@@ -152,7 +123,7 @@ function Nodes({ nodes, error, ask, act, token, livenessKnown }: { nodes: NodeSt
                         title: `Undrain ${n.id}?`,
                         body: <p>{n.id} will take new placements again.</p>,
                         confirmLabel: `Undrain ${n.id}`,
-                        onConfirm: () => void act(`${n.id} takes placements again`, () => api(token, 'POST', `/v1/admin/nodes/${encodeURIComponent(n.id)}/undrain`)),
+                        onConfirm: () => void act(`${n.id} takes placements again`, () => answer(streamNode(token).POST('/v1/admin/nodes/{node}/undrain', { params: { path: { node: n.id } } }))),
                       })
                     }
                   >
@@ -166,7 +137,7 @@ function Nodes({ nodes, error, ask, act, token, livenessKnown }: { nodes: NodeSt
                         title: `Drain ${n.id}?`,
                         body: <p>Its {plural(n.owned, 'streams')} move to the other nodes, a few at a time; it then owns none and can be taken down.</p>,
                         confirmLabel: `Drain ${n.id}`,
-                        onConfirm: () => void act(`draining ${n.id}`, () => api(token, 'POST', `/v1/admin/nodes/${encodeURIComponent(n.id)}/drain`)),
+                        onConfirm: () => void act(`draining ${n.id}`, () => answer(streamNode(token).POST('/v1/admin/nodes/{node}/drain', { params: { path: { node: n.id } } }))),
                       })
                     }
                   >
@@ -228,7 +199,7 @@ function RebalancePanel({ run, ask, act, token }: { run?: Rebalance; ask: Props[
     setPlanning(true);
     setError(undefined);
     try {
-      const { moves } = await api<{ moves: Move[] }>(token, 'POST', '/v1/admin/rebalance', { dryRun: true });
+      const { moves } = await answer(streamNode(token).POST('/v1/admin/rebalance', { body: { dryRun: true } }));
       ask({
         title: moves.length === 0 ? 'Nothing to rebalance' : `Rebalance: ${moves.length} moves`,
         body:
@@ -246,7 +217,7 @@ function RebalancePanel({ run, ask, act, token }: { run?: Rebalance; ask: Props[
           ),
         confirmLabel: moves.length === 0 ? 'OK' : 'Start rebalance',
         onConfirm: () => {
-          if (moves.length > 0) void act(`rebalance started: ${moves.length} moves`, () => api(token, 'POST', '/v1/admin/rebalance', {}));
+          if (moves.length > 0) void act(`rebalance started: ${moves.length} moves`, () => answer(streamNode(token).POST('/v1/admin/rebalance', { body: {} })));
         },
       });
     } catch (e) {
@@ -276,9 +247,8 @@ function Streams({ token, nodes, ask, act, say }: { token: string; nodes: NodeSt
   const page = usePolling(
     async () => {
       try {
-        const query = new URLSearchParams({ limit: String(PAGE), ...(after ? { after } : {}) });
-        const body = await api<{ streams: StreamRow[]; next?: string | null }>(token, 'GET', `/v1/admin/streams?${query}`);
-        return { listed: true as const, streams: body.streams, next: body.next ?? null };
+        const body = await answer(streamNode(token).GET('/v1/admin/streams', { params: { query: { limit: PAGE, after: after || undefined } } }));
+        return { listed: true as const, streams: body.streams, next: body.next };
       } catch (e) {
         // A node without the listing route: look streams up by name instead.
         if (e instanceof ApiError && (e.status === 404 || e.status === 405)) return { listed: false as const, streams: [], next: null };
@@ -289,7 +259,7 @@ function Streams({ token, nodes, ask, act, say }: { token: string; nodes: NodeSt
     [token, after],
   );
   const watched = usePolling(
-    () => Promise.all(looked.map((s) => api<StreamRow>(token, 'GET', `/v1/streams/${encodeURIComponent(s)}`).catch((e) => ({ stream: s, missing: describeError(e) }) as StreamRow & { missing: string }))),
+    () => Promise.all(looked.map((s) => answer(streamNode(token).GET('/v1/streams/{stream}', { params: { path: { stream: s } } })).catch((e) => ({ stream: s, missing: describeError(e) }) as StreamRow & { missing: string }))),
     1_000,
     [token, looked.join(',')],
   );
@@ -301,7 +271,7 @@ function Streams({ token, nodes, ask, act, say }: { token: string; nodes: NodeSt
   const transfer = async (row: StreamRow, target: string) => {
     let now: CurrentOwner;
     try {
-      now = await api<CurrentOwner>(token, 'GET', `/v1/admin/transfers/${encodeURIComponent(row.stream)}`);
+      now = await answer(streamNode(token).GET('/v1/admin/transfers/{stream}', { params: { path: { stream: row.stream } } }));
     } catch (e) {
       say({ text: `${row.stream} cannot be transferred now: ${describeError(e)}`, kind: 'error' });
       return;
@@ -324,7 +294,7 @@ function Streams({ token, nodes, ask, act, say }: { token: string; nodes: NodeSt
       confirmLabel: `Transfer to ${target}`,
       onConfirm: () => {
         lookUp(row.stream);
-        void act(`transfer of ${row.stream} to ${target} accepted`, () => api(token, 'POST', '/v1/admin/transfers', { stream: row.stream, target }));
+        void act(`transfer of ${row.stream} to ${target} accepted`, () => answer(streamNode(token).POST('/v1/admin/transfers', { body: { stream: row.stream, target } })));
       },
     });
   };
