@@ -5,7 +5,8 @@
 //    stream (one writer, one small record at a time) and a busy one (8 writers, 100 x 1 KiB);
 //  - time to drain a node that owns 1,000 streams;
 //  - appends/s and MB/s of one node;
-//  - time from a node's death to its 1,000 streams serving elsewhere (failover.ts);
+//  - time from a node's death to its 1,000 streams serving elsewhere (failover.ts), and the
+//    same for a killed node process among three real ones (failover-processes.ts);
 //  - a producer's gap across a handoff with the ownership feed and without (ownership-feed.ts);
 //  - placing 100,000 streams with placements and planning a rebalance of them (placement-plan.ts).
 // Run: npm run build && node dist/bench/stream-transfer/run.js   (BENCH_QUICK=1 for a short run)
@@ -25,6 +26,7 @@ import { StreamNode } from '@baton/stream-transfer/internal/stream-node.js';
 import { LocalConsensus } from '@baton/testing/internal/fakes/local-consensus.js';
 import { MemoryObjectStore } from '@baton/plugin-memory/internal/memory-object-store.js';
 import { describeFailover, failoverAfterDeath, FAILOVER_SETUPS } from './failover.js';
+import { describeProcessFailover, failoverOfKilledProcess, PROCESS_FAILOVER_SETUPS } from './failover-processes.js';
 import { describeHandoffGaps, handoffWithAndWithoutFeed } from './ownership-feed.js';
 import { describePlacementPlan, planPlacement } from './placement-plan.js';
 
@@ -236,6 +238,8 @@ const drained = await drain();
 const rate = await throughput();
 const failovers = [];
 for (const [setup, options] of FAILOVER_SETUPS) failovers.push({ ...(await failoverAfterDeath(options)), setup });
+const processFailovers = [];
+for (const [setup, options] of PROCESS_FAILOVER_SETUPS) processFailovers.push({ ...(await failoverOfKilledProcess(options)), setup });
 const feedGaps = await handoffWithAndWithoutFeed();
 const placementPlan = planPlacement();
 
@@ -249,7 +253,8 @@ console.log('');
 console.log(`drain of ${drained.streams} streams (in flight ${drained.maxInFlight}): owns nothing after ${drained.drainedMs} ms; all open on targets after ${drained.allOpenOnTargetsMs} ms`);
 console.log(`throughput of one node: ${rate.appendsPerSec} appends/s, ${rate.recordsPerSec} records/s, ${rate.mbPerSec} MB/s (${rate.concurrentWriters} writers, ${rate.recordsPerAppend} x ${rate.recordBytes} B per append)`);
 for (const failover of failovers) console.log(`${failover.setup}: ${describeFailover(failover)}`);
+for (const failover of processFailovers) console.log(`${failover.setup}: ${describeProcessFailover(failover)}`);
 console.log(describeHandoffGaps(feedGaps));
 console.log(describePlacementPlan(placementPlan));
 console.log('');
-for (const line of [quiet, busy, drained, rate, ...failovers, feedGaps, placementPlan]) console.log(JSON.stringify(line));
+for (const line of [quiet, busy, drained, rate, ...failovers, ...processFailovers, feedGaps, placementPlan]) console.log(JSON.stringify(line));
