@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { integerAtLeast } from '../arguments.js';
-import { adminRequest } from '../admin-client.js';
+import { authorityControlApi, cliCall, type StreamApi } from '../api-client.js';
 import { FailedError, UsageError } from '../cli-errors.js';
 import { connectionOf, withConnectionOptions, type Connection } from '../connection.js';
 import { outputFor, type CliContext } from '../context.js';
@@ -12,16 +12,10 @@ import {
   verifyAuditTrail,
   type AuditRecordView,
 } from '@baton/stream-transfer';
-
-/** One page of a trail as the listing prints it, whichever variant's listener answered it. */
-interface AuditPage {
-  trail: string;
-  records: AuditRecordView[];
-  next: string | null;
-}
-import { STREAM_API, streamCall, streamClient } from '../streams/stream-api.js';
+import { STREAM_API, streamNode } from '../streams/stream-api.js';
 import { AUTHORITY_CONTROL } from '../authority/control-api.js';
 import { AUTHORITY_AUDIT_KINDS } from '@baton/authority-transfer';
+import type { AuthorityControlOperations } from '@baton/client';
 import { verifyAuthorityTrail } from './authority-trail-verify.js';
 
 const DEFAULT_LIMIT = 50;
@@ -76,7 +70,7 @@ Examples:
       const output = outputFor(ctx, command);
       if (options.subject !== undefined && options.authority !== undefined) throw new UsageError('--authority names the trail on an authority node: give it without --subject');
       const { authority, ...asked } = options;
-      const page = authority === undefined ? await streamCall(() => streamClient(connectionOf(ctx, command, STREAM_API)).audit(asked)) : await authorityPage(connectionOf(ctx, command, AUTHORITY_CONTROL), authority, asked);
+      const page = authority === undefined ? await streamPage(streamNode(connectionOf(ctx, command, STREAM_API)), asked) : await authorityPage(connectionOf(ctx, command, AUTHORITY_CONTROL), authority, asked);
       output.result(
         page,
         (p, view) => pageLines(p, options, view.headers),
@@ -90,7 +84,7 @@ Examples:
     .option('--authority', "read it from an authority node's control listener (--url) instead")
     .action(async (id: string, options: { authority?: boolean }, command: Command) => {
       const output = outputFor(ctx, command);
-      const record = options.authority ? await authorityRecord(connectionOf(ctx, command, AUTHORITY_CONTROL), id) : await streamCall(() => streamClient(connectionOf(ctx, command, STREAM_API)).auditRecord(id));
+      const record = options.authority ? await authorityRecord(connectionOf(ctx, command, AUTHORITY_CONTROL), id) : await cliCall(streamNode(connectionOf(ctx, command, STREAM_API)).GET('/v1/admin/audit/{id}', { params: { path: { id } } }));
       output.result(
         record,
         (r) => Object.entries(r).map(([field, value]) => `${field.padEnd(13)} ${value === null ? '-' : String(value)}`),
@@ -132,12 +126,12 @@ control listener "baton up --variant authority" printed.`,
 
 /** The stream cluster's one trail, from a stream node. */
 async function streamTrail(ctx: CliContext, command: Command) {
-  const client = streamClient(connectionOf(ctx, command, STREAM_API));
-  const chain = await streamCall(() => client.auditChain());
+  const client = streamNode(connectionOf(ctx, command, STREAM_API));
+  const chain = await cliCall(client.GET('/v1/admin/audit/chain'));
   const newestFirst: AuditRecordView[] = [];
   let before: string | undefined;
   for (;;) {
-    const page = await streamCall(() => client.audit({ limit: MAX_AUDIT_PAGE, ...(before ? { before } : {}) }));
+    const page = await streamPage(client, { limit: MAX_AUDIT_PAGE, ...(before ? { before } : {}) });
     newestFirst.push(...page.records);
     if (page.next === null) break;
     before = page.next;
@@ -145,26 +139,31 @@ async function streamTrail(ctx: CliContext, command: Command) {
   return { chain, verdict: verifyAuditTrail(newestFirst.reverse(), { anchors: chain.anchors, ...(chain.head ? { head: chain.head } : {}) }) };
 }
 
+/** One page of a trail as the listing prints it, whichever variant's listener answered it. */
+interface AuditPage {
+  trail: string;
+  records: AuditRecordView[];
+  next: string | null;
+}
+
+/** One page of the stream cluster's trail, newest first, as the node's own audit store holds it. */
+async function streamPage(client: StreamApi, asked: { subject?: string; kind?: string; before?: string; limit?: number }): Promise<AuditPage> {
+  const query = Object.fromEntries(Object.entries(asked).filter(([, value]) => value !== undefined));
+  return cliCall(client.GET('/v1/admin/audit', { params: { query } }));
+}
+
 /** One page of an authority's trail from an authority node's control listener, in the stream listing's shape. */
 async function authorityPage(connection: Connection, authority: string, asked: { kind?: string; before?: string; limit: number }): Promise<AuditPage> {
-  const query = new URLSearchParams({ subject: authority, limit: String(asked.limit) });
-  if (asked.kind) query.set('kind', asked.kind);
-  if (asked.before) query.set('before', asked.before);
-  const { body } = await adminRequest<{ authority: string; records: AuditRecordView[]; next: number | null }>(
-    connection.url,
-    { method: 'GET', path: `/availability/v1/audit?${query}`, ...tokenOf(connection) },
-    connection.fetch,
-  );
+  // --kind and --before go as the operator typed them: the member judges them, in its own words.
+  const query = { subject: authority, limit: asked.limit, ...(asked.kind ? { kind: asked.kind } : {}), ...(asked.before ? { before: asked.before } : {}) } as AuthorityAuditQuery;
+  const body = await cliCall(authorityControlApi(connection).GET('/availability/v1/audit', { params: { query } }));
   return { trail: body.authority, records: body.records, next: body.next === null ? null : String(body.next) };
 }
 
-async function authorityRecord(connection: Connection, id: string): Promise<AuditRecordView> {
-  const request = { method: 'GET' as const, path: `/availability/v1/audit/${encodeURIComponent(id)}`, ...tokenOf(connection) };
-  return (await adminRequest<AuditRecordView>(connection.url, request, connection.fetch)).body;
-}
+type AuthorityAuditQuery = NonNullable<AuthorityControlOperations['listAudit']['parameters']['query']>;
 
-function tokenOf(connection: Connection): { token?: string } {
-  return connection.token ? { token: connection.token } : {};
+async function authorityRecord(connection: Connection, id: string): Promise<AuditRecordView> {
+  return cliCall(authorityControlApi(connection).GET('/availability/v1/audit/{id}', { params: { path: { id } } }));
 }
 
 /** One authority's trail, from an authority node's control listener. */

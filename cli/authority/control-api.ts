@@ -1,5 +1,6 @@
 import type { AuditRecord } from '@baton/contracts';
-import type { ConnectionTarget } from '../connection.js';
+import { authorityControlApi, cliCall } from '../api-client.js';
+import type { Connection, ConnectionTarget } from '../connection.js';
 
 /** The authority commands talk to an authority node's control listener (mode ha). */
 export const AUTHORITY_CONTROL: ConnectionTarget = {
@@ -7,21 +8,10 @@ export const AUTHORITY_CONTROL: ConnectionTarget = {
   defaultUrl: 'http://127.0.0.1:7601',
 };
 
-/** The control listener's paths (seed 003), with the authority escaped as one path segment. */
-export const controlPaths = {
-  transfers: '/availability/v1/transfers',
-  transfer: (authority: string) => `/availability/v1/transfers/${encodeURIComponent(authority)}`,
-  authority: (authority: string) => `/availability/v1/authorities/${encodeURIComponent(authority)}`,
-  /** One page of authorities by id, after the cursor. */
-  authorities: (after: string | undefined, limit: number) =>
-    `/availability/v1/authorities?limit=${limit}${after === undefined ? '' : `&after=${encodeURIComponent(after)}`}`,
-  /** One page of an authority's audit, newest first: records below commit index `before`. */
-  audit: (authority: string, limit: number, before?: number) =>
-    `/availability/v1/authorities/${encodeURIComponent(authority)}/audit?limit=${limit}${before === undefined ? '' : `&before=${before}`}`,
-  members: '/availability/v1/members',
-  /** The raw transfer_authority command: with no source it gives an authority its first home. */
-  commands: '/availability/v1/commands',
-};
+/** Where an authority lives, as the member at `connection` has applied it (a 404 naming it when it has no home). */
+export function homeAt(connection: Connection, authority: string): Promise<{ authority: string; home: string; epoch: number }> {
+  return cliCall(authorityControlApi(connection).GET('/availability/v1/authorities/{authority}', { params: { path: { authority } } }));
+}
 
 /**
  * What the control listener answers: the sealed audit record (seed 003, "The audit record") and

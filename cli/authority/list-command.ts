@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
-import { adminRequest } from '../admin-client.js';
+import { authorityControlApi, cliCall } from '../api-client.js';
 import { connectionOf, withConnectionOptions } from '../connection.js';
 import { outputFor, type CliContext } from '../context.js';
 import { pageLines, withPageOptions, type PagedListing } from '../paged-listing.js';
-import { AUTHORITY_CONTROL, controlPaths } from './control-api.js';
+import { AUTHORITY_CONTROL } from './control-api.js';
 
 /** Authorities per page at most, as the control listener bounds it. */
 const MAX_PAGE = 1_000;
@@ -49,11 +49,8 @@ Examples:
     .action(async (options: { after?: string; limit: number }, command: Command) => {
       const output = outputFor(ctx, command);
       const connection = connectionOf(ctx, command, AUTHORITY_CONTROL);
-      const { body: page } = await adminRequest<AuthorityPage>(connection.url, {
-        method: 'GET',
-        path: controlPaths.authorities(options.after, options.limit),
-        token: connection.token,
-      }, connection.fetch);
+      const query = { limit: options.limit, ...(options.after === undefined ? {} : { after: options.after }) };
+      const page: AuthorityPage = await cliCall(authorityControlApi(connection).GET('/availability/v1/authorities', { params: { query } }));
       output.result(page, (p, view) => pageLines(authorityListing, { items: p.authorities, next: p.next, total: p.total }, options, view));
     });
 }

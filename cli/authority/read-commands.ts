@@ -1,17 +1,16 @@
 import type { Command } from 'commander';
-import { adminRequest } from '../admin-client.js';
+import { authorityControlApi, cliCall } from '../api-client.js';
 import { MAX_AUDIT_PAGE } from '@baton/authority-transfer';
 import { integerAtLeast } from '../arguments.js';
 import { shellWord } from '../shell-word.js';
 import { FailedError, HttpRefusal } from '../cli-errors.js';
-import { connectionOf, withConnectionOptions, type Connection } from '../connection.js';
+import { connectionOf, withConnectionOptions } from '../connection.js';
 import { outputFor, type CliContext } from '../context.js';
 import { table } from '../table.js';
 import { seconds } from '../streams/transfer-commands.js';
 import {
   AUTHORITY_CONTROL,
   auditLines,
-  controlPaths,
   type AuditRecord,
   type TransferStatus,
 } from './control-api.js';
@@ -47,9 +46,11 @@ Examples:
     .action(async (name: string, _options: unknown, command: Command) => {
       const output = outputFor(ctx, command);
       const connection = connectionOf(ctx, command, AUTHORITY_CONTROL);
+      const client = authorityControlApi(connection);
+      const path = { authority: name };
       const [home, transfer] = await Promise.all([
-        unlessMissing(() => get<Home>(connection, controlPaths.authority(name))),
-        unlessMissing(() => get<TransferStatus>(connection, controlPaths.transfer(name))),
+        unlessMissing<Home>(() => cliCall(client.GET('/availability/v1/authorities/{authority}', { params: { path } }))),
+        unlessMissing<TransferStatus>(() => cliCall(client.GET('/availability/v1/transfers/{authority}', { params: { path } }))),
       ]);
       if (!home && !transfer) {
         throw new FailedError(
@@ -101,10 +102,11 @@ Examples:
       let next: number | null;
       try {
         // A node answering no `next` predates paged audits: its page is the whole answer.
-        ({ records, next = null } = await get<{ records: AuditRecord[]; next?: number | null }>(
-          connection,
-          controlPaths.audit(name, options.limit, options.before),
-        ));
+        const query = { limit: options.limit, ...(options.before === undefined ? {} : { before: options.before }) };
+        const page: { records: AuditRecord[]; next?: number | null } = await cliCall(
+          authorityControlApi(connection).GET('/availability/v1/authorities/{authority}/audit', { params: { path: { authority: name }, query } }),
+        );
+        ({ records, next = null } = page);
       } catch (error) {
         if (
           error instanceof HttpRefusal &&
@@ -156,7 +158,7 @@ Examples:
     .action(async (_options: unknown, command: Command) => {
       const output = outputFor(ctx, command);
       const connection = connectionOf(ctx, command, AUTHORITY_CONTROL);
-      const result = await get<{ members: Member[] }>(connection, controlPaths.members);
+      const result: { members: Member[] } = await cliCall(authorityControlApi(connection).GET('/availability/v1/members'));
       output.result(result, (r, view) =>
         table(
           ['MEMBER', 'DATACENTER', 'STATE', 'LAST HEARD'],
@@ -170,15 +172,6 @@ Examples:
         ),
       );
     });
-}
-
-async function get<T>(connection: Connection, path: string): Promise<T> {
-  const { body } = await adminRequest<T>(connection.url, {
-    method: 'GET',
-    path,
-    token: connection.token,
-  }, connection.fetch);
-  return body;
 }
 
 /** The answer, or undefined when the node says there is none (a 404 naming the authority). */

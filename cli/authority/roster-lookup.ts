@@ -1,8 +1,6 @@
-import { adminRequest } from '../admin-client.js';
+import { authorityControlApi, cliCall } from '../api-client.js';
 import { FailedError } from '../cli-errors.js';
 import type { Connection } from '../connection.js';
-import { CLUSTER_PATHS } from '../status/cluster-picture.js';
-import { controlPaths } from './control-api.js';
 
 interface RosterMember {
   member: string;
@@ -34,11 +32,7 @@ export async function homeMember(
   const inHome = (await trackedMembers(connection))
     .filter((m) => m.datacenter === datacenter)
     .map((m) => m.member);
-  const { body } = await adminRequest<{ members: PictureMember[] }>(connection.url, {
-    method: 'GET',
-    path: CLUSTER_PATHS.authority,
-    token: connection.token,
-  }, connection.fetch);
+  const body: { members: PictureMember[] } = await cliCall(authorityControlApi(connection).GET('/availability/v1/cluster'));
   const candidates = body.members
     .filter((m): m is PictureMember & { address: string } => inHome.includes(m.id) && m.address !== null)
     .sort((a, b) => Number(b.reachable) - Number(a.reachable));
@@ -52,10 +46,6 @@ export async function homeMember(
 }
 
 async function trackedMembers(connection: Connection): Promise<RosterMember[]> {
-  const { body } = await adminRequest<{ members: RosterMember[] }>(connection.url, {
-    method: 'GET',
-    path: controlPaths.members,
-    token: connection.token,
-  }, connection.fetch);
+  const body: { members: RosterMember[] } = await cliCall(authorityControlApi(connection).GET('/availability/v1/members'));
   return body.members;
 }

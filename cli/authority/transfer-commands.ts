@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
-import { adminRequest, isTimeout } from '../admin-client.js';
+import { authorityControlApi, cliAnswer } from '../api-client.js';
 import { SECONDS_HELP, durationMs, integerAtLeast, isoTime } from '../arguments.js';
 import {
   FailedError,
@@ -9,9 +9,11 @@ import {
   UnreachableError,
   UsageError,
 } from '../cli-errors.js';
+import { isTimeout } from '../connection-failure.js';
 import { connectionOf, withConnectionOptions } from '../connection.js';
 import { outputFor, type CliContext } from '../context.js';
-import { AUTHORITY_CONTROL, auditLines, controlPaths, type AuditRecord } from './control-api.js';
+import { keyHeader } from '../idempotency-header.js';
+import { AUTHORITY_CONTROL, auditLines, type AuditRecord } from './control-api.js';
 import { rosterDatacenters } from './roster-lookup.js';
 import { noteOnceWaiting } from './waiting-note.js';
 
@@ -40,7 +42,8 @@ interface ScheduledTransfer {
   authority: string;
   source: string;
   target: string;
-  not_before: string;
+  /** Optional in the API document, which types one answer for every transfer in flight; a 202 always names it. */
+  not_before?: string;
   not_after?: string;
 }
 
@@ -127,22 +130,17 @@ until it commits; past --not-after it is abandoned with no audit, as a budget ti
       let record: AuditRecord | ScheduledTransfer;
       let status: number;
       try {
-        ({ body: record, status } = await adminRequest<AuditRecord | ScheduledTransfer>(connection.url, {
-          method: 'POST',
-          path: controlPaths.transfers,
-          token: connection.token,
-          idempotencyKey: key,
-          body: {
-            authority: name,
-            source: options.from,
-            target: options.to,
-            reason: options.reason,
-            ...(options.ifEpoch === undefined ? {} : { expected_epoch: options.ifEpoch }),
-            ...(options.notBefore === undefined ? {} : { not_before: options.notBefore }),
-            ...(options.notAfter === undefined ? {} : { not_after: options.notAfter }),
-          },
-          timeoutMs: options.timeout ?? DEFAULT_TRANSFER_TIMEOUT_MS,
-        }, connection.fetch));
+        const client = authorityControlApi(connection, { timeoutMs: options.timeout ?? DEFAULT_TRANSFER_TIMEOUT_MS });
+        const body = {
+          authority: name,
+          source: options.from,
+          target: options.to,
+          reason: options.reason,
+          ...(options.ifEpoch === undefined ? {} : { expected_epoch: options.ifEpoch }),
+          ...(options.notBefore === undefined ? {} : { not_before: options.notBefore }),
+          ...(options.notAfter === undefined ? {} : { not_after: options.notAfter }),
+        };
+        ({ data: record, status } = await cliAnswer(client.POST('/availability/v1/transfers', { body, headers: keyHeader(key) })));
       } catch (error) {
         throw transferFailure(error, name, options, retry);
       } finally {
@@ -179,11 +177,7 @@ Examples:
       const output = outputFor(ctx, command);
       const connection = connectionOf(ctx, command, AUTHORITY_CONTROL);
       try {
-        await adminRequest(connection.url, {
-          method: 'DELETE',
-          path: controlPaths.transfer(name),
-          token: connection.token,
-        }, connection.fetch);
+        await cliAnswer(authorityControlApi(connection).DELETE('/availability/v1/transfers/{authority}', { params: { path: { authority: name } } }));
       } catch (error) {
         throw cancelFailure(error);
       }

@@ -1,7 +1,7 @@
 import { SystemClock } from '@baton/kernel';
-import { adminRequest } from '../admin-client.js';
+import { authorityControlApi, cliCall } from '../api-client.js';
 import type { Connection } from '../connection.js';
-import { controlPaths, type TransferStatus } from './control-api.js';
+import type { TransferStatus } from './control-api.js';
 
 /** How often the transfer's state is read while its request is in flight. */
 const READ_EVERY_MS = 250;
@@ -20,14 +20,11 @@ export async function noteOnceWaiting(
   waiting: (status: TransferStatus) => void,
 ): Promise<void> {
   const clock = new SystemClock();
+  const client = authorityControlApi(connection);
   while (!stop.aborted) {
     try {
       await clock.sleep(READ_EVERY_MS, stop);
-      const { body } = await adminRequest<TransferStatus>(connection.url, {
-        method: 'GET',
-        path: controlPaths.transfer(authority),
-        token: connection.token,
-      }, connection.fetch);
+      const body: TransferStatus = await cliCall(client.GET('/availability/v1/transfers/{authority}', { params: { path: { authority } } }));
       if (stop.aborted) return;
       if (body.id === key && body.state === 'AwaitingCatchUp') {
         waiting(body);

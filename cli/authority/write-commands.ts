@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
-import { adminRequest } from '../admin-client.js';
+import { authorityControlApi, authorityPublicApi, cliCall } from '../api-client.js';
 import { FailedError, HttpRefusal, UsageError } from '../cli-errors.js';
 import { connectionOf, withConnectionOptions, type Connection } from '../connection.js';
 import { outputFor, type CliContext } from '../context.js';
-import { AUTHORITY_CONTROL, controlPaths } from './control-api.js';
+import { keyHeader } from '../idempotency-header.js';
+import { AUTHORITY_CONTROL, homeAt } from './control-api.js';
 import { homeMember, rosterDatacenters } from './roster-lookup.js';
 
 /** A write's operation: what the change feed records (bounded, so one write is one small entry). */
@@ -74,13 +75,12 @@ Examples:
       }
       let placed: Placed;
       try {
-        ({ body: placed } = await adminRequest<Placed>(connection.url, {
-          method: 'POST',
-          path: controlPaths.commands,
-          token: connection.token,
-          idempotencyKey: options.key ?? `cli-create-${randomUUID()}`,
-          body: { type: 'transfer_authority', authority: name, target: options.home },
-        }, connection.fetch));
+        placed = await cliCall(
+          authorityControlApi(connection).POST('/availability/v1/commands', {
+            headers: keyHeader(options.key ?? `cli-create-${randomUUID()}`),
+            body: { type: 'transfer_authority', authority: name, target: options.home },
+          }),
+        );
       } catch (error) {
         throw await createFailure(error, connection, name);
       }
@@ -139,12 +139,13 @@ Examples:
         const written: Written[] = [];
         for (const operation of operations) {
           try {
-            const { body } = await adminRequest<Written>(member.address, {
-              method: 'POST',
-              path: writePath(name),
-              token: connection.token,
-              body: { operation, epoch: home.epoch },
-            }, connection.fetch);
+            // The member's public server, with the token and CA of the control listener's connection.
+            const body = await cliCall(
+              authorityPublicApi({ ...connection, url: member.address }).POST('/availability/v1/authorities/{authority}/writes', {
+                params: { path: { authority: name } },
+                body: { operation, epoch: home.epoch },
+              }),
+            );
             written.push(body);
           } catch (error) {
             throw writeFailure(error, name, written.length);
@@ -169,21 +170,13 @@ Examples:
     );
 }
 
-const writePath = (authority: string) =>
-  `/availability/v1/authorities/${encodeURIComponent(authority)}/writes`;
-
 /** The authority's home and epoch as the control listener's member applied them. */
 async function currentHome(
   connection: Connection,
   name: string,
 ): Promise<{ home: string; epoch: number }> {
   try {
-    const { body } = await adminRequest<{ home: string; epoch: number }>(connection.url, {
-      method: 'GET',
-      path: controlPaths.authority(name),
-      token: connection.token,
-    }, connection.fetch);
-    return body;
+    return await homeAt(connection, name);
   } catch (error) {
     if (error instanceof HttpRefusal && error.status === 404) {
       throw new FailedError(
@@ -201,14 +194,7 @@ async function createFailure(error: unknown, connection: Connection, name: strin
   if (!(error instanceof HttpRefusal) || (error.status !== 400 && error.status !== 409)) {
     return error;
   }
-  const existing = await adminRequest<{ home: string; epoch: number }>(connection.url, {
-    method: 'GET',
-    path: controlPaths.authority(name),
-    token: connection.token,
-  }, connection.fetch).then(
-    ({ body }) => body,
-    () => undefined,
-  );
+  const existing = await homeAt(connection, name).catch(() => undefined);
   if (!existing) return error;
   return new FailedError(
     'authority_exists',

@@ -1,28 +1,11 @@
 import type { Command } from 'commander';
 import type { BackupVariant } from '@baton/cluster';
-import { connectionFailure, joinUrl } from '../admin-client.js';
-import { FailedError, UnreachableError, UsageError } from '../cli-errors.js';
-import { consensusApiOf, CONSENSUS_APIS, withConsensusOptions, type ConsensusApi } from '../consensus/consensus-api.js';
+import { UsageError } from '../cli-errors.js';
+import { consensusApiOf, withConsensusOptions } from '../consensus/consensus-api.js';
 import { restoreBackup } from '../consensus/restore-backup.js';
 import { saveBackup } from '../consensus/save-backup.js';
 import { outputFor, type CliContext } from '../context.js';
 import { table } from '../table.js';
-
-interface VoterDetails {
-  id: string;
-  address?: string;
-  leader: boolean;
-  match?: number;
-  applied?: number;
-  live?: boolean;
-}
-
-interface MembershipDetails {
-  term: number;
-  leader?: string;
-  from: string;
-  voters: VoterDetails[];
-}
 
 const VOTER_ID = /^[A-Za-z0-9._-]{1,256}$/;
 
@@ -47,7 +30,7 @@ export function registerMember(program: Command, ctx: CliContext): void {
     .action(async (_options: unknown, command: Command) => {
       const output = outputFor(ctx, command);
       const api = await consensusApiOf(ctx, command);
-      const { body } = await api.call<MembershipDetails>({ method: 'GET', path: '/members' });
+      const body = await api.members();
       output.result(
         { variant: api.variant, ...body },
         (d) => {
@@ -86,12 +69,7 @@ Examples:
     .action(async (id: string, options: { peerUrl: string }, command: Command) => {
       const output = outputFor(ctx, command);
       const api = await consensusApiOf(ctx, command);
-      const { body } = await api.call<{ member: string; added: boolean; voters: string[] }>({
-        method: 'POST',
-        path: '/members',
-        body: { id, address: options.peerUrl },
-        timeoutMs: 30_000,
-      });
+      const body = await api.addMember({ id, address: options.peerUrl });
       output.result(body, (b) => `${b.added ? `added ${b.member}` : `${b.member} was already a voter`}; voters: ${b.voters.join(', ')}`);
     });
 
@@ -102,11 +80,7 @@ Examples:
     .action(async (id: string, _options: unknown, command: Command) => {
       const output = outputFor(ctx, command);
       const api = await consensusApiOf(ctx, command);
-      const { body } = await api.call<{ member: string; voters: string[] }>({
-        method: 'DELETE',
-        path: `/members/${encodeURIComponent(id)}`,
-        timeoutMs: 30_000,
-      });
+      const body = await api.removeMember(id);
       output.result(body, (b) => `removed ${b.member}; voters: ${b.voters.join(', ')}`);
     });
 
@@ -118,12 +92,7 @@ Examples:
     .action(async (id: string, _options: unknown, command: Command) => {
       const output = outputFor(ctx, command);
       const api = await consensusApiOf(ctx, command);
-      const { body } = await api.call<{ leader: string; term: number; moved: boolean }>({
-        method: 'POST',
-        path: '/leader',
-        body: { member: id },
-        timeoutMs: 30_000,
-      });
+      const body = await api.moveLeader(id);
       output.result(body, (b) => (b.moved ? `${b.leader} leads now (term ${b.term})` : `${b.leader} already led (term ${b.term})`));
     });
 
@@ -149,7 +118,7 @@ Examples:
     .action(async (file: string, _options: unknown, command: Command) => {
       const output = outputFor(ctx, command);
       const api = await consensusApiOf(ctx, command);
-      const response = await download(api, '/snapshot');
+      const response = await api.snapshot();
       const { header, bytes } = await saveBackup(file, response, api.url);
       const result = {
         file,
@@ -210,26 +179,4 @@ function variantOption(given: string | undefined): BackupVariant | undefined {
   if (given === 'stream' || given === 'stream-transfer') return 'stream-transfer';
   if (given === 'authority' || given === 'authority-transfer') return 'authority-transfer';
   throw new UsageError(`--variant ${JSON.stringify(given)}: give stream or authority`);
-}
-
-/** The body of a GET under the variant's prefix, as it arrives (problem answers through the admin client's refusal). */
-async function download(api: ConsensusApi, path: string): Promise<AsyncIterable<Uint8Array>> {
-  const url = joinUrl(api.url, CONSENSUS_APIS[api.variant].prefix + path);
-  const timeoutMs = 120_000;
-  let response: Response;
-  try {
-    response = await (api.fetch ?? fetch)(url, {
-      headers: { accept: 'application/x-ndjson, application/problem+json', ...(api.token ? { authorization: `Bearer ${api.token}` } : {}) },
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-  } catch (error) {
-    throw new UnreachableError(new URL(url).origin, connectionFailure(error, timeoutMs), { cause: error });
-  }
-  if (!response.ok || !response.body) {
-    await response.body?.cancel();
-    // The admin client words the refusal the same way as every other command's.
-    await api.call({ method: 'GET', path });
-    throw new FailedError(`http_${response.status}`, `${new URL(url).origin} refused (${response.status})`);
-  }
-  return response.body as unknown as AsyncIterable<Uint8Array>;
 }

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { adminRequest } from '../admin-client.js';
+import { cliCall, upControlApi, type UpControlApi } from '../api-client.js';
 import { FailedError, HttpRefusal, UnreachableError } from '../cli-errors.js';
 import { processIsAlive } from '@baton/kernel';
 import { outputFor, type CliContext } from '../context.js';
@@ -53,7 +53,7 @@ Examples:
       const ups = await runningUps(ctx, options.dataDir);
       const nodes: (NodeState & { variant: string })[] = [];
       for (const up of ups) {
-        const { body } = await call<{ nodes: NodeState[] }>(up, 'GET', '/nodes');
+        const body = await call(up, (client) => client.GET('/nodes'));
         nodes.push(...body.nodes.map((n) => ({ ...n, variant: up.variant })));
       }
       output.result({ nodes }, (r, view) =>
@@ -77,7 +77,7 @@ Examples:
     .action(async (name: string, options: { dataDir: string }, command: Command) => {
       const output = outputFor(ctx, command);
       const up = await runningUp(ctx, options.dataDir, name);
-      const { body } = await call<{ node: NodeState }>(up, 'POST', `/nodes/${encodeURIComponent(name)}/stop`);
+      const body = await call(up, (client) => client.POST('/nodes/{node}/stop', { params: { path: { node: name } } }));
       output.result(body, () => `stopped ${name}; "baton node start ${name}" starts it again`);
     });
 
@@ -87,7 +87,7 @@ Examples:
     .action(async (name: string, options: { dataDir: string }, command: Command) => {
       const output = outputFor(ctx, command);
       const up = await runningUp(ctx, options.dataDir, name);
-      const { body } = await call<{ node: NodeState }>(up, 'POST', `/nodes/${encodeURIComponent(name)}/start`, 60_000);
+      const body = await call(up, (client) => client.POST('/nodes/{node}/start', { params: { path: { node: name } } }), 60_000);
       output.result(body, (r) => `started ${name} (pid ${r.node.pid ?? '?'})`);
     });
 
@@ -157,9 +157,11 @@ function controlFetch(dataDir: string, control: UpControlRecord, tls: boolean): 
   }
 }
 
-async function call<T>(up: RunningUp, method: 'GET' | 'POST', path: string, timeoutMs?: number) {
+/** One call to the control listener of `up`; its failures in words about that baton up. */
+async function call<T>(up: RunningUp, send: (client: UpControlApi) => Promise<{ data?: T; response: Response }>, timeoutMs?: number): Promise<T> {
   try {
-    return await adminRequest<T>(up.control.url, { method, path, token: up.token, ...(timeoutMs ? { timeoutMs } : {}) }, up.send);
+    const client = upControlApi({ url: up.control.url, token: up.token, fetch: up.send }, timeoutMs ? { timeoutMs } : {});
+    return await cliCall(send(client));
   } catch (error) {
     if (error instanceof UnreachableError) {
       throw new UnreachableError(

@@ -1,23 +1,89 @@
 import type { Command } from 'commander';
-import { adminRequest, type AdminRequest, type AdminResponse } from '../admin-client.js';
-import { HttpRefusal, UnreachableError, UsageError } from '../cli-errors.js';
+import { authorityControlApi, cliAnswer, cliCall, streamApi } from '../api-client.js';
+import { FailedError, HttpRefusal, UnreachableError, UsageError } from '../cli-errors.js';
 import { connectionOf, type Connection } from '../connection.js';
 import type { CliContext } from '../context.js';
 
-/** Where each variant serves the consensus administration, and the address `baton up` gives its first node. */
+/** The listener of each variant that serves the consensus administration, and the address `baton up` gives its first node. */
 export const CONSENSUS_APIS = {
-  stream: { prefix: '/v1/admin/consensus', defaultUrl: 'http://127.0.0.1:7700', listener: 'stream node API' },
-  authority: { prefix: '/availability/v1/consensus', defaultUrl: 'http://127.0.0.1:7601', listener: 'authority control listener' },
+  stream: { defaultUrl: 'http://127.0.0.1:7700', listener: 'stream node API' },
+  authority: { defaultUrl: 'http://127.0.0.1:7601', listener: 'authority control listener' },
 } as const;
 export type ConsensusVariant = keyof typeof CONSENSUS_APIS;
 
 export interface ConsensusApi {
   variant: ConsensusVariant;
   url: string;
-  token?: string;
-  fetch?: typeof fetch;
-  /** A request under the variant's prefix. */
-  call<T>(request: AdminRequest): Promise<AdminResponse<T>>;
+  /** The voters as the leader sees them. */
+  members(timeoutMs?: number): Promise<MembershipDetails>;
+  addMember(member: { id: string; address: string }): Promise<{ member: string; added: boolean; voters: string[] }>;
+  removeMember(id: string): Promise<{ member: string; voters: string[] }>;
+  moveLeader(member: string): Promise<{ leader?: string; term: number; moved: boolean }>;
+  /** The backup's bytes as they arrive (a refusal in the server's words). */
+  snapshot(): Promise<AsyncIterable<Uint8Array>>;
+}
+
+export interface VoterDetails {
+  id: string;
+  address?: string;
+  leader: boolean;
+  match?: number;
+  applied?: number;
+  live?: boolean;
+}
+
+export interface MembershipDetails {
+  term: number;
+  leader?: string;
+  from: string;
+  voters: VoterDetails[];
+}
+
+/** Changes wait for the leader to commit them (or to hand over): longer than a read. */
+const CHANGE_TIMEOUT_MS = 30_000;
+/** A backup of a large state takes its time to stream. */
+const SNAPSHOT_TIMEOUT_MS = 120_000;
+const SNAPSHOT_ACCEPT = { accept: 'application/x-ndjson, application/problem+json' };
+
+/** The same operations on either variant's typed client: the paths differ only by their prefix (/v1/admin/consensus, /availability/v1/consensus). */
+function consensusApi(variant: ConsensusVariant, connection: Connection): ConsensusApi {
+  const stream = (timeoutMs?: number) => streamApi(connection, timeoutMs ? { timeoutMs } : {});
+  const authority = (timeoutMs?: number) => authorityControlApi(connection, timeoutMs ? { timeoutMs } : {});
+  const isStream = variant === 'stream';
+  return {
+    variant,
+    url: connection.url,
+    members: (timeoutMs) =>
+      cliCall(isStream ? stream(timeoutMs).GET('/v1/admin/consensus/members') : authority(timeoutMs).GET('/availability/v1/consensus/members')),
+    addMember: (body) =>
+      cliCall(
+        isStream
+          ? stream(CHANGE_TIMEOUT_MS).POST('/v1/admin/consensus/members', { body })
+          : authority(CHANGE_TIMEOUT_MS).POST('/availability/v1/consensus/members', { body }),
+      ),
+    removeMember: (member) =>
+      cliCall(
+        isStream
+          ? stream(CHANGE_TIMEOUT_MS).DELETE('/v1/admin/consensus/members/{member}', { params: { path: { member } } })
+          : authority(CHANGE_TIMEOUT_MS).DELETE('/availability/v1/consensus/members/{member}', { params: { path: { member } } }),
+      ),
+    moveLeader: (member) =>
+      cliCall(
+        isStream
+          ? stream(CHANGE_TIMEOUT_MS).POST('/v1/admin/consensus/leader', { body: { member } })
+          : authority(CHANGE_TIMEOUT_MS).POST('/availability/v1/consensus/leader', { body: { member } }),
+      ),
+    snapshot: async () => {
+      const init = { parseAs: 'stream' as const, headers: SNAPSHOT_ACCEPT };
+      const { data, status } = await cliAnswer(
+        isStream
+          ? stream(SNAPSHOT_TIMEOUT_MS).GET('/v1/admin/consensus/snapshot', init)
+          : authority(SNAPSHOT_TIMEOUT_MS).GET('/availability/v1/consensus/snapshot', init),
+      );
+      if (!data) throw new FailedError(`http_${status}`, `${new URL(connection.url).origin} refused (${status})`);
+      return data as unknown as AsyncIterable<Uint8Array>;
+    },
+  };
 }
 
 /** Adds --url, --token and --variant to a command of `member`, `leader` or `snapshot`. */
@@ -46,27 +112,13 @@ export async function consensusApiOf(ctx: CliContext, command: Command): Promise
   };
   // The same address for both: one was given (flag, environment or context), not a default.
   const addressGiven = connections.stream.url === connections.authority.url;
-  const make = (variant: ConsensusVariant): ConsensusApi => {
-    const connection = connections[variant] as Connection & { fetch?: typeof fetch };
-    return {
-      variant,
-      url: connection.url,
-      ...(connection.token ? { token: connection.token } : {}),
-      ...(connection.fetch ? { fetch: connection.fetch } : {}),
-      call: <T>(request: AdminRequest) =>
-        adminRequest<T>(
-          connection.url,
-          { ...request, path: CONSENSUS_APIS[variant].prefix + request.path, ...(connection.token ? { token: connection.token } : {}) },
-          connection.fetch,
-        ),
-    };
-  };
+  const make = (variant: ConsensusVariant): ConsensusApi => consensusApi(variant, connections[variant]);
   if (given) return make(given);
   let lastUnreachable: unknown;
   for (const variant of ['stream', 'authority'] as const) {
     const api = make(variant);
     try {
-      await api.call({ method: 'GET', path: '/members', timeoutMs: 5_000 });
+      await api.members(5_000);
       return api;
     } catch (error) {
       if (error instanceof HttpRefusal && error.status === 404) continue;

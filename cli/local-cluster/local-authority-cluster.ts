@@ -1,7 +1,8 @@
 import { fileURLToPath } from 'node:url';
-import { adminRequest } from '../admin-client.js';
+import { authorityControlApi, cliCall } from '../api-client.js';
 import { HttpRefusal } from '../cli-errors.js';
-import { controlPaths } from '../authority/control-api.js';
+import { homeAt } from '../authority/control-api.js';
+import { keyHeader } from '../idempotency-header.js';
 import type { ClusterRecord } from './cluster-record.js';
 import {
   AUTHORITY_PORT_KEYS,
@@ -54,12 +55,7 @@ export async function homeOf(
   send: typeof fetch = fetch,
 ): Promise<{ home: string; epoch: number } | undefined> {
   try {
-    const { body } = await adminRequest<{ home: string; epoch: number }>(
-      url,
-      { method: 'GET', path: controlPaths.authority(authority), token },
-      send,
-    );
-    return body;
+    return await homeAt({ url, token, fetch: send }, authority);
   } catch (error) {
     if (error instanceof HttpRefusal && error.status === 404) return undefined;
     throw error;
@@ -72,22 +68,17 @@ async function readyAndPlaced(
   send: typeof fetch,
 ): Promise<boolean | ClusterRecord> {
   for (const node of nodes) {
-    await adminRequest(node.url, { method: 'GET', path: controlPaths.members, token: record.token }, send);
+    await cliCall(authorityControlApi({ url: node.url, token: record.token, fetch: send }).GET('/availability/v1/members'));
   }
   const placed = record.placed ?? EXAMPLE_AUTHORITY;
   if (!record.placed) {
     // A raw transfer_authority without a source establishes an authority that has no home:
     // it commits only once the Raft has a leader, which is what a planned transfer needs too.
-    await adminRequest(
-      nodes[0].url,
-      {
-        method: 'POST',
-        path: '/availability/v1/commands',
-        token: record.token,
-        idempotencyKey: PLACEMENT_KEY,
+    await cliCall(
+      authorityControlApi({ url: nodes[0].url, token: record.token, fetch: send }).POST('/availability/v1/commands', {
+        headers: keyHeader(PLACEMENT_KEY),
         body: { type: 'transfer_authority', authority: placed.authority, target: placed.home },
-      },
-      send,
+      }),
     );
   }
   for (const node of nodes) {

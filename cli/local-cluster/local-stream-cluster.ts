@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
-import { StreamClient } from '@baton/client';
+import { allNodes } from '../streams/all-pages.js';
+import { streamNode } from '../streams/stream-api.js';
 import { LOCAL_NODE_IDS } from './cluster-record.js';
 import {
   startLocalCluster,
@@ -34,7 +35,7 @@ async function allRegistered(configs: readonly LocalNodeConfig[], token: string,
   const ids = configs.map((config) => config.id);
   for (const config of configs) {
     try {
-      const { nodes } = await new StreamClient({ nodes: [config.url], token, fetch }).nodes();
+      const { nodes } = await allNodes(streamNode({ url: config.url, token, fetch }));
       if (!ids.every((id) => nodes.some((node) => node.id === id))) return false;
     } catch {
       // Not listening yet, or no leader yet: keep waiting.

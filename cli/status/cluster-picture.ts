@@ -1,5 +1,5 @@
 import type { ClusterStatus, MemberStatus } from '@baton/cluster';
-import { adminRequest } from '../admin-client.js';
+import { authorityControlApi, cliCall, streamApi } from '../api-client.js';
 import { FailedError, HttpRefusal, UnreachableError, UsageError } from '../cli-errors.js';
 import { checkedUrl } from '../connection.js';
 
@@ -8,12 +8,9 @@ export type { ClusterStatus, MemberStatus };
 /** The addresses `baton up` gives each variant's first node, tried when nothing else is said. */
 export const DEFAULT_URLS = ['http://127.0.0.1:7700', 'http://127.0.0.1:7601'];
 
-/** Where each variant serves its picture; a node of the other variant answers 404. */
-export const CLUSTER_PATHS = { stream: '/v1/admin/cluster', authority: '/availability/v1/cluster' } as const;
-
 /**
- * The picture from the first of `urls` that answers: its stream path, else (404) its authority
- * path. An unreachable address is passed over for the next; any other refusal (a missing or
+ * The picture from the first of `urls` that answers: its stream path, else (404, a node of the
+ * other variant) its authority path. An unreachable address is passed over for the next; any other refusal (a missing or
  * wrong token) is the answer. Unreachable everywhere: UnreachableError naming every address.
  */
 export async function fetchClusterPicture(urls: readonly string[], token: string | undefined, timeoutMs: number, send: typeof fetch = fetch): Promise<ClusterStatus> {
@@ -40,14 +37,14 @@ export async function answeredPicture(
 }
 
 async function pictureAt(url: string, token: string | undefined, timeoutMs: number, send: typeof fetch): Promise<ClusterStatus> {
-  const get = (path: string) => adminRequest<ClusterStatus>(url, { method: 'GET', path, token, timeoutMs }, send);
+  const address = { url, ...(token ? { token } : {}), fetch: send };
   try {
-    return (await get(CLUSTER_PATHS.stream)).body;
+    return await cliCall<ClusterStatus>(streamApi(address, { timeoutMs }).GET('/v1/admin/cluster'));
   } catch (error) {
     if (!(error instanceof HttpRefusal && error.status === 404)) throw error;
   }
   try {
-    return (await get(CLUSTER_PATHS.authority)).body;
+    return await cliCall<ClusterStatus>(authorityControlApi(address, { timeoutMs }).GET('/availability/v1/cluster'));
   } catch (error) {
     if (!(error instanceof HttpRefusal && error.status === 404)) throw error;
     throw new WrongListenerError(url, error);

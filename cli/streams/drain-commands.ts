@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { adminRequest } from '../admin-client.js';
+import { cliCall, streamApi } from '../api-client.js';
 import { MILLISECONDS_HELP, SECONDS_HELP, durationMs, idempotencyKeyArgument, integerAtLeast } from '../arguments.js';
 import { TimedOutError } from '../cli-errors.js';
 import { connectionOf, withConnectionOptions } from '../connection.js';
@@ -9,7 +9,8 @@ import { progressView } from '../progress.js';
 import { pollUntil } from '../wait.js';
 import { SystemClock } from '@baton/kernel';
 import type { DrainProgress } from '@baton/stream-transfer';
-import { STREAM_API, streamCall, streamClient } from './stream-api.js';
+import { keyHeader } from '../idempotency-header.js';
+import { STREAM_API, streamNode } from './stream-api.js';
 import { DEFAULT_INTERVAL_MS, seconds } from './transfer-commands.js';
 
 const DEFAULT_DRAIN_TIMEOUT_MS = 600_000;
@@ -59,15 +60,23 @@ Examples:
         command: Command,
       ) => {
         const output = outputFor(ctx, command);
-        const client = streamClient(connectionOf(ctx, command, STREAM_API));
+        const client = streamNode(connectionOf(ctx, command, STREAM_API));
+        const path = { node };
         if (!(await agreedToMove(ctx, options, `streams drain ${node}`, `move every stream off ${node}?`))) {
           output.result({ id: node, declined: true }, () => 'nothing moved');
           return;
         }
-        const first = await streamCall(() => client.drain(node, options.maxInFlight, {
-          ...(options.ifStreams === undefined ? {} : { expectedStreams: options.ifStreams }),
-          ...(options.key === undefined ? {} : { idempotencyKey: options.key }),
-        }));
+        const body = {
+          ...(options.maxInFlight ? { maxInFlight: options.maxInFlight } : {}),
+          ...(options.ifStreams === undefined ? {} : { expected_streams: options.ifStreams }),
+        };
+        const first = await cliCall(
+          client.POST('/v1/admin/nodes/{node}/drain', {
+            params: { path },
+            ...(Object.keys(body).length > 0 ? { body } : {}),
+            headers: keyHeader(options.key),
+          }),
+        );
         let last = first;
         if (options.wait && !first.drained) {
           // The streams the node held when asked: the bar counts them down.
@@ -76,7 +85,7 @@ Examples:
           const clock = new SystemClock();
           try {
             const waited = await pollUntil(
-              () => streamCall(() => client.node(node)),
+              () => cliCall(client.GET('/v1/admin/nodes/{node}', { params: { path } })),
               (progress) => progress.drained,
               (progress) =>
                 view.update(drainReading(progress, Math.max(total, progress.remaining))),
@@ -120,12 +129,9 @@ Examples:
     .action(async (node: string, _options: unknown, command: Command) => {
       const output = outputFor(ctx, command);
       const connection = connectionOf(ctx, command, STREAM_API);
-      // The client has no undrain call: the admin API is reached directly, same errors.
-      const { body } = await adminRequest<DrainProgress>(connection.url, {
-        method: 'POST',
-        path: `/v1/admin/nodes/${encodeURIComponent(node)}/undrain`,
-        token: connection.token,
-      }, connection.fetch);
+      const body = await cliCall(
+        streamApi(connection).POST('/v1/admin/nodes/{node}/undrain', { params: { path: { node } } }),
+      );
       output.result(
         body,
         (p) =>

@@ -3,7 +3,9 @@ import { idempotencyKeyArgument, integerAtLeast } from '../arguments.js';
 import { connectionOf, withConnectionOptions } from '../connection.js';
 import { agreedToMove } from '../confirm.js';
 import { outputFor, type CliContext } from '../context.js';
-import { STREAM_API, streamCall, streamClient } from './stream-api.js';
+import { cliCall } from '../api-client.js';
+import { keyHeader } from '../idempotency-header.js';
+import { STREAM_API, streamNode } from './stream-api.js';
 
 /** `baton streams failover NODE [--force]`. */
 export function registerFailoverCommand(streams: Command, ctx: CliContext): void {
@@ -41,15 +43,20 @@ Examples:
     )
     .action(async (node: string, options: { force?: boolean; yes?: boolean; ifStreams?: number; key?: string }, command: Command) => {
       const output = outputFor(ctx, command);
-      const client = streamClient(connectionOf(ctx, command, STREAM_API));
+      const client = streamNode(connectionOf(ctx, command, STREAM_API));
       if (!(await agreedToMove(ctx, options, `streams failover ${node}`, `give every stream of ${node} to live nodes?`))) {
         output.result({ node, declined: true }, () => 'nothing moved');
         return;
       }
-      const result = await streamCall(() => client.failover(node, {
-          force: options.force ?? false,
-          ...(options.ifStreams === undefined ? {} : { expectedStreams: options.ifStreams }),
-          ...(options.key === undefined ? {} : { idempotencyKey: options.key }),
+      const body = {
+        ...(options.force ? { force: true } : {}),
+        ...(options.ifStreams === undefined ? {} : { expected_streams: options.ifStreams }),
+      };
+      const result = await cliCall(
+        client.POST('/v1/admin/nodes/{node}/failover', {
+          params: { path: { node } },
+          ...(Object.keys(body).length > 0 ? { body } : {}),
+          headers: keyHeader(options.key),
         }),
       );
       output.result(result, (r) =>

@@ -3,7 +3,8 @@ import { connectionOf, withConnectionOptions } from '../connection.js';
 import { outputFor, type CliContext } from '../context.js';
 import { pageLines, withPageOptions, type PagedListing } from '../paged-listing.js';
 import { MAX_PAGE_LIMIT, type StreamSummary } from '@baton/stream-transfer';
-import { STREAM_API, streamCall, streamClient } from './stream-api.js';
+import { cliCall } from '../api-client.js';
+import { STREAM_API, streamNode } from './stream-api.js';
 
 const streamListing: PagedListing<StreamSummary> = {
   command: 'baton streams list',
@@ -40,8 +41,9 @@ Examples:
     )
     .action(async (options: { after?: string; limit: number }, command: Command) => {
       const output = outputFor(ctx, command);
-      const client = streamClient(connectionOf(ctx, command, STREAM_API));
-      const page = await streamCall(() => client.streams({ after: options.after, limit: options.limit }));
+      const client = streamNode(connectionOf(ctx, command, STREAM_API));
+      const query = { ...(options.after ? { after: options.after } : {}), ...(options.limit ? { limit: options.limit } : {}) };
+      const page = await cliCall(client.GET('/v1/admin/streams', { params: { query } }));
       output.result(page, (p, view) => pageLines(streamListing, { items: p.streams, next: p.next, total: p.total }, options, view));
     });
 }

@@ -3,7 +3,8 @@ import { durationMs, isoTime, positiveNumber } from '../arguments.js';
 import { UsageError } from '../cli-errors.js';
 import { connectionOf, withConnectionOptions } from '../connection.js';
 import { outputFor, type CliContext } from '../context.js';
-import { STREAM_API, streamCall, streamClient } from './stream-api.js';
+import { cliCall } from '../api-client.js';
+import { STREAM_API, streamNode } from './stream-api.js';
 
 /** `baton node maintenance NODE --for 2h [--start TIME] [--moves-per-second N]`, or `--end`. */
 export function registerMaintenanceCommand(node: Command, ctx: CliContext): void {
@@ -29,21 +30,21 @@ Examples:
     )
     .action(async (name: string, options: { for?: number; start?: string; movesPerSecond?: number; end?: boolean }, command: Command) => {
       const output = outputFor(ctx, command);
-      const client = streamClient(connectionOf(ctx, command, STREAM_API));
+      const client = streamNode(connectionOf(ctx, command, STREAM_API));
+      const path = { node: name };
       if (options.end) {
         if (options.for !== undefined || options.start !== undefined) throw new UsageError('--end ends the window now: it takes no --for or --start');
-        const { node } = await streamCall(() => client.endMaintenance(name));
+        const { node } = await cliCall(client.DELETE('/v1/admin/nodes/{node}/maintenance', { params: { path } }));
         output.result({ node }, (r) => `${r.node.id}: maintenance ended; streams come back to it${r.node.returning ? '' : ' (nothing to hand back)'}`);
         return;
       }
       if (options.for === undefined) throw new UsageError('say how long with --for (e.g. --for 2h), or end a window with --end');
-      const { node } = await streamCall(() =>
-        client.scheduleMaintenance(name, {
-          duration: options.for!,
-          ...(options.start !== undefined ? { start: options.start } : {}),
-          ...(options.movesPerSecond !== undefined ? { movesPerSecond: options.movesPerSecond } : {}),
-        }),
-      );
+      const window = {
+        duration: options.for,
+        ...(options.start !== undefined ? { start: options.start } : {}),
+        ...(options.movesPerSecond !== undefined ? { movesPerSecond: options.movesPerSecond } : {}),
+      };
+      const { node } = await cliCall(client.POST('/v1/admin/nodes/{node}/maintenance', { params: { path }, body: window }));
       output.result({ node }, (r) =>
         r.node.maintenance ? `${r.node.id}: in maintenance from ${r.node.maintenance.start} to ${r.node.maintenance.end}` : `${r.node.id}: no window`,
       );

@@ -1,10 +1,12 @@
 import type { Command } from 'commander';
-import { MAX_NODE_SLOTS, type NodeStatus } from '@baton/stream-transfer';
+import { MAX_NODE_SLOTS } from '@baton/stream-transfer';
 import { integerAtLeast } from '../arguments.js';
 import { connectionOf, withConnectionOptions } from '../connection.js';
 import { outputFor, type CliContext } from '../context.js';
 import { table } from '../table.js';
-import { STREAM_API, streamCall, streamClient } from './stream-api.js';
+import { cliCall } from '../api-client.js';
+import { allNodes } from './all-pages.js';
+import { STREAM_API, streamNode } from './stream-api.js';
 
 /** `baton streams nodes` and `baton streams nodes add`. */
 export function registerNodeCommands(streams: Command, ctx: CliContext): void {
@@ -27,8 +29,7 @@ Examples:
     )
     .action(async (_options: unknown, command: Command) => {
       const output = outputFor(ctx, command);
-      const client = streamClient(connectionOf(ctx, command, STREAM_API));
-      const result = await streamCall(() => client.nodes());
+      const result = await allNodes(streamNode(connectionOf(ctx, command, STREAM_API)));
       // Labels get a column once any node carries one (always with -o wide).
       const labelled = (wide: boolean) => wide || result.nodes.some((n) => Object.keys(n.labels ?? {}).length > 0);
       const labelsOf = (labels: Record<string, string> | undefined) =>
@@ -73,10 +74,8 @@ Examples:
     )
     .action(async (node: string, options: { address: string; slots: number }, command: Command) => {
       const output = outputFor(ctx, command);
-      const client = streamClient(connectionOf(ctx, command, STREAM_API));
-      const result = (await streamCall(() =>
-        client.registerNode(node, options.address, options.slots),
-      )) as { node: NodeStatus; duplicate?: boolean };
+      const client = streamNode(connectionOf(ctx, command, STREAM_API));
+      const result = await cliCall(client.POST('/v1/admin/nodes', { body: { id: node, address: options.address, slots: options.slots } }));
       output.result(result, (r) =>
         r.duplicate
           ? `${r.node.id} was already registered at ${r.node.address} with ${r.node.slots} slots`

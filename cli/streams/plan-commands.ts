@@ -1,8 +1,9 @@
 import type { Command } from 'commander';
-import { adminRequest } from '../admin-client.js';
+import { cliCall, streamApi } from '../api-client.js';
 import { MILLISECONDS_HELP, SECONDS_HELP, durationMs, idempotencyKeyArgument, integerAtLeast, positiveNumber } from '../arguments.js';
 import { TimedOutError, UsageError } from '../cli-errors.js';
-import { connectionOf, withConnectionOptions, type Connection } from '../connection.js';
+import { connectionOf, withConnectionOptions } from '../connection.js';
+import { keyHeader } from '../idempotency-header.js';
 import { agreedToMove } from '../confirm.js';
 import { outputFor, type CliContext } from '../context.js';
 import type { HumanView } from '../output.js';
@@ -17,11 +18,6 @@ import { DEFAULT_INTERVAL_MS, seconds } from './transfer-commands.js';
 const GOALS = ['rebalance', 'drain', 'restore-preferences'] as const;
 const DEFAULT_PLAN_TIMEOUT_MS = 600_000;
 
-type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
-async function planCall<T>(connection: Connection, method: Method, path: string, body?: unknown, idempotencyKey?: string): Promise<T> {
-  const request = { method, path: `/v1/admin/plans${path}`, ...(connection.token ? { token: connection.token } : {}), ...(body !== undefined ? { body } : {}), ...(idempotencyKey ? { idempotencyKey } : {}) };
-  return (await adminRequest<T>(connection.url, request, connection.fetch)).body;
-}
 
 function goalText(plan: PlanSummary): string {
   return plan.goal.type === 'drain' ? `drain ${plan.goal.nodes.join(',')}` : plan.goal.type;
@@ -92,14 +88,14 @@ Examples:
     .action(async (options: { goal: string; nodes?: string; maxConcurrent?: number; movesPerSecond?: number; key?: string }, command: Command) => {
       if (!(GOALS as readonly string[]).includes(options.goal)) throw new UsageError(`--goal is one of ${GOALS.join(', ')}, not ${JSON.stringify(options.goal)}`);
       const body = {
-        goal: options.goal,
+        goal: options.goal as (typeof GOALS)[number],
         ...(options.nodes !== undefined ? { nodes: options.nodes.split(',').map((n) => n.trim()).filter((n) => n !== '') } : {}),
         limits: {
           ...(options.maxConcurrent !== undefined ? { maxConcurrent: options.maxConcurrent } : {}),
           ...(options.movesPerSecond !== undefined ? { movesPerSecond: options.movesPerSecond } : {}),
         },
       };
-      const created = await planCall<PlanView>(connectionOf(ctx, command, STREAM_API), 'POST', '', body, options.key);
+      const created = await cliCall(streamApi(connectionOf(ctx, command, STREAM_API)).POST('/v1/admin/plans', { body, headers: keyHeader(options.key) }));
       outputFor(ctx, command).result(created, (p, view) => [...planLines(p, view), '', `run it with: baton plan execute ${p.id}`], (p) => [p.id]);
     });
 
@@ -110,7 +106,7 @@ Examples:
   baton plan list
   baton plan list -o json`)
     .action(async (_options: unknown, command: Command) => {
-      const { plans } = await planCall<{ plans: PlanSummary[] }>(connectionOf(ctx, command, STREAM_API), 'GET', '');
+      const { plans } = await cliCall(streamApi(connectionOf(ctx, command, STREAM_API)).GET('/v1/admin/plans'));
       outputFor(ctx, command).result({ plans }, (r, view) =>
         table(['ID', 'GOAL', 'STATUS', 'MOVES', 'LIMITS', 'PROGRESS'], r.plans.map((p) => [p.id, goalText(p), p.stale ? `${p.status} (stale)` : p.status, String(p.planned), limitsText(p), progressText(p)]), view),
       );
@@ -123,7 +119,7 @@ Examples:
   baton plan show plan-812`)
     .argument('<plan>', 'the plan id (plan-<n>)')
     .action(async (id: string, _options: unknown, command: Command) => {
-      const shown = await planCall<PlanView>(connectionOf(ctx, command, STREAM_API), 'GET', `/${encodeURIComponent(id)}`);
+      const shown = await cliCall(streamApi(connectionOf(ctx, command, STREAM_API)).GET('/v1/admin/plans/{plan}', { params: { path: { plan: id } } }));
       outputFor(ctx, command).result(shown, planLines, (p) => [p.id]);
     });
 
@@ -144,18 +140,19 @@ Examples:
     .option('--key <idempotency-key>', 'retrying with the same key answers the first decision', idempotencyKeyArgument)
     .action(async (id: string, options: { yes?: boolean; wait: boolean; timeout?: number; interval?: number; key?: string }, command: Command) => {
       const output = outputFor(ctx, command);
-      const connection = connectionOf(ctx, command, STREAM_API);
+      const client = streamApi(connectionOf(ctx, command, STREAM_API));
+      const path = { plan: id };
       if (!(await agreedToMove(ctx, options, `plan execute ${id}`, `run plan ${id}?`))) {
         output.result({ id, declined: true }, () => 'nothing moved');
         return;
       }
-      let last = await planCall<PlanView>(connection, 'POST', `/${encodeURIComponent(id)}/execute`, undefined, options.key);
+      let last = await cliCall(client.POST('/v1/admin/plans/{plan}/execute', { params: { path }, headers: keyHeader(options.key) }));
       if (options.wait && last.status === 'running') {
         const view = progressView(ctx, output, `running ${id}`);
         const timeoutMs = options.timeout ?? DEFAULT_PLAN_TIMEOUT_MS;
         try {
           const waited = await pollUntil(
-            () => planCall<PlanView>(connection, 'GET', `/${encodeURIComponent(id)}`),
+            () => cliCall(client.GET('/v1/admin/plans/{plan}', { params: { path } })),
             (p) => p.status !== 'running' && p.progress.inFlight === 0,
             (p) => view.update({ done: p.progress.done + p.progress.skipped, total: p.planned, line: progressText(p), data: { id: p.id, status: p.status, ...p.progress } }),
             { clock: new SystemClock(), intervalMs: options.interval ?? DEFAULT_INTERVAL_MS, timeoutMs },
@@ -190,7 +187,7 @@ Examples:
         ...(!options.pace ? { movesPerSecond: null } : {}),
       };
       if (Object.keys(body).length === 0) throw new UsageError('say what to change: --max-concurrent, --moves-per-second or --no-pace');
-      const changed = await planCall<PlanView>(connectionOf(ctx, command, STREAM_API), 'PATCH', `/${encodeURIComponent(id)}`, body);
+      const changed = await cliCall(streamApi(connectionOf(ctx, command, STREAM_API)).PATCH('/v1/admin/plans/{plan}', { params: { path: { plan: id } }, body }));
       outputFor(ctx, command).result(changed, (p) => `${p.id}: ${limitsText(p)} (${p.status})`, (p) => [p.id]);
     });
 
@@ -201,7 +198,7 @@ Examples:
   baton plan cancel plan-812`)
     .argument('<plan>', 'the plan id')
     .action(async (id: string, _options: unknown, command: Command) => {
-      const cancelled = await planCall<PlanView>(connectionOf(ctx, command, STREAM_API), 'DELETE', `/${encodeURIComponent(id)}`);
+      const cancelled = await cliCall(streamApi(connectionOf(ctx, command, STREAM_API)).DELETE('/v1/admin/plans/{plan}', { params: { path: { plan: id } } }));
       outputFor(ctx, command).result(cancelled, (p) => `${p.id}: cancelled; ${progressText(p)}`, (p) => [p.id]);
     });
 }

@@ -6,11 +6,12 @@ import { outputFor, type CliContext } from '../context.js';
 import { progressView } from '../progress.js';
 import { pollUntil } from '../wait.js';
 import { SystemClock } from '@baton/kernel';
-import type { PendingTransfer, RebalancePage } from '@baton/stream-transfer';
-import type { StreamClient } from '@baton/client';
+import type { RebalancePage } from '@baton/stream-transfer';
+import { cliCall, type StreamApi } from '../api-client.js';
 import { agreedToMove } from '../confirm.js';
 import { rebalancePlanLines } from './rebalance-plan.js';
-import { STREAM_API, streamCall, streamClient } from './stream-api.js';
+import { allNodes, allTransfers } from './all-pages.js';
+import { STREAM_API, streamNode } from './stream-api.js';
 import { DEFAULT_INTERVAL_MS, seconds } from './transfer-commands.js';
 
 const DEFAULT_REBALANCE_TIMEOUT_MS = 600_000;
@@ -69,16 +70,14 @@ Examples:
       ) => {
         const output = outputFor(ctx, command);
         const connection = connectionOf(ctx, command, STREAM_API);
-        const client = streamClient(connection);
-        const owned = async () =>
-          new Map(
-            (await streamCall(() => client.nodes())).nodes.map((n) => [n.id, n.owned] as const),
-          );
+        const client = streamNode(connection);
+        const rebalance = (body: { dryRun?: boolean; maxInFlight?: number }) => cliCall(client.POST('/v1/admin/rebalance', { body }));
+        const owned = async () => new Map((await allNodes(client)).nodes.map((n) => [n.id, n.owned] as const));
         if (!options.dryRun && !options.yes) {
           if (ctx.stdin.isTTY !== true) await agreedToMove(ctx, options, 'streams rebalance', '');
           // The person sees the plan the cluster would run, then says whether to run it.
           const [preview, counts] = await Promise.all([
-            streamCall(() => client.rebalance({ dryRun: true })),
+            rebalance({ dryRun: true }),
             owned(),
           ]);
           if (preview.planned === 0) {
@@ -96,12 +95,10 @@ Examples:
           }
         }
         const counts = await owned();
-        const answer = await streamCall(() =>
-          client.rebalance({
-            ...(options.dryRun ? { dryRun: true } : {}),
-            ...(options.maxInFlight ? { maxInFlight: options.maxInFlight } : {}),
-          }),
-        );
+        const answer = await rebalance({
+          ...(options.dryRun ? { dryRun: true } : {}),
+          ...(options.maxInFlight ? { maxInFlight: options.maxInFlight } : {}),
+        });
         const { moves, planned, truncated } = answer;
         const plan = (verb: string) => rebalancePlanLines(answer, counts, verb);
         if (options.dryRun) {
@@ -153,12 +150,10 @@ Examples:
     );
 }
 
-async function readRebalance(client: StreamClient): Promise<RebalanceReading> {
+async function readRebalance(client: StreamApi): Promise<RebalanceReading> {
   // One move of the queue is enough: the tallies say how many wait.
-  const run = await streamCall(() => client.rebalanceProgress({ limit: 1 }));
-  const { transfers } = (await streamCall(() => client.transfers())) as unknown as {
-    transfers: PendingTransfer[];
-  };
+  const run = await cliCall(client.GET('/v1/admin/rebalance', { params: { query: { limit: 1 } } }));
+  const { transfers } = await allTransfers(client);
   return { run, moving: transfers.filter((t) => t.reason === 'rebalance').length };
 }
 

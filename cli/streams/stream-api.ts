@@ -1,8 +1,6 @@
-import { authHint, connectionFailure, problemCode } from '../admin-client.js';
-import { HttpRefusal, UnreachableError } from '../cli-errors.js';
-import { inCliTerms } from '../cli-terms.js';
+import type { RetryOptions } from '@baton/client';
+import { streamApi, type ApiOptions, type StreamApi } from '../api-client.js';
 import type { Connection, ConnectionTarget } from '../connection.js';
-import { StreamApiError, StreamClient } from '@baton/client';
 
 /** The stream commands talk to any node's data and admin API (a node of the default config). */
 export const STREAM_API: ConnectionTarget = {
@@ -14,45 +12,18 @@ export const STREAM_API: ConnectionTarget = {
 const REQUEST_TIMEOUT_MS = 30_000;
 
 /**
- * The stream-transfer client, with the CLI's error vocabulary: a connection that cannot be made
- * (to the node given, or to the owner a 409 hint sent the client to) is an UnreachableError
- * naming that address; the client itself follows hints and sits through handoffs.
+ * What an append sits through before it reports the answer: the not-owner hints to the owner
+ * (or owner-to-be) and the 503s of a handoff still settling, waited out as Retry-After says up
+ * to 30 s each: 5 hints and 30 waits, as many as the appends of the stream commands always took.
  */
-export function streamClient(connection: Connection, timeoutMs = REQUEST_TIMEOUT_MS, stop?: AbortSignal): StreamClient {
-  const send = connection.fetch ?? fetch;
-  const reaching: typeof fetch = async (input, init) => {
-    try {
-      const timeout = AbortSignal.timeout(timeoutMs);
-      return await send(input, { ...init, signal: stop ? AbortSignal.any([stop, timeout]) : timeout });
-    } catch (error) {
-      const url = input instanceof Request ? input.url : String(input);
-      throw new UnreachableError(new URL(url).origin, connectionFailure(error, timeoutMs), {
-        cause: error,
-      });
-    }
-  };
-  return new StreamClient({
-    nodes: [connection.url],
-    ...(connection.token ? { token: connection.token } : {}),
-    fetch: reaching,
-  });
-}
+export const APPEND_RETRIES: RetryOptions = { maxAttempts: 1 + 5 + 30, maxRetryAfterMs: 30_000 };
 
-/** Runs a client call, turning the API's refusals into HttpRefusal (exit 1, the server's words). */
-export async function streamCall<T>(call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (error) {
-    if (error instanceof StreamApiError) {
-      const type = typeof error.problem.type === 'string' ? error.problem.type : undefined;
-      throw new HttpRefusal(
-        problemCode(type, error.status),
-        `${new URL(error.url).origin} refused (${error.status}): ${inCliTerms(String(error.problem.detail ?? error.problem.type ?? 'no detail'))}${authHint(error.status)}`,
-        error.status,
-        error.problem,
-        { cause: error },
-      );
-    }
-    throw error;
-  }
+/**
+ * The typed client of the stream node at `connection`, giving each exchange 30 s: a connection
+ * that cannot be made (to the node given, or to the owner a hint sent an append to) is an
+ * UnreachableError naming that address; calls make one request each unless `options.retry`
+ * says otherwise. (`baton plan` and `baton streams undrain` give the node api-client's 10 s.)
+ */
+export function streamNode(connection: Connection, options: ApiOptions = {}): StreamApi {
+  return streamApi(connection, { timeoutMs: REQUEST_TIMEOUT_MS, ...options });
 }

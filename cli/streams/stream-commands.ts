@@ -1,6 +1,7 @@
 import { createInterface } from 'node:readline';
 import { InvalidArgumentError, type Command } from 'commander';
 import { integerAtLeast } from '../arguments.js';
+import { cliCall, type StreamApi } from '../api-client.js';
 import { UsageError } from '../cli-errors.js';
 import { connectionOf, withConnectionOptions, type Connection } from '../connection.js';
 import { outputFor, type CliContext } from '../context.js';
@@ -10,7 +11,7 @@ import {
   type StreamPlacement,
 } from '@baton/stream-transfer';
 import type { AppendAnswer, ReadAnswer } from '@baton/client';
-import { STREAM_API, streamCall, streamClient } from './stream-api.js';
+import { APPEND_RETRIES, STREAM_API, streamNode } from './stream-api.js';
 
 /** Body bytes per append request: half the API's body limit, leaving room for JSON escaping. */
 const APPEND_BATCH_BYTES = 1024 * 1024;
@@ -40,14 +41,11 @@ Examples:
     )
     .action(async (name: string, options: { owner?: string; require: Record<string, string>; prefer: Record<string, string>; spread?: string }, command: Command) => {
       const output = outputFor(ctx, command);
-      const client = streamClient(connectionOf(ctx, command, STREAM_API));
+      const client = streamNode(connectionOf(ctx, command, STREAM_API));
       const placement = placementOf(options);
-      const created = (await streamCall(() => client.createStream(name, options.owner, placement))) as {
-        stream: string;
-        owner: string;
-        epoch: number;
-        duplicate?: boolean;
-      };
+      const created = await cliCall(
+        client.POST('/v1/admin/streams', { body: { stream: name, ...(options.owner ? { node: options.owner } : {}), ...(placement ? { placement } : {}) } }),
+      );
       output.result(created, (c) =>
         c.duplicate
           ? `stream ${c.stream} already exists on ${c.owner} (epoch ${c.epoch})`
@@ -90,7 +88,8 @@ Examples:
         if (options.seq !== undefined && options.producer === undefined) {
           throw new UsageError('--seq numbers the batches of a producer: give --producer too');
         }
-        const client = streamClient(connectionOf(ctx, command, STREAM_API));
+        // An append follows the owner's hints and waits out a handoff, as its help says.
+        const client = streamNode(connectionOf(ctx, command, STREAM_API), { retry: APPEND_RETRIES });
         let records = bodies;
         if (records.length === 0) {
           if (ctx.stdin.isTTY)
@@ -102,16 +101,11 @@ Examples:
             'nothing to append: give record bodies as arguments or pipe lines on stdin',
           );
         }
-        const producer = options.producer
-          ? client.producer(options.producer, options.seq ?? 0)
-          : undefined;
         const answers: AppendAnswer[] = [];
         for (const batch of batches(records)) {
-          answers.push(
-            await streamCall(() =>
-              producer ? producer.append(name, batch) : client.append(name, batch),
-            ),
-          );
+          // Each batch of a producer takes the next seq, kept across every retry of it.
+          const producer = options.producer ? { id: options.producer, seq: (options.seq ?? 0) + answers.length } : undefined;
+          answers.push(await append(client, name, batch, producer));
         }
         const summary = {
           stream: name,
@@ -162,7 +156,7 @@ Examples:
     )
     .action(async (name: string, options: { from: number; limit: number; follow?: boolean }, command: Command) => {
       const output = outputFor(ctx, command);
-      const client = streamClient(connectionOf(ctx, command, STREAM_API));
+      const client = streamNode(connectionOf(ctx, command, STREAM_API));
       if (options.follow) {
         await follow(ctx, output, connectionOf(ctx, command, STREAM_API), name, options);
         return;
@@ -172,7 +166,7 @@ Examples:
       // The API serves at most MAX_READ_LIMIT per request: page until the limit or the tail.
       while (records.length < options.limit) {
         const want = Math.min(MAX_READ_LIMIT, options.limit - records.length);
-        const page = await streamCall(() => client.read(name, next, want));
+        const page = await read(client, name, next, want);
         records.push(...page.records);
         next = page.next;
         if (page.records.length < want) break;
@@ -202,8 +196,8 @@ Examples:
     )
     .action(async (name: string, _options: unknown, command: Command) => {
       const output = outputFor(ctx, command);
-      const client = streamClient(connectionOf(ctx, command, STREAM_API));
-      const status = (await streamCall(() => client.describe(name))) as unknown as StreamStatus;
+      const client = streamNode(connectionOf(ctx, command, STREAM_API));
+      const status: StreamStatus = await cliCall(client.GET('/v1/streams/{stream}', { params: { path: { stream: name } } }));
       output.result(status, (s) => [
         `stream ${s.stream}`,
         `  owner     ${s.owner}${s.address ? ` (${s.address})` : ''}`,
@@ -237,12 +231,12 @@ async function follow(
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   // The node holds each read up to the wait: the request may take that long, and no more.
-  const client = streamClient(connection, (FOLLOW_WAIT_SECONDS + 10) * 1000, stop.signal);
+  const client = streamNode(connection, { timeoutMs: (FOLLOW_WAIT_SECONDS + 10) * 1000, stop: stop.signal });
   const stopped = () => stop.signal.aborted;
   output.note(`following ${name} from offset ${next}; Ctrl-C stops`);
   while (!stopped()) {
     const want = Math.min(MAX_READ_LIMIT, options.limit);
-    const page = await Promise.race([streamCall(() => client.read(name, next, want, FOLLOW_WAIT_SECONDS)), stopping.then(() => undefined)]);
+    const page = await Promise.race([read(client, name, next, want, FOLLOW_WAIT_SECONDS), stopping.then(() => undefined)]);
     if (!page) break;
     if (page.records.length > 0) {
       if (output.json) ctx.stdout.write(`${JSON.stringify({ stream: name, from: next, records: page.records, next: page.next })}\n`);
@@ -253,6 +247,18 @@ async function follow(
   process.off('SIGINT', onSignal);
   process.off('SIGTERM', onSignal);
   output.note(`stopped; next offset: ${next} (baton streams read ${name} --from ${next} --follow)`);
+}
+
+/** One batch appended: on the owner, however many hints and handoff waits it takes. */
+function append(client: StreamApi, stream: string, bodies: string[], producer?: { id: string; seq: number }): Promise<AppendAnswer> {
+  const body = { records: bodies.map((b) => ({ body: b })), ...(producer ? { producer } : {}) };
+  return cliCall(client.POST('/v1/streams/{stream}/records', { params: { path: { stream } }, body }));
+}
+
+/** Records from `from` on; with `waitSeconds`, a long poll answered once one is durable, or empty after the wait. */
+function read(client: StreamApi, stream: string, from: number, limit: number, waitSeconds = 0): Promise<ReadAnswer> {
+  const query = { from, limit, ...(waitSeconds > 0 ? { wait: waitSeconds } : {}) };
+  return cliCall(client.GET('/v1/streams/{stream}/records', { params: { path: { stream }, query } }));
 }
 
 interface StreamStatus {

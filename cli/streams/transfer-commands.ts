@@ -5,8 +5,10 @@ import { connectionOf, withConnectionOptions } from '../connection.js';
 import { outputFor, type CliContext } from '../context.js';
 import { pollUntil } from '../wait.js';
 import { SystemClock } from '@baton/kernel';
-import type { PendingTransfer } from '@baton/stream-transfer';
-import { STREAM_API, streamCall, streamClient } from './stream-api.js';
+import { cliCall } from '../api-client.js';
+import { keyHeader } from '../idempotency-header.js';
+import { allTransfers } from './all-pages.js';
+import { STREAM_API, streamNode } from './stream-api.js';
 
 const DEFAULT_TIMEOUT_MS = 60_000;
 export const DEFAULT_INTERVAL_MS = 250;
@@ -52,17 +54,14 @@ Examples:
         command: Command,
       ) => {
         const output = outputFor(ctx, command);
-        const client = streamClient(connectionOf(ctx, command, STREAM_API));
+        const client = streamNode(connectionOf(ctx, command, STREAM_API));
         const clock = new SystemClock();
         const started = clock.now();
-        const accepted = (await streamCall(() => client.transfer(name, options.to, {
-          ...(options.ifEpoch === undefined ? {} : { expectedEpoch: options.ifEpoch }),
-          ...(options.key === undefined ? {} : { idempotencyKey: options.key }),
-        }))) as {
-          status: 'pending' | 'settled';
-          source?: string;
-          owner?: string;
-        };
+        const body = { stream: name, target: options.to, ...(options.ifEpoch === undefined ? {} : { expected_epoch: options.ifEpoch }) };
+        // Pending (from its source), settled (on its owner), or already there: read as one shape.
+        const accepted: { status: 'pending' | 'settled'; source?: string; owner?: string } = await cliCall(
+          client.POST('/v1/admin/transfers', { body, headers: keyHeader(options.key) }),
+        );
         let outcome: TransferOutcome = {
           stream: name,
           source: accepted.source,
@@ -76,7 +75,7 @@ Examples:
             `waiting for the handoff of ${name} from ${accepted.source} to ${options.to}...`,
           );
           const waited = await pollUntil(
-            () => streamCall(() => client.transferStatus(name)),
+            () => cliCall(client.GET('/v1/admin/transfers/{stream}', { params: { path: { stream: name } } })),
             (status) => status.status === 'settled',
             () => undefined,
             {
@@ -135,10 +134,7 @@ Examples:
     )
     .action(async (_options: unknown, command: Command) => {
       const output = outputFor(ctx, command);
-      const client = streamClient(connectionOf(ctx, command, STREAM_API));
-      const { transfers } = (await streamCall(() => client.transfers())) as unknown as {
-        transfers: PendingTransfer[];
-      };
+      const { transfers } = await allTransfers(streamNode(connectionOf(ctx, command, STREAM_API)));
       output.result({ transfers }, (r) =>
         r.transfers.length === 0
           ? 'no transfers in progress'

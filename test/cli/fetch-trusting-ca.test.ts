@@ -3,7 +3,7 @@ import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import test, { type ExecutionContext } from 'ava';
-import { adminRequest } from '@baton/cli/internal/admin-client.js';
+import { cliCall, streamApi } from '@baton/cli/internal/api-client.js';
 import { UnreachableError } from '@baton/cli/internal/cli-errors.js';
 import { fetchTrustingCa } from '@baton/cli/internal/local-cluster/fetch-trusting-ca.js';
 import { createHttpServer } from '@baton/http/internal/http-server.js';
@@ -51,10 +51,10 @@ test('the admin client through it trusts the cluster CA, where the global fetch 
   const certs = await makeTestCertificates();
   t.teardown(() => certs.remove());
   const url = await echoServer(t, certs);
-  const request = { method: 'GET', path: '/v1/ping', token: 'abc' } as const;
-  const trusted = await adminRequest<{ authorization: string }>(url, request, fetchTrustingCa(certs.ca.certFile));
-  t.is(trusted.body.authorization, 'Bearer abc');
-  const untrusted = await t.throwsAsync(adminRequest(url, request), { instanceOf: UnreachableError });
+  const ping = (send?: typeof fetch) => cliCall(streamApi({ url, token: 'abc', ...(send ? { fetch: send } : {}) }).GET('/livez'));
+  const trusted = (await ping(fetchTrustingCa(certs.ca.certFile))) as unknown as { authorization: string };
+  t.is(trusted.authorization, 'Bearer abc');
+  const untrusted = await t.throwsAsync(ping(), { instanceOf: UnreachableError });
   t.regex(untrusted.message, /not trusted/);
 });
 
@@ -62,7 +62,7 @@ test('a refused connection and an answer that does not come fail as fetch fails,
   const certs = await makeTestCertificates();
   t.teardown(() => certs.remove());
   const send = fetchTrustingCa(certs.ca.certFile);
-  const refused = await t.throwsAsync(adminRequest(`https://127.0.0.1:${await closedPort()}`, { method: 'GET', path: '/' }, send));
+  const refused = await t.throwsAsync(cliCall(streamApi({ url: `https://127.0.0.1:${await closedPort()}`, fetch: send }).GET('/livez')));
   t.regex(refused.message, /connection refused/);
 
   // Takes the request and never answers it.
@@ -73,6 +73,6 @@ test('a refused connection and an answer that does not come fail as fetch fails,
     silent.close();
   });
   const port = (silent.address() as AddressInfo).port;
-  const late = await t.throwsAsync(adminRequest(`https://127.0.0.1:${port}`, { method: 'GET', path: '/', timeoutMs: 300 }, send));
+  const late = await t.throwsAsync(cliCall(streamApi({ url: `https://127.0.0.1:${port}`, fetch: send }, { timeoutMs: 300 }).GET('/livez')));
   t.regex(late.message, /no answer within 300 ms/);
 });

@@ -1,13 +1,13 @@
 import { spawn } from 'node:child_process';
 import test from 'ava';
-import { StreamClient } from '@baton/stream-transfer/internal/client.js';
 import { eventually } from '../hosts/eventually.js';
 import { BATON_MAIN } from './run-baton.js';
 import { startStreamCluster, STREAM_TOKEN } from './stream-cluster.js';
+import { streamNodeCalls } from './stream-node-calls.js';
 
 test('a read with wait is held until a record is durable, and a wait past the bound is refused', async (t) => {
   const cluster = await startStreamCluster(t);
-  const client = new StreamClient({ nodes: [cluster.url], token: STREAM_TOKEN });
+  const client = streamNodeCalls(cluster.url, STREAM_TOKEN);
   await client.createStream('held');
   await cluster.writable('held');
   // Nothing comes: the read answers empty once its wait is over, at the same offset.
@@ -26,7 +26,7 @@ test('a read with wait is held until a record is durable, and a wait past the bo
 
 test('baton streams read --follow prints records as they become durable and stops on Ctrl-C with the offset to resume from', async (t) => {
   const cluster = await startStreamCluster(t);
-  const client = new StreamClient({ nodes: [cluster.url], token: STREAM_TOKEN });
+  const client = streamNodeCalls(cluster.url, STREAM_TOKEN);
   await client.createStream('events');
   await cluster.writable('events');
   await client.append('events', ['before']);

@@ -5,12 +5,12 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import test from 'ava';
 import { processIsAlive } from '@baton/kernel/internal/directory-lock.js';
-import { StreamClient } from '@baton/stream-transfer/internal/client.js';
 import { freeLoopbackPorts } from '@baton/cli/internal/local-cluster/free-ports.js';
 import { runBaton } from './run-baton.js';
 import { eventually } from './stream-cluster.js';
 import { workDir } from './temp-project.js';
 import { startUp, startUpOnFreshPorts, type UpProcess } from './up-process.js';
+import { streamNodeCalls } from './stream-node-calls.js';
 
 const STREAM_MAIN = fileURLToPath(new URL('../../../hosts/stream-node/dist/main.js', import.meta.url));
 
@@ -65,7 +65,7 @@ test('kill -9 of one node: baton up keeps running and reports it, the others kee
     ['n1 running', 'n2 running', 'n3 exited'],
   );
   // Two voters of three still commit: the others take a create and an append.
-  const client = new StreamClient({ nodes: [urls[0]], token });
+  const client = streamNodeCalls(urls[0], token);
   // n3 may have led: the create waits for the survivors to elect a leader (a retry that finds
   // the stream created by an earlier attempt answers 409, which is the same outcome).
   await eventually(async () => {
@@ -90,7 +90,7 @@ test('kill -9 of one node: baton up keeps running and reports it, the others kee
   t.regex(started.stdout, /started n3 \(pid \d+\)/);
   const again = await nodeList(cwd, dataDir);
   t.is(again.find((n) => n.id === 'n3')?.state, 'running');
-  const n3 = new StreamClient({ nodes: [urls[2]], token });
+  const n3 = streamNodeCalls(urls[2], token);
   await eventually(async () => {
     try {
       return (await n3.read('survives')).records.length === 1;

@@ -2,11 +2,11 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import test from 'ava';
 import { processIsAlive } from '@baton/kernel/internal/directory-lock.js';
-import { StreamClient } from '@baton/stream-transfer/internal/client.js';
 import { runBaton } from './run-baton.js';
 import { eventually } from './stream-cluster.js';
 import { workDir } from './temp-project.js';
 import { startUp, upAndReady } from './up-process.js';
+import { streamNodeCalls } from './stream-node-calls.js';
 
 test('baton up runs three stream nodes, stops on SIGINT keeping the data, and resumes from it', async (t) => {
   t.timeout(240_000);
@@ -28,7 +28,7 @@ test('baton up runs three stream nodes, stops on SIGINT keeping the data, and re
   t.true(printed.includes(`BATON_TOKEN=${token}`));
 
   // Every node is a voter that sees the others registered; any node takes the create.
-  const client = new StreamClient({ nodes: [urls[1].url], token });
+  const client = streamNodeCalls(urls[1].url, token);
   t.deepEqual((await client.nodes()).nodes.map((n) => n.id).sort(), ['n1', 'n2', 'n3']);
   const created = await client.createStream('events', 'n3');
   t.is(created.owner, 'n3');
@@ -73,7 +73,7 @@ test('baton up runs three stream nodes, stops on SIGINT keeping the data, and re
     urls.map((u) => u.url),
     'the nodes answer at the ports recorded in the data dir',
   );
-  const again = new StreamClient({ nodes: [resumed.nodes[0].url], token });
+  const again = streamNodeCalls(resumed.nodes[0].url, token);
   await eventually(
     async () => {
       try {

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import test from 'ava';
-import { adminRequest } from '@baton/cli/internal/admin-client.js';
+import { authorityControlApi, cliAnswer, cliCall } from '@baton/cli/internal/api-client.js';
 import { FailedError, UnreachableError } from '@baton/cli/internal/cli-errors.js';
 import { ExitCode } from '@baton/cli/internal/exit-codes.js';
 
@@ -28,7 +28,7 @@ async function closedPort(): Promise<number> {
 test('a refused connection is UnreachableError naming the address, exit code 3', async (t) => {
   const port = await closedPort();
   const error = await t.throwsAsync(
-    adminRequest(`http://127.0.0.1:${port}`, { method: 'GET', path: '/members' }),
+    cliCall(authorityControlApi({ url: `http://127.0.0.1:${port}` }).GET('/availability/v1/members')),
     {
       instanceOf: UnreachableError,
     },
@@ -44,7 +44,7 @@ test('a refused connection is UnreachableError naming the address, exit code 3',
 test('a server that does not answer in time is unreachable, saying how long was waited', async (t) => {
   const base = await serve(t, () => undefined);
   const error = await t.throwsAsync(
-    adminRequest(base, { method: 'GET', path: '/slow', timeoutMs: 100 }),
+    cliCall(authorityControlApi({ url: base }, { timeoutMs: 100 }).GET('/availability/v1/members')),
     {
       instanceOf: UnreachableError,
     },
@@ -64,11 +64,11 @@ test('a problem+json refusal becomes FailedError with the server words and the p
     );
   });
   const error = await t.throwsAsync(
-    adminRequest(base, {
-      method: 'POST',
-      path: '/availability/v1/transfers',
-      body: { authority: 'proj' },
-    }),
+    cliCall(
+      authorityControlApi({ url: base }).POST('/availability/v1/transfers', {
+        body: { authority: 'proj', source: 'east', target: 'west', reason: 'maintenance' },
+      }),
+    ),
     { instanceOf: FailedError },
   );
   t.is(error!.exitCode, ExitCode.Failed);
@@ -84,7 +84,7 @@ test('a 401 says how to give a token', async (t) => {
     res.writeHead(401, { 'content-type': 'application/problem+json' });
     res.end(JSON.stringify({ title: 'Unauthorized' }));
   });
-  const error = await t.throwsAsync(adminRequest(base, { method: 'GET', path: '/x' }), {
+  const error = await t.throwsAsync(cliCall(authorityControlApi({ url: base }).GET('/availability/v1/members')), {
     instanceOf: FailedError,
   });
   t.regex(error!.message, /refused \(401\): Unauthorized \(give a token with --token/);
@@ -101,26 +101,40 @@ test('the request carries the token, the idempotency key and the JSON body; the 
       res.end(JSON.stringify({ accepted: true }));
     });
   });
-  const answer = await adminRequest<{ accepted: boolean }>(`${base}/`, {
-    method: 'POST',
-    path: '/t',
-    token: 'secret',
-    idempotencyKey: 'k-1',
-    body: { a: 1 },
-  });
-  t.deepEqual(answer, { status: 202, body: { accepted: true } });
-  t.is(seen?.url, '/t');
+  const body = { authority: 'proj', source: 'east', target: 'west', reason: 'maintenance' };
+  const answer = await cliAnswer(
+    authorityControlApi({ url: `${base}/`, token: 'secret' }).POST('/availability/v1/transfers', { body, headers: { 'Idempotency-Key': 'k-1' } }),
+  );
+  t.deepEqual(answer, { status: 202, data: { accepted: true } as never });
+  t.is(seen?.url, '/availability/v1/transfers');
   t.is(seen?.headers.authorization, 'Bearer secret');
   t.is(seen?.headers['idempotency-key'], 'k-1');
-  t.deepEqual(JSON.parse(seen!.body), { a: 1 });
+  t.deepEqual(JSON.parse(seen!.body), body);
 });
 
 test('an address that is not an http URL is refused before any request', async (t) => {
   for (const base of ['localhost:7601', 'ftp://127.0.0.1:21']) {
-    const error = await t.throwsAsync(adminRequest(base, { method: 'GET', path: '/x' }), {
+    const error = await t.throwsAsync(async () => cliCall(authorityControlApi({ url: base }).GET('/availability/v1/members')), {
       instanceOf: FailedError,
     });
     t.is(error!.code, 'invalid_address');
     t.regex(error!.message, /http:\/\/host:port/);
   }
+});
+
+test('a change the operator did not key goes once, without an Idempotency-Key: a 503 is the answer, not a retry', async (t) => {
+  const seen: IncomingMessage['headers'][] = [];
+  const base = await serve(t, (req, res) => {
+    seen.push(req.headers);
+    res.writeHead(503, { 'content-type': 'application/problem+json', 'retry-after': '0' });
+    res.end(JSON.stringify({ type: 'urn:baton:problem:no-leader', title: 'Service Unavailable', detail: 'no leader yet' }));
+  });
+  const error = await t.throwsAsync(
+    cliCall(authorityControlApi({ url: base }).POST('/availability/v1/commands', { body: { type: 'transfer_authority', authority: 'proj', target: 'east' } })),
+    { instanceOf: FailedError },
+  );
+  t.is(error!.code, 'no-leader');
+  t.regex(error!.message, /refused \(503\): no leader yet$/);
+  t.is(seen.length, 1);
+  t.is(seen[0]['idempotency-key'], undefined);
 });
