@@ -16,7 +16,7 @@ import { FreezeAcknowledger } from '@baton/authority-transfer/internal/freeze-ac
 import { datacenterFrontier, type FrontierProbe } from '@baton/authority-transfer/internal/frontier-probe.js';
 import type { OwnershipCommand, OwnershipResult, OwnershipState } from '@baton/authority-transfer/internal/ownership.js';
 import { OwnershipStateMachine } from '@baton/authority-transfer/internal/ownership-state-machine.js';
-import { PlannedTransferEngine } from '@baton/authority-transfer/internal/planned-transfer-engine.js';
+import { TransferDriver as PlannedTransferEngine } from '@baton/authority-transfer/internal/transfer-driver.js';
 import type { SourcePositions } from '@baton/authority-transfer/internal/source-positions.js';
 import { AuthorityFrozenError } from '@baton/authority-transfer/internal/transfer-errors.js';
 import { HomeCatchUp } from '@baton/authority-transfer/internal/home-catch-up.js';

@@ -17,7 +17,7 @@ import { FreezeAcknowledger } from '@baton/authority-transfer/internal/freeze-ac
 import type { FrontierProbe } from '@baton/authority-transfer/internal/frontier-probe.js';
 import type { OwnershipCommand, OwnershipResult, OwnershipState } from '@baton/authority-transfer/internal/ownership.js';
 import { OwnershipStateMachine } from '@baton/authority-transfer/internal/ownership-state-machine.js';
-import { PlannedTransferEngine } from '@baton/authority-transfer/internal/planned-transfer-engine.js';
+import { TransferDriver as PlannedTransferEngine } from '@baton/authority-transfer/internal/transfer-driver.js';
 import type { AuditStore } from '@baton/contracts/internal/audit-store.js';
 import type { Clock } from '@baton/contracts/internal/clock.js';
 import type { MetadataConsensus } from '@baton/contracts/internal/metadata-consensus.js';

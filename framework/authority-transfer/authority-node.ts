@@ -45,7 +45,7 @@ import type { FrontierProbe } from './frontier-probe.js';
 import { HttpFrontierProbe } from './http-frontier-probe.js';
 import { MemberTracker } from './member-tracker.js';
 import type { AuthorityNodeOptions } from './node-options.js';
-import { PlannedTransferEngine } from './planned-transfer-engine.js';
+import { TransferDriver } from './transfer-driver.js';
 import { createPublicRouter } from './public-router.js';
 import { AuthorityOwnershipFeed } from './authority-ownership-feed.js';
 import { Roster } from './roster.js';
@@ -108,7 +108,7 @@ export class AuthorityNode implements Lifecycle {
   /** @internal */
   readonly tracker: MemberTracker;
   /** @internal */
-  readonly engine?: PlannedTransferEngine;
+  readonly engine?: TransferDriver;
   /** @internal */
   readonly projection?: AuditProjection;
   /** @internal */
@@ -204,7 +204,7 @@ export class AuthorityNode implements Lifecycle {
               : Promise.resolve(this.replicas.applied(origin.member)),
         },
       });
-      this.engine = new PlannedTransferEngine(
+      this.engine = new TransferDriver(
         {
           consensus,
           audit,

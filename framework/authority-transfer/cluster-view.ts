@@ -15,7 +15,7 @@ import type { OwnershipConsensus } from './audit-projection.js';
 import { ADMIN_READ_SCOPE } from './control-router.js';
 import type { HomeCatchUp } from './home-catch-up.js';
 import type { MemberTracker } from './member-tracker.js';
-import type { PlannedTransferEngine } from './planned-transfer-engine.js';
+import type { TransferDriver } from './transfer-driver.js';
 import type { Roster } from './roster.js';
 
 /** On the public server, where the roster says each member is reached; the picture is on the control listener. */
@@ -27,7 +27,7 @@ export interface AuthorityClusterDeps {
   roster: Roster;
   tracker: MemberTracker;
   consensus: OwnershipConsensus;
-  engine: PlannedTransferEngine;
+  engine: TransferDriver;
   readiness: Readiness;
   recent: RecentTransfers;
   clock: Clock;

@@ -36,7 +36,7 @@ import { routeAudit } from './audit-routes.js';
 import { DEFAULT_AUTHORITY_PAGE, MAX_AUTHORITY_PAGE, authorityPage, authorityPageQuery, authorityPageSchema } from './authority-listing.js';
 import type { FailoverCommands } from './failover-command.js';
 import type { MemberTracker } from './member-tracker.js';
-import type { PlannedTransferEngine } from './planned-transfer-engine.js';
+import type { TransferDriver } from './transfer-driver.js';
 import { OwnershipUnavailableError } from './transfer-errors.js';
 
 /** Scopes of the control listener. */
@@ -96,7 +96,7 @@ const UNAVAILABLE =
 
 /** What the control listener needs in mode ha only. */
 export interface HaPieces {
-  engine: PlannedTransferEngine;
+  engine: TransferDriver;
   failover: FailoverCommands;
   consensus: OwnershipConsensus;
   audit: AuditStore;

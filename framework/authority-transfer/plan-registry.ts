@@ -9,6 +9,11 @@ import type { TransferPlan } from './transfer-plan.js';
 export class PlanRegistry {
   private readonly plans = new Map<string, TransferPlan>();
   readonly abandoned: AbandonedWindow;
+  /**
+   * What the cores of this member's plans found broken after a step (the first few), kept past
+   * the plan's run: the simulations fail on the first.
+   */
+  readonly violations: string[] = [];
 
   constructor(abandonedCapacity = 256) {
     this.abandoned = new AbandonedWindow(abandonedCapacity);

@@ -40,7 +40,7 @@ export class TransferCancels {
   async cancel(authority: string): Promise<void> {
     const plan = this.deps.registry.get(authority);
     if (plan && !plan.follower) {
-      if (plan.abandon('cancelled by an administrator')) {
+      if (plan.cancel('cancelled by an administrator')) {
         this.deps.undriven.forgetExpiry(plan);
         this.deps.registry.abandon(plan);
         if (plan.registered) this.deps.releases.release(plan, 'cancelled');

@@ -2,6 +2,7 @@ import { pendingPlanned } from './planned-record.js';
 import { ABANDONED_TOTAL, type OwnershipState } from './ownership.js';
 import { abandonedKey } from './ownership-index.js';
 import { sameMove } from './transfer-requests.js';
+import { transferCoreInvariants } from './transfer-core.js';
 import type { TransferPlan } from './transfer-plan.js';
 
 /**
@@ -14,26 +15,36 @@ import type { TransferPlan } from './transfer-plan.js';
  */
 
 /**
- * One plan, as its driver holds it:
- * - caught up implies frontier >= barrier: a plan Ready or Committing has, on every source feed,
- *   a reading of the target at or past what it must apply (the barrier, or the final serial
- *   once frozen);
- * - committing implies finals complete: a plan claims only while it holds a freeze with every
- *   source member's final serial recorded, so the commit it proposes can be accepted.
+ * One plan, as its driver holds it: its core's invariants (transfer-core.ts, checked by the core
+ * after every step too) on the state it holds now — caught up implies frontier >= barrier,
+ * committing implies finals complete, a cancel answered 204 is never followed by its commit.
  */
 export function planInvariants(plan: TransferPlan): string[] {
+  return transferCoreInvariants(plan.core);
+}
+
+/**
+ * What a plan's core found broken after one of its steps (the simulations fail on the first):
+ * unlike planInvariants, which looks at the state now, this is every step's check.
+ */
+export function stepViolations(plan: TransferPlan): readonly string[] {
+  return plan.core.violations;
+}
+
+/**
+ * The plans one member drives: at most one per authority, and no key driven for two.
+ */
+export function driverInvariants(plans: Iterable<TransferPlan>): string[] {
   const violations: string[] = [];
-  if (plan.state === 'Ready' || plan.state === 'Committing') {
-    for (const cursor of plan.cursors) {
-      if (cursor.frontier === undefined || cursor.frontier < cursor.barrier) {
-        violations.push(
-          `transfer ${plan.id} is ${plan.state} while the target holds ${cursor.origin.member}'s feed through ${cursor.frontier ?? 'nothing read'}, short of ${cursor.barrier}`,
-        );
-      }
-    }
-  }
-  if (plan.state === 'Committing' && !plan.frozen) {
-    violations.push(`transfer ${plan.id} is Committing without a freeze holding every final serial`);
+  const authorities = new Map<string, string>();
+  const ids = new Map<string, string>();
+  for (const plan of plans) {
+    const other = authorities.get(plan.authority);
+    if (other !== undefined) violations.push(`${plan.authority} has two plans, ${other} and ${plan.id}`);
+    authorities.set(plan.authority, plan.id);
+    const elsewhere = ids.get(plan.id);
+    if (elsewhere !== undefined) violations.push(`transfer ${plan.id} is driven for both ${elsewhere} and ${plan.authority}`);
+    ids.set(plan.id, plan.authority);
   }
   return violations;
 }

@@ -244,7 +244,7 @@ export class TransferRegistration {
         return positions;
       } catch (error) {
         if (plan.isAbandoned()) throw endedAnswer(plan);
-        plan.lastReadingAt = this.deps.clock.now();
+        plan.step({ type: 'source_read', at: this.deps.clock.now(), ok: false });
         const member = error instanceof SourcePositionError ? error.member : source;
         const wait = Math.min(reprobeDelay(this.deps.options.schedule, attempt), until - this.deps.clock.now());
         if (wait <= 0) {

@@ -114,7 +114,7 @@ export class UndrivenTransfers {
     if (plan.frozen) {
       const intent = this.deps.consensus.view().state.transfers.get(plan.authority);
       if (intent?.id === plan.id) this.deps.releases.lift(intent, { type: 'thaw_transfer', authority: plan.authority, id: plan.id });
-      plan.frozenAt = undefined;
+      plan.step({ type: 'proposed', command: 'thaw', outcome: 'lifted' });
     }
     const delay = Math.max(0, plan.deadline - this.deps.clock.now());
     this.expiries.set(

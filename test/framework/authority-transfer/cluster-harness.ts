@@ -4,7 +4,7 @@ import { ChangeFeed, type FeedOrigin } from '@baton/authority-transfer/internal/
 import { FreezeAcknowledger } from '@baton/authority-transfer/internal/freeze-acknowledger.js';
 import type { FrontierProbe, ProbeOptions } from '@baton/authority-transfer/internal/frontier-probe.js';
 import { OwnershipStateMachine } from '@baton/authority-transfer/internal/ownership-state-machine.js';
-import { PlannedTransferEngine, type PlannedTransferOptions } from '@baton/authority-transfer/internal/planned-transfer-engine.js';
+import { TransferDriver as PlannedTransferEngine, type PlannedTransferOptions } from '@baton/authority-transfer/internal/transfer-driver.js';
 import { SourcePositionError, type SourcePositions } from '@baton/authority-transfer/internal/source-positions.js';
 import { HomeCatchUp } from '@baton/authority-transfer/internal/home-catch-up.js';
 import { WriteFence } from '@baton/authority-transfer/internal/write-fence.js';

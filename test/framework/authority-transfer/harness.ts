@@ -4,10 +4,10 @@ import { FreezeAcknowledger } from '@baton/authority-transfer/internal/freeze-ac
 import type { OwnershipCommand, OwnershipResult, OwnershipState } from '@baton/authority-transfer/internal/ownership.js';
 import { OwnershipStateMachine } from '@baton/authority-transfer/internal/ownership-state-machine.js';
 import {
-  PlannedTransferEngine,
+  TransferDriver as PlannedTransferEngine,
   type PlannedTransferDeps,
   type PlannedTransferOptions,
-} from '@baton/authority-transfer/internal/planned-transfer-engine.js';
+} from '@baton/authority-transfer/internal/transfer-driver.js';
 import type { TransferRequest } from '@baton/authority-transfer/internal/transfer-plan.js';
 import { createSilentLogger } from '@baton/plugin-pino/internal/pino-logger.js';
 import { LocalConsensus } from '@baton/testing/internal/fakes/local-consensus.js';

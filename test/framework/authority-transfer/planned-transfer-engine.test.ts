@@ -16,7 +16,7 @@ import {
 } from '@baton/authority-transfer/internal/transfer-errors.js';
 import { StoreUnavailableError } from '@baton/contracts/internal/errors.js';
 import { NotAppendedError, OutcomeUnknownError, ReadUnavailableError } from '@baton/contracts/internal/metadata-consensus.js';
-import { PlannedTransferEngine } from '@baton/authority-transfer/internal/planned-transfer-engine.js';
+import { TransferDriver as PlannedTransferEngine } from '@baton/authority-transfer/internal/transfer-driver.js';
 import type { OwnershipState } from '@baton/authority-transfer/internal/ownership.js';
 import { restoreOwnership, snapshotOwnership } from '@baton/authority-transfer/internal/ownership-index.js';
 import { flushMicrotasks } from '@baton/conformance/internal/virtual-clock.js';
@@ -412,7 +412,7 @@ test('status shows the state, barrier, latest frontier reading and age of a tran
 
 function engineHarnessOver(h: Awaited<ReturnType<typeof ready>>) {
   // A restarted node: a fresh engine and registry over the same consensus state and audit store.
-  return new (h.engine.constructor as typeof import('@baton/authority-transfer/internal/planned-transfer-engine.js').PlannedTransferEngine)(
+  return new (h.engine.constructor as typeof import('@baton/authority-transfer/internal/transfer-driver.js').TransferDriver)(
     { consensus: h.consensus, audit: h.audit, projection: h.projection, probe: h.probe, feed: h.feed, clock: h.clock, log: h.log },
   );
 }

@@ -2,7 +2,7 @@ import test from 'ava';
 import fc from 'fast-check';
 import type { FrontierProbe } from '@baton/authority-transfer/internal/frontier-probe.js';
 import { AuditProjection } from '@baton/authority-transfer/internal/audit-projection.js';
-import { PlannedTransferEngine } from '@baton/authority-transfer/internal/planned-transfer-engine.js';
+import { TransferDriver as PlannedTransferEngine } from '@baton/authority-transfer/internal/transfer-driver.js';
 import { TransferCancelledError, TransferCommittedError, TransferCommittingError } from '@baton/authority-transfer/internal/transfer-errors.js';
 import { engineHarness, establish, request, settle, type OwnershipLocalConsensus } from './harness.js';
 

@@ -13,7 +13,7 @@ import {
   TransferOutcomeUnknownError,
   TransferReleasedError,
 } from '@baton/authority-transfer/internal/transfer-errors.js';
-import { planInvariants, registrationInvariants } from '@baton/authority-transfer/internal/transfer-invariants.js';
+import { driverInvariants, planInvariants, registrationInvariants, stepViolations } from '@baton/authority-transfer/internal/transfer-invariants.js';
 import type { SimMember } from './sim-cluster.js';
 
 /**
@@ -320,7 +320,13 @@ export class Observer {
       for (const plan of m.engine.registry.all()) {
         const [violation] = planInvariants(plan);
         if (violation) this.fail(`at ${m.id}: ${violation}`);
+        const [broken] = stepViolations(plan);
+        if (broken) this.fail(`at ${m.id}, checked by the core: ${broken}`);
       }
+      const [twice] = driverInvariants(m.engine.registry.all());
+      if (twice) this.fail(`at ${m.id}: ${twice}`);
+      const [left] = m.engine.registry.violations;
+      if (left) this.fail(`at ${m.id}, checked by the core: ${left}`);
       const [violation] = registrationInvariants(m.consensus.view().state);
       if (violation) this.fail(`in ${m.id}'s view: ${violation}`);
     }

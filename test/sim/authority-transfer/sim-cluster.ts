@@ -19,7 +19,7 @@ import type {
 } from '@baton/authority-transfer/internal/ownership.js';
 import { OwnershipStateMachine } from '@baton/authority-transfer/internal/ownership-state-machine.js';
 import { FreezeAcknowledger } from '@baton/authority-transfer/internal/freeze-acknowledger.js';
-import { PlannedTransferEngine } from '@baton/authority-transfer/internal/planned-transfer-engine.js';
+import { TransferDriver as PlannedTransferEngine } from '@baton/authority-transfer/internal/transfer-driver.js';
 import type { FeedPosition, SourcePositions } from '@baton/authority-transfer/internal/source-positions.js';
 import { Roster } from '@baton/authority-transfer/internal/roster.js';
 import { HomeCatchUp } from '@baton/authority-transfer/internal/home-catch-up.js';
