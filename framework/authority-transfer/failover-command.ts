@@ -6,6 +6,10 @@ import type { Roster } from './roster.js';
 import { EpochPreconditionFailedError, epochRefusal } from './epoch-precondition.js';
 import { InvalidTransferRequestError, MoveRefusedError, SourceNotDeadError } from './transfer-errors.js';
 import { readFailoverLoss, type LossReading } from './failover-loss.js';
+import { waitForApplied } from './intent-wait.js';
+
+/** How long an answered move waits for this member to apply it too; past it, the answer goes anyway. */
+const OWN_APPLY_WAIT_MS = 10_000;
 
 export interface RawTransferRequest {
   id: string;
@@ -114,6 +118,13 @@ export class FailoverCommands {
     }
     if (!result.ok) {
       throw new MoveRefusedError(request.authority, result.reason, `the ownership state refused the move (home ${result.home ?? 'none'})`);
+    }
+    // The leader answers a forwarded proposal once it applied it, which may be before this member
+    // has: the answer waits for this member's own apply, so a write or a read here right after
+    // it sees the new home (a committed move is answered as such even if that wait runs out).
+    if (this.observation) {
+      const clock = this.observation.clock;
+      await waitForApplied(this.consensus, clock, receipt.position.index, { until: clock.now() + OWN_APPLY_WAIT_MS });
     }
     return outcome(request, result, receipt.position, receipt.replayed);
   }
