@@ -21,6 +21,7 @@ import {
 } from '@baton/stream-transfer/internal/node-liveness.js';
 import { RUNS_ROOT } from '../../test/nemesis/stream/cluster-for-test.js';
 import { startStreamCluster } from '../../test/nemesis/stream/stream-cluster.js';
+import { percentile, round } from './failover.js';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const STREAMS = QUICK ? 200 : 1_000;
@@ -117,14 +118,6 @@ async function until<T>(probe: () => Promise<T | undefined>, what: string): Prom
     if (performance.now() > deadline) throw new Error(`benchmark stalled waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
-}
-
-function round(n: number): number {
-  return Math.round(n * 10) / 10;
 }
 
 export function describeProcessFailover(r: Awaited<ReturnType<typeof failoverOfKilledProcess>>): string {

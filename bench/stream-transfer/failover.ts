@@ -136,11 +136,11 @@ async function until(condition: () => boolean, what: string, ms = 60_000): Promi
   }
 }
 
-function percentile(sorted: number[], p: number): number {
+export function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
 }
 
-function round(n: number): number {
+export function round(n: number): number {
   return Math.round(n * 10) / 10;
 }
 

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import type { MembershipDetails } from '@baton/contracts';
 import { authorityControlApi, cliAnswer, cliCall, streamApi } from '../api-client.js';
 import { FailedError, HttpRefusal, UnreachableError, UsageError } from '../cli-errors.js';
 import { connectionOf, type Connection } from '../connection.js';
@@ -21,22 +22,6 @@ export interface ConsensusApi {
   moveLeader(member: string): Promise<{ leader?: string; term: number; moved: boolean }>;
   /** The backup's bytes as they arrive (a refusal in the server's words). */
   snapshot(): Promise<AsyncIterable<Uint8Array>>;
-}
-
-export interface VoterDetails {
-  id: string;
-  address?: string;
-  leader: boolean;
-  match?: number;
-  applied?: number;
-  live?: boolean;
-}
-
-export interface MembershipDetails {
-  term: number;
-  leader?: string;
-  from: string;
-  voters: VoterDetails[];
 }
 
 /** Changes wait for the leader to commit them (or to hand over): longer than a read. */

@@ -126,13 +126,10 @@ export class StreamClient {
 
   /** Every registered node (the pages followed to the end). */
   async nodes(): Promise<{ nodes: StreamAnswer<'listNodes'>['nodes'] }> {
-    const nodes: StreamAnswer<'listNodes'>['nodes'] = [];
-    let after: string | null = null;
-    do {
-      const page: StreamAnswer<'listNodes'> = settled(await this.api.GET('/v1/admin/nodes', { params: { query: after === null ? {} : { after } } }));
-      nodes.push(...page.nodes);
-      after = page.next ?? null;
-    } while (after !== null);
+    const nodes = await allPages(async (query) => {
+      const page = settled(await this.api.GET('/v1/admin/nodes', { params: { query } }));
+      return { rows: page.nodes, next: page.next };
+    });
     return { nodes };
   }
 
@@ -190,13 +187,10 @@ export class StreamClient {
 
   /** Every pending transfer, oldest first (the pages followed to the end). */
   async transfers(): Promise<{ transfers: StreamAnswer<'listTransfers'>['transfers'] }> {
-    const transfers: StreamAnswer<'listTransfers'>['transfers'] = [];
-    let after: string | null = null;
-    do {
-      const page: StreamAnswer<'listTransfers'> = settled(await this.api.GET('/v1/admin/transfers', { params: { query: after === null ? {} : { after } } }));
-      transfers.push(...page.transfers);
-      after = page.next ?? null;
-    } while (after !== null);
+    const transfers = await allPages(async (query) => {
+      const page = settled(await this.api.GET('/v1/admin/transfers', { params: { query } }));
+      return { rows: page.transfers, next: page.next };
+    });
     return { transfers };
   }
 
@@ -241,6 +235,18 @@ export class StreamClient {
 
 /** Longest Retry-After sat through: a node asks for at most a few seconds, a handoff settles within them. */
 const MAX_RETRY_AFTER_MS = 30_000;
+
+/** Every row of a listing, its pages followed to the end (`next` is the `after` of the page that follows). */
+async function allPages<Row>(page: (query: { after?: string }) => Promise<{ rows: Row[]; next?: string | null }>): Promise<Row[]> {
+  const rows: Row[] = [];
+  let after: string | null = null;
+  do {
+    const answer: { rows: Row[]; next?: string | null } = await page(after === null ? {} : { after });
+    rows.push(...answer.rows);
+    after = answer.next ?? null;
+  } while (after !== null);
+  return rows;
+}
 
 function recordsPath(stream: string): string {
   return `/v1/streams/${encodeURIComponent(stream)}/records`;
